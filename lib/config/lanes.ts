@@ -1,0 +1,217 @@
+/**
+ * The one lane config. Both the CDK stacks and the local stack read it: region lanes, resource names,
+ * queue settings, consumer concurrency, provider and limits per lane. Validated with zod, so a typo
+ * in an override fails loudly at start instead of deploying something else.
+ */
+import { z } from 'zod';
+
+/** SQS and Lambda hard limits that every lane must respect (AWS's rules, not the emulator's). */
+export const AWS_LIMITS = {
+  maxDelaySeconds: 900,
+  maxMessageBytes: 256 * 1024,
+  maxBatchEntries: 10,
+  maxVisibilityTimeoutSeconds: 12 * 60 * 60,
+  minMaximumConcurrency: 2,
+  maxMaximumConcurrency: 1000,
+} as const;
+
+/** Provider limits of one key (per window). `windowScale` shrinks windows for tests and local runs. */
+export const ProviderLimitsSchema = z.object({
+  requestsPerMinute: z.number().int().positive(),
+  tokensPerMinute: z.number().int().positive(),
+  requestsPerDay: z.number().int().positive(),
+});
+
+/** One API key of a lane's provider; keys sharing a `quotaOwner` share (and cool down on) one quota. */
+export const ProviderKeySchema = z.object({
+  id: z.string().regex(/^[a-z0-9-]{1,64}$/),
+  quotaOwner: z.string().min(1),
+});
+
+export const ProviderConfigSchema = z.object({
+  kind: z.enum(['openai-compatible', 'bedrock', 'anthropic', 'gemini']),
+  model: z.string().min(1),
+  /** Base URL for OpenAI-compatible providers (set by the local stack to the fake provider). */
+  baseUrl: z.string().url().optional(),
+  keys: z.array(ProviderKeySchema).min(1),
+  limits: ProviderLimitsSchema,
+  /** Request timeout for one model call. */
+  timeoutMs: z.number().int().positive(),
+});
+
+export const QueueSettingsSchema = z
+  .object({
+    batchSize: z.number().int().min(1).max(AWS_LIMITS.maxBatchEntries),
+    maxBatchingWindowSeconds: z.number().int().min(0).max(300),
+    visibilityTimeoutSeconds: z.number().int().min(0).max(AWS_LIMITS.maxVisibilityTimeoutSeconds),
+    maxReceiveCount: z.number().int().min(1).max(1000),
+    receiveWaitTimeSeconds: z.number().int().min(0).max(20),
+    retentionSeconds: z.number().int().min(60).max(14 * 24 * 3600),
+  })
+  .strict();
+
+export const ConsumerSettingsSchema = z
+  .object({
+    /** The mapping's MaximumConcurrency (2..1000 in AWS). */
+    maximumConcurrency: z.number().int().min(AWS_LIMITS.minMaximumConcurrency).max(AWS_LIMITS.maxMaximumConcurrency),
+    timeoutSeconds: z.number().int().min(1).max(900),
+    memoryMb: z.number().int().min(128).max(10240),
+  })
+  .strict();
+
+export const BackoffSettingsSchema = z
+  .object({
+    /** Base of the capped full-jitter backoff for throttles without a provider hint. */
+    throttleBaseSeconds: z.number().positive(),
+    throttleCapSeconds: z.number().positive(),
+    /** Visibility backoff for real failures (5xx, timeouts). */
+    failureBaseSeconds: z.number().positive(),
+    failureCapSeconds: z.number().positive(),
+  })
+  .strict();
+
+export const LaneConfigSchema = z
+  .object({
+    /** Lane name: `us`, `eu`, ... */
+    name: z.string().regex(/^[a-z][a-z0-9]{1,9}$/),
+    region: z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-\d$/),
+    resources: z
+      .object({
+        bucketName: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/),
+        queueName: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/),
+        dlqName: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/),
+        resultsTable: z.string().min(3).max(255),
+        ledgerTable: z.string().min(3).max(255),
+        rateStateTable: z.string().min(3).max(255),
+        providerSecretName: z.string().min(1),
+      })
+      .strict(),
+    queue: QueueSettingsSchema,
+    consumer: ConsumerSettingsSchema,
+    backoff: BackoffSettingsSchema,
+    provider: ProviderConfigSchema,
+    alarms: z.object({ oldestMessageAgeSeconds: z.number().int().positive(), throttleSharePercent: z.number().positive().max(100) }).strict(),
+  })
+  .strict()
+  .superRefine((lane, ctx) => {
+    if (lane.queue.visibilityTimeoutSeconds < 6 * lane.consumer.timeoutSeconds) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['queue', 'visibilityTimeoutSeconds'],
+        message: `must be at least 6x the consumer timeout (${6 * lane.consumer.timeoutSeconds}s), as AWS recommends for SQS event sources`,
+      });
+    }
+  });
+
+export type LaneConfig = z.infer<typeof LaneConfigSchema>;
+export type ProviderLimits = z.infer<typeof ProviderLimitsSchema>;
+
+/** All lanes, keyed by name. */
+export type LaneSet = Readonly<Record<string, LaneConfig>>;
+
+function defaultLane(name: string, region: string): LaneConfig {
+  return {
+    name,
+    region,
+    resources: {
+      bucketName: `ratelane-${name}-source-${region}`,
+      queueName: `ratelane-${name}-jobs`,
+      dlqName: `ratelane-${name}-jobs-dlq`,
+      resultsTable: `ratelane-${name}-results`,
+      ledgerTable: `ratelane-${name}-ledger`,
+      rateStateTable: `ratelane-${name}-rate-state`,
+      providerSecretName: `ratelane/${name}/provider-keys`,
+    },
+    queue: {
+      batchSize: 10,
+      maxBatchingWindowSeconds: 0,
+      visibilityTimeoutSeconds: 360,
+      maxReceiveCount: 5,
+      receiveWaitTimeSeconds: 20,
+      retentionSeconds: 14 * 24 * 3600,
+    },
+    consumer: { maximumConcurrency: 5, timeoutSeconds: 60, memoryMb: 512 },
+    backoff: { throttleBaseSeconds: 2, throttleCapSeconds: 300, failureBaseSeconds: 5, failureCapSeconds: 900 },
+    provider: {
+      kind: 'openai-compatible',
+      model: 'gpt-4o-mini',
+      keys: [{ id: 'key-1', quotaOwner: `${name}-org` }],
+      limits: { requestsPerMinute: 500, tokensPerMinute: 200_000, requestsPerDay: 10_000 },
+      timeoutMs: 30_000,
+    },
+    alarms: { oldestMessageAgeSeconds: 900, throttleSharePercent: 20 },
+  };
+}
+
+/** The default lanes: `us` in us-east-1 and `eu` in eu-central-1. */
+export const DEFAULT_LANES: LaneSet = Object.freeze({
+  us: defaultLane('us', 'us-east-1'),
+  eu: defaultLane('eu', 'eu-central-1'),
+});
+
+/** A partial lane, deep-merged over the defaults. */
+export type LaneOverride = {
+  region?: string;
+  resources?: Partial<LaneConfig['resources']>;
+  queue?: Partial<LaneConfig['queue']>;
+  consumer?: Partial<LaneConfig['consumer']>;
+  backoff?: Partial<LaneConfig['backoff']>;
+  provider?: Partial<Omit<LaneConfig['provider'], 'limits'>> & { limits?: Partial<ProviderLimits> };
+  alarms?: Partial<LaneConfig['alarms']>;
+};
+
+/** Raised when a lane config or override does not validate. */
+export class LaneConfigError extends Error {
+  override name = 'LaneConfigError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/**
+ * Resolves the lane set: defaults, then per-lane overrides (e.g. regions from CDK context, scaled
+ * limits for a local run). A region override renames the bucket so it stays globally unique and
+ * names its own region. Throws {@link LaneConfigError} on anything invalid.
+ */
+export function resolveLanes(overrides: Readonly<Record<string, LaneOverride>> = {}, base: LaneSet = DEFAULT_LANES): LaneSet {
+  const unknown = Object.keys(overrides).filter((name) => !(name in base));
+  if (unknown.length > 0) {
+    throw new LaneConfigError(`unknown lane(s): ${unknown.join(', ')}; known lanes: ${Object.keys(base).join(', ')}`);
+  }
+  const lanes: Record<string, LaneConfig> = {};
+  for (const [name, lane] of Object.entries(base)) {
+    const o = overrides[name] ?? {};
+    const region = o.region ?? lane.region;
+    const merged = {
+      ...lane,
+      region,
+      resources: {
+        ...lane.resources,
+        ...(o.region && o.region !== lane.region ? { bucketName: `ratelane-${name}-source-${region}` } : {}),
+        ...o.resources,
+      },
+      queue: { ...lane.queue, ...o.queue },
+      consumer: { ...lane.consumer, ...o.consumer },
+      backoff: { ...lane.backoff, ...o.backoff },
+      provider: { ...lane.provider, ...o.provider, limits: { ...lane.provider.limits, ...o.provider?.limits } },
+      alarms: { ...lane.alarms, ...o.alarms },
+    };
+    const parsed = LaneConfigSchema.safeParse(merged);
+    if (!parsed.success) {
+      throw new LaneConfigError(`lane "${name}": ${z.prettifyError(parsed.error)}`, { cause: parsed.error });
+    }
+    lanes[name] = parsed.data;
+  }
+  const regions = Object.values(lanes).map((l) => l.region);
+  if (new Set(regions).size !== regions.length) {
+    throw new LaneConfigError(`two lanes share a region (${regions.join(', ')}): each lane must be its own region`);
+  }
+  return Object.freeze(lanes);
+}
+
+/** Looks a lane up by name; throws {@link LaneConfigError} naming the known lanes. */
+export function laneByName(lanes: LaneSet, name: string): LaneConfig {
+  const lane = lanes[name];
+  if (!lane) throw new LaneConfigError(`unknown region lane "${name}"; known lanes: ${Object.keys(lanes).join(', ')}`);
+  return lane;
+}

@@ -1,0 +1,108 @@
+/**
+ * The job contract: what a producer puts on a lane's queue and what every consumer reads. It never
+ * carries the document text, only a reference into the lane's bucket with hash and size estimates.
+ * The contract survives a model swap: adapters and prompts change, the contract does not.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+
+/** Version of this contract; bumped only with a migration path for queued messages. */
+export const JOB_CONTRACT_VERSION = 1 as const;
+
+const isoDate = z.iso.datetime({ offset: true });
+
+/** Where the document text lives: an object in the lane's own bucket. */
+export const JobInputSchema = z
+  .object({
+    bucket: z.string().min(3),
+    key: z.string().min(1).max(1024),
+    /** The caller's stable identity for the source document (a file path, a URI, a record id). */
+    sourceId: z.string().min(1).max(512),
+    contentSha256: z.string().regex(/^[a-f0-9]{64}$/),
+    bytes: z.number().int().positive(),
+    estimatedTokens: z.number().int().positive(),
+  })
+  .strict();
+
+export const JobSchema = z
+  .object({
+    contractVersion: z.literal(JOB_CONTRACT_VERSION),
+    jobId: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/),
+    idempotencyKey: z.string().regex(/^[a-f0-9]{64}$/),
+    /** The region lane, fixed at intake. */
+    region: z.string().regex(/^[a-z][a-z0-9]{1,9}$/),
+    input: JobInputSchema,
+    schemaVersion: z.string().regex(/^[a-z][a-z0-9-]*@\d+$/),
+    promptVersion: z.string().regex(/^[a-z][a-z0-9-]*@\d+$/),
+    /** Real failures so far (5xx, timeouts, unknown). Throttles never increase it. */
+    attempt: z.number().int().min(0),
+    /** Throttle reschedules so far. */
+    deferrals: z.number().int().min(0),
+    /** Not to be processed before this instant. */
+    eligibleAt: isoDate,
+    deadline: isoDate.optional(),
+    createdAt: isoDate,
+  })
+  .strict();
+
+/** One extraction job, as carried in an SQS message body. */
+export type Job = z.infer<typeof JobSchema>;
+
+/** Raised when a body is not a valid job; `issues` says which fields and why. */
+export class InvalidJobError extends Error {
+  override name = 'InvalidJobError';
+  constructor(
+    message: string,
+    readonly issues: readonly string[],
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Parses an SQS body into a {@link Job}; throws {@link InvalidJobError} with a reason. */
+export function parseJob(body: string): Job {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(body);
+  } catch (error) {
+    throw new InvalidJobError('body is not JSON', ['body: not JSON'], { cause: error });
+  }
+  const parsed = JobSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new InvalidJobError(`body is not a valid job: ${issues.slice(0, 5).join('; ')}`, issues, { cause: parsed.error });
+  }
+  return parsed.data;
+}
+
+/** SHA-256 hex of a string or bytes. */
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/**
+ * The idempotency key: one result per (source identity, content, prompt version, schema version).
+ * Re-submitting the same document with the same versions maps to the same committed result.
+ */
+export function idempotencyKeyFor(parts: { sourceId: string; contentSha256: string; promptVersion: string; schemaVersion: string }): string {
+  return sha256Hex(['ratelane/v1', parts.sourceId, parts.contentSha256, parts.promptVersion, parts.schemaVersion].join('\n'));
+}
+
+/** Rough token estimate for admission and budgeting (about 4 bytes a token for Latin text). */
+export function estimateTokens(text: string): number {
+  return Math.max(1, Math.ceil(Buffer.byteLength(text, 'utf8') / 4));
+}
+
+/** SQS message attributes mirroring the job's scheduling fields (for filtering and inspection). */
+export function jobMessageAttributes(job: Job): Record<string, { DataType: 'String' | 'Number'; StringValue: string }> {
+  return {
+    jobId: { DataType: 'String', StringValue: job.jobId },
+    region: { DataType: 'String', StringValue: job.region },
+    schemaVersion: { DataType: 'String', StringValue: job.schemaVersion },
+    promptVersion: { DataType: 'String', StringValue: job.promptVersion },
+    attempt: { DataType: 'Number', StringValue: String(job.attempt) },
+    deferrals: { DataType: 'Number', StringValue: String(job.deferrals) },
+    eligibleAt: { DataType: 'String', StringValue: job.eligibleAt },
+  };
+}
