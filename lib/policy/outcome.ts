@@ -1,0 +1,164 @@
+/**
+ * What the policy is told about one SQS record: the job's scheduling fields, where and when it was
+ * received, the backoff settings, and what happened to it ({@link RecordOutcome}).
+ * Plain data only: the policy imports nothing from the rest of the project.
+ */
+import type { ProviderErrorClassification } from './classification.js';
+import type { Instant } from './time.js';
+
+/**
+ * The scheduling fields of a job, as carried in its message body. Structurally a subset of the
+ * job contract's `Job`, so a parsed job can be passed as it is.
+ */
+export interface JobScheduling {
+  /** Real failures so far (5xx, timeouts, unknown). Throttles never increase it. */
+  attempt: number;
+  /** Throttle reschedules so far (provider throttles and admission denials; not hops). */
+  deferrals: number;
+  /** Not to be processed before this instant (ISO-8601). */
+  eligibleAt: string;
+  /** Optional: the job is worthless after this instant (ISO-8601). */
+  deadline?: string | undefined;
+  /** The region lane the job belongs to, fixed at intake. */
+  region: string;
+}
+
+/**
+ * Backoff settings of a lane. Structurally the lane config's `backoff` block, so it can be passed
+ * as it is.
+ */
+export interface BackoffSettings {
+  /** Base of the capped full-jitter backoff for throttles without a provider hint (seconds). */
+  throttleBaseSeconds: number;
+  /**
+   * Cap of that backoff (seconds). Also the shortest wait for an exhausted quota and the
+   * re-check interval of jobs waiting on a billing problem.
+   */
+  throttleCapSeconds: number;
+  /** Base of the visibility backoff for real failures (seconds). */
+  failureBaseSeconds: number;
+  /** Cap of the visibility backoff for real failures (seconds; SQS allows at most 43200). */
+  failureCapSeconds: number;
+  /**
+   * How long a billing / out-of-credit error cools its quota owner (seconds). Defaults to
+   * {@link DEFAULT_BILLING_COOLDOWN_SECONDS}; a person can resume earlier.
+   */
+  billingCooldownSeconds?: number | undefined;
+}
+
+/** Default billing cooldown: one day (a person is alarmed and resumes sooner; unattended, one probe a day). */
+export const DEFAULT_BILLING_COOLDOWN_SECONDS = 24 * 60 * 60;
+
+/** Why a transport call failed without a provider verdict. */
+export type TransportFailureCause = 'timeout' | 'server_error' | 'network' | 'unknown';
+
+/** The body was not a valid job (not JSON, or failing the contract). Terminal. */
+export interface InvalidBodyOutcome {
+  kind: 'invalid_body';
+  /** Which fields and why, for the ledger. */
+  reason: string;
+}
+
+/** The body names a contract or schema version this consumer does not know. Terminal. */
+export interface UnknownVersionOutcome {
+  kind: 'unknown_version';
+  /** The version found, for the ledger. */
+  version?: string | undefined;
+}
+
+/** The job's region is not this lane's. Terminal; the model is never called. */
+export interface RegionMismatchOutcome {
+  kind: 'region_mismatch';
+}
+
+/** The job's `eligibleAt` is in the future: hop (re-send) without calling the model. */
+export interface NotYetEligibleOutcome {
+  kind: 'not_yet_eligible';
+}
+
+/** The job's deadline has passed (checked before calling). Terminal. */
+export interface DeadlinePassedOutcome {
+  kind: 'deadline_passed';
+}
+
+/** Admission said no (no key free, bucket empty): defer until `retryAt`. */
+export interface AdmissionDeniedOutcome {
+  kind: 'admission_denied';
+  /** When a key or token is next due. */
+  retryAt: Instant;
+}
+
+/** The provider answered with an error; the classifier's verdict says what it means. */
+export interface ProviderErrorOutcome {
+  kind: 'provider_error';
+  classification: ProviderErrorClassification;
+  /**
+   * Optional, from admission: how many of the lane's keys stay usable once this one (or its quota
+   * owner) cools. `0` with a quota or billing error also pauses the lane. Omit when unknown.
+   */
+  keysLeft?: number | undefined;
+}
+
+/** The call failed before a provider verdict (timeout, 5xx without a body, network): a real failure. */
+export interface TransportFailureOutcome {
+  kind: 'transport_failure';
+  cause: TransportFailureCause;
+}
+
+/** The model answered but the output failed parsing, its schema or domain rules. */
+export interface ValidationFailedOutcome {
+  kind: 'validation_failed';
+  /** Repair calls already spent on this output (0 for the first failure). */
+  repairAttemptsUsed: number;
+  /** The repair budget (0 disables repair). */
+  maxRepairAttempts: number;
+}
+
+/** The output is valid: commit it. */
+export interface ValidOutputOutcome {
+  kind: 'valid_output';
+}
+
+/** Outcomes decided without a parsed job. */
+export type BodyOutcome = InvalidBodyOutcome | UnknownVersionOutcome;
+
+/** Outcomes of a parsed job. */
+export type JobOutcome =
+  | RegionMismatchOutcome
+  | NotYetEligibleOutcome
+  | DeadlinePassedOutcome
+  | AdmissionDeniedOutcome
+  | ProviderErrorOutcome
+  | TransportFailureOutcome
+  | ValidationFailedOutcome
+  | ValidOutputOutcome;
+
+/** What happened to one record (discriminated by `kind`). */
+export type RecordOutcome = BodyOutcome | JobOutcome;
+
+/** Everything known about one received record of a parsed job. */
+export interface RecordContext {
+  /** The job's scheduling fields. */
+  job: JobScheduling;
+  /** This consumer's lane name (`us`, `eu`, …). */
+  lane: string;
+  /** SQS `ApproximateReceiveCount` of this record (1 on first receive). */
+  approximateReceiveCount: number;
+  /** The queue's redrive `maxReceiveCount`: SQS dead-letters the message after this many receives. */
+  maxReceiveCount: number;
+  /** The current instant (the handler reads the clock, not the policy). */
+  now: Instant;
+  /** The lane's backoff settings. */
+  backoff: BackoffSettings;
+  /** Uniform random numbers in [0, 1) for jitter (`Math.random` in production). */
+  random: () => number;
+}
+
+/** Input of `decide` for a body that could not be parsed into a job: only the outcome is needed. */
+export type BodyDecisionInput = { outcome: BodyOutcome } & Partial<RecordContext>;
+
+/** Input of `decide` for a parsed job. */
+export type JobDecisionInput = RecordContext & { outcome: JobOutcome };
+
+/** Input of `decide`. */
+export type DecisionInput = BodyDecisionInput | JobDecisionInput;
