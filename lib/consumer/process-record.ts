@@ -1,0 +1,332 @@
+/**
+ * What the consumer does with one SQS record: parse the job, gate it (region, deadline, eligibility),
+ * read the document, call the model, validate, commit once; and for every other outcome, ask the pure
+ * policy what to do and carry it out. A record counts as handled (returns) only after the write that
+ * settles it returned; anything else throws and is reported as a batch item failure.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSRecord } from 'aws-lambda';
+import type { LaneConfig } from '../config/lanes.js';
+import { InvalidJobError, parseJob, type Job } from '../contract/job.js';
+import { getExtractionPrompt, getExtractionSchema, isKnownPromptVersion } from '../contract/schemas/registry.js';
+import { decide, gateBeforeCall, type Action, type DeferAction, type FailAction, type JobOutcome, type RejectAction } from '../policy/index.js';
+import { ProviderError, ProviderTransportError, type ModelAdapter, type TokenUsage } from '../providers/model.js';
+import { sendToDeadLetterQueue } from '../queue/dead-letter.js';
+import { extendVisibility, resendDeferred } from '../queue/reschedule.js';
+import { DocumentStoreError, readDocument } from '../store/documents.js';
+import type { Ledger, LedgerEntryInput } from '../store/ledger.js';
+import { resultRecordFor, type ResultStore } from '../store/results.js';
+import type { KeySelector } from './keys.js';
+import { validateOutput } from './validate.js';
+
+/** Everything the record processor needs; the handler wires real clients, tests may wire others. */
+export interface ConsumerDeps {
+  lane: LaneConfig;
+  queueUrl: string;
+  dlqUrl: string;
+  sqs: SQSClient;
+  s3: S3Client;
+  results: ResultStore;
+  ledger: Ledger;
+  model: ModelAdapter;
+  keys: KeySelector;
+  logger: Logger;
+  metrics: Metrics;
+  now: () => Date;
+  random: () => number;
+  /** Repair calls allowed after a validation failure (default 1). */
+  maxRepairAttempts?: number;
+}
+
+/** A record the consumer could not settle now: reported as a batch item failure, SQS brings it back. */
+export class RecordFailedError extends Error {
+  override name = 'RecordFailedError';
+  constructor(
+    message: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Per-record facts that go on every log line (never document text). */
+interface RecordFacts {
+  messageId: string;
+  /** Not logged: spread `logFacts` instead. */
+  receiptHandle: string;
+  receiveCount: number;
+  queueAgeMs: number;
+}
+
+const count = (deps: ConsumerDeps, name: string, value = 1): void => {
+  deps.metrics.addMetric(name, MetricUnit.Count, value);
+};
+
+function recordFacts(record: SQSRecord, now: Date): RecordFacts {
+  const receiveCount = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
+  const sent = Number(record.attributes.SentTimestamp);
+  return { messageId: record.messageId, receiptHandle: record.receiptHandle, receiveCount, queueAgeMs: Number.isFinite(sent) ? Math.max(0, now.getTime() - sent) : 0 };
+}
+
+/** The facts that go on log lines. */
+function logFacts(facts: RecordFacts): { messageId: string; receiveCount: number; queueAgeMs: number } {
+  return { messageId: facts.messageId, receiveCount: facts.receiveCount, queueAgeMs: facts.queueAgeMs };
+}
+
+function ledgerBase(job: Job, facts: RecordFacts): Omit<LedgerEntryInput, 'kind' | 'reason'> {
+  return {
+    jobId: job.jobId,
+    idempotencyKey: job.idempotencyKey,
+    region: job.region,
+    schemaVersion: job.schemaVersion,
+    promptVersion: job.promptVersion,
+    attempt: job.attempt,
+    deferrals: job.deferrals,
+    receiveCount: facts.receiveCount,
+  };
+}
+
+/**
+ * Handles one record. Returns when the record is settled (committed, duplicate, rejected, needs
+ * review, deferred by a successful re-send, or moved to the DLQ); throws {@link RecordFailedError}
+ * (or a store/queue error) when SQS must bring it back.
+ */
+export async function processRecord(record: SQSRecord, deps: ConsumerDeps): Promise<void> {
+  const { lane, logger } = deps;
+  const facts = recordFacts(record, deps.now());
+  deps.metrics.addMetric('QueueAgeMs', MetricUnit.Milliseconds, facts.queueAgeMs);
+
+  let job: Job;
+  try {
+    job = parseJob(record.body);
+  } catch (error) {
+    if (!(error instanceof InvalidJobError)) throw error;
+    const unknownVersion = /contractVersion/.test(error.issues.join(' '));
+    await deps.ledger.record({
+      jobId: `msg:${record.messageId}`,
+      region: lane.name,
+      kind: 'rejected',
+      reason: unknownVersion ? 'unknown_version' : 'invalid_body',
+      attempt: 0,
+      deferrals: 0,
+      receiveCount: facts.receiveCount,
+      details: error.issues.slice(0, 10).join('; '),
+    });
+    count(deps, 'Rejected');
+    logger.warn('record rejected', { lane: lane.name, ...logFacts(facts), outcome: 'rejected', reason: unknownVersion ? 'unknown_version' : 'invalid_body' });
+    return;
+  }
+  if (!isKnownPromptVersion(job.schemaVersion, job.promptVersion)) {
+    return reject(job, facts, deps, {
+      type: 'reject',
+      reason: 'unknown_version',
+      detail: `schema ${job.schemaVersion} / prompt ${job.promptVersion} not registered`,
+    });
+  }
+
+  const gate = gateBeforeCall(job, lane.name, deps.now(), facts.receiveCount);
+  if (gate.type === 'reject') return reject(job, facts, deps, gate);
+  if (gate.type === 'defer') return defer(job, facts, deps, gate);
+
+  let text: string;
+  try {
+    text = await readDocument(deps.s3, { bucket: job.input.bucket, key: job.input.key, expectedSha256: job.input.contentSha256 });
+  } catch (error) {
+    const code = error instanceof DocumentStoreError ? error.details.code : 'unknown';
+    if (code === 'NoSuchKey' || code === 'ContentHashMismatch') {
+      return reject(job, facts, deps, { type: 'reject', reason: 'invalid_body', detail: `input ${code}` }, code === 'NoSuchKey' ? 'input_missing' : 'input_hash_mismatch');
+    }
+    return act(job, facts, deps, decideFor(job, facts, deps, { kind: 'transport_failure', cause: 'unknown' }), `document read failed: ${code}`);
+  }
+  return extractAndCommit(job, text, facts, deps);
+}
+
+async function extractAndCommit(job: Job, text: string, facts: RecordFacts, deps: ConsumerDeps): Promise<void> {
+  const schema = getExtractionSchema(job.schemaVersion);
+  const prompt = getExtractionPrompt(job.schemaVersion, job.promptVersion);
+  if (!prompt) throw new RecordFailedError(`prompt ${job.promptVersion} vanished from the registry`, 'unknown_version');
+  const maxRepairAttempts = deps.maxRepairAttempts ?? 1;
+  const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
+  let messages = prompt.buildMessages(text);
+  let modelCalls = 0;
+  let repairsUsed = 0;
+  for (;;) {
+    const key = deps.keys.next();
+    let response;
+    try {
+      modelCalls += 1;
+      count(deps, 'ModelCalls');
+      response = await deps.model.extract({ messages, jsonSchemaName: schema.jsonSchemaName, jsonSchema: schema.jsonSchema, apiKey: key.secret });
+    } catch (error) {
+      return actOnModelError(job, facts, deps, error, key.id);
+    }
+    usage.inputTokens += response.usage.inputTokens;
+    usage.outputTokens += response.usage.outputTokens;
+    const validation = validateOutput(response.content, schema);
+    if (validation.ok) {
+      return commit(job, facts, deps, { result: validation.value, usage, model: response.model, modelCalls });
+    }
+    count(deps, 'ValidationFailed');
+    await deps.ledger.record({
+      ...ledgerBase(job, facts),
+      kind: 'validation_failed',
+      reason: validation.parseStatus,
+      parseStatus: validation.parseStatus,
+      failingFields: validation.failingFields,
+      failingRules: validation.failingRules,
+      details: `model ${response.model}, repair ${repairsUsed} of ${maxRepairAttempts}, output ${response.content.length} chars`,
+    });
+    const action = decideFor(job, facts, deps, { kind: 'validation_failed', repairAttemptsUsed: repairsUsed, maxRepairAttempts });
+    if (action.type === 'repair') {
+      repairsUsed += 1;
+      messages = prompt.buildRepairMessages(text, response.content, validation.problems);
+      deps.logger.info('repairing output', { lane: deps.lane.name, jobId: job.jobId, ...logFacts(facts), parseStatus: validation.parseStatus, outcome: 'repair' });
+      continue;
+    }
+    return act(job, facts, deps, action, validation.parseStatus);
+  }
+}
+
+async function actOnModelError(job: Job, facts: RecordFacts, deps: ConsumerDeps, error: unknown, keyId: string): Promise<void> {
+  if (error instanceof ProviderError) {
+    if (error.requestTooLarge) {
+      return reject(job, facts, deps, { type: 'reject', reason: 'invalid_body', detail: `request larger than the provider's whole per-minute budget (key ${keyId})` }, 'too_large');
+    }
+    const throttle = ['rate_limit', 'quota_exhausted', 'billing'].includes(error.classification.kind);
+    if (throttle) count(deps, 'RateLimited');
+    const action = decideFor(job, facts, deps, { kind: 'provider_error', classification: error.classification });
+    return act(job, facts, deps, action, `${error.classification.kind} from key ${keyId} (HTTP ${error.status})`);
+  }
+  if (error instanceof ProviderTransportError) {
+    const action = decideFor(job, facts, deps, { kind: 'transport_failure', cause: error.timedOut ? 'timeout' : 'network' });
+    return act(job, facts, deps, action, error.timedOut ? 'model call timed out' : 'model connection failed');
+  }
+  const action = decideFor(job, facts, deps, { kind: 'transport_failure', cause: 'unknown' });
+  return act(job, facts, deps, action, `unexpected error ${(error as Error)?.name ?? 'unknown'}`);
+}
+
+function decideFor(job: Job, facts: RecordFacts, deps: ConsumerDeps, outcome: JobOutcome): Action {
+  return decide({
+    job,
+    lane: deps.lane.name,
+    approximateReceiveCount: facts.receiveCount,
+    maxReceiveCount: deps.lane.queue.maxReceiveCount,
+    now: deps.now(),
+    backoff: deps.lane.backoff,
+    random: deps.random,
+    outcome,
+  });
+}
+
+async function act(job: Job, facts: RecordFacts, deps: ConsumerDeps, action: Action, detail: string): Promise<void> {
+  switch (action.type) {
+    case 'reject':
+      return reject(job, facts, deps, action);
+    case 'defer':
+      return defer(job, facts, deps, action, detail);
+    case 'fail':
+      return fail(job, facts, deps, action, detail);
+    case 'needs_review':
+      await deps.ledger.record({ ...ledgerBase(job, facts), kind: 'needs_review', reason: detail, details: action.detail });
+      count(deps, 'NeedsReview');
+      deps.logger.warn('needs review', { lane: deps.lane.name, jobId: job.jobId, ...logFacts(facts), outcome: 'needs_review', reason: detail });
+      return;
+    case 'repair':
+    case 'commit':
+      throw new RecordFailedError(`unexpected action ${action.type} here`, 'policy');
+  }
+}
+
+async function reject(job: Job, facts: RecordFacts, deps: ConsumerDeps, action: RejectAction, reason: string = action.reason): Promise<void> {
+  await deps.ledger.record({ ...ledgerBase(job, facts), kind: 'rejected', reason, details: action.detail });
+  count(deps, 'Rejected');
+  if (action.reason === 'region_mismatch') count(deps, 'RegionMismatch');
+  deps.logger.warn('job rejected', { lane: deps.lane.name, jobId: job.jobId, attempt: job.attempt, deferrals: job.deferrals, ...logFacts(facts), outcome: 'rejected', reason });
+}
+
+async function defer(job: Job, facts: RecordFacts, deps: ConsumerDeps, action: DeferAction, detail?: string): Promise<void> {
+  const next: Job = { ...job, attempt: action.attempt, deferrals: action.deferrals, eligibleAt: action.eligibleAt };
+  const sent = await resendDeferred({ sqs: deps.sqs, queueUrl: deps.queueUrl, job: next, delaySeconds: action.delaySeconds });
+  const hop = action.reason === 'not_yet_eligible';
+  count(deps, hop ? 'EligibilityHops' : 'Deferred');
+  if (action.alarm === 'billing') count(deps, 'BillingAlarm');
+  deps.logger.info(hop ? 'not yet eligible: hop' : 'deferred', {
+    lane: deps.lane.name,
+    jobId: job.jobId,
+    attempt: next.attempt,
+    deferrals: next.deferrals,
+    ...logFacts(facts),
+    outcome: hop ? 'hop' : 'deferred',
+    reason: action.reason,
+    basis: action.basis,
+    delaySeconds: sent.delaySeconds,
+    waitSeconds: action.waitSeconds,
+    eligibleAt: action.eligibleAt,
+    ...(action.cooldown ? { cooldown: action.cooldown } : {}),
+    ...(detail ? { detail } : {}),
+  });
+  if (hop) return;
+  // The re-send is what makes the original safe to acknowledge; the ledger line is an audit trail.
+  await deps.ledger
+    .record({ ...ledgerBase(next, facts), kind: 'deferred', reason: action.reason, details: `${action.basis}: wait ${action.waitSeconds} s, delay ${sent.delaySeconds} s${detail ? `; ${detail}` : ''}` })
+    .catch((error: unknown) => deps.logger.warn('ledger write for a deferral failed', { jobId: job.jobId, error: (error as Error).name }));
+}
+
+async function fail(job: Job, facts: RecordFacts, deps: ConsumerDeps, action: FailAction, detail: string): Promise<void> {
+  const log = { lane: deps.lane.name, jobId: job.jobId, attempt: action.carriedAttempt + facts.receiveCount, deferrals: job.deferrals, ...logFacts(facts), reason: action.reason, detail };
+  if (action.lastReceive) {
+    await deps.ledger.record({ ...ledgerBase(job, facts), kind: 'dead_letter_pending', reason: action.reason, details: detail });
+    if (facts.receiveCount < action.maxReceiveCount) {
+      // Failures carried over from earlier messages exhausted the budget: SQS would not count them.
+      const spent: Job = { ...job, attempt: action.carriedAttempt + facts.receiveCount };
+      await sendToDeadLetterQueue({ sqs: deps.sqs, dlqUrl: deps.dlqUrl, job: spent, reason: `${action.reason}: ${detail}` });
+      count(deps, 'DeadLettered');
+      deps.logger.error('retry budget spent: moved to the DLQ', { ...log, outcome: 'dead_lettered' });
+      return;
+    }
+  }
+  try {
+    await extendVisibility({ sqs: deps.sqs, queueUrl: deps.queueUrl, receiptHandle: facts.receiptHandle, visibilityTimeoutSeconds: action.visibilityTimeoutSeconds });
+  } catch (error) {
+    deps.logger.warn('could not set the visibility backoff', { ...log, error: (error as Error).name });
+  }
+  count(deps, 'Failed');
+  deps.logger.warn(action.lastReceive ? 'real failure: last receive, the DLQ takes it next' : 'real failure: redelivery after backoff', {
+    ...log,
+    outcome: 'failed',
+    visibilityTimeoutSeconds: action.visibilityTimeoutSeconds,
+  });
+  throw new RecordFailedError(`${action.reason}: ${detail}`, action.reason);
+}
+
+async function commit(
+  job: Job,
+  facts: RecordFacts,
+  deps: ConsumerDeps,
+  output: { result: Record<string, unknown>; usage: TokenUsage; model: string; modelCalls: number },
+): Promise<void> {
+  const outcome = await deps.results.commitOnce(resultRecordFor(job, output, deps.now()));
+  const attempts = job.attempt + facts.receiveCount + job.deferrals;
+  if (outcome.status === 'duplicate') {
+    count(deps, 'DuplicateSuppressed');
+    deps.logger.info('duplicate suppressed', { lane: deps.lane.name, jobId: job.jobId, committedBy: outcome.existing.jobId, ...logFacts(facts), outcome: 'duplicate' });
+    return;
+  }
+  count(deps, 'Completed');
+  deps.metrics.addMetric('AttemptsPerCompletion', MetricUnit.Count, attempts);
+  deps.logger.info('committed', {
+    lane: deps.lane.name,
+    jobId: job.jobId,
+    attempt: job.attempt,
+    deferrals: job.deferrals,
+    ...logFacts(facts),
+    outcome: 'committed',
+    modelCalls: output.modelCalls,
+    inputTokens: output.usage.inputTokens,
+    outputTokens: output.usage.outputTokens,
+  });
+}

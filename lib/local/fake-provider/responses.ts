@@ -1,0 +1,226 @@
+/**
+ * OpenAI-shaped response bodies and headers. Every message below copies the wording of a real
+ * OpenAI response; the comment above each cites where that wording was seen.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { formatOpenAiDuration } from './duration.js';
+import type { RateLimitSnapshot } from './limits.js';
+
+/** OpenAI's error envelope. */
+export interface OpenAiErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+/** Builds OpenAI's error envelope. */
+export function errorBody(message: string, type: string, param: string | null = null, code: string | null = null): OpenAiErrorBody {
+  return { error: { message, type, param, code } };
+}
+
+const RATE_LIMITS_URL = 'https://platform.openai.com/account/rate-limits';
+
+/** Which per-window limit a 429 names, as OpenAI spells it. */
+const LIMIT_NAMES = {
+  rpm: { name: 'requests per min (RPM)', type: 'requests' },
+  tpm: { name: 'tokens per min (TPM)', type: 'tokens' },
+  rpd: { name: 'requests per day (RPD)', type: 'requests' },
+} as const;
+
+/**
+ * 429 for an exhausted window budget. Wording and fields as in
+ * "Rate limit reached for gpt-3.5-turbo in organization org-… on requests per min (RPM): Limit 3, Used 3,
+ * Requested 1. Please try again in 20s. Visit https://platform.openai.com/account/rate-limits to learn more."
+ * (github.com/OpenBMB/ChatDev/issues/26), the TPM variant with `"type": "tokens"`
+ * (github.com/FoundationAgents/MetaGPT/issues/523) and the RPD variant
+ * (github.com/openai/openai-agents-js/issues/1022). `code` is `rate_limit_exceeded`.
+ */
+export function rateLimitBody(input: {
+  kind: 'rpm' | 'tpm' | 'rpd';
+  model: string;
+  organization: string;
+  limit: number;
+  used: number;
+  requested: number;
+  waitMs: number;
+}): OpenAiErrorBody {
+  const { name, type } = LIMIT_NAMES[input.kind];
+  const message =
+    `Rate limit reached for ${input.model} in organization ${input.organization} on ${name}: ` +
+    `Limit ${input.limit}, Used ${input.used}, Requested ${input.requested}. ` +
+    `Please try again in ${formatOpenAiDuration(input.waitMs)}. Visit ${RATE_LIMITS_URL} to learn more.`;
+  return errorBody(message, type, null, 'rate_limit_exceeded');
+}
+
+/**
+ * 429 for one request bigger than the whole TPM budget: waiting never helps. Real body:
+ * `{'message': 'Request too large for gpt-4o in organization org-… on tokens per min (TPM): Limit 30000,
+ * Requested 36278. The input or output tokens must be reduced in order to run successfully. Visit
+ * https://platform.openai.com/account/rate-limits to learn more.', 'type': 'tokens', 'param': None,
+ * 'code': 'rate_limit_exceeded'}` (github.com/Aider-AI/aider/issues/1880).
+ */
+export function requestTooLargeBody(input: { model: string; organization: string; limit: number; requested: number }): OpenAiErrorBody {
+  const message =
+    `Request too large for ${input.model} in organization ${input.organization} on tokens per min (TPM): ` +
+    `Limit ${input.limit}, Requested ${input.requested}. The input or output tokens must be reduced in order to run successfully. ` +
+    `Visit ${RATE_LIMITS_URL} to learn more.`;
+  return errorBody(message, 'tokens', null, 'rate_limit_exceeded');
+}
+
+/** 429 for a key without credit (github.com/ChatGPTNextWeb/NextChat/issues/3664). Sent without `retry-after`. */
+export function insufficientQuotaBody(): OpenAiErrorBody {
+  return errorBody(
+    'You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.',
+    'insufficient_quota',
+    null,
+    'insufficient_quota',
+  );
+}
+
+/** 401 for an unknown key, masked like OpenAI does (github.com/chatanywhere/GPT_API_free/issues/62). */
+export function invalidApiKeyBody(key: string): OpenAiErrorBody {
+  const masked = key.length > 12 ? `${key.slice(0, 8)}${'*'.repeat(key.length - 12)}${key.slice(-4)}` : '*'.repeat(key.length);
+  return errorBody(
+    `Incorrect API key provided: ${masked}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+    'invalid_request_error',
+    null,
+    'invalid_api_key',
+  );
+}
+
+/** 401 when no bearer token was sent. */
+export function missingApiKeyBody(): OpenAiErrorBody {
+  return errorBody(
+    "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) if you're accessing the API from your browser and are prompted for a username and password. You can obtain an API key from https://platform.openai.com/account/api-keys.",
+    'invalid_request_error',
+  );
+}
+
+/**
+ * 500 and 503 bodies, `type: server_error`, `code: null`. 500 wording from
+ * github.com/openai/openai-cua-sample-app/issues/54; 503 ("That model is currently overloaded…")
+ * from github.com/ikechan8370/chatgpt-plugin/issues/125.
+ */
+export function serverErrorBody(status: 500 | 503, requestId: string): OpenAiErrorBody {
+  const message =
+    status === 503
+      ? `That model is currently overloaded with other requests. You can retry your request, or contact us through our help center at help.openai.com if the error persists. (Please include the request ID ${requestId} in your message.)`
+      : `The server had an error processing your request. Sorry about that! You can retry your request, or contact us through our help center at help.openai.com if you keep seeing this error. (Please include the request ID ${requestId} in your email.)`;
+  return errorBody(message, 'server_error');
+}
+
+/** 400 for a body that is not JSON. */
+export function invalidJsonBody(): OpenAiErrorBody {
+  return errorBody(
+    "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)",
+    'invalid_request_error',
+  );
+}
+
+/** 404 for any route other than `POST /v1/chat/completions`. */
+export function invalidUrlBody(method: string, path: string): OpenAiErrorBody {
+  return errorBody(`Invalid URL (${method} ${path})`, 'invalid_request_error');
+}
+
+/** A successful Chat Completions answer, field for field as OpenAI sends it. */
+export interface ChatCompletionBody {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: 0;
+    message: { role: 'assistant'; content: string; refusal: null; annotations: [] };
+    logprobs: null;
+    finish_reason: 'stop' | 'length';
+  }>;
+  usage: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    total_tokens: number;
+    prompt_tokens_details: { cached_tokens: number; audio_tokens: number };
+    completion_tokens_details: { reasoning_tokens: number; audio_tokens: number; accepted_prediction_tokens: number; rejected_prediction_tokens: number };
+  };
+  service_tier: 'default';
+  system_fingerprint: string;
+}
+
+/** Builds a successful Chat Completions body. */
+export function chatCompletionBody(input: {
+  model: string;
+  content: string;
+  finishReason: 'stop' | 'length';
+  promptTokens: number;
+  completionTokens: number;
+  createdAt: number;
+}): ChatCompletionBody {
+  return {
+    id: `chatcmpl-${randomId(29)}`,
+    object: 'chat.completion',
+    created: Math.floor(input.createdAt / 1000),
+    model: input.model,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: input.content, refusal: null, annotations: [] },
+        logprobs: null,
+        finish_reason: input.finishReason,
+      },
+    ],
+    usage: {
+      prompt_tokens: input.promptTokens,
+      completion_tokens: input.completionTokens,
+      total_tokens: input.promptTokens + input.completionTokens,
+      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    },
+    service_tier: 'default',
+    system_fingerprint: 'fp_fake0001',
+  };
+}
+
+/**
+ * `x-ratelimit-*` headers (names and duration format as listed in
+ * community.openai.com/t/how-to-get-rate-limit-reset-time-for-response-api/1268905). Unlimited
+ * budgets send no headers.
+ */
+export function rateLimitHeaders(snapshot: RateLimitSnapshot): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (snapshot.requests) {
+    headers['x-ratelimit-limit-requests'] = String(snapshot.requests.limit);
+    headers['x-ratelimit-remaining-requests'] = String(snapshot.requests.remaining);
+    headers['x-ratelimit-reset-requests'] = formatOpenAiDuration(snapshot.requests.resetMs);
+  }
+  if (snapshot.tokens) {
+    headers['x-ratelimit-limit-tokens'] = String(snapshot.tokens.limit);
+    headers['x-ratelimit-remaining-tokens'] = String(snapshot.tokens.remaining);
+    headers['x-ratelimit-reset-tokens'] = formatOpenAiDuration(snapshot.tokens.resetMs);
+  }
+  return headers;
+}
+
+/** `retry-after` (whole seconds, rounded up) and `retry-after-ms` (the header OpenAI's SDKs read first). */
+export function retryAfterHeaders(waitMs: number): Record<string, string> {
+  const ms = Math.max(1, Math.ceil(waitMs));
+  return { 'retry-after': String(Math.ceil(ms / 1000)), 'retry-after-ms': String(ms) };
+}
+
+/** A request id like OpenAI's `x-request-id` (`req_` + 32 hex digits). */
+export function newRequestId(): string {
+  return `req_${randomBytes(16).toString('hex')}`;
+}
+
+const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+function toAlphanumeric(bytes: Uint8Array, length: number): string {
+  let text = '';
+  for (let i = 0; i < length; i += 1) text += ALPHANUMERIC[(bytes[i % bytes.length] ?? 0) % ALPHANUMERIC.length];
+  return text;
+}
+
+function randomId(length: number): string {
+  return toAlphanumeric(randomBytes(length), length);
+}
+
+/** A stable OpenAI-looking organization id for a quota owner (`org-` + 24 letters and digits). */
+export function organizationId(owner: string): string {
+  return `org-${toAlphanumeric(createHash('sha256').update(owner).digest(), 24)}`;
+}

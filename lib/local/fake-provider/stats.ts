@@ -1,0 +1,41 @@
+/** Counters of the fake provider, for the whole server and per key. */
+import type { FakeProviderCounters, FakeProviderStats } from './types.js';
+
+function emptyCounters(): FakeProviderCounters {
+  return {
+    requests: 0,
+    successes: 0,
+    unauthorized: 0,
+    badRequests: 0,
+    rateLimited: { rpm: 0, tpm: 0, rpd: 0, insufficient_quota: 0, too_large: 0 },
+    faults: { serverError: 0, timeout: 0, garbageJson: 0, schemaInvalid: 0 },
+    tokensIn: 0,
+    tokensOut: 0,
+  };
+}
+
+function copyCounters(counters: FakeProviderCounters): FakeProviderCounters {
+  return { ...counters, rateLimited: { ...counters.rateLimited }, faults: { ...counters.faults } };
+}
+
+/** Keeps the totals and each known key's counters in step. */
+export class StatsRecorder {
+  private readonly total = emptyCounters();
+  private readonly perKey = new Map<string, FakeProviderCounters>();
+
+  constructor(keys: string[]) {
+    for (const key of keys) this.perKey.set(key, emptyCounters());
+  }
+
+  /** Applies `change` to the totals and, when `key` is a known key, to that key's counters. */
+  record(key: string | null, change: (counters: FakeProviderCounters) => void): void {
+    change(this.total);
+    const own = key === null ? undefined : this.perKey.get(key);
+    if (own) change(own);
+  }
+
+  /** A deep copy of every counter. */
+  snapshot(): FakeProviderStats {
+    return { ...copyCounters(this.total), perKey: Object.fromEntries([...this.perKey].map(([key, c]) => [key, copyCounters(c)])) };
+  }
+}

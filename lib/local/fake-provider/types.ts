@@ -1,0 +1,124 @@
+/**
+ * Public types of the fake model provider: its options, the kinds of refusals and faults it
+ * produces, and the counters it keeps.
+ */
+
+/** One API key the fake provider accepts. */
+export interface FakeProviderKey {
+  /** The bearer token clients send in `Authorization: Bearer <key>`. */
+  key: string;
+  /**
+   * Whose limits this key spends (an OpenAI organization/project). Keys with the same owner share
+   * one set of RPM/TPM/RPD budgets. Defaults to the key itself.
+   */
+  quotaOwner?: string;
+  /** Starts the key with no credit left: every call answers 429 `insufficient_quota`. */
+  outOfCredit?: boolean;
+}
+
+/** Budgets applied to each quota owner. Omit one to leave it unlimited. */
+export interface FakeProviderLimits {
+  /** Requests per (scaled) minute: RPM. */
+  requestsPerMinute?: number;
+  /** Tokens per (scaled) minute: TPM (prompt + requested or produced completion tokens). */
+  tokensPerMinute?: number;
+  /** Requests per (scaled) day: RPD. */
+  requestsPerDay?: number;
+}
+
+/** Probability (0..1) of each injected fault, per admitted request. Their sum must not exceed 1. */
+export interface FakeProviderFaultRates {
+  /** 500 or 503 with OpenAI's `server_error` body. */
+  serverError?: number;
+  /** The request is accepted and never answered, until the client gives up. */
+  timeout?: number;
+  /** 200 whose message content is not valid JSON (truncated, or wrapped in prose). */
+  garbageJson?: number;
+  /** 200 whose content is valid JSON that breaks the requested schema. */
+  schemaInvalid?: number;
+}
+
+/**
+ * Turns the document text into the extraction result the "model" answers with.
+ * `schemaName` is `response_format.json_schema.name` from the request.
+ */
+export type FakeExtractor = (text: string, schemaName: string) => unknown;
+
+/** How the per-day request budget refills. */
+export type DailyWindowKind =
+  /** All of the day's requests come back at once when the (scaled) day ends, like a quota that resets at midnight. */
+  | 'fixed'
+  /** The budget refills continuously at `requestsPerDay / dayMs`, as OpenAI's RPD does ("Limit 1000 … try again in 1m26.4s"). */
+  | 'continuous';
+
+/** Options of {@link startFakeProvider}. */
+export interface FakeProviderOptions {
+  /** The accepted keys; any other bearer token answers 401 `invalid_api_key`. */
+  keys: FakeProviderKey[];
+  /** Produces the extraction result from the document text. */
+  extract: FakeExtractor;
+  /** Budgets per quota owner; all unlimited when omitted. */
+  limits?: FakeProviderLimits;
+  /** Length of a "minute" in ms, so tests can scale it down. Default 60 000. */
+  minuteMs?: number;
+  /** Length of a "day" in ms. Default 86 400 000. */
+  dayMs?: number;
+  /** How the daily budget refills. Default `'fixed'`. */
+  dailyWindow?: DailyWindowKind;
+  /** Fault probabilities; none by default. */
+  faults?: FakeProviderFaultRates;
+  /** Seed of the one pseudo-random sequence that drives faults and latency. Default 1. */
+  seed?: number;
+  /** Simulated model time per answered request: a fixed ms value or a seeded range. Default 5–20 ms. */
+  latencyMs?: number | { min: number; max: number };
+  /** Clock in epoch ms; injectable for tests. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** Why a request was refused with 429. */
+export type RateLimitKind = 'rpm' | 'tpm' | 'rpd' | 'insufficient_quota' | 'too_large';
+
+/** Which fault was injected into an admitted request. */
+export type FaultKind = 'serverError' | 'timeout' | 'garbageJson' | 'schemaInvalid';
+
+/** Counters for one key or for the whole server. */
+export interface FakeProviderCounters {
+  /** Every request that reached the chat completions route. */
+  requests: number;
+  /** 200 answers with a correct extraction (fault-free). */
+  successes: number;
+  /** 401 answers. */
+  unauthorized: number;
+  /** 400 answers. */
+  badRequests: number;
+  /** 429 answers by cause. */
+  rateLimited: Record<RateLimitKind, number>;
+  /** Injected faults by kind. */
+  faults: Record<FaultKind, number>;
+  /** Prompt tokens of admitted requests. */
+  tokensIn: number;
+  /** Completion tokens of answered (200) requests. */
+  tokensOut: number;
+}
+
+/** A snapshot of the fake provider's counters. */
+export interface FakeProviderStats extends FakeProviderCounters {
+  /** The same counters per API key (keys that were never used have zero counters). */
+  perKey: Record<string, FakeProviderCounters>;
+}
+
+/** A running fake provider. */
+export interface FakeProvider {
+  /** Base URL including `/v1`, e.g. `http://127.0.0.1:40123/v1`. */
+  readonly baseUrl: string;
+  /** The TCP port it listens on (127.0.0.1). */
+  readonly port: number;
+  /** A copy of the counters. */
+  stats(): FakeProviderStats;
+  /** Marks a key out of credit (429 `insufficient_quota`) or gives it credit again. */
+  setKeyOutOfCredit(key: string, outOfCredit: boolean): void;
+  /** Starts a new (scaled) day now: every owner's daily request budget is full again. */
+  resetDay(): void;
+  /** Closes the server, destroying open sockets (including hung "timeout" requests). */
+  stop(): Promise<void>;
+}

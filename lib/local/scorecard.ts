@@ -1,0 +1,171 @@
+/**
+ * The local run's scorecard: every submitted job is looked up in every place a job can end, so
+ * `lost` is counted job by job (submitted and found nowhere), not derived from other totals.
+ */
+
+/** Where a job was found at the end of a run. */
+export type JobState = 'committed' | 'rejected' | 'needs_review' | 'dead_lettered' | 'waiting';
+
+/** One submitted job, as the run remembers it. */
+export interface SubmittedJob {
+  jobId: string;
+  idempotencyKey: string;
+  lane: string;
+  createdAt: number;
+}
+
+/** Everything the scorecard is computed from; each field is read from a real store or counter. */
+export interface ScorecardInputs {
+  submitted: SubmittedJob[];
+  /** Results items: jobId, idempotencyKey, committedAt (ms). */
+  results: { jobId: string; idempotencyKey: string; committedAt: number }[];
+  /** Terminal ledger entries: jobId, kind, reason. */
+  terminalLedger: { jobId: string; kind: 'rejected' | 'needs_review'; reason: string }[];
+  /** Job ids of messages in each lane's DLQ. */
+  deadLettered: string[];
+  /** Job ids of messages still in a lane queue (visible, in flight or delayed). */
+  waiting: string[];
+  /** Metric totals from the consumer's EMF output. */
+  metrics: Record<string, number>;
+  /** Every QueueAgeMs value the consumer reported. */
+  queueAgesMs: number[];
+  /** Every AttemptsPerCompletion value the consumer reported. */
+  attemptsPerCompletion: number[];
+  /** The fake provider's own counts. */
+  provider: { requests: number; rateLimited: number; byKind: Record<string, number> };
+  elapsedMs: number;
+  timedOut: boolean;
+}
+
+/** The scorecard printed at the end of a run (and as JSON with `--json`). */
+export interface Scorecard {
+  submitted: number;
+  committed: number;
+  duplicatesSuppressed: number;
+  doubleCommits: number;
+  throttled429: number;
+  throttledByKind: Record<string, number>;
+  deferrals: number;
+  modelCalls: number;
+  modelCallsPerCompletion: number | null;
+  attemptsPerCompletion: number | null;
+  validationFailures: number;
+  needsReview: number;
+  rejected: number;
+  rejectedByReason: Record<string, number>;
+  regionMismatches: number;
+  deadLettered: number;
+  waiting: number;
+  lost: number;
+  oldestMessageAgeMs: number | null;
+  latencyMs: { p50: number | null; p95: number | null };
+  elapsedMs: number;
+  timedOut: boolean;
+}
+
+/** The q-quantile (0..1) of values by nearest rank; null when there are none. */
+export function quantile(values: readonly number[], q: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[rank] ?? null;
+}
+
+function round(value: number, digits = 3): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+/** Computes the scorecard; pure. */
+export function computeScorecard(inputs: ScorecardInputs): Scorecard {
+  const submittedIds = new Set(inputs.submitted.map((j) => j.jobId));
+  const byKey = new Map<string, number>();
+  for (const r of inputs.results) byKey.set(r.idempotencyKey, (byKey.get(r.idempotencyKey) ?? 0) + 1);
+  const committedResults = inputs.results.filter((r) => submittedIds.has(r.jobId));
+  const states = new Map<string, Set<JobState>>();
+  const mark = (jobId: string, state: JobState): void => {
+    if (!submittedIds.has(jobId)) return;
+    let set = states.get(jobId);
+    if (!set) states.set(jobId, (set = new Set()));
+    set.add(state);
+  };
+  for (const r of committedResults) mark(r.jobId, 'committed');
+  for (const e of inputs.terminalLedger) mark(e.jobId, e.kind);
+  for (const id of inputs.deadLettered) mark(id, 'dead_lettered');
+  for (const id of inputs.waiting) mark(id, 'waiting');
+
+  const rejectedByReason: Record<string, number> = {};
+  const rejectedJobs = new Set<string>();
+  for (const e of inputs.terminalLedger) {
+    if (e.kind !== 'rejected' || !submittedIds.has(e.jobId) || rejectedJobs.has(e.jobId)) continue;
+    rejectedJobs.add(e.jobId);
+    rejectedByReason[e.reason] = (rejectedByReason[e.reason] ?? 0) + 1;
+  }
+  const count = (state: JobState): number => [...states.values()].filter((s) => s.has(state)).length;
+  const createdAt = new Map(inputs.submitted.map((j) => [j.jobId, j.createdAt]));
+  const latencies = committedResults.map((r) => r.committedAt - (createdAt.get(r.jobId) ?? r.committedAt));
+  const committed = new Set(committedResults.map((r) => r.jobId)).size;
+  const modelCalls = inputs.metrics.ModelCalls ?? 0;
+  const m = (name: string): number => inputs.metrics[name] ?? 0;
+  return {
+    submitted: inputs.submitted.length,
+    committed,
+    duplicatesSuppressed: m('DuplicateSuppressed'),
+    doubleCommits: [...byKey.values()].filter((n) => n > 1).length,
+    throttled429: inputs.provider.rateLimited,
+    throttledByKind: inputs.provider.byKind,
+    deferrals: m('Deferred'),
+    modelCalls,
+    modelCallsPerCompletion: committed > 0 ? round(modelCalls / committed) : null,
+    attemptsPerCompletion:
+      inputs.attemptsPerCompletion.length > 0
+        ? round(inputs.attemptsPerCompletion.reduce((a, b) => a + b, 0) / inputs.attemptsPerCompletion.length)
+        : null,
+    validationFailures: m('ValidationFailed'),
+    needsReview: count('needs_review'),
+    rejected: rejectedJobs.size,
+    rejectedByReason,
+    regionMismatches: m('RegionMismatch'),
+    deadLettered: count('dead_lettered'),
+    waiting: count('waiting'),
+    lost: inputs.submitted.filter((j) => !states.has(j.jobId)).length,
+    oldestMessageAgeMs: inputs.queueAgesMs.length > 0 ? Math.max(...inputs.queueAgesMs) : null,
+    latencyMs: { p50: quantile(latencies, 0.5), p95: quantile(latencies, 0.95) },
+    elapsedMs: inputs.elapsedMs,
+    timedOut: inputs.timedOut,
+  };
+}
+
+/** Renders the scorecard for people. */
+export function formatScorecard(card: Scorecard): string {
+  const reasons = Object.entries(card.rejectedByReason)
+    .map(([r, n]) => `${r} ${n}`)
+    .join(', ');
+  const kinds = Object.entries(card.throttledByKind)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  const ms = (v: number | null): string => (v === null ? '-' : `${v} ms`);
+  const rows: [string, string][] = [
+    ['submitted', String(card.submitted)],
+    ['committed', String(card.committed)],
+    ['duplicates suppressed', String(card.duplicatesSuppressed)],
+    ['double commits', String(card.doubleCommits)],
+    ['429s seen', `${card.throttled429}${kinds ? ` (${kinds})` : ''}`],
+    ['deferrals (re-sent for later)', String(card.deferrals)],
+    ['model calls', `${card.modelCalls}${card.modelCallsPerCompletion === null ? '' : ` (${card.modelCallsPerCompletion} per completion)`}`],
+    ['attempts per completion', card.attemptsPerCompletion === null ? '-' : String(card.attemptsPerCompletion)],
+    ['validation failures', String(card.validationFailures)],
+    ['needs review', String(card.needsReview)],
+    ['rejected', `${card.rejected}${reasons ? ` (${reasons})` : ''}`],
+    ['region mismatches', String(card.regionMismatches)],
+    ['dead-lettered', String(card.deadLettered)],
+    ['still waiting', String(card.waiting)],
+    ['LOST', String(card.lost)],
+    ['oldest message age', ms(card.oldestMessageAgeMs)],
+    ['end-to-end latency p50 / p95', `${ms(card.latencyMs.p50)} / ${ms(card.latencyMs.p95)}`],
+    ['elapsed', `${(card.elapsedMs / 1000).toFixed(1)} s${card.timedOut ? ' (time limit reached)' : ''}`],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  return ['ratelane local run — scorecard', ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');
+}

@@ -1,0 +1,461 @@
+/**
+ * `classifyProviderError(input)`: what one provider error response means for scheduling.
+ *
+ * One status code (429) means at least four different things: a short-window limit (wait seconds),
+ * an exhausted daily/monthly quota (wait until its reset), being out of credit or behind a plan
+ * gate (wait for a person), and provider overload. This classifier reads each provider's real
+ * responses — status, headers, the error body (JSON, a JSON string, an SSE stream) — and returns the
+ * kind, the wait the response itself states, and the absolute reset time when one is given.
+ *
+ * Decisions (documented because the return type is fixed):
+ * - A single request larger than the whole per-minute budget (OpenAI/Groq "Request too large …
+ *   tokens per min", HTTP 413) is `not_rate_limit` with no wait: waiting never helps. Use
+ *   {@link isRequestTooLarge} to tell it apart from other `not_rate_limit` failures.
+ * - Spend/usage caps that reset monthly (OpenAI `organization_spend_limit_exceeded`, Anthropic
+ *   "You have reached your specified API usage limits", `enforced_spend_limit_reached`) are
+ *   `quota_exhausted`; running out of credit and plan gates (`insufficient_quota`, "credit balance is
+ *   too low", 402, Gemini `limit: 0`) are `billing`.
+ * - A stated wait of 15 minutes or more on a throttle (e.g. `retry-after: 86400`) is a quota, not a
+ *   short window.
+ * - `retryAfterMs` is the wait the response states whatever the kind; precedence: `retry-after-ms`,
+ *   `retry-after`, Gemini `RetryInfo`, a wait in the message text, then the reset header of the
+ *   exceeded limit (`x-ratelimit-reset-*`, `anthropic-ratelimit-*-reset`, `X-RateLimit-Reset`).
+ * - `resetAt` is an absolute time the response gives (HTTP-date `retry-after`, RFC 3339 reset header
+ *   of an exhausted limit, epoch reset, "regain access on …"); for a `quota_exhausted` whose stated
+ *   wait is at least a minute it is computed as now + wait.
+ */
+import type { ProviderErrorClassification, ThrottleKind } from '../policy/classification.js';
+import {
+  parseDeltaSeconds,
+  parseMilliseconds,
+  parseResetValue,
+  parseRetryAfter,
+  parseRfc3339,
+  parseWaitFromText,
+  parseHttpDate,
+} from './durations.js';
+import { extractFacts, normalizeHeaders, type ErrorFacts, type HeaderInput } from './error-body.js';
+
+/** The providers whose error dialects the classifier knows. */
+export const PROVIDER_NAMES = [
+  'openai',
+  'azure-openai',
+  'anthropic',
+  'gemini',
+  'vertex',
+  'bedrock',
+  'mistral',
+  'groq',
+  'openrouter',
+  'cohere',
+] as const;
+
+export type ProviderName = (typeof PROVIDER_NAMES)[number];
+
+/** One provider response to classify. */
+export interface ProviderErrorInput {
+  provider: ProviderName;
+  /** HTTP status (a stream that failed after a 200 passes 200). */
+  status: number;
+  /** Response headers: a record (names in any case) or a fetch `Headers`. */
+  headers?: HeaderInput;
+  /** The parsed JSON body, or the raw body text (JSON, SSE stream or plain text). */
+  body?: unknown;
+  /** Reference time: a Date or epoch ms. Default: the `date` header, else the current time. */
+  now?: Date | number;
+}
+
+const QUOTA_WAIT_THRESHOLD_MS = 15 * 60_000;
+const COMPUTED_RESET_MIN_MS = 60_000;
+
+/**
+ * Classifies a provider error response. Pure except that, with neither `now` nor a `date` header,
+ * it reads the current time.
+ */
+export function classifyProviderError(input: ProviderErrorInput): ProviderErrorClassification {
+  const headers = normalizeHeaders(input.headers);
+  const nowMs = resolveNow(input.now, headers) ?? Date.now();
+  return classifyAt(input, nowMs);
+}
+
+/**
+ * True when the response rejects one request as larger than a whole limit window (OpenAI/Groq
+ * "Request too large … on tokens per min (TPM): Limit 30000, Requested 36055", HTTP 413 or
+ * Anthropic `request_too_large`): waiting never helps, the request must be shrunk or rejected. Such
+ * responses classify as `not_rate_limit` with `retryAfterMs: null`.
+ */
+export function isRequestTooLarge(input: Pick<ProviderErrorInput, 'provider' | 'status' | 'body'> & { headers?: HeaderInput }): boolean {
+  const status = toStatus(input.status);
+  const facts = extractFacts(input.body, status);
+  return detectTooLarge(status, facts, lowerText(facts));
+}
+
+/** The pure core: `nowMs` is the caller's reference time. */
+export function classifyAt(input: ProviderErrorInput, nowMs: number): ProviderErrorClassification {
+  const provider = input.provider;
+  const headers = normalizeHeaders(input.headers);
+  const rawStatus = toStatus(input.status);
+  const facts = extractFacts(input.body, rawStatus);
+  const status = rawStatus >= 400 ? rawStatus : (facts.embeddedStatus ?? (facts.hasError ? 0 : rawStatus));
+  if (status > 0 && status < 400) return result('not_rate_limit', null, null);
+
+  const dateMs = parseHttpDate(headers.date)?.getTime() ?? null;
+  const serverNow = dateMs ?? nowMs;
+  const text = lowerText(facts);
+  const codes = facts.codes;
+  for (const code of awsErrorTypes(headers)) codes.add(code);
+
+  if (detectTooLarge(status, facts, text)) return result('not_rate_limit', null, null);
+
+  const billing = detectBilling(provider, status, text, codes, facts);
+  const throttle = detectThrottle(status, text, codes);
+  const quotaExplicit = !billing && detectExplicitQuota(text, codes);
+  const overloaded = !billing && !quotaExplicit && detectOverload(provider, status, text, codes);
+  const quotaWindow = !billing && !overloaded && (quotaExplicit || (throttle && detectQuotaWindow(text, codes, facts)));
+
+  let kind: ThrottleKind = billing
+    ? 'billing'
+    : quotaWindow
+      ? 'quota_exhausted'
+      : overloaded
+        ? 'overloaded'
+        : throttle
+          ? 'rate_limit'
+          : 'not_rate_limit';
+
+  const wait = statedWait({ headers, facts, text, serverNow, kind, provider });
+  if (kind === 'rate_limit' && wait.ms !== null && wait.ms >= QUOTA_WAIT_THRESHOLD_MS) kind = 'quota_exhausted';
+
+  let resetAt = wait.at ?? absoluteResetFromText(facts, codes, nowMs);
+  if (resetAt === null && kind === 'quota_exhausted' && wait.ms !== null && wait.ms >= COMPUTED_RESET_MIN_MS) {
+    resetAt = new Date(nowMs + wait.ms);
+  }
+  let retryAfterMs = wait.ms;
+  if (retryAfterMs === null && resetAt !== null && kind !== 'not_rate_limit') {
+    retryAfterMs = Math.max(0, resetAt.getTime() - serverNow);
+  }
+  return result(kind, retryAfterMs, resetAt);
+}
+
+function result(kind: ThrottleKind, retryAfterMs: number | null, resetAt: Date | null): ProviderErrorClassification {
+  return { kind, retryAfterMs, resetAt };
+}
+
+function resolveNow(now: Date | number | undefined, headers: Record<string, string>): number | null {
+  if (now instanceof Date && Number.isFinite(now.getTime())) return now.getTime();
+  if (typeof now === 'number' && Number.isFinite(now)) return now;
+  return parseHttpDate(headers.date)?.getTime() ?? null;
+}
+
+function toStatus(status: unknown): number {
+  const n = typeof status === 'number' ? status : typeof status === 'string' ? Number(status) : NaN;
+  return Number.isFinite(n) ? Math.trunc(n) : 0;
+}
+
+function lowerText(facts: ErrorFacts): string {
+  return facts.texts.join('\n').toLowerCase();
+}
+
+/** `x-amzn-errortype: ThrottlingException:http://internal.amazon.com/…` and event-stream headers. */
+function awsErrorTypes(headers: Record<string, string>): string[] {
+  const out: string[] = [];
+  for (const name of ['x-amzn-errortype', ':exception-type', 'x-amzn-error-type']) {
+    const value = headers[name];
+    if (value) out.push((value.split(':')[0] ?? value).trim().toLowerCase());
+  }
+  return out;
+}
+
+function hasCode(codes: Set<string>, ...wanted: string[]): boolean {
+  return wanted.some((w) => codes.has(w));
+}
+
+function isGoogle(provider: ProviderName): boolean {
+  return provider === 'gemini' || provider === 'vertex';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request too large for a whole window: reject, do not wait.
+
+function detectTooLarge(status: number, facts: ErrorFacts, text: string): boolean {
+  if (status === 413) return true;
+  if (facts.codes.has('request_too_large')) return true;
+  if (/request too large\b/.test(text) && /(tokens? per min|\btpm\b|per[- ]minute|tokens? per day|\btpd\b)/.test(text)) return true;
+  // "Limit 30000, Requested 36055. The input or output tokens must be reduced" (no "Used": not a burst).
+  if (/must be reduced|reduce your message size|reduce the size of your request/.test(text) && /\blimit:? ?[\d,]+, requested:? ?[\d,]+/.test(text)) {
+    return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Billing: out of credit or a plan gate; no automatic retry until a person acts.
+
+const BILLING_CODES = [
+  'insufficient_quota',
+  'credit_balance_exhausted',
+  'billing_error',
+  'billing_not_active',
+  'insufficient_credits',
+  'insufficient_balance',
+  'payment_required',
+  'openrouter_credits',
+  'account_deactivated',
+];
+
+const SPEND_CAP_CODES = [
+  'organization_spend_limit_exceeded',
+  'project_spend_limit_exceeded',
+  'organization_usage_limit_exceeded',
+  'enforced_spend_limit_reached',
+  'billing_hard_limit_reached',
+];
+
+function detectBilling(provider: ProviderName, status: number, text: string, codes: Set<string>, facts: ErrorFacts): boolean {
+  if (hasCode(codes, ...SPEND_CAP_CODES)) return false;
+  if (status === 402) return true;
+  if (hasCode(codes, ...BILLING_CODES)) return true;
+  if (
+    /credit balance is too low|insufficient credits?|insufficient (?:account )?balance|requires more credits|credits are required|can only afford|never purchased credits|out of credits|purchase (?:more )?credits|add (?:more )?credits to continue|your account is not active|billing (?:is )?not active|requires billing to be enabled|enable billing|billing account (?:is )?(?:disabled|closed)|payment (?:is )?required|update your payment method|add a payment method to continue|free trial (?:has )?(?:expired|ended)|trial (?:has )?expired/.test(
+      text,
+    )
+  ) {
+    return true;
+  }
+  // OpenAI's insufficient_quota message; Google uses the same words for ordinary quotas, so only
+  // outside Gemini/Vertex.
+  if (!isGoogle(provider) && /exceeded your current quota|check your plan and billing details/.test(text)) return true;
+  // Plan gates: a quota whose limit is 0 (Gemini free tier for a paid-only model or region).
+  if (isGoogle(provider) || provider === 'openrouter') {
+    if (/\blimit:\s*0(?![\d.])/.test(text)) return true;
+    if (facts.quotaValues.some((v) => v.trim() === '0')) return true;
+    // The same ErrorInfo rendered as text by the older gRPC clients.
+    if (/quota_limit_value"?\s*(?:value:|:)\s*"?0"?(?![\d.])/.test(text)) return true;
+    if (/(?:does not|doesn't) have a free (?:quota )?tier|not available (?:on|in|for) the free tier|free tier (?:is )?not (?:available|supported)/.test(text)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Throttle: any limit was hit (the kind is refined by window, billing and overload).
+
+const THROTTLE_CODES = [
+  'rate_limit_exceeded',
+  'rate_limit_error',
+  'rate_limited',
+  'ratelimitexceeded',
+  'rate_limit',
+  'throttlingexception',
+  'throttling',
+  'throttled',
+  'resource_exhausted',
+  'too_many_requests',
+  'toomanyrequests',
+  'slow_down',
+  'requests',
+  'tokens',
+  '1300',
+  'quota_exceeded',
+  'servicequotaexceededexception',
+];
+
+function detectThrottle(status: number, text: string, codes: Set<string>): boolean {
+  if (status === 429) return true;
+  if (hasCode(codes, ...THROTTLE_CODES)) return true;
+  return /rate limit(?:ed)? (?:reached|exceeded)|rate[- ]limited|too many requests|too many tokens|quota exceeded|exceeded (?:your |the )?(?:[a-z ]+ )?quota|resource (?:has been )?exhausted|exceeded (?:your )?(?:token |call )?rate limit/.test(
+    text,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quota: daily, monthly or project quota exhausted.
+
+function detectExplicitQuota(text: string, codes: Set<string>): boolean {
+  if (hasCode(codes, ...SPEND_CAP_CODES)) return true;
+  if (hasCode(codes, 'openrouter_free_tier_daily', 'servicequotaexceededexception')) return true;
+  return /you have reached your specified (?:workspace )?api usage limits|billing hard limit has been reached|(?:monthly|daily) (?:spend|spending|usage) limit|spend(?:ing)? limit (?:reached|exceeded|has been reached)|you will regain access on/.test(
+    text,
+  );
+}
+
+const WINDOW_TEXT =
+  /per[\s_-]?day\b|perday|\bdaily\b|\((?:rpd|tpd)\)|\b(?:rpd|tpd)\b|per[\s_-]?month\b|permonth|\bmonthly\b|\/\s*month\b|per 24 ?h(?:ours)?\b|per[\s_-]?week\b|weekly/;
+
+function detectQuotaWindow(text: string, codes: Set<string>, facts: ErrorFacts): boolean {
+  if (facts.quotaIds.some((id) => /perday|per_day|per-day|daily|permonth|per_month/i.test(id))) return true;
+  if (WINDOW_TEXT.test(text)) return true;
+  for (const code of codes) if (WINDOW_TEXT.test(code)) return true;
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Overload: provider capacity, a real and retryable failure.
+
+const OVERLOAD_CODES = [
+  'overloaded_error',
+  'server_is_overloaded',
+  'overloaded',
+  'capacity_exceeded',
+  'serviceunavailableexception',
+  'modelnotreadyexception',
+  'model_capacity_exhausted',
+  'service_unavailable',
+  'provider_overloaded',
+  'engine_overloaded',
+];
+
+function detectOverload(provider: ProviderName, status: number, text: string, codes: Set<string>): boolean {
+  if (status === 529 || status === 503) return true;
+  if (provider === 'groq' && status === 498) return true;
+  if (hasCode(codes, ...OVERLOAD_CODES)) return true;
+  if (hasCode(codes, 'unavailable') && (status === 0 || status >= 500)) return true;
+  if (
+    /overloaded|experiencing high demand|high demand|(?:service tier )?capacity exceeded|no capacity available|insufficient capacity|out of capacity|at capacity|over capacity|too many connections|temporarily unable to process|model is not ready|not ready for inference|currently unavailable due to|please try again later\.? (?:the )?(?:server|service) is busy/.test(
+      text,
+    )
+  ) {
+    return true;
+  }
+  // Vertex pay-as-you-go: the shared pool had no capacity ("Resource exhausted, please try again later").
+  if (provider === 'vertex' && /resource exhausted[.,]? please try again later/.test(text) && !/quota exceeded/.test(text)) return true;
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The stated wait.
+
+interface WaitContext {
+  headers: Record<string, string>;
+  facts: ErrorFacts;
+  text: string;
+  serverNow: number;
+  kind: ThrottleKind;
+  provider: ProviderName;
+}
+
+interface Wait {
+  ms: number | null;
+  at: Date | null;
+}
+
+function statedWait(ctx: WaitContext): Wait {
+  const { headers, facts, serverNow } = ctx;
+  const header = (name: string): string | undefined => headers[name] ?? facts.embeddedHeaders[name];
+
+  const limitReset = ctx.kind === 'rate_limit' || ctx.kind === 'quota_exhausted' ? resetHeaderWait(ctx) : null;
+  const absolute = limitReset?.at && limitReset.exhausted ? limitReset.at : null;
+
+  const ms = parseMilliseconds(header('retry-after-ms'));
+  if (ms !== null) return { ms, at: absolute };
+  const retryAfter = parseRetryAfter(header('retry-after'), serverNow);
+  if (retryAfter !== null) return { ms: retryAfter.ms, at: retryAfter.at ?? absolute };
+  const xRetry = parseDeltaSeconds(header('x-retry-after')) ?? parseDeltaSeconds(header('x-ratelimit-retry-after'));
+  if (xRetry !== null) return { ms: xRetry, at: absolute };
+
+  if (facts.retryDelaysMs.length > 0) return { ms: Math.max(...facts.retryDelaysMs), at: absolute };
+
+  for (const message of facts.texts) {
+    const fromText = parseWaitFromText(message);
+    if (fromText !== null) return { ms: fromText, at: absolute };
+  }
+
+  if (limitReset !== null) return { ms: limitReset.ms, at: limitReset.at };
+  return { ms: null, at: null };
+}
+
+interface ResetCandidate {
+  ms: number;
+  at: Date | null;
+  /** Which limit: requests, tokens, input-tokens, output-tokens, or '' for a generic header. */
+  limit: string;
+  /** The matching `remaining` header said 0. */
+  exhausted: boolean;
+}
+
+/** The reset header of the exceeded limit (tokens vs requests), else the longest exhausted, else the longest. */
+function resetHeaderWait(ctx: WaitContext): (ResetCandidate & { exhausted: boolean }) | null {
+  const { headers, facts, serverNow, text } = ctx;
+  const all = { ...facts.embeddedHeaders, ...headers };
+  const candidates: ResetCandidate[] = [];
+  for (const [name, value] of Object.entries(all)) {
+    const m =
+      /^anthropic-ratelimit-(requests|tokens|input-tokens|output-tokens)-reset$/.exec(name) ??
+      /^x-rate-?limit-reset-(requests|tokens)(?:-(?:minute|min|day|hour))?$/.exec(name) ??
+      /^x-rate-?limit-reset$/.exec(name);
+    if (!m) continue;
+    const limit = m[1] ?? '';
+    const parsed = name.startsWith('anthropic-')
+      ? rfc3339Wait(value, serverNow)
+      : (parseResetValue(value, serverNow) ?? null);
+    if (parsed === null) continue;
+    const remainingName = name.replace(/-reset/, '-remaining');
+    const remaining = all[remainingName];
+    candidates.push({ ms: parsed.ms, at: parsed.at, limit, exhausted: remaining !== undefined && Number(remaining) <= 0 });
+  }
+  if (candidates.length === 0) return null;
+
+  const mentioned = mentionedLimit(text, facts.codes);
+  const pick = (list: ResetCandidate[]) => list.reduce((a, b) => (b.ms > a.ms ? b : a));
+  if (mentioned !== null) {
+    const named = candidates.filter((c) => c.limit === mentioned || (mentioned.endsWith('tokens') && c.limit === 'tokens'));
+    const exact = named.filter((c) => c.limit === mentioned);
+    if (exact.length > 0) return pick(exact);
+    if (named.length > 0) return pick(named);
+  }
+  const exhausted = candidates.filter((c) => c.exhausted);
+  if (exhausted.length > 0) return pick(exhausted);
+  return pick(candidates);
+}
+
+function rfc3339Wait(value: string, serverNow: number): { ms: number; at: Date } | null {
+  const at = parseRfc3339(value) ?? parseHttpDate(value);
+  if (at === null) return null;
+  return { ms: Math.max(0, at.getTime() - serverNow), at };
+}
+
+/** Which limit the message names: "input tokens per minute", "on tokens per min (TPM)", "requests per". */
+function mentionedLimit(text: string, codes: Set<string>): string | null {
+  if (/input tokens/.test(text)) return 'input-tokens';
+  if (/output tokens/.test(text)) return 'output-tokens';
+  if (/\bon tokens\b|tokens per (?:min|minute|day)|\b(?:tpm|tpd)\b|request tokens|token rate limit/.test(text) || codes.has('tokens')) return 'tokens';
+  if (/\bon requests\b|requests per (?:min|minute|day)|\b(?:rpm|rpd)\b|call rate limit/.test(text) || codes.has('requests')) return 'requests';
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Absolute reset times stated in the message or implied by a documented code.
+
+const MONTHS: Record<string, number> = {
+  jan: 0, feb: 1, mar: 2, apr: 3, may: 4, jun: 5, jul: 6, aug: 7, sep: 8, oct: 9, nov: 10, dec: 11,
+};
+
+function absoluteResetFromText(facts: ErrorFacts, codes: Set<string>, nowMs: number): Date | null {
+  for (const message of facts.texts) {
+    // Anthropic: "You will regain access on 2026-04-01 at 00:00 UTC."
+    const regain = /regain access on (\d{4})-(\d{2})-(\d{2})(?: at (\d{1,2}):(\d{2})(?::(\d{2}))?)?\s*(?:utc|gmt|z)?/i.exec(message);
+    if (regain) {
+      const [, y, mo, d, h, mi, s] = regain;
+      return new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h ?? 0), Number(mi ?? 0), Number(s ?? 0)));
+    }
+    // "resets at 2026-05-15T15:00:00Z", "reset at: 2025-01-01T00:00:00Z"
+    const iso = /\breset(?:s)?\s+(?:at|on)\s*:?\s*(\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:z|[+-]\d{2}:?\d{2}))/i.exec(message);
+    if (iso?.[1]) {
+      const at = parseRfc3339(iso[1]);
+      if (at) return at;
+    }
+    // "… until Jan 1, 2026" is rare; accept "until <Mon> <d>, <yyyy>" as UTC midnight.
+    const until = /\buntil (jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* (\d{1,2}),? (\d{4})\b/i.exec(message);
+    if (until?.[1] && until[2] && until[3]) {
+      const month = MONTHS[until[1].toLowerCase()];
+      if (month !== undefined) return new Date(Date.UTC(Number(until[3]), month, Number(until[2])));
+    }
+  }
+  // Anthropic's tier spend cap: access resumes at 00:00 UTC on the first day of the next month.
+  if (codes.has('enforced_spend_limit_reached')) {
+    const now = new Date(nowMs);
+    return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  }
+  return null;
+}

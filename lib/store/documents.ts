@@ -1,0 +1,115 @@
+/**
+ * Document text in a lane's bucket. The queue only ever carries a reference (bucket, key, hash);
+ * the text itself lives here, in the lane's own region.
+ *
+ * Keys are content-addressed: `documents/<sha256>.txt`. The same text always maps to the same
+ * object, so re-submitting a document (or retrying a put) rewrites identical bytes and never
+ * creates a second copy.
+ *
+ * Encryption is left to the bucket's default: no `ServerSideEncryption` header is sent. The lane's
+ * stack owns the bucket's encryption (S3 encrypts every new object with SSE-S3 at least, and a
+ * stack may choose SSE-KMS with a bucket key); a per-request `AES256` header would silently
+ * override a KMS default with a weaker one.
+ */
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { sha256Hex } from '../contract/job.js';
+
+/** Key prefix of every stored document. */
+export const DOCUMENT_KEY_PREFIX = 'documents/';
+
+/** Content type of stored documents (the producer stores text only). */
+export const DOCUMENT_CONTENT_TYPE = 'text/plain; charset=utf-8';
+
+/** Where one document was stored. */
+export interface StoredDocument {
+  bucket: string;
+  key: string;
+  contentSha256: string;
+  bytes: number;
+}
+
+/** Raised when a document cannot be stored or read; names bucket, key and code, never the text. */
+export class DocumentStoreError extends Error {
+  override name = 'DocumentStoreError';
+  constructor(
+    message: string,
+    readonly details: { bucket: string; key: string; code: string },
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The object key of a document with this SHA-256 (hex). */
+export function documentKeyFor(contentSha256: string): string {
+  if (!/^[a-f0-9]{64}$/.test(contentSha256)) throw new TypeError('contentSha256 must be 64 lowercase hex characters');
+  return `${DOCUMENT_KEY_PREFIX}${contentSha256}.txt`;
+}
+
+function errorCode(error: unknown): string {
+  const e = error as { name?: unknown; code?: unknown } | undefined;
+  if (typeof e?.code === 'string') return e.code;
+  if (typeof e?.name === 'string') return e.name;
+  return 'Error';
+}
+
+/**
+ * Stores a document's text (UTF-8) in `bucket` under its content-addressed key. The S3 client must
+ * be in the lane's region. The hash is also written as object metadata (`content-sha256`).
+ *
+ * @param contentSha256 the text's SHA-256 when the caller already has it (it is recomputed otherwise)
+ * @throws {DocumentStoreError} when the put fails (`cause` holds the SDK error)
+ */
+export async function putDocument(
+  s3: S3Client,
+  input: { bucket: string; text: string; contentSha256?: string },
+): Promise<StoredDocument> {
+  const body = Buffer.from(input.text, 'utf8');
+  const contentSha256 = input.contentSha256 ?? sha256Hex(body);
+  const key = documentKeyFor(contentSha256);
+  try {
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: input.bucket,
+        Key: key,
+        Body: body,
+        ContentType: DOCUMENT_CONTENT_TYPE,
+        ContentLength: body.byteLength,
+        Metadata: { 'content-sha256': contentSha256 },
+      }),
+    );
+  } catch (error) {
+    const code = errorCode(error);
+    throw new DocumentStoreError(`could not store document ${key} (${body.byteLength} bytes) in bucket ${input.bucket}: ${code}`, { bucket: input.bucket, key, code }, { cause: error });
+  }
+  return { bucket: input.bucket, key, contentSha256, bytes: body.byteLength };
+}
+
+/**
+ * Reads a stored document back and checks its hash.
+ *
+ * @throws {DocumentStoreError} when the get fails (`code` from the SDK) or the content does not
+ *   match `expectedSha256` (`code` = `ContentHashMismatch`)
+ */
+export async function readDocument(s3: S3Client, ref: { bucket: string; key: string; expectedSha256?: string }): Promise<string> {
+  let text: string;
+  try {
+    const out = await s3.send(new GetObjectCommand({ Bucket: ref.bucket, Key: ref.key }));
+    if (!out.Body) throw new Error('empty response body');
+    text = await out.Body.transformToString('utf-8');
+  } catch (error) {
+    const code = errorCode(error);
+    throw new DocumentStoreError(`could not read document ${ref.key} from bucket ${ref.bucket}: ${code}`, { bucket: ref.bucket, key: ref.key, code }, { cause: error });
+  }
+  if (ref.expectedSha256 !== undefined) {
+    const actual = sha256Hex(text);
+    if (actual !== ref.expectedSha256) {
+      throw new DocumentStoreError(`document ${ref.key} in bucket ${ref.bucket} has hash ${actual}, expected ${ref.expectedSha256}`, {
+        bucket: ref.bucket,
+        key: ref.key,
+        code: 'ContentHashMismatch',
+      });
+    }
+  }
+  return text;
+}

@@ -1,0 +1,201 @@
+/**
+ * The validation and decision ledger: an append-only trail of what happened to each job (rejections,
+ * validation failures, deferrals, commits), under its jobId, ordered by entry id, expiring by TTL.
+ * Entries describe outcomes — field paths, rule names, versions, counts — never document text.
+ */
+import { randomBytes } from 'node:crypto';
+import { PutItemCommand, QueryCommand, ScanCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { StoreRecordInvalidError, StoreUnavailableError } from './errors.js';
+import { LEDGER_TABLE } from './tables.js';
+
+/** What a ledger entry records. */
+export const LEDGER_KINDS = [
+  'rejected',
+  'validation_failed',
+  'needs_review',
+  'dead_letter_pending',
+  'deferred',
+  'transport_failure',
+  'committed',
+  'duplicate',
+] as const;
+
+/** One of {@link LEDGER_KINDS}. */
+export type LedgerKind = (typeof LEDGER_KINDS)[number];
+
+/** How far a model output got through validation. */
+export type ParseStatus = 'ok' | 'not_json' | 'schema_invalid' | 'domain_invalid';
+
+/** Longest `details` kept; longer text is cut (details are for short diagnostics, never document text). */
+export const MAX_DETAILS_LENGTH = 1000;
+/** Most `failingFields` / `failingRules` kept per entry. */
+export const MAX_LISTED_ISSUES = 50;
+/** Default retention of ledger entries. */
+export const DEFAULT_LEDGER_RETENTION_DAYS = 90;
+
+/** What the caller records. `at` defaults to now. */
+export interface LedgerEntryInput {
+  /** The job's id; for a body that is not a job, an id derived from the SQS message (e.g. `msg:<messageId>`). */
+  jobId: string;
+  idempotencyKey?: string;
+  /** The lane that recorded the entry. */
+  region: string;
+  kind: LedgerKind;
+  /** A short machine-readable reason (`region_mismatch`, `deadline`, `rate_limited`, `schema_invalid`, ...). */
+  reason: string;
+  schemaVersion?: string;
+  promptVersion?: string;
+  attempt: number;
+  deferrals: number;
+  /** SQS `ApproximateReceiveCount` of the message being handled. */
+  receiveCount?: number;
+  parseStatus?: ParseStatus;
+  /** Paths of the fields that failed validation (`total`, `lines.2.amount`). */
+  failingFields?: string[];
+  /** Names of the schema or domain rules that failed. */
+  failingRules?: string[];
+  /** A short diagnostic. Never document text or model output. */
+  details?: string;
+  /** When it happened (ISO 8601); defaults to now. */
+  at?: string;
+}
+
+/** A stored ledger entry. */
+export interface LedgerEntry extends LedgerEntryInput {
+  /** Sort key: `<ISO time>#<kind>#<random>`, so a job's entries sort by time. */
+  entryId: string;
+  at: string;
+  /** TTL: epoch seconds after which DynamoDB may delete the entry. */
+  expiresAt: number;
+}
+
+/** Construction options of {@link Ledger}. */
+export interface LedgerOptions {
+  dynamodb: DynamoDBClient;
+  tableName: string;
+  /** Days an entry is kept before TTL removes it (default {@link DEFAULT_LEDGER_RETENTION_DAYS}). */
+  retentionDays?: number;
+  /** Clock, for tests (default `() => new Date()`). */
+  now?: () => Date;
+}
+
+/** Entries whose times are this close behind the previous one are ordered by recording order. */
+const ORDERING_WINDOW_MS = 1000;
+
+/** Append-only access to a lane's ledger table. */
+export class Ledger {
+  readonly tableName: string;
+  readonly #dynamodb: DynamoDBClient;
+  readonly #retentionSeconds: number;
+  readonly #now: () => Date;
+  /** Last time used in an entry id by this instance, so entries recorded in one millisecond keep their order. */
+  #lastIdTime = 0;
+
+  constructor(options: LedgerOptions) {
+    this.#dynamodb = options.dynamodb;
+    this.tableName = options.tableName;
+    this.#retentionSeconds = Math.round((options.retentionDays ?? DEFAULT_LEDGER_RETENTION_DAYS) * 24 * 3600);
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  /**
+   * Appends one entry and returns it as stored. `details` is cut to {@link MAX_DETAILS_LENGTH}
+   * characters and the issue lists to {@link MAX_LISTED_ISSUES} items. Within one Ledger instance,
+   * entries recorded in the same millisecond (or up to a second behind the previous one, as with a
+   * clock step) still sort in recording order: the entry id's time is nudged forward by a millisecond,
+   * while `at` stays the stated time.
+   *
+   * @throws {@link StoreRecordInvalidError} when `jobId` is empty or `at` is not a date.
+   * @throws {@link StoreUnavailableError} when the write fails: the entry may not exist.
+   */
+  async record(input: LedgerEntryInput): Promise<LedgerEntry> {
+    const entry = this.#entryFrom(input);
+    try {
+      await this.#dynamodb.send(
+        new PutItemCommand({
+          TableName: this.tableName,
+          Item: marshall(entry, { removeUndefinedValues: true }),
+        }),
+      );
+    } catch (error) {
+      throw new StoreUnavailableError('PutItem', this.tableName, { cause: error });
+    }
+    return entry;
+  }
+
+  /**
+   * All entries of one job, oldest first (paginated, strongly consistent `Query`).
+   *
+   * @throws {@link StoreUnavailableError}
+   */
+  async entriesFor(jobId: string): Promise<LedgerEntry[]> {
+    const entries: LedgerEntry[] = [];
+    let startKey: Record<string, AttributeValue> | undefined;
+    do {
+      try {
+        const page = await this.#dynamodb.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: '#pk = :jobId',
+            ExpressionAttributeNames: { '#pk': LEDGER_TABLE.partitionKey },
+            ExpressionAttributeValues: { ':jobId': { S: jobId } },
+            ScanIndexForward: true,
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        for (const item of page.Items ?? []) entries.push(unmarshall(item) as LedgerEntry);
+        startKey = page.LastEvaluatedKey;
+      } catch (error) {
+        throw new StoreUnavailableError('Query', this.tableName, { cause: error });
+      }
+    } while (startKey);
+    return entries;
+  }
+
+  /**
+   * Every entry of the table (paginated, strongly consistent `Scan`), for the local scorecard and tests.
+   *
+   * @throws {@link StoreUnavailableError}
+   */
+  async scanAll(): Promise<LedgerEntry[]> {
+    const entries: LedgerEntry[] = [];
+    let startKey: Record<string, AttributeValue> | undefined;
+    do {
+      try {
+        const page = await this.#dynamodb.send(new ScanCommand({ TableName: this.tableName, ConsistentRead: true, ExclusiveStartKey: startKey }));
+        for (const item of page.Items ?? []) entries.push(unmarshall(item) as LedgerEntry);
+        startKey = page.LastEvaluatedKey;
+      } catch (error) {
+        throw new StoreUnavailableError('Scan', this.tableName, { cause: error });
+      }
+    } while (startKey);
+    return entries;
+  }
+
+  #entryFrom(input: LedgerEntryInput): LedgerEntry {
+    if (typeof input.jobId !== 'string' || input.jobId.length === 0) {
+      throw new StoreRecordInvalidError('ledger entry has no jobId', this.tableName);
+    }
+    const atDate = input.at === undefined ? this.#now() : new Date(input.at);
+    const atMs = atDate.getTime();
+    if (Number.isNaN(atMs)) {
+      throw new StoreRecordInvalidError(`ledger entry of job ${input.jobId} has an invalid time`, this.tableName);
+    }
+    // Same-moment collisions keep recording order; an explicit time far in the past is taken as given.
+    const collides = atMs <= this.#lastIdTime && this.#lastIdTime - atMs < ORDERING_WINDOW_MS;
+    const idTime = collides ? this.#lastIdTime + 1 : atMs;
+    this.#lastIdTime = Math.max(this.#lastIdTime, idTime);
+    const at = atDate.toISOString();
+    return {
+      ...input,
+      ...(input.failingFields ? { failingFields: input.failingFields.slice(0, MAX_LISTED_ISSUES) } : {}),
+      ...(input.failingRules ? { failingRules: input.failingRules.slice(0, MAX_LISTED_ISSUES) } : {}),
+      ...(input.details !== undefined ? { details: input.details.slice(0, MAX_DETAILS_LENGTH) } : {}),
+      entryId: `${new Date(idTime).toISOString()}#${input.kind}#${randomBytes(4).toString('hex')}`,
+      at,
+      expiresAt: Math.floor(atMs / 1000) + this.#retentionSeconds,
+    };
+  }
+}

@@ -1,0 +1,209 @@
+/**
+ * The results table: one item per idempotency key, written once. This class only turns its methods into
+ * DynamoDB calls; the consumer decides what a duplicate or a failed write means for the message.
+ */
+import {
+  GetItemCommand,
+  PutItemCommand,
+  ScanCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Job } from '../contract/job.js';
+import { errorName, StoreRecordInvalidError, StoreUnavailableError } from './errors.js';
+import { RESULTS_TABLE } from './tables.js';
+
+/** Tokens one job spent across its model calls. */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** The committed result of one job, as stored (one item per `idempotencyKey`). */
+export interface ResultRecord {
+  idempotencyKey: string;
+  jobId: string;
+  /** The region lane that produced it. */
+  region: string;
+  schemaVersion: string;
+  promptVersion: string;
+  /** The validated extraction object. */
+  result: Record<string, unknown>;
+  usage: TokenUsage;
+  /** Model id that produced the result. */
+  model: string;
+  /** The job's real-failure count when it was committed. */
+  attempt: number;
+  /** The job's throttle reschedules when it was committed. */
+  deferrals: number;
+  /** Model calls spent in the committing invocation (1, or 2 after a repair call). */
+  modelCalls: number;
+  /** When the result was committed (ISO 8601). */
+  committedAt: string;
+  /** The job's own `createdAt` (ISO 8601), so commit latency can be measured from the item alone. */
+  jobCreatedAt: string;
+}
+
+/** What {@link ResultStore.commitOnce} did: wrote the item, or found one already there. */
+export type CommitOutcome = { status: 'committed' } | { status: 'duplicate'; existing: ResultRecord };
+
+/** Construction options of {@link ResultStore}. */
+export interface ResultStoreOptions {
+  dynamodb: DynamoDBClient;
+  tableName: string;
+}
+
+/**
+ * Builds the record to commit for `job` from what the model call produced.
+ *
+ * @param committedAt defaults to now
+ */
+export function resultRecordFor(
+  job: Job,
+  outcome: { result: Record<string, unknown>; usage: TokenUsage; model: string; modelCalls: number },
+  committedAt: Date = new Date(),
+): ResultRecord {
+  return {
+    idempotencyKey: job.idempotencyKey,
+    jobId: job.jobId,
+    region: job.region,
+    schemaVersion: job.schemaVersion,
+    promptVersion: job.promptVersion,
+    result: outcome.result,
+    usage: { inputTokens: outcome.usage.inputTokens, outputTokens: outcome.usage.outputTokens },
+    model: outcome.model,
+    attempt: job.attempt,
+    deferrals: job.deferrals,
+    modelCalls: outcome.modelCalls,
+    committedAt: committedAt.toISOString(),
+    jobCreatedAt: job.createdAt,
+  };
+}
+
+/** Commit-once access to a lane's results table. */
+export class ResultStore {
+  readonly tableName: string;
+  readonly #dynamodb: DynamoDBClient;
+
+  constructor(options: ResultStoreOptions) {
+    this.#dynamodb = options.dynamodb;
+    this.tableName = options.tableName;
+  }
+
+  /**
+   * Writes `record` only if no item with its `idempotencyKey` exists (conditional `PutItem`). A second
+   * write of the same key returns `duplicate` with the item that is already there and changes nothing.
+   *
+   * @throws {@link StoreRecordInvalidError} when the record cannot be represented in DynamoDB (retrying will not help).
+   * @throws {@link StoreUnavailableError} for any other failure: nothing may be assumed written.
+   */
+  async commitOnce(record: ResultRecord): Promise<CommitOutcome> {
+    const item = this.#toItem(record);
+    try {
+      await this.#dynamodb.send(
+        new PutItemCommand({
+          TableName: this.tableName,
+          Item: item,
+          ConditionExpression: 'attribute_not_exists(#key)',
+          ExpressionAttributeNames: { '#key': RESULTS_TABLE.partitionKey },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { status: 'committed' };
+    } catch (error) {
+      if (errorName(error) !== 'ConditionalCheckFailedException') {
+        throw new StoreUnavailableError('PutItem', this.tableName, { cause: error });
+      }
+      const oldItem = (error as { Item?: Record<string, AttributeValue> }).Item;
+      // AWS returns the old item with ALL_OLD; read it back when a service does not.
+      const existing = oldItem ? (unmarshall(oldItem) as ResultRecord) : await this.get(record.idempotencyKey);
+      if (!existing) {
+        throw new StoreUnavailableError('PutItem', this.tableName, {
+          cause: error,
+          message: `PutItem on table ${this.tableName}: condition failed but the existing item could not be read`,
+        });
+      }
+      return { status: 'duplicate', existing };
+    }
+  }
+
+  /**
+   * The committed record of `idempotencyKey` (strongly consistent read), or `undefined`.
+   *
+   * @throws {@link StoreUnavailableError}
+   */
+  async get(idempotencyKey: string): Promise<ResultRecord | undefined> {
+    try {
+      const out = await this.#dynamodb.send(
+        new GetItemCommand({
+          TableName: this.tableName,
+          Key: { [RESULTS_TABLE.partitionKey]: { S: idempotencyKey } },
+          ConsistentRead: true,
+        }),
+      );
+      return out.Item ? (unmarshall(out.Item) as ResultRecord) : undefined;
+    } catch (error) {
+      throw new StoreUnavailableError('GetItem', this.tableName, { cause: error });
+    }
+  }
+
+  /**
+   * Every committed record (paginated `Scan`, strongly consistent). For the local scorecard and tests,
+   * not for a hot path.
+   *
+   * @throws {@link StoreUnavailableError}
+   */
+  async scanAll(): Promise<ResultRecord[]> {
+    const records: ResultRecord[] = [];
+    await this.#scan(false, (items) => {
+      for (const item of items) records.push(unmarshall(item) as ResultRecord);
+    });
+    return records;
+  }
+
+  /**
+   * Number of committed records (paginated `Scan` with `Select: COUNT`).
+   *
+   * @throws {@link StoreUnavailableError}
+   */
+  async count(): Promise<number> {
+    let total = 0;
+    await this.#scan(true, (_items, count) => {
+      total += count;
+    });
+    return total;
+  }
+
+  async #scan(countOnly: boolean, onPage: (items: Record<string, AttributeValue>[], count: number) => void): Promise<void> {
+    let startKey: Record<string, AttributeValue> | undefined;
+    do {
+      try {
+        const page = await this.#dynamodb.send(
+          new ScanCommand({
+            TableName: this.tableName,
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+            ...(countOnly ? { Select: 'COUNT' as const } : {}),
+          }),
+        );
+        onPage(page.Items ?? [], page.Count ?? 0);
+        startKey = page.LastEvaluatedKey;
+      } catch (error) {
+        throw new StoreUnavailableError('Scan', this.tableName, { cause: error });
+      }
+    } while (startKey);
+  }
+
+  #toItem(record: ResultRecord): Record<string, AttributeValue> {
+    if (typeof record.idempotencyKey !== 'string' || record.idempotencyKey.length === 0) {
+      throw new StoreRecordInvalidError('result record has no idempotencyKey', this.tableName);
+    }
+    try {
+      return marshall(record, { removeUndefinedValues: true, convertClassInstanceToMap: false });
+    } catch (error) {
+      // The marshaller's message may quote a value of the result: keep it only as the cause.
+      throw new StoreRecordInvalidError(`result record of job ${record.jobId} cannot be stored in DynamoDB`, this.tableName, { cause: error });
+    }
+  }
+}
