@@ -1,0 +1,67 @@
+/**
+ * The queue-lane consumer Lambda: reads its lane from the environment, builds its adapters once per
+ * execution environment, and hands each SQS batch to the handler. Thin on purpose: everything it
+ * does is in `lib/consumer`.
+ *
+ * Environment (set by the lane stack):
+ * - `RATELANE_LANE_CONFIG`: the lane's config as JSON (validated with the lane schema)
+ * - `RATELANE_QUEUE_URL`, `RATELANE_DLQ_URL`: the lane's ingress queue and DLQ
+ * - `RATELANE_PROVIDER_SECRET_ARN`: Secrets Manager secret `{ "<key id>": "<api key>", ... }`
+ * - Powertools settings (`POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_METRICS_NAMESPACE`, `POWERTOOLS_LOG_LEVEL`)
+ */
+import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { LaneConfigSchema } from '../lib/config/lanes.js';
+import { createConsumerHandler, createConsumerTelemetry, type SqsHandler } from '../lib/consumer/handler.js';
+import { keysFromSecret, roundRobinKeys } from '../lib/consumer/keys.js';
+import { createAwsClients } from '../lib/local/clients.js';
+import { createModelAdapter } from '../lib/providers/index.js';
+import { Ledger } from '../lib/store/ledger.js';
+import { ResultStore } from '../lib/store/results.js';
+
+/** Raised when the function's environment is incomplete. */
+export class ConsumerEnvironmentError extends Error {
+  override name = 'ConsumerEnvironmentError';
+}
+
+function requireEnv(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new ConsumerEnvironmentError(`environment variable ${name} is not set`);
+  return value;
+}
+
+async function build(): Promise<SqsHandler> {
+  const lane = LaneConfigSchema.parse(JSON.parse(requireEnv('RATELANE_LANE_CONFIG')));
+  const region = process.env.AWS_REGION ?? lane.region;
+  if (region !== lane.region) throw new ConsumerEnvironmentError(`function runs in ${region} but its lane is ${lane.name} (${lane.region})`);
+  const clients = createAwsClients(lane.region);
+  const secret = await getSecret<Record<string, unknown>>(requireEnv('RATELANE_PROVIDER_SECRET_ARN'), { transform: 'json', maxAge: 300 });
+  const keys = roundRobinKeys(keysFromSecret(lane.provider.keys, secret ?? {}));
+  const { logger, metrics } = createConsumerTelemetry(lane);
+  return createConsumerHandler({
+    lane,
+    queueUrl: requireEnv('RATELANE_QUEUE_URL'),
+    dlqUrl: requireEnv('RATELANE_DLQ_URL'),
+    sqs: clients.sqs,
+    s3: clients.s3,
+    results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable }),
+    ledger: new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable }),
+    model: createModelAdapter(lane),
+    keys,
+    logger,
+    metrics,
+    now: () => new Date(),
+    random: Math.random,
+  });
+}
+
+let built: Promise<SqsHandler> | undefined;
+
+/** The Lambda entry point (SQS event source with ReportBatchItemFailures). */
+export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+  built ??= build().catch((error: unknown) => {
+    built = undefined;
+    throw error;
+  });
+  return (await built)(event, context);
+};
