@@ -4,13 +4,7 @@
  * which fields and which rules, and never repeats the document's text.
  */
 import type { z } from 'zod';
-
-/** A broken domain rule (field path, rule id, a message with no document text). */
-export interface DomainRuleViolation {
-  field: string;
-  rule: string;
-  message: string;
-}
+import type { DomainRuleViolation } from '../contract/schemas/registry.js';
 
 /** What validation needs of an extraction schema (see the schema registry). */
 export interface ValidatableSchema {

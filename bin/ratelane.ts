@@ -1,0 +1,54 @@
+#!/usr/bin/env -S npx tsx
+/**
+ * ratelane's command line: `local` runs the whole pipeline on local stand-ins; `submit` sends
+ * documents to a lane's queue (real AWS, or local endpoints).
+ */
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+const USAGE = `Usage: ratelane <command> [options]
+
+Commands:
+  local     run the pipeline on the local stack and print a scorecard   (npm run local -- --help)
+  submit    submit documents to a region lane's queue                    (npm run submit -- --help)
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'local': {
+      const { LOCAL_USAGE, LocalRunUsageError, parseLocalRunArgs, runLocal } = await import('../lib/local/run.js');
+      let options;
+      try {
+        options = parseLocalRunArgs(rest);
+      } catch (error) {
+        if (!(error instanceof LocalRunUsageError)) throw error;
+        if (error.message) process.stderr.write(`error: ${error.message}\n\n`);
+        process.stderr.write(LOCAL_USAGE);
+        return error.message ? 2 : 0;
+      }
+      const card = await runLocal(options, { stdout: process.stdout, stderr: process.stderr });
+      return card.lost === 0 && !card.timedOut ? 0 : 1;
+    }
+    case 'submit': {
+      const { runSubmitCommand } = await import('../lib/queue/submit-cli.js');
+      const { isKnownPromptVersion, DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION } = await import('../lib/contract/schemas/registry.js');
+      return runSubmitCommand(
+        rest,
+        { stdout: process.stdout, stderr: process.stderr },
+        { isKnownVersion: isKnownPromptVersion, defaultVersions: { schemaVersion: DEFAULT_SCHEMA_VERSION, promptVersion: DEFAULT_PROMPT_VERSION } },
+      );
+    }
+    default:
+      process.stderr.write(command && command !== '--help' ? `unknown command "${command}"\n\n${USAGE}` : USAGE);
+      return command && command !== '--help' ? 2 : 0;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    const e = error as Error;
+    process.stderr.write(`ratelane: ${e.name ?? 'Error'}: ${e.message ?? String(error)}\n`);
+    process.exit(1);
+  },
+);

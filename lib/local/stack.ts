@@ -1,0 +1,189 @@
+/**
+ * The local stack as a library: DynamoDB Local and fauxqs on free loopback ports, every lane's
+ * resources created in its own region, the fake model provider, and per lane a poller that plays the
+ * Lambda SQS event source mapping in front of the real consumer handler. `stop()` (also run on
+ * Ctrl-C) stops everything it started.
+ */
+import { randomUUID } from 'node:crypto';
+import type { LaneConfig, LaneSet } from '../config/lanes.js';
+import { createConsumerHandler, createConsumerTelemetry, type SqsHandler } from '../consumer/handler.js';
+import { roundRobinKeys, type ProviderKey } from '../consumer/keys.js';
+import type { ConsumerDeps } from '../consumer/process-record.js';
+import { createOpenAiCompatibleAdapter } from '../providers/openai-compatible.js';
+import type { ModelAdapter } from '../providers/model.js';
+import { Ledger } from '../store/ledger.js';
+import { ResultStore } from '../store/results.js';
+import { createAwsClients, type AwsClients, type ServiceEndpoints } from './clients.js';
+import { startFakeProvider, type FakeProvider, type FakeProviderOptions } from './fake-provider/index.js';
+import { extractInvoice } from './invoice-extractor.js';
+import { createEventSourcePoller, type EventSourcePoller, type PollerEvent } from './poller.js';
+import { onShutdown } from './processes.js';
+import { provisionLane, type ProvisionedLane } from './provision.js';
+import { startDynamoLocal, startFauxqsLocal, type DynamoLocal, type FauxqsLocal } from './services.js';
+import { redirectPowertoolsConsole, TelemetrySink } from './telemetry.js';
+
+/** Options of {@link startLocalStack}. */
+export interface LocalStackOptions {
+  lanes: LaneSet;
+  /** Fake provider settings; keys are derived from each lane's configured key ids. */
+  provider?: Omit<FakeProviderOptions, 'keys' | 'extract'> & { outOfCreditKeys?: string[] };
+  /** Start the pollers and consumers (default true). */
+  consumers?: boolean;
+  /** Copy every consumer log line and EMF document to this file. */
+  logFile?: string;
+  /** Reuse services already running (tests share one DynamoDB Local and fauxqs per run). */
+  endpoints?: ServiceEndpoints;
+  /** Replace a lane's consumer dependencies (tests inject a failing adapter or clock). */
+  overrideDeps?: (lane: LaneConfig, deps: ConsumerDeps) => ConsumerDeps;
+  /** Poller events, per lane. */
+  onPollerEvent?: (lane: string, event: PollerEvent) => void;
+}
+
+/** One running lane. */
+export interface LocalLane extends ProvisionedLane {
+  clients: AwsClients;
+  results: ResultStore;
+  ledger: Ledger;
+  poller: EventSourcePoller | undefined;
+}
+
+/** A running local stack. */
+export interface LocalStack {
+  endpoints: ServiceEndpoints;
+  provider: FakeProvider;
+  telemetry: TelemetrySink;
+  lanes: Record<string, LocalLane>;
+  /** The fauxqs server, for non-destructive queue inspection. */
+  fauxqs: FauxqsLocal | undefined;
+  stop(): Promise<void>;
+}
+
+/** The local secret of a lane's key id (what the lane's Secrets Manager secret holds in AWS). */
+export function localKeySecret(lane: string, keyId: string): string {
+  return `sk-local-${lane}-${keyId}`;
+}
+
+/**
+ * Several consumer instances behind one handler, as Lambda runs one execution environment per
+ * concurrent invocation: each instance has its own Logger and Metrics, so nothing is shared between
+ * two invocations in flight. A new instance is made when all are busy.
+ */
+function pooledHandler(make: () => SqsHandler): SqsHandler {
+  const idle: SqsHandler[] = [];
+  return async (event, context) => {
+    const handler = idle.pop() ?? make();
+    try {
+      return await handler(event, context);
+    } finally {
+      idle.push(handler);
+    }
+  };
+}
+
+/** Starts the local stack; on failure, stops whatever it had started. */
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const stoppers: (() => Promise<void>)[] = [];
+  const stop = async (): Promise<void> => {
+    for (const fn of stoppers.splice(0).reverse()) {
+      await fn().catch(() => undefined);
+    }
+  };
+  const unregister = onShutdown(stop);
+  try {
+    let endpoints = options.endpoints;
+    let fauxqs: FauxqsLocal | undefined;
+    if (!endpoints) {
+      const [dynamo, sqs]: [DynamoLocal, FauxqsLocal] = await Promise.all([startDynamoLocal(), startFauxqsLocal()]);
+      stoppers.push(() => dynamo.stop(), () => sqs.stop());
+      fauxqs = sqs;
+      endpoints = { sqs: sqs.endpoint, s3: sqs.endpoint, dynamodb: dynamo.endpoint };
+    }
+
+    const laneList = Object.values(options.lanes);
+    const outOfCredit = new Set(options.provider?.outOfCreditKeys ?? []);
+    const provider = await startFakeProvider({
+      ...options.provider,
+      keys: laneList.flatMap((lane) =>
+        lane.provider.keys.map((k) => ({
+          key: localKeySecret(lane.name, k.id),
+          quotaOwner: `${lane.name}:${k.quotaOwner}`,
+          outOfCredit: outOfCredit.has(localKeySecret(lane.name, k.id)),
+        })),
+      ),
+      extract: (text) => extractInvoice(text),
+    });
+    stoppers.push(() => provider.stop());
+
+    const telemetry = new TelemetrySink(options.logFile);
+    stoppers.push(() => telemetry.close());
+    const lanes: Record<string, LocalLane> = {};
+    for (const configured of laneList) {
+      const lane: LaneConfig = { ...configured, provider: { ...configured.provider, baseUrl: provider.baseUrl } };
+      const clients = createAwsClients(lane.region, endpoints);
+      stoppers.push(async () => clients.destroy());
+      const provisioned = await provisionLane(lane, clients);
+      const results = new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable });
+      const ledger = new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable });
+      lanes[lane.name] = { ...provisioned, lane, clients, results, ledger, poller: undefined };
+      if (options.consumers === false) continue;
+
+      const keys: ProviderKey[] = lane.provider.keys.map((k) => ({ id: k.id, quotaOwner: k.quotaOwner, secret: localKeySecret(lane.name, k.id) }));
+      const model: ModelAdapter = createOpenAiCompatibleAdapter({ model: lane.provider.model, baseUrl: provider.baseUrl, timeoutMs: lane.provider.timeoutMs });
+      const makeHandler = (): SqsHandler => {
+        const { logger, metrics } = createConsumerTelemetry(lane);
+        const sink = telemetry.console();
+        redirectPowertoolsConsole(logger, sink);
+        redirectPowertoolsConsole(metrics, sink);
+        const deps: ConsumerDeps = {
+          lane,
+          queueUrl: provisioned.queueUrl,
+          dlqUrl: provisioned.dlqUrl,
+          sqs: clients.sqs,
+          s3: clients.s3,
+          results,
+          ledger,
+          model,
+          keys: roundRobinKeys(keys),
+          logger,
+          metrics,
+          now: () => new Date(),
+          random: Math.random,
+        };
+        return createConsumerHandler(options.overrideDeps ? options.overrideDeps(lane, deps) : deps);
+      };
+      const poller = createEventSourcePoller({
+        sqs: clients.sqs,
+        queueUrl: provisioned.queueUrl,
+        queueArn: provisioned.queueArn,
+        awsRegion: lane.region,
+        handler: pooledHandler(makeHandler),
+        batchSize: lane.queue.batchSize,
+        maximumBatchingWindowSeconds: lane.queue.maxBatchingWindowSeconds,
+        maximumConcurrency: lane.consumer.maximumConcurrency,
+        waitTimeSeconds: Math.max(1, lane.queue.receiveWaitTimeSeconds),
+        functionTimeoutMs: lane.consumer.timeoutSeconds * 1000,
+        functionName: `ratelane-${lane.name}-consumer-${randomUUID().slice(0, 8)}`,
+        memoryLimitInMB: lane.consumer.memoryMb,
+        ...(options.onPollerEvent ? { onEvent: (event: PollerEvent) => options.onPollerEvent?.(lane.name, event) } : {}),
+      });
+      await poller.start();
+      stoppers.push(() => poller.stop());
+      lanes[lane.name] = { ...lanes[lane.name]!, poller };
+    }
+    return {
+      endpoints,
+      provider,
+      telemetry,
+      lanes,
+      fauxqs,
+      stop: async () => {
+        unregister();
+        await stop();
+      },
+    };
+  } catch (error) {
+    unregister();
+    await stop();
+    throw error;
+  }
+}
