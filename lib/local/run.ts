@@ -221,7 +221,9 @@ export async function runLocal(options: LocalRunOptions, io: RunIo): Promise<Sco
     },
   });
   try {
-    say(`  up in ${Date.now() - started} ms: DynamoDB ${stack.endpoints.dynamodb}, SQS/S3 ${stack.endpoints.sqs}, provider ${stack.provider.baseUrl}`);
+    say(
+      `  up in ${Date.now() - started} ms: DynamoDB Local ${stack.endpoints.dynamodb} (pid ${stack.childPids.join(', ') || '-'}), SQS/S3 ${stack.endpoints.sqs}, provider ${stack.provider.baseUrl}`,
+    );
     const documents = corpusDocuments(options.jobs);
     const submitStarted = Date.now();
     const submission = await submitDocuments(
@@ -290,8 +292,7 @@ export async function runLocal(options: LocalRunOptions, io: RunIo): Promise<Sco
       elapsedMs: Date.now() - started,
       timedOut,
     });
-    const notSent = documents.length - sent.length;
-    const full: Scorecard = notSent > 0 ? { ...card, submitted: card.submitted, lost: card.lost } : card;
+    const full: Scorecard = { ...card, notSent: documents.length - sent.length };
     say('');
     io.stdout.write(`${formatScorecard(full)}\n`);
     say(`  consumer logs and EMF metrics: ${logFile}`);

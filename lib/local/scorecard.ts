@@ -40,6 +40,8 @@ export interface ScorecardInputs {
 /** The scorecard printed at the end of a run (and as JSON with `--json`). */
 export interface Scorecard {
   submitted: number;
+  /** Documents the producer could not send (reported per item at intake; not part of `submitted`). */
+  notSent: number;
   committed: number;
   duplicatesSuppressed: number;
   doubleCommits: number;
@@ -109,6 +111,7 @@ export function computeScorecard(inputs: ScorecardInputs): Scorecard {
   const m = (name: string): number => inputs.metrics[name] ?? 0;
   return {
     submitted: inputs.submitted.length,
+    notSent: 0,
     committed,
     duplicatesSuppressed: m('DuplicateSuppressed'),
     doubleCommits: [...byKey.values()].filter((n) => n > 1).length,
@@ -147,7 +150,7 @@ export function formatScorecard(card: Scorecard): string {
     .join(', ');
   const ms = (v: number | null): string => (v === null ? '-' : `${v} ms`);
   const rows: [string, string][] = [
-    ['submitted', String(card.submitted)],
+    ['submitted', `${card.submitted}${card.notSent ? ` (${card.notSent} more NOT sent: see the submit errors above)` : ''}`],
     ['committed', String(card.committed)],
     ['duplicates suppressed', String(card.duplicatesSuppressed)],
     ['double commits', String(card.doubleCommits)],

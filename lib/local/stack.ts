@@ -55,6 +55,8 @@ export interface LocalStack {
   lanes: Record<string, LocalLane>;
   /** The fauxqs server, for non-destructive queue inspection. */
   fauxqs: FauxqsLocal | undefined;
+  /** PIDs of the child processes this stack started (DynamoDB Local), for operators and tests. */
+  childPids: number[];
   stop(): Promise<void>;
 }
 
@@ -92,9 +94,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   try {
     let endpoints = options.endpoints;
     let fauxqs: FauxqsLocal | undefined;
+    const childPids: number[] = [];
     if (!endpoints) {
       const [dynamo, sqs]: [DynamoLocal, FauxqsLocal] = await Promise.all([startDynamoLocal(), startFauxqsLocal()]);
       stoppers.push(() => dynamo.stop(), () => sqs.stop());
+      if (dynamo.pid !== undefined) childPids.push(dynamo.pid);
       fauxqs = sqs;
       endpoints = { sqs: sqs.endpoint, s3: sqs.endpoint, dynamodb: dynamo.endpoint };
     }
@@ -176,6 +180,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       telemetry,
       lanes,
       fauxqs,
+      childPids,
       stop: async () => {
         unregister();
         await stop();
