@@ -95,3 +95,21 @@ describe('npm run local', () => {
     assert.match(run.err(), /Usage: npm run local/);
   });
 });
+
+describe('requirements', () => {
+  it('says how to install Java when it is missing', async () => {
+    // Prepare: a PATH without java
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/ratelane.ts', 'local', '--jobs', '1'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, PATH: '/nonexistent' },
+    });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    // Act
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    // Assess
+    assert.equal(code, 1);
+    assert.match(stderr, /Java was not found/);
+    assert.match(stderr, /apt-get install -y openjdk-17-jre-headless/);
+  });
+});
