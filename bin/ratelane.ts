@@ -12,6 +12,11 @@ Commands:
   submit    submit documents to a region lane's queue                    (npm run submit -- --help)
 `;
 
+async function shutdownInProgress(): Promise<boolean> {
+  const { isShuttingDown } = await import('../lib/local/processes.js');
+  return isShuttingDown();
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
@@ -45,8 +50,12 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (error: unknown) => {
+  async (code) => {
+    if (!(await shutdownInProgress())) process.exit(code);
+  },
+  async (error: unknown) => {
+    // After Ctrl-C the signal handler stops everything and exits 130; errors of the work it tore down are expected.
+    if (await shutdownInProgress()) return;
     const e = error as Error;
     process.stderr.write(`ratelane: ${e.name ?? 'Error'}: ${e.message ?? String(error)}\n`);
     process.exit(1);

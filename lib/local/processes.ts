@@ -9,6 +9,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 const children = new Set<ChildProcess>();
 const cleanups = new Set<() => Promise<void> | void>();
 let hooksInstalled = false;
+let shuttingDown = false;
+
+/** True once a shutdown signal arrived: errors of work being torn down are expected then. */
+export function isShuttingDown(): boolean {
+  return shuttingDown;
+}
 
 function killAllSync(): void {
   for (const child of children) {
@@ -35,6 +41,7 @@ function installHooks(): void {
   process.on('exit', killAllSync);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(signal, () => {
+      shuttingDown = true;
       void runCleanups().finally(() => {
         killAllSync();
         process.exit(signal === 'SIGINT' ? 130 : 143);

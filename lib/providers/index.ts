@@ -3,6 +3,9 @@
  */
 import type { LaneConfig } from '../config/lanes.js';
 import type { ModelAdapter } from './model.js';
+import { createAnthropicAdapter } from './anthropic.js';
+import { createBedrockAdapter } from './bedrock.js';
+import { createGeminiAdapter } from './gemini.js';
 import { createOpenAiCompatibleAdapter } from './openai-compatible.js';
 
 /** Raised for a provider kind that has no adapter yet. */
@@ -10,16 +13,30 @@ export class UnsupportedProviderError extends Error {
   override name = 'UnsupportedProviderError';
 }
 
-/** Builds the lane's model adapter (SDK retries off; ratelane owns retries). */
+/**
+ * Builds the lane's model adapter (SDK retries off; ratelane owns retries). Bedrock's endpoint is
+ * the lane's region (`baseUrl`, when set, overrides the endpoint: tests and the local stack); the
+ * other providers use `baseUrl` as their API base URL.
+ */
 export function createModelAdapter(lane: LaneConfig): ModelAdapter {
   const { provider } = lane;
   switch (provider.kind) {
     case 'openai-compatible':
       return createOpenAiCompatibleAdapter({ model: provider.model, baseUrl: provider.baseUrl, timeoutMs: provider.timeoutMs });
+    case 'bedrock':
+      return createBedrockAdapter({ model: provider.model, region: lane.region, endpoint: provider.baseUrl, timeoutMs: provider.timeoutMs });
+    case 'anthropic':
+      return createAnthropicAdapter({ model: provider.model, baseUrl: provider.baseUrl, timeoutMs: provider.timeoutMs });
+    case 'gemini':
+      return createGeminiAdapter({ model: provider.model, baseUrl: provider.baseUrl, timeoutMs: provider.timeoutMs });
     default:
       throw new UnsupportedProviderError(`no adapter for provider kind "${provider.kind}" yet`);
   }
 }
 
 export { classifyProviderError, isRequestTooLarge, PROVIDER_NAMES, type ProviderErrorInput, type ProviderName } from './classify.js';
+export { createAnthropicAdapter, mapAnthropicError, type AnthropicAdapterOptions } from './anthropic.js';
+export { createBedrockAdapter, mapBedrockError, type BedrockAdapterOptions } from './bedrock.js';
+export { createGeminiAdapter, mapGeminiError, type GeminiAdapterOptions } from './gemini.js';
+export { createOpenAiCompatibleAdapter, mapOpenAiError, type OpenAiCompatibleOptions } from './openai-compatible.js';
 export { ProviderError, ProviderTransportError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from './model.js';

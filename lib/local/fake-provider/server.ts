@@ -1,6 +1,9 @@
 /**
  * A fake OpenAI Chat Completions server on 127.0.0.1 for local runs and integration tests:
  * real wire format, per-owner RPM/TPM/RPD budgets, out-of-credit keys, and seeded faults.
+ * The same server also speaks the Gemini API (`POST /v1beta/models/{model}:generateContent`, key in
+ * `x-goog-api-key`) with Gemini's own error shapes (see `gemini.ts`); both routes share the keys,
+ * budgets, faults and counters, and differ only in their wire dialect (`dialect.ts`).
  *
  * Order of decisions for `POST /v1/chat/completions`: bearer key (401) → request body (400) →
  * credit (429 insufficient_quota) → budgets (429 too_large, rpd, rpm, tpm) → the request is
@@ -11,7 +14,16 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { ReplyContext, WireDialect, WireReply } from './dialect.js';
 import { breakSchema, FakeProviderConfigError, FaultInjector, garbleJson } from './faults.js';
+import {
+  GEMINI_GENERATE_PATH,
+  geminiDialect,
+  geminiInvalidKeyBody,
+  geminiMissingKeyBody,
+  geminiPlanGateBody,
+  parseGeminiRequest,
+} from './gemini.js';
 import { QuotaLedger } from './limits.js';
 import { estimateTokens, parseChatRequest, promptTokensOf, type ChatRequest } from './request.js';
 import {
@@ -92,6 +104,40 @@ function bearerOf(request: IncomingMessage): string | null {
   return match?.[1] ?? null;
 }
 
+/** Gemini's key: the `x-goog-api-key` header, else the `key` query parameter. */
+function googleKeyOf(request: IncomingMessage, url: URL): string | null {
+  const header = request.headers['x-goog-api-key'];
+  const value = (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('key');
+  return value === undefined || value === null || value === '' ? null : value;
+}
+
+/** The OpenAI Chat Completions dialect (the original wording of this server). */
+const openAiDialect: WireDialect = {
+  refuse(refusal, context) {
+    const limitHeaders = rateLimitHeaders(context.limits);
+    if (refusal.kind === 'too_large' || refusal.waitMs === null) {
+      const body = requestTooLargeBody({ model: context.model, organization: context.organization, limit: refusal.limit, requested: refusal.requested });
+      return { status: 429, body, headers: limitHeaders };
+    }
+    const body = rateLimitBody({ ...refusal, kind: refusal.kind, waitMs: refusal.waitMs, model: context.model, organization: context.organization });
+    return { status: 429, body, headers: { ...limitHeaders, ...retryAfterHeaders(refusal.waitMs) } };
+  },
+  serverError(variant, requestId, context) {
+    const status = variant < 0.5 ? 500 : 503;
+    return { status, body: serverErrorBody(status, requestId), headers: rateLimitHeaders(context.limits) };
+  },
+  internalError(requestId) {
+    return { status: 500, body: serverErrorBody(500, requestId) };
+  },
+  success(input) {
+    const { model, content, finishReason, promptTokens, completionTokens, createdAt } = input;
+    return { status: 200, body: chatCompletionBody({ model, content, finishReason, promptTokens, completionTokens, createdAt }), headers: rateLimitHeaders(input.limits) };
+  },
+  processingHeaders(latencyMs) {
+    return { 'openai-processing-ms': String(latencyMs) };
+  },
+};
+
 function readBody(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -136,26 +182,33 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   const sockets = new Set<Socket>();
   let stopping: Promise<void> | null = null;
 
-  function refuseWithRateLimit(response: ServerResponse, key: string, account: Account, request: ChatRequest, tokens: number, headers: Headers): boolean {
-    const at = now();
-    const admission = ledger.check(account.owner, tokens, at);
+  const contextOf = (account: Account, request: ChatRequest): ReplyContext => ({
+    model: request.model,
+    organization: account.organization,
+    limits: ledger.snapshot(account.owner, now()),
+  });
+  const reply = (response: ServerResponse, answer: WireReply, headers: Headers) => send(response, answer.status, answer.body, { ...headers, ...answer.headers });
+
+  function refuseWithRateLimit(
+    response: ServerResponse,
+    dialect: WireDialect,
+    key: string,
+    account: Account,
+    request: ChatRequest,
+    tokens: number,
+    headers: Headers,
+  ): boolean {
+    const admission = ledger.check(account.owner, tokens, now());
     if (admission.admitted) return false;
-    const limitHeaders = { ...headers, ...rateLimitHeaders(ledger.snapshot(account.owner, at)) };
     stats.record(key, (c) => (c.rateLimited[admission.kind] += 1));
-    if (admission.kind === 'too_large' || admission.waitMs === null) {
-      const body = requestTooLargeBody({ model: request.model, organization: account.organization, limit: admission.limit, requested: admission.requested });
-      send(response, 429, body, limitHeaders);
-    } else {
-      const body = rateLimitBody({ ...admission, kind: admission.kind, waitMs: admission.waitMs, model: request.model, organization: account.organization });
-      send(response, 429, body, { ...limitHeaders, ...retryAfterHeaders(admission.waitMs) });
-    }
+    reply(response, dialect.refuse(admission, contextOf(account, request)), headers);
     return true;
   }
 
-  async function answer(response: ServerResponse, key: string, account: Account, request: ChatRequest, headers: Headers): Promise<void> {
+  async function answer(response: ServerResponse, dialect: WireDialect, key: string, account: Account, request: ChatRequest, headers: Headers): Promise<void> {
     const promptTokens = promptTokensOf(request);
     const reservedTokens = promptTokens + (request.maxCompletionTokens ?? 0);
-    if (refuseWithRateLimit(response, key, account, request, reservedTokens, headers)) return;
+    if (refuseWithRateLimit(response, dialect, key, account, request, reservedTokens, headers)) return;
     ledger.spendRequest(account.owner, reservedTokens, now());
     stats.record(key, (c) => (c.tokensIn += promptTokens));
 
@@ -166,13 +219,12 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     }
     await sleeper.sleep(draw.latencyMs);
     if (stopping || response.destroyed) return;
-    const answerHeaders = { ...headers, 'openai-processing-ms': String(draw.latencyMs) };
+    const answerHeaders = { ...headers, ...dialect.processingHeaders(draw.latencyMs) };
     const requestId = headers['x-request-id'] ?? newRequestId();
 
     if (draw.fault === 'serverError') {
       stats.record(key, (c) => (c.faults.serverError += 1));
-      const status = draw.variant < 0.5 ? 500 : 503;
-      send(response, status, serverErrorBody(status, requestId), { ...answerHeaders, ...rateLimitHeaders(ledger.snapshot(account.owner, now())) });
+      reply(response, dialect.serverError(draw.variant, requestId, contextOf(account, request)), answerHeaders);
       return;
     }
 
@@ -180,7 +232,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     try {
       content = JSON.stringify(options.extract(request.documentText, request.schemaName)) ?? 'null';
     } catch {
-      send(response, 500, serverErrorBody(500, requestId), answerHeaders);
+      reply(response, dialect.internalError(requestId), answerHeaders);
       return;
     }
     let finishReason: 'stop' | 'length' = 'stop';
@@ -203,14 +255,45 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       if (draw.fault === null) c.successes += 1;
       else c.faults[draw.fault] += 1;
     });
-    const body = chatCompletionBody({ model: request.model, content, finishReason, promptTokens, completionTokens, createdAt: now() });
-    send(response, 200, body, { ...answerHeaders, ...rateLimitHeaders(ledger.snapshot(account.owner, now())) });
+    reply(response, dialect.success({ ...contextOf(account, request), content, finishReason, promptTokens, completionTokens, createdAt: now() }), answerHeaders);
+  }
+
+  /** `POST /v1beta/models/{model}:generateContent`: the Gemini dialect over the same machinery. */
+  async function handleGemini(request: IncomingMessage, response: ServerResponse, url: URL, model: string, raw: string): Promise<void> {
+    const headers: Headers = {};
+    const key = googleKeyOf(request, url);
+    const account = key === null ? undefined : accounts.get(key);
+    stats.record(account ? key : null, (c) => (c.requests += 1));
+    if (key === null || !account) {
+      stats.record(null, (c) => (c.unauthorized += 1));
+      if (key === null) send(response, 403, geminiMissingKeyBody(), headers);
+      else send(response, 400, geminiInvalidKeyBody(), headers);
+      return;
+    }
+    const parsed = parseGeminiRequest(raw, model);
+    if (!parsed.ok) {
+      stats.record(key, (c) => (c.badRequests += 1));
+      send(response, 400, parsed.body, headers);
+      return;
+    }
+    if (account.outOfCredit) {
+      stats.record(key, (c) => (c.rateLimited.insufficient_quota += 1));
+      send(response, 429, geminiPlanGateBody(model), headers);
+      return;
+    }
+    await answer(response, geminiDialect, key, account, parsed.request, headers);
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const headers: Headers = { 'x-request-id': newRequestId(), 'openai-version': '2020-10-01' };
     const path = (request.url ?? '/').split('?')[0] ?? '/';
     const raw = await readBody(request);
+    const gemini = request.method === 'POST' ? GEMINI_GENERATE_PATH.exec(path) : null;
+    if (gemini) {
+      const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+      await handleGemini(request, response, url, decodeURIComponent(gemini[1] ?? ''), raw);
+      return;
+    }
     if (request.method !== 'POST' || path !== COMPLETIONS_PATH) {
       send(response, 404, invalidUrlBody(request.method ?? 'GET', path), headers);
       return;
@@ -235,7 +318,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       send(response, 429, insufficientQuotaBody(), ownerHeaders);
       return;
     }
-    await answer(response, key, account, parsed.request, ownerHeaders);
+    await answer(response, openAiDialect, key, account, parsed.request, ownerHeaders);
   }
 
   const server = createServer((request, response) => {
