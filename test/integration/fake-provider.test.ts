@@ -400,7 +400,7 @@ describe('fake provider: fault injection', () => {
   async function outcomes(seed: number, count: number): Promise<Outcome[]> {
     const provider = await start({ faults, seed });
     const result: Outcome[] = [];
-    for (let i = 0; i < count; i += 1) result.push(await outcomeOf(provider, 100));
+    for (let i = 0; i < count; i += 1) result.push(await outcomeOf(provider, 500));
     return result;
   }
 
