@@ -26,6 +26,7 @@ import {
   type ExtractionResponse,
   type ModelAdapter,
 } from './model.js';
+import { startDeadline } from './deadline.js';
 
 const PROVIDER = 'bedrock' as const;
 
@@ -126,33 +127,6 @@ function buildConverseInput(options: BedrockAdapterOptions, request: ExtractionR
       toolChoice: { tool: { name: toolName } },
     },
     ...(maxTokens ? { inferenceConfig: { maxTokens } } : {}),
-  };
-}
-
-interface Deadline {
-  signal: AbortSignal;
-  expired(): boolean;
-  dispose(): void;
-}
-
-/** One abort signal for the call: the adapter's timeout or the caller's signal, whichever is first. */
-function startDeadline(timeoutMs: number, outer: AbortSignal | undefined): Deadline {
-  const controller = new AbortController();
-  let expired = false;
-  const timer = setTimeout(() => {
-    expired = true;
-    controller.abort(new Error(`timed out after ${timeoutMs} ms`));
-  }, timeoutMs);
-  const onOuterAbort = () => controller.abort(outer?.reason);
-  if (outer?.aborted) onOuterAbort();
-  else outer?.addEventListener('abort', onOuterAbort, { once: true });
-  return {
-    signal: controller.signal,
-    expired: () => expired,
-    dispose: () => {
-      clearTimeout(timer);
-      outer?.removeEventListener('abort', onOuterAbort);
-    },
   };
 }
 

@@ -22,6 +22,7 @@ import {
   type ExtractionResponse,
   type ModelAdapter,
 } from './model.js';
+import { startDeadline } from './deadline.js';
 
 const PROVIDER = 'gemini' as const;
 
@@ -93,32 +94,6 @@ export function createGeminiAdapter(options: GeminiAdapterOptions): ModelAdapter
       } finally {
         deadline.dispose();
       }
-    },
-  };
-}
-
-interface Deadline {
-  signal: AbortSignal;
-  expired(): boolean;
-  dispose(): void;
-}
-
-function startDeadline(timeoutMs: number, outer: AbortSignal | undefined): Deadline {
-  const controller = new AbortController();
-  let expired = false;
-  const timer = setTimeout(() => {
-    expired = true;
-    controller.abort(new Error(`timed out after ${timeoutMs} ms`));
-  }, timeoutMs);
-  const onOuterAbort = () => controller.abort(outer?.reason);
-  if (outer?.aborted) onOuterAbort();
-  else outer?.addEventListener('abort', onOuterAbort, { once: true });
-  return {
-    signal: controller.signal,
-    expired: () => expired,
-    dispose: () => {
-      clearTimeout(timer);
-      outer?.removeEventListener('abort', onOuterAbort);
     },
   };
 }
