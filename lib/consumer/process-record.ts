@@ -84,7 +84,8 @@ function ledgerBase(job: Job, facts: RecordFacts): Omit<LedgerEntryInput, 'kind'
     region: job.region,
     schemaVersion: job.schemaVersion,
     promptVersion: job.promptVersion,
-    attempt: job.attempt,
+    // Real failures so far: those the body carries plus this message's earlier receives.
+    attempt: job.attempt + facts.receiveCount - 1,
     deferrals: job.deferrals,
     receiveCount: facts.receiveCount,
   };
@@ -131,6 +132,11 @@ export async function processRecord(record: SQSRecord, deps: ConsumerDeps): Prom
   const gate = gateBeforeCall(job, lane.name, deps.now(), facts.receiveCount);
   if (gate.type === 'reject') return reject(job, facts, deps, gate);
   if (gate.type === 'defer') return defer(job, facts, deps, gate);
+
+  // A copy of a job that is already committed (a duplicate delivery or re-submission) costs one read,
+  // not a model call that could also be throttled.
+  const existing = await deps.results.get(job.idempotencyKey);
+  if (existing) return suppressDuplicate(job, facts, deps, existing.jobId);
 
   let text: string;
   try {
@@ -303,6 +309,11 @@ async function fail(job: Job, facts: RecordFacts, deps: ConsumerDeps, action: Fa
   throw new RecordFailedError(`${action.reason}: ${detail}`, action.reason);
 }
 
+function suppressDuplicate(job: Job, facts: RecordFacts, deps: ConsumerDeps, committedBy: string): void {
+  count(deps, 'DuplicateSuppressed');
+  deps.logger.info('duplicate suppressed', { lane: deps.lane.name, jobId: job.jobId, committedBy, ...logFacts(facts), outcome: 'duplicate' });
+}
+
 async function commit(
   job: Job,
   facts: RecordFacts,
@@ -311,11 +322,7 @@ async function commit(
 ): Promise<void> {
   const outcome = await deps.results.commitOnce(resultRecordFor(job, output, deps.now()));
   const attempts = job.attempt + facts.receiveCount + job.deferrals;
-  if (outcome.status === 'duplicate') {
-    count(deps, 'DuplicateSuppressed');
-    deps.logger.info('duplicate suppressed', { lane: deps.lane.name, jobId: job.jobId, committedBy: outcome.existing.jobId, ...logFacts(facts), outcome: 'duplicate' });
-    return;
-  }
+  if (outcome.status === 'duplicate') return suppressDuplicate(job, facts, deps, outcome.existing.jobId);
   count(deps, 'Completed');
   deps.metrics.addMetric('AttemptsPerCompletion', MetricUnit.Count, attempts);
   deps.logger.info('committed', {
