@@ -56,8 +56,19 @@ export const ConsumerSettingsSchema = z
     maximumConcurrency: z.number().int().min(AWS_LIMITS.minMaximumConcurrency).max(AWS_LIMITS.maxMaximumConcurrency),
     timeoutSeconds: z.number().int().min(1).max(900),
     memoryMb: z.number().int().min(128).max(10240),
+    /**
+     * Optional reserved concurrency of the consumer function. Off by default: reserving leaves less
+     * for the account (AWS keeps 10 unreserved), and `maximumConcurrency` already caps the mapping.
+     * When set, it must be at least `maximumConcurrency`, or the mapping's invocations get throttled
+     * (and a throttled batch counts as a receive towards the DLQ).
+     */
+    reservedConcurrency: z.number().int().min(1).optional(),
   })
-  .strict();
+  .strict()
+  .refine((c) => c.reservedConcurrency === undefined || c.reservedConcurrency >= c.maximumConcurrency, {
+    message: 'reservedConcurrency must be at least maximumConcurrency',
+    path: ['reservedConcurrency'],
+  });
 
 export const BackoffSettingsSchema = z
   .object({

@@ -9,8 +9,7 @@ import type { LaneConfig, LaneSet } from '../config/lanes.js';
 import { createConsumerHandler, createConsumerTelemetry, type SqsHandler } from '../consumer/handler.js';
 import { roundRobinKeys, type ProviderKey } from '../consumer/keys.js';
 import type { ConsumerDeps } from '../consumer/process-record.js';
-import { createOpenAiCompatibleAdapter } from '../providers/openai-compatible.js';
-import type { ModelAdapter } from '../providers/model.js';
+import { createModelAdapter } from '../providers/index.js';
 import { Ledger } from '../store/ledger.js';
 import { ResultStore } from '../store/results.js';
 import { createAwsClients, type AwsClients, type ServiceEndpoints } from './clients.js';
@@ -82,6 +81,24 @@ function pooledHandler(make: () => SqsHandler): SqsHandler {
   };
 }
 
+/** Raised when a lane's provider kind has no local stand-in. */
+export class UnsupportedLocalProviderError extends Error {
+  override name = 'UnsupportedLocalProviderError';
+}
+
+/**
+ * Points a lane's provider at the fake provider, which speaks the OpenAI-compatible wire format
+ * (under `/v1`) and Gemini's (under `/v1beta`).
+ */
+export function withFakeProvider(lane: LaneConfig, provider: Pick<FakeProvider, 'baseUrl' | 'port'>): LaneConfig {
+  const kind = lane.provider.kind;
+  if (kind !== 'openai-compatible' && kind !== 'gemini') {
+    throw new UnsupportedLocalProviderError(`lane ${lane.name}: the local fake provider speaks openai-compatible and gemini, not ${kind}`);
+  }
+  const baseUrl = kind === 'gemini' ? `http://127.0.0.1:${provider.port}` : provider.baseUrl;
+  return { ...lane, provider: { ...lane.provider, baseUrl } };
+}
+
 /** Starts the local stack; on failure, stops whatever it had started. */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const stoppers: (() => Promise<void>)[] = [];
@@ -122,7 +139,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     stoppers.push(() => telemetry.close());
     const lanes: Record<string, LocalLane> = {};
     for (const configured of laneList) {
-      const lane: LaneConfig = { ...configured, provider: { ...configured.provider, baseUrl: provider.baseUrl } };
+      const lane = withFakeProvider(configured, provider);
       const clients = createAwsClients(lane.region, endpoints);
       stoppers.push(async () => clients.destroy());
       const provisioned = await provisionLane(lane, clients);
@@ -132,7 +149,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       if (options.consumers === false) continue;
 
       const keys: ProviderKey[] = lane.provider.keys.map((k) => ({ id: k.id, quotaOwner: k.quotaOwner, secret: localKeySecret(lane.name, k.id) }));
-      const model: ModelAdapter = createOpenAiCompatibleAdapter({ model: lane.provider.model, baseUrl: provider.baseUrl, timeoutMs: lane.provider.timeoutMs });
+      const model = createModelAdapter(lane);
       const makeHandler = (): SqsHandler => {
         const { logger, metrics } = createConsumerTelemetry(lane);
         const sink = telemetry.console();

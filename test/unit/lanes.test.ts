@@ -29,6 +29,12 @@ describe('lane config', () => {
     );
   });
 
+  it('takes reserved concurrency only when it covers the mapping maximum concurrency', () => {
+    assert.equal(resolveLanes().us?.consumer.reservedConcurrency, undefined);
+    assert.equal(resolveLanes({ us: { consumer: { reservedConcurrency: 8, maximumConcurrency: 5 } } }).us?.consumer.reservedConcurrency, 8);
+    assert.throws(() => resolveLanes({ us: { consumer: { reservedConcurrency: 3, maximumConcurrency: 5 } } }), /at least maximumConcurrency/);
+  });
+
   it('rejects two lanes in one region and unknown lanes', () => {
     assert.throws(() => resolveLanes({ eu: { region: 'us-east-1' } }), /share a region/);
     assert.throws(() => resolveLanes({ ap: { region: 'ap-south-1' } }), /unknown lane/);

@@ -1,0 +1,252 @@
+/**
+ * A lane's queue consumer: the `lambdas/consumer.ts` function bundled by the local esbuild (no
+ * Docker), its SQS event source (ReportBatchItemFailures, MaximumConcurrency), a role with only what
+ * the consumer calls, and what a lane pause needs: permission to disable/enable this one mapping now,
+ * and an EventBridge Scheduler role that may only re-enable it later.
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ArnFormat, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
+import { Effect, Policy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { ScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
+import { ParameterTier, StringParameter } from 'aws-cdk-lib/aws-ssm';
+import { Construct } from 'constructs';
+import type { LaneConfig } from '../config/lanes.js';
+import type { LaneQueues } from './queues.js';
+import { DOCUMENT_PREFIX, type LaneStorage } from './storage.js';
+import { METRICS_NAMESPACE, consumerServiceName } from './telemetry.js';
+
+/** The project root (two levels up from lib/infra), where `lambdas/` and the lock file live. */
+const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The newest Node.js runtime this aws-cdk-lib offers (kept explicit; NODEJS_LATEST lags behind). */
+export const CONSUMER_RUNTIME = Runtime.NODEJS_24_X;
+
+/** esbuild target matching {@link CONSUMER_RUNTIME}. */
+export const CONSUMER_ESBUILD_TARGET = 'node24';
+
+/**
+ * ESM bundles lose CommonJS's `require`; bundled CommonJS dependencies still call it for Node
+ * built-ins, so the bundle gets one back from `createRequire`.
+ */
+export const ESM_REQUIRE_BANNER = "import { createRequire as __ratelaneCreateRequire } from 'node:module'; const require = __ratelaneCreateRequire(import.meta.url);";
+
+/**
+ * Actions the consumer role has on its own ingress queue: receive/delete/visibility for the event
+ * source mapping (granted by the mapping itself), plus SendMessage for deferrals (re-sends with
+ * DelaySeconds) and ChangeMessageVisibility for the failure backoff.
+ */
+export const CONSUMER_QUEUE_ACTIONS = [
+  'sqs:ReceiveMessage',
+  'sqs:DeleteMessage',
+  'sqs:ChangeMessageVisibility',
+  'sqs:GetQueueAttributes',
+  'sqs:GetQueueUrl',
+  'sqs:SendMessage',
+] as const;
+/** What the consumer itself adds on the queue; the rest of {@link CONSUMER_QUEUE_ACTIONS} comes with the mapping. */
+const CONSUMER_QUEUE_EXTRA_ACTIONS = ['sqs:SendMessage'] as const;
+export const CONSUMER_DLQ_ACTIONS = ['sqs:SendMessage'] as const;
+export const CONSUMER_RESULTS_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem'] as const;
+export const CONSUMER_LEDGER_ACTIONS = ['dynamodb:PutItem', 'dynamodb:Query'] as const;
+export const CONSUMER_RATE_STATE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const;
+export const CONSUMER_SECRET_ACTIONS = ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'] as const;
+export const CONSUMER_BUCKET_ACTIONS = ['s3:GetObject'] as const;
+export const CONSUMER_LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'] as const;
+
+export interface LaneConsumerProps {
+  readonly lane: LaneConfig;
+  readonly queues: LaneQueues;
+  readonly storage: LaneStorage;
+  /** Retention of the function's log group. */
+  readonly logRetention: RetentionDays;
+}
+
+export class LaneConsumer extends Construct {
+  readonly function: NodejsFunction;
+  readonly role: Role;
+  readonly logGroup: LogGroup;
+  readonly eventSource: SqsEventSource;
+  /** Holds the pause permissions; separate from the role's default policy so the function does not depend on its own mapping. */
+  readonly pausePolicy: Policy;
+  /** Role EventBridge Scheduler assumes to resume the lane (UpdateEventSourceMapping on this mapping only). */
+  readonly schedulerRole: Role;
+  readonly pauseScheduleGroup: ScheduleGroup;
+  /** SSM parameter holding the mapping's UUID (the function cannot get it in its environment without a cycle). */
+  readonly mappingIdParameter: StringParameter;
+
+  constructor(scope: Construct, id: string, props: LaneConsumerProps) {
+    super(scope, id);
+    const { lane, queues, storage } = props;
+    const stack = Stack.of(this);
+
+    this.logGroup = new LogGroup(this, 'Logs', {
+      logGroupName: `/aws/lambda/ratelane-${lane.name}-consumer`,
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `ratelane ${lane.name} lane consumer: its own queue, DLQ, bucket, tables and secret only`,
+    });
+
+    const pauseScheduleGroupName = `ratelane-${lane.name}-pause`;
+    const mappingIdParameterName = `/ratelane/${lane.name}/consumer/event-source-mapping-id`;
+
+    // The scheduler role is created before the function (the function's environment names it);
+    // its policy comes later, once the mapping exists.
+    this.schedulerRole = new Role(this, 'PauseSchedulerRole', {
+      assumedBy: new ServicePrincipal('scheduler.amazonaws.com', {
+        conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
+      }),
+      description: `EventBridge Scheduler resumes the ratelane ${lane.name} lane: UpdateEventSourceMapping on its one mapping`,
+    });
+
+    this.function = new NodejsFunction(this, 'Function', {
+      functionName: `ratelane-${lane.name}-consumer`,
+      description: `ratelane ${lane.name} lane queue consumer (${lane.region})`,
+      entry: join(PROJECT_ROOT, 'lambdas', 'consumer.ts'),
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+      runtime: CONSUMER_RUNTIME,
+      architecture: Architecture.ARM_64,
+      memorySize: lane.consumer.memoryMb,
+      timeout: Duration.seconds(lane.consumer.timeoutSeconds),
+      // The mapping's MaximumConcurrency caps invocations; reserving is opt-in (see the lane config).
+      ...(lane.consumer.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: lane.consumer.reservedConcurrency }),
+      role: this.role,
+      logGroup: this.logGroup,
+      environment: {
+        RATELANE_LANE_CONFIG: JSON.stringify(lane),
+        RATELANE_QUEUE_URL: queues.queue.queueUrl,
+        RATELANE_DLQ_URL: queues.deadLetterQueue.queueUrl,
+        RATELANE_PROVIDER_SECRET_ARN: storage.providerSecret.secretArn,
+        RATELANE_PAUSE_SCHEDULE_GROUP: pauseScheduleGroupName,
+        RATELANE_PAUSE_SCHEDULER_ROLE_ARN: this.schedulerRole.roleArn,
+        RATELANE_MAPPING_ID_PARAMETER: mappingIdParameterName,
+        POWERTOOLS_SERVICE_NAME: consumerServiceName(lane),
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        forceDockerBundling: false,
+        format: OutputFormat.ESM,
+        target: CONSUMER_ESBUILD_TARGET,
+        mainFields: ['module', 'main'],
+        banner: ESM_REQUIRE_BANNER,
+        // Bundle everything, the AWS SDK included: the function runs the SDK versions the tests ran.
+        externalModules: [],
+        minify: true,
+        sourceMap: true,
+        sourcesContent: false,
+      },
+    });
+
+    // Grants, one statement per resource, exact actions.
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({ sid: 'WriteOwnLogs', actions: [...CONSUMER_LOG_ACTIONS], resources: [this.logGroup.logGroupArn] }),
+    );
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({ sid: 'ResendToOwnQueue', actions: [...CONSUMER_QUEUE_EXTRA_ACTIONS], resources: [queues.queue.queueArn] }),
+    );
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({ sid: 'DeadLetterToOwnDlq', actions: [...CONSUMER_DLQ_ACTIONS], resources: [queues.deadLetterQueue.queueArn] }),
+    );
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ReadSourceDocuments',
+        actions: [...CONSUMER_BUCKET_ACTIONS],
+        resources: [storage.bucket.arnForObjects(`${DOCUMENT_PREFIX}*`)],
+      }),
+    );
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({ sid: 'CommitResults', actions: [...CONSUMER_RESULTS_ACTIONS], resources: [storage.resultsTable.tableArn] }),
+    );
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({ sid: 'WriteLedger', actions: [...CONSUMER_LEDGER_ACTIONS], resources: [storage.ledgerTable.tableArn] }),
+    );
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({ sid: 'ReadWriteRateState', actions: [...CONSUMER_RATE_STATE_ACTIONS], resources: [storage.rateStateTable.tableArn] }),
+    );
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({ sid: 'ReadProviderKeys', actions: [...CONSUMER_SECRET_ACTIONS], resources: [storage.providerSecret.secretArn] }),
+    );
+    const mappingIdParameterArn = stack.formatArn({
+      service: 'ssm',
+      resource: 'parameter',
+      resourceName: mappingIdParameterName.slice(1),
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({ sid: 'ReadMappingId', actions: ['ssm:GetParameter'], resources: [mappingIdParameterArn] }),
+    );
+
+    this.eventSource = new SqsEventSource(queues.queue, {
+      batchSize: lane.queue.batchSize,
+      maxBatchingWindow: lane.queue.maxBatchingWindowSeconds > 0 ? Duration.seconds(lane.queue.maxBatchingWindowSeconds) : undefined,
+      maxConcurrency: lane.consumer.maximumConcurrency,
+      reportBatchItemFailures: true,
+      enabled: true,
+    });
+    this.function.addEventSource(this.eventSource);
+    const mappingArn = this.eventSource.eventSourceMappingArn;
+
+    this.mappingIdParameter = new StringParameter(this, 'MappingId', {
+      parameterName: mappingIdParameterName,
+      stringValue: this.eventSource.eventSourceMappingId,
+      tier: ParameterTier.STANDARD,
+      description: `UUID of the ratelane ${lane.name} consumer's SQS event source mapping (lane pause)`,
+    });
+
+    this.pauseScheduleGroup = new ScheduleGroup(this, 'PauseSchedules', { scheduleGroupName: pauseScheduleGroupName });
+    const scheduleArnPattern = stack.formatArn({
+      service: 'scheduler',
+      resource: 'schedule',
+      resourceName: `${pauseScheduleGroupName}/*`,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
+
+    this.schedulerRole.attachInlinePolicy(
+      new Policy(this, 'PauseSchedulerPolicy', {
+        statements: [new PolicyStatement({ sid: 'ResumeOwnMapping', actions: ['lambda:UpdateEventSourceMapping'], resources: [mappingArn] })],
+      }),
+    );
+
+    this.pausePolicy = new Policy(this, 'PausePolicy', {
+      statements: [
+        new PolicyStatement({ sid: 'PauseOwnMapping', actions: ['lambda:UpdateEventSourceMapping'], resources: [mappingArn] }),
+        new PolicyStatement({ sid: 'ScheduleResume', actions: ['scheduler:CreateSchedule'], resources: [scheduleArnPattern] }),
+        new PolicyStatement({
+          sid: 'PassSchedulerRole',
+          effect: Effect.ALLOW,
+          actions: ['iam:PassRole'],
+          resources: [this.schedulerRole.roleArn],
+          conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+        }),
+      ],
+    });
+    this.role.attachInlinePolicy(this.pausePolicy);
+
+    // cdk-nag acknowledgements, each for exactly one finding.
+    const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
+    const bucketLogicalId = stack.resolve(stack.getLogicalId(storage.bucket.node.defaultChild as CfnBucket)) as string;
+    Validations.of(this.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${DOCUMENT_PREFIX}*]`,
+      reason:
+        'Documents are content-addressed (documents/<sha256>.txt) and written by producers at run time, so their keys cannot be listed at deploy time; the grant is s3:GetObject only, on the documents/ prefix of this lane’s own bucket.',
+    });
+    Validations.of(this.pausePolicy).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:${stack.region}:${account}:schedule/${pauseScheduleGroupName}/*]`,
+      reason:
+        'A lane pause creates one resume schedule named after its resume time, unknown at deploy time; scheduler:CreateSchedule is limited to this lane’s own schedule group, and the only role it may pass can only update this lane’s mapping.',
+    });
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * One regional lane as one stack: storage, queues, consumer, alarms and dashboard, all in the lane's
+ * region and named from the lane config it is given (the stack never reads the config itself).
+ */
+import { Stack, type StackProps } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import * as cxapi from 'aws-cdk-lib/cx-api';
+import type { Construct } from 'constructs';
+import type { LaneConfig } from '../config/lanes.js';
+import { LaneAlarms } from './alarms.js';
+import { LaneConsumer } from './consumer.js';
+import { LaneDashboard } from './dashboard.js';
+import { LaneQueues } from './queues.js';
+import { LaneStorage } from './storage.js';
+
+export interface LaneStackProps extends StackProps {
+  /** The lane this stack deploys; the stack's region must be the lane's region. */
+  readonly lane: LaneConfig;
+  /** Days a source document is kept. @default 90 */
+  readonly documentRetentionDays?: number;
+  /** Days S3 server access logs are kept. @default 365 */
+  readonly accessLogRetentionDays?: number;
+  /** Retention of the consumer's logs. @default one month */
+  readonly logRetention?: RetentionDays;
+  /** E-mail addresses subscribed to the lane's alarm topic. @default none */
+  readonly alarmEmails?: readonly string[];
+}
+
+/** Raised when a lane stack would be deployed outside its lane's region. */
+export class LaneRegionError extends Error {
+  override name = 'LaneRegionError';
+}
+
+/** The stack name of a lane (`ratelane-us`, `ratelane-eu`, ...). */
+export function laneStackName(lane: Pick<LaneConfig, 'name'>): string {
+  return `ratelane-${lane.name}`;
+}
+
+export class LaneStack extends Stack {
+  readonly lane: LaneConfig;
+  readonly storage: LaneStorage;
+  readonly queues: LaneQueues;
+  readonly consumer: LaneConsumer;
+  readonly alarms: LaneAlarms;
+  readonly dashboard: LaneDashboard;
+
+  constructor(scope: Construct, id: string, props: LaneStackProps) {
+    const { lane } = props;
+    if (props.env?.region !== undefined && props.env.region !== lane.region) {
+      throw new LaneRegionError(`stack ${id} targets ${props.env.region} but lane ${lane.name} lives in ${lane.region}`);
+    }
+    super(scope, id, {
+      stackName: laneStackName(lane),
+      description: `ratelane ${lane.name} lane (${lane.region}): bucket, queues, consumer, tables, secret, alarms, dashboard`,
+      ...props,
+      env: { ...props.env, region: lane.region },
+      tags: { 'ratelane:lane': lane.name, ...props.tags },
+    });
+    this.lane = lane;
+    // S3 server access logs are delivered through a bucket policy, not the legacy ACL (ACLs are
+    // disabled on new buckets).
+    this.node.setContext(cxapi.S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
+
+    this.storage = new LaneStorage(this, 'Storage', {
+      lane,
+      documentRetentionDays: props.documentRetentionDays ?? 90,
+      accessLogRetentionDays: props.accessLogRetentionDays ?? 365,
+    });
+    this.queues = new LaneQueues(this, 'Queues', { lane });
+    this.consumer = new LaneConsumer(this, 'Consumer', {
+      lane,
+      queues: this.queues,
+      storage: this.storage,
+      logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
+    });
+    this.alarms = new LaneAlarms(this, 'Alarms', { lane, queues: this.queues, ...(props.alarmEmails ? { alarmEmails: props.alarmEmails } : {}) });
+    this.dashboard = new LaneDashboard(this, 'Dashboard', { lane, queues: this.queues, alarms: this.alarms });
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * A lane's data stores: the source-document bucket (with its access-log bucket), the results,
+ * ledger and rate-state tables, and the Secrets Manager secret holding the provider's API keys.
+ * Every name comes from the lane config, so the consumer (which reads the same config) and the
+ * local stack address exactly these resources.
+ */
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import type { LaneConfig } from '../config/lanes.js';
+import { LEDGER_TABLE, RATE_STATE_TABLE, RESULTS_TABLE, type TableShape } from '../store/tables.js';
+
+/** Where documents live in the bucket (mirrors `DOCUMENT_KEY_PREFIX` of `lib/store/documents.ts`). */
+export const DOCUMENT_PREFIX = 'documents/';
+
+export interface LaneStorageProps {
+  readonly lane: LaneConfig;
+  /** Days after which a source document expires (jobs reference it only while in flight). */
+  readonly documentRetentionDays: number;
+  /** Days after which S3 server access logs expire. */
+  readonly accessLogRetentionDays: number;
+}
+
+/** The lane's bucket, tables and provider secret. */
+export class LaneStorage extends Construct {
+  readonly bucket: Bucket;
+  readonly accessLogsBucket: Bucket;
+  readonly resultsTable: TableV2;
+  readonly ledgerTable: TableV2;
+  readonly rateStateTable: TableV2;
+  readonly providerSecret: Secret;
+
+  constructor(scope: Construct, id: string, props: LaneStorageProps) {
+    super(scope, id);
+    const { lane } = props;
+
+    this.accessLogsBucket = new Bucket(this, 'AccessLogs', {
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      versioned: false,
+      lifecycleRules: [
+        { id: 'expire-access-logs', expiration: Duration.days(props.accessLogRetentionDays), abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    Validations.of(this.accessLogsBucket).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason:
+        'This is the server access log target of the lane source bucket; logging the log bucket into itself would loop and into another bucket would only move the finding.',
+    });
+
+    this.bucket = new Bucket(this, 'Source', {
+      bucketName: lane.resources.bucketName,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      serverAccessLogsBucket: this.accessLogsBucket,
+      serverAccessLogsPrefix: 'source/',
+      lifecycleRules: [
+        {
+          id: 'expire-documents',
+          prefix: DOCUMENT_PREFIX,
+          expiration: Duration.days(props.documentRetentionDays),
+        },
+        { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.resultsTable = laneTable(this, 'Results', lane.resources.resultsTable, RESULTS_TABLE);
+    this.ledgerTable = laneTable(this, 'Ledger', lane.resources.ledgerTable, LEDGER_TABLE);
+    this.rateStateTable = laneTable(this, 'RateState', lane.resources.rateStateTable, RATE_STATE_TABLE);
+
+    const keyIds = lane.provider.keys.map((k) => k.id);
+    this.providerSecret = new Secret(this, 'ProviderKeys', {
+      secretName: lane.resources.providerSecretName,
+      description: `ratelane ${lane.name} lane: ${lane.provider.kind} API keys as JSON {"<key id>": "<api key>"} for key ids ${keyIds.join(', ')}. Set it with put-secret-value after the first deploy.`,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    Validations.of(this.providerSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'The secret holds third-party model provider API keys that only a person can rotate, in the provider console; no rotation Lambda can mint them. Rotation is an operator runbook step (put-secret-value), and the consumer re-reads the secret every 5 minutes.',
+    });
+  }
+}
+
+/** An on-demand, encrypted, point-in-time-recoverable table with the key schema and TTL of `shape`. */
+function laneTable(scope: Construct, id: string, tableName: string, shape: TableShape): TableV2 {
+  return new TableV2(scope, id, {
+    tableName,
+    partitionKey: { name: shape.partitionKey, type: AttributeType.STRING },
+    ...(shape.sortKey ? { sortKey: { name: shape.sortKey, type: AttributeType.STRING } } : {}),
+    ...(shape.ttlAttribute ? { timeToLiveAttribute: shape.ttlAttribute } : {}),
+    billing: Billing.onDemand(),
+    encryption: TableEncryptionV2.awsManagedKey(),
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    deletionProtection: true,
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
+}
