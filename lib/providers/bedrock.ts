@@ -5,9 +5,10 @@
  * (the lane's region), makes exactly one attempt (`maxAttempts: 1`: ratelane owns retries), and maps
  * Bedrock's exceptions through the provider classifier with provider `bedrock`.
  *
- * Authentication: an empty `apiKey` uses the AWS credential chain (the Lambda's IAM role, or the
- * explicit `credentials` option); a non-empty `apiKey` is a Bedrock API key, sent as a bearer token
- * (`Authorization: Bearer …`, the SDK's `httpBearerAuth` scheme).
+ * Authentication (`auth`): `iam` uses the AWS credential chain (the Lambda's IAM role, or the
+ * explicit `credentials` option) and ignores the request's `apiKey`; `api-key` sends the request's
+ * `apiKey` (a Bedrock API key) as a bearer token (`Authorization: Bearer …`, the SDK's
+ * `httpBearerAuth` scheme). Without `auth`: an empty `apiKey` means IAM, a non-empty one an API key.
  */
 import {
   BedrockRuntimeClient,
@@ -39,6 +40,8 @@ export interface BedrockAdapterOptions {
   /** Endpoint override (tests, VPC endpoints). Default: the region's public endpoint. */
   endpoint?: string;
   timeoutMs: number;
+  /** `iam` (credential chain) or `api-key` (bearer token). Default: by whether the request has a key. */
+  auth?: 'iam' | 'api-key';
   /** Explicit AWS credentials (tests); default the SDK's credential chain. */
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   /** Output cap when the request sets none (Converse requires none, models default differently). */
@@ -55,7 +58,8 @@ export function bedrockToolName(schemaName: string): string {
 /** Creates the adapter; one client per auth mode/API key (clients keep sockets). */
 export function createBedrockAdapter(options: BedrockAdapterOptions): ModelAdapter {
   const clients = new Map<string, BedrockRuntimeClient>();
-  const clientFor = (apiKey: string): BedrockRuntimeClient => {
+  const clientFor = (requestKey: string): BedrockRuntimeClient => {
+    const apiKey = options.auth === 'iam' ? '' : requestKey;
     let client = clients.get(apiKey);
     if (!client) {
       client = new BedrockRuntimeClient({
@@ -76,6 +80,9 @@ export function createBedrockAdapter(options: BedrockAdapterOptions): ModelAdapt
   return {
     provider: PROVIDER,
     async extract(request: ExtractionRequest): Promise<ExtractionResponse> {
+      if (options.auth === 'api-key' && request.apiKey === '') {
+        throw new TypeError(`${PROVIDER}: auth is api-key but the key has no secret`);
+      }
       const toolName = bedrockToolName(request.jsonSchemaName);
       const input = buildConverseInput(options, request, toolName);
       const deadline = startDeadline(options.timeoutMs, request.signal);

@@ -94,9 +94,12 @@ export function isRequestTooLarge(input: Pick<ProviderErrorInput, 'provider' | '
 export function classifyAt(input: ProviderErrorInput, nowMs: number): ProviderErrorClassification {
   const provider = input.provider;
   const headers = normalizeHeaders(input.headers);
-  const rawStatus = toStatus(input.status);
+  let rawStatus = toStatus(input.status);
+  // An AWS event-stream exception frame (`:message-type: exception`, `:exception-type: …`) is an
+  // error even inside a 200 stream.
+  if (rawStatus < 400 && isAwsExceptionFrame(headers)) rawStatus = 0;
   const facts = extractFacts(input.body, rawStatus);
-  const status = rawStatus >= 400 ? rawStatus : (facts.embeddedStatus ?? (facts.hasError ? 0 : rawStatus));
+  const status = rawStatus >= 400 ? rawStatus : (facts.embeddedStatus ?? (facts.hasError || rawStatus === 0 ? 0 : rawStatus));
   if (status > 0 && status < 400) return result('not_rate_limit', null, null);
 
   const dateMs = parseHttpDate(headers.date)?.getTime() ?? null;
@@ -156,6 +159,10 @@ function lowerText(facts: ErrorFacts): string {
   return facts.texts.join('\n').toLowerCase();
 }
 
+function isAwsExceptionFrame(headers: Record<string, string>): boolean {
+  return headers[':message-type']?.trim().toLowerCase() === 'exception' || Boolean(headers[':exception-type']);
+}
+
 /** `x-amzn-errortype: ThrottlingException:http://internal.amazon.com/…` and event-stream headers. */
 function awsErrorTypes(headers: Record<string, string>): string[] {
   const out: string[] = [];
@@ -181,9 +188,24 @@ function detectTooLarge(status: number, facts: ErrorFacts, text: string): boolea
   if (status === 413) return true;
   if (facts.codes.has('request_too_large')) return true;
   if (/request too large\b/.test(text) && /(tokens? per min|\btpm\b|per[- ]minute|tokens? per day|\btpd\b)/.test(text)) return true;
+  // "Limit 7000, Used 0, Requested ~12903": the one request asks for more than the whole limit.
+  if (requestedExceedsLimit(text)) return true;
   // "Limit 30000, Requested 36055. The input or output tokens must be reduced" (no "Used": not a burst).
   if (/must be reduced|reduce your message size|reduce the size of your request/.test(text) && /\blimit:? ?[\d,]+, requested:? ?[\d,]+/.test(text)) {
     return true;
+  }
+  return false;
+}
+
+/**
+ * A limit statement ("Limit 7000, Used 0, Requested ~12903", "Limit: 30000, Requested: 36055")
+ * whose request alone is larger than the limit: no wait lets it through.
+ */
+function requestedExceedsLimit(text: string): boolean {
+  for (const m of text.matchAll(/\blimit:?\s*([\d,]+)\s*(?:\/\s*[a-z]+)?,\s*(?:used:?\s*[\d,]+,\s*)?requested:?\s*~?\s*([\d,]+)/g)) {
+    const limit = Number((m[1] ?? '').replace(/,/g, ''));
+    const requested = Number((m[2] ?? '').replace(/,/g, ''));
+    if (Number.isFinite(limit) && Number.isFinite(requested) && limit > 0 && requested > limit) return true;
   }
   return false;
 }
@@ -264,9 +286,12 @@ const THROTTLE_CODES = [
 function detectThrottle(status: number, text: string, codes: Set<string>): boolean {
   if (status === 429) return true;
   if (hasCode(codes, ...THROTTLE_CODES)) return true;
-  return /rate limit(?:ed)? (?:reached|exceeded)|rate[- ]limited|too many requests|too many tokens|quota exceeded|exceeded (?:your |the )?(?:[a-z ]+ )?quota|resource (?:has been )?exhausted|exceeded (?:your )?(?:token |call )?rate limit/.test(
-    text,
-  );
+  if (/rate ?limit(?:ed)? (?:reached|exceeded|is exceeded)|rate[- ]limited|too many requests|quota exceeded|exceeded (?:your |the )?(?:[a-z ]+ )?quota|resource (?:has been )?exhausted|exceeded (?:your )?(?:token |call )?rate limit|request rate is too high/.test(text)) {
+    return true;
+  }
+  // "Too many tokens" is Bedrock's throttle wording (429 / ThrottlingException, caught above); on
+  // another client error it is a request-size validation ("Too many tokens in batch. Max is 16384").
+  return !(status >= 400 && status < 500) && /too many tokens(?!\s+in\b)/.test(text);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -318,8 +343,10 @@ function detectOverload(provider: ProviderName, status: number, text: string, co
   ) {
     return true;
   }
-  // Vertex pay-as-you-go: the shared pool had no capacity ("Resource exhausted, please try again later").
-  if (provider === 'vertex' && /resource exhausted[.,]? please try again later/.test(text) && !/quota exceeded/.test(text)) return true;
+  // Google's shared pool had no capacity ("Resource exhausted. Please try again later. Please refer
+  // to …/error-code-429"): Vertex pay-as-you-go, and the Gemini API / Code Assist backends that
+  // answer with the same wording. Not a quota of the caller's ("Quota exceeded for …").
+  if (isGoogle(provider) && /resource exhausted[.,]? please try again later/.test(text) && !/quota exceeded/.test(text)) return true;
   return false;
 }
 

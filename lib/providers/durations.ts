@@ -165,9 +165,13 @@ function wordUnitMs(unit: string): number | null {
   return null;
 }
 
-/** "try again in", "retry after", "wait", "reset after", "available again in", "resets in". */
+/**
+ * "try again in", "retry after", "wait", "reset after", "available again in", "resets in". Not the
+ * progressive "retrying in 4s" / "waiting for 10 seconds": that is a client announcing its own
+ * backoff in a log line around the provider's body, not a wait the provider stated.
+ */
 const WAIT_LEAD =
-  /\b(?:try(?:ing)?\s+again|retry(?:ing)?|wait(?:ing)?|resets?|be\s+available(?:\s+again)?|available\s+again)\s+(?:in|after|for)\s+(?:about\s+|approximately\s+|roughly\s+|~\s*)?/gi;
+  /\b(?:try\s+again|retry|wait|resets?|be\s+available(?:\s+again)?|available\s+again)\s+(?:in|after|for)\s+(?:about\s+|approximately\s+|roughly\s+|~\s*)?/gi;
 const COMPACT = /^((?:(?:\d+(?:\.\d+)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h|d))+)(?![a-z0-9])/i;
 const WORDED = /^(\d+(?:\.\d+)?)\s*([a-z]+)\b(?:\s*(?:and\s+)?(\d+(?:\.\d+)?)\s*([a-z]+)\b)?/i;
 

@@ -88,24 +88,69 @@ function emptyFacts(): ErrorFacts {
   };
 }
 
-/** Tries to read JSON out of a string: the whole string, or from its first `{`/`[` to its last. */
+/**
+ * Tries to read JSON out of a string: the whole string, else the first balanced `{…}`/`[…]` that
+ * parses (so a prefix such as `"[CloudCode] Stream error at …: 503 - {…}"` or `"429 {…}"` and a
+ * trailing log line do not hide the body).
+ */
 export function tryParseJson(text: string): unknown {
   const trimmed = text.trim();
   if (trimmed === '') return undefined;
   try {
     return JSON.parse(trimmed);
   } catch {
-    // fall through: maybe JSON embedded after a prefix such as "429 {...}"
+    // fall through: maybe JSON embedded in other text
   }
-  const starts = [trimmed.indexOf('{'), trimmed.indexOf('[')].filter((i) => i >= 0);
-  if (starts.length === 0) return undefined;
-  const start = Math.min(...starts);
-  const end = Math.max(trimmed.lastIndexOf('}'), trimmed.lastIndexOf(']'));
-  if (end <= start) return undefined;
-  try {
-    return JSON.parse(trimmed.slice(start, end + 1));
-  } catch {
-    return undefined;
+  let attempts = 0;
+  for (let start = 0; start < trimmed.length && attempts < 20; start++) {
+    const ch = trimmed[start];
+    if (ch !== '{' && ch !== '[') continue;
+    const end = balancedEnd(trimmed, start);
+    if (end < 0) continue;
+    attempts++;
+    try {
+      const parsed: unknown = JSON.parse(trimmed.slice(start, end + 1));
+      if (parsed !== null && typeof parsed === 'object') return parsed;
+    } catch {
+      // not JSON (e.g. "[CloudCode]" or a Python repr): try the next opening bracket
+    }
+  }
+  return undefined;
+}
+
+/** Index of the bracket closing the one at `start` (JSON string-aware), or -1. */
+function balancedEnd(text: string, start: number): number {
+  const stack: string[] = [];
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const ch = text[i];
+    if (inString) {
+      if (ch === '\\') i++;
+      else if (ch === '"') inString = false;
+      continue;
+    }
+    if (ch === '"') inString = true;
+    else if (ch === '{') stack.push('}');
+    else if (ch === '[') stack.push(']');
+    else if (ch === '}' || ch === ']') {
+      if (stack.pop() !== ch) return -1;
+      if (stack.length === 0) return i;
+    }
+  }
+  return -1;
+}
+
+/**
+ * Error codes written as text rather than JSON: a Python repr (`'type': 'insufficient_quota'`),
+ * a log line (`error_type=None`, `type: server_error`) or an SDK string. Only identifier-like
+ * values count.
+ */
+function codesFromText(text: string, facts: ErrorFacts): void {
+  const pattern = /["']?\b(type|code|status|reason|__type|error_type|error_code)["']?\s*[:=]\s*["']?([A-Za-z][A-Za-z0-9_.-]{2,63})["']?/g;
+  for (const m of text.matchAll(pattern)) {
+    const value = (m[2] ?? '').toLowerCase();
+    if (value === 'none' || value === 'null') continue;
+    facts.codes.add(value);
   }
 }
 
@@ -236,6 +281,7 @@ export function extractFacts(body: unknown, status: number): ErrorFacts {
   const facts = emptyFacts();
   const failed = !(status > 0 && status < 400);
   let parsed: unknown = body;
+  let wrapper: string | null = null;
   if (typeof body === 'string') {
     if (looksLikeSse(body)) {
       const { payloads, sawErrorEvent } = sseErrorPayloads(body);
@@ -246,11 +292,16 @@ export function extractFacts(body: unknown, status: number): ErrorFacts {
     }
     const json = tryParseJson(body);
     if (json === undefined || typeof json !== 'object') {
-      if (failed) pushText(facts, body);
+      if (failed) {
+        pushText(facts, body);
+        codesFromText(body, facts);
+      }
       return facts;
     }
     parsed = json;
-    if (failed && !body.trim().startsWith('{') && !body.trim().startsWith('[')) pushText(facts, body);
+    // Text around the embedded JSON (a client's prefix or log line) is read after the JSON's own
+    // messages, so a wait the provider stated wins over the wrapper's words.
+    if (failed && !body.trim().startsWith('{') && !body.trim().startsWith('[')) wrapper = body;
   } else if (body instanceof Uint8Array) {
     return extractFacts(new TextDecoder().decode(body), status);
   } else if (body instanceof Error) {
@@ -273,5 +324,6 @@ export function extractFacts(body: unknown, status: number): ErrorFacts {
     facts.hasError = true;
   }
   walk(parsed, facts, 0, '');
+  if (wrapper !== null) pushText(facts, wrapper);
   return facts;
 }

@@ -1,6 +1,7 @@
 /**
  * Model adapter for the Google Gemini API (`generativelanguage.googleapis.com`) through the official
- * `@google/genai` SDK: `models.generateContent` with `responseMimeType: 'application/json'` and the
+ * `@google/genai` SDK (or Vertex AI with `vertex` set: `GoogleGenAI({ vertexai: true, project, location })`,
+ * Google credentials, errors classified as `vertex`): `models.generateContent` with `responseMimeType: 'application/json'` and the
  * JSON schema as `responseJsonSchema`.
  *
  * Retries: `@google/genai` retries only when `httpOptions.retryOptions` is set (then through
@@ -24,11 +25,18 @@ import {
 } from './model.js';
 import { startDeadline } from './deadline.js';
 
-const PROVIDER = 'gemini' as const;
+/** Gemini API or Vertex AI: the classifier dialect of the adapter's errors. */
+export type GoogleProvider = 'gemini' | 'vertex';
 
 /** Settings of the Gemini adapter. */
 export interface GeminiAdapterOptions {
   model: string;
+  /**
+   * Vertex AI instead of the Gemini API: `GoogleGenAI({ vertexai: true, project, location })`,
+   * authenticated with Google credentials (Application Default Credentials), not an API key: the
+   * request's `apiKey` is then ignored. Errors classify as provider `vertex`.
+   */
+  vertex?: { project: string; location: string };
   /** Base URL override without the API version (tests, the local fake provider). Default Google's. */
   baseUrl?: string;
   /** API version path segment. Default the SDK's (`v1beta`). */
@@ -39,25 +47,28 @@ export interface GeminiAdapterOptions {
 
 /** Creates the adapter. One SDK client is cached per API key. */
 export function createGeminiAdapter(options: GeminiAdapterOptions): ModelAdapter {
+  const provider: GoogleProvider = options.vertex ? 'vertex' : 'gemini';
   const clients = new Map<string, GoogleGenAI>();
   const clientFor = (apiKey: string): GoogleGenAI => {
-    let client = clients.get(apiKey);
+    // Vertex: one client whatever the key (Google credentials authenticate, not the key).
+    const cacheKey = options.vertex ? '' : apiKey;
+    let client = clients.get(cacheKey);
     if (!client) {
-      client = new GoogleGenAI({
-        apiKey,
-        // No `retryOptions`: the SDK then makes exactly one attempt.
-        httpOptions: {
-          ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
-          ...(options.apiVersion ? { apiVersion: options.apiVersion } : {}),
-        },
-      });
-      clients.set(apiKey, client);
+      // No `retryOptions`: the SDK then makes exactly one attempt.
+      const httpOptions = {
+        ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+        ...(options.apiVersion ? { apiVersion: options.apiVersion } : {}),
+      };
+      client = options.vertex
+        ? new GoogleGenAI({ vertexai: true, project: options.vertex.project, location: options.vertex.location, httpOptions })
+        : new GoogleGenAI({ apiKey, httpOptions });
+      clients.set(cacheKey, client);
     }
     return client;
   };
 
   return {
-    provider: PROVIDER,
+    provider,
     async extract(request: ExtractionRequest): Promise<ExtractionResponse> {
       const systemText = request.messages
         .filter((m) => m.role === 'system')
@@ -90,7 +101,7 @@ export function createGeminiAdapter(options: GeminiAdapterOptions): ModelAdapter
           },
         };
       } catch (error) {
-        throw mapGeminiError(error, options.now?.() ?? new Date(), deadline.expired() || (request.signal?.aborted ?? false));
+        throw mapGeminiError(error, options.now?.() ?? new Date(), deadline.expired() || (request.signal?.aborted ?? false), provider);
       } finally {
         deadline.dispose();
       }
@@ -116,19 +127,19 @@ function exceedsContext(body: unknown): boolean {
 }
 
 /** Maps an `@google/genai` error to {@link ProviderError} or {@link ProviderTransportError}. */
-export function mapGeminiError(error: unknown, now: Date, aborted = false): Error {
+export function mapGeminiError(error: unknown, now: Date, aborted = false, provider: GoogleProvider = 'gemini'): Error {
   if (error instanceof ApiError) {
     const status = error.status;
     const body = bodyOf(error.message);
-    const classification = classifyProviderError({ provider: PROVIDER, status, headers: {}, body, now });
-    return new ProviderError(`${PROVIDER}: HTTP ${status} (${classification.kind})`, PROVIDER, status, classification, {
+    const classification = classifyProviderError({ provider: provider, status, headers: {}, body, now });
+    return new ProviderError(`${provider}: HTTP ${status} (${classification.kind})`, provider, status, classification, {
       cause: error,
-      requestTooLarge: isRequestTooLarge({ provider: PROVIDER, status, body }) || exceedsContext(body),
+      requestTooLarge: isRequestTooLarge({ provider: provider, status, body }) || exceedsContext(body),
     });
   }
   const name = (error as { name?: unknown } | null)?.name;
   if (aborted || name === 'AbortError' || name === 'TimeoutError') {
-    return new ProviderTransportError(`${PROVIDER}: request timed out`, PROVIDER, true, { cause: error });
+    return new ProviderTransportError(`${provider}: request timed out`, provider, true, { cause: error });
   }
-  return new ProviderTransportError(`${PROVIDER}: connection failed`, PROVIDER, false, { cause: error });
+  return new ProviderTransportError(`${provider}: connection failed`, provider, false, { cause: error });
 }

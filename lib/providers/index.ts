@@ -1,7 +1,7 @@
 /**
  * Model adapters by provider kind, chosen per lane in the lane config.
  */
-import type { LaneConfig } from '../config/lanes.js';
+import { providerDialect, type LaneConfig } from '../config/lanes.js';
 import type { ModelAdapter } from './model.js';
 import { createAnthropicAdapter } from './anthropic.js';
 import { createBedrockAdapter } from './bedrock.js';
@@ -17,18 +17,41 @@ export class UnsupportedProviderError extends Error {
  * Builds the lane's model adapter (SDK retries off; ratelane owns retries). Bedrock's endpoint is
  * the lane's region (`baseUrl`, when set, overrides the endpoint: tests and the local stack); the
  * other providers use `baseUrl` as their API base URL.
+ *
+ * - openai-compatible: errors classified in the lane's `dialect` (default `openai`); with `azure`
+ *   the SDK's `AzureOpenAI` client (endpoint, deployment, api-version).
+ * - bedrock: `auth` `iam` (default: the credential chain, key secrets unused) or `api-key`.
+ * - gemini: with `vertex`, Vertex AI (`vertexai: true, project, location`, Google credentials),
+ *   errors classified as `vertex`.
  */
 export function createModelAdapter(lane: LaneConfig): ModelAdapter {
   const { provider } = lane;
   switch (provider.kind) {
     case 'openai-compatible':
-      return createOpenAiCompatibleAdapter({ model: provider.model, baseUrl: provider.baseUrl, timeoutMs: provider.timeoutMs });
+      return createOpenAiCompatibleAdapter({
+        provider: providerDialect(provider),
+        model: provider.model,
+        baseUrl: provider.baseUrl,
+        ...(provider.azure ? { azure: provider.azure } : {}),
+        timeoutMs: provider.timeoutMs,
+      });
     case 'bedrock':
-      return createBedrockAdapter({ model: provider.model, region: lane.region, endpoint: provider.baseUrl, timeoutMs: provider.timeoutMs });
+      return createBedrockAdapter({
+        model: provider.model,
+        region: lane.region,
+        endpoint: provider.baseUrl,
+        auth: provider.auth ?? 'iam',
+        timeoutMs: provider.timeoutMs,
+      });
     case 'anthropic':
       return createAnthropicAdapter({ model: provider.model, baseUrl: provider.baseUrl, timeoutMs: provider.timeoutMs });
     case 'gemini':
-      return createGeminiAdapter({ model: provider.model, baseUrl: provider.baseUrl, timeoutMs: provider.timeoutMs });
+      return createGeminiAdapter({
+        model: provider.model,
+        baseUrl: provider.baseUrl,
+        ...(provider.vertex ? { vertex: provider.vertex } : {}),
+        timeoutMs: provider.timeoutMs,
+      });
     default:
       throw new UnsupportedProviderError(`no adapter for provider kind "${provider.kind}" yet`);
   }
@@ -37,6 +60,6 @@ export function createModelAdapter(lane: LaneConfig): ModelAdapter {
 export { classifyProviderError, isRequestTooLarge, PROVIDER_NAMES, type ProviderErrorInput, type ProviderName } from './classify.js';
 export { createAnthropicAdapter, mapAnthropicError, type AnthropicAdapterOptions } from './anthropic.js';
 export { createBedrockAdapter, mapBedrockError, type BedrockAdapterOptions } from './bedrock.js';
-export { createGeminiAdapter, mapGeminiError, type GeminiAdapterOptions } from './gemini.js';
+export { createGeminiAdapter, mapGeminiError, type GeminiAdapterOptions, type GoogleProvider } from './gemini.js';
 export { createOpenAiCompatibleAdapter, mapOpenAiError, type OpenAiCompatibleOptions } from './openai-compatible.js';
 export { ProviderError, ProviderTransportError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from './model.js';

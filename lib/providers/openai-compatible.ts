@@ -3,8 +3,8 @@
  * OpenRouter, a self-hosted server, or the local fake provider) through the official `openai` SDK,
  * with the SDK's own retries switched off. Errors are mapped through the provider classifier.
  */
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { classifyProviderError, type ProviderName } from './classify.js';
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AzureOpenAI } from 'openai';
+import { classifyProviderError, isRequestTooLarge, type ProviderName } from './classify.js';
 import {
   ProviderError,
   ProviderTransportError,
@@ -19,6 +19,11 @@ export interface OpenAiCompatibleOptions {
   provider?: ProviderName;
   model: string;
   baseUrl?: string;
+  /**
+   * Azure OpenAI: use the SDK's `AzureOpenAI` client against `endpoint` (the resource URL) with the
+   * deployment and `api-version`; the key is an Azure API key. Exclusive with `baseUrl`.
+   */
+  azure?: { endpoint: string; deployment: string; apiVersion: string };
   timeoutMs: number;
   now?: () => Date;
 }
@@ -31,22 +36,26 @@ function headersToRecord(headers: Headers | undefined): Record<string, string> {
   return out;
 }
 
-/** Whether an OpenAI-style body says one request exceeds the whole per-minute budget. */
-function isRequestTooLargeBody(body: unknown): boolean {
-  const message = (body as { error?: { message?: unknown } } | undefined)?.error?.message;
-  return typeof message === 'string' && /request too large/i.test(message);
-}
-
 /**
  * Creates the adapter. One SDK client is cached per API key (clients are cheap but keep sockets).
  */
 export function createOpenAiCompatibleAdapter(options: OpenAiCompatibleOptions): ModelAdapter {
-  const provider: ProviderName = options.provider ?? 'openai';
+  if (options.azure && options.baseUrl) throw new TypeError('openai-compatible adapter: azure.endpoint and baseUrl are mutually exclusive');
+  const provider: ProviderName = options.provider ?? (options.azure ? 'azure-openai' : 'openai');
   const clients = new Map<string, OpenAI>();
   const clientFor = (apiKey: string): OpenAI => {
     let client = clients.get(apiKey);
     if (!client) {
-      client = new OpenAI({ apiKey, baseURL: options.baseUrl, maxRetries: 0, timeout: options.timeoutMs });
+      client = options.azure
+        ? new AzureOpenAI({
+            apiKey,
+            endpoint: options.azure.endpoint,
+            deployment: options.azure.deployment,
+            apiVersion: options.azure.apiVersion,
+            maxRetries: 0,
+            timeout: options.timeoutMs,
+          })
+        : new OpenAI({ apiKey, baseURL: options.baseUrl, maxRetries: 0, timeout: options.timeoutMs });
       clients.set(apiKey, client);
     }
     return client;
@@ -98,7 +107,7 @@ export function mapOpenAiError(error: unknown, provider: ProviderName, now: Date
     const classification = classifyProviderError({ provider, status: error.status, headers, body, now });
     return new ProviderError(`${provider}: HTTP ${error.status} (${classification.kind})`, provider, error.status, classification, {
       cause: error,
-      requestTooLarge: isRequestTooLargeBody(body),
+      requestTooLarge: isRequestTooLarge({ provider, status: error.status, body }),
     });
   }
   return new ProviderTransportError(`${provider}: unexpected error`, provider, false, { cause: error });

@@ -738,3 +738,118 @@ describe('createModelAdapter', () => {
     assert.deepEqual(providers, ['openai', 'bedrock', 'anthropic', 'gemini']);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// Lane provider settings: Azure OpenAI, the OpenAI-compatible dialect, Bedrock auth.
+
+describe('Azure OpenAI through the OpenAI-compatible adapter', () => {
+  const azureLane = (endpoint: string) =>
+    resolveLanes({
+      us: {
+        provider: {
+          kind: 'openai-compatible',
+          model: 'gpt-4o-mini',
+          azure: { endpoint, deployment: 'extract-4o-mini', apiVersion: '2024-10-21' },
+          timeoutMs: 5_000,
+        },
+      },
+    }).us;
+
+  it('calls the deployment route with api-version and the api-key header, and maps usage', async () => {
+    // Prepare
+    const server = await loopback(() => ({
+      status: 200,
+      body: {
+        id: 'chatcmpl-azure',
+        object: 'chat.completion',
+        model: 'gpt-4o-mini-2024-07-18',
+        choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: JSON.stringify(RESULT) } }],
+        usage: { prompt_tokens: 120, completion_tokens: 18, total_tokens: 138 },
+      },
+    }));
+    const lane = azureLane(server.url);
+    assert.ok(lane);
+    const adapter = createModelAdapter(lane);
+    // Act
+    const response = await adapter.extract(extraction({ apiKey: 'azure-key-1' }));
+    // Assess
+    assert.equal(adapter.provider, 'azure-openai');
+    assert.deepEqual(JSON.parse(response.content), RESULT);
+    assert.deepEqual(response.usage, { inputTokens: 120, outputTokens: 18 });
+    assert.equal(server.requests.length, 1);
+    const [sent] = server.requests;
+    assert.ok(sent);
+    assert.equal(sent.path, '/openai/deployments/extract-4o-mini/chat/completions?api-version=2024-10-21');
+    assert.equal(sent.headers['api-key'], 'azure-key-1');
+  });
+
+  it('classifies in the azure-openai dialect: a prose 60 s wait, a 24-hour wait, no SDK retry', async () => {
+    // Prepare
+    const bodies = [
+      'Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 60 seconds.',
+      'Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 have exceeded token rate limit of your current AIServices S0 pricing tier. Please retry after 86400 seconds.',
+    ];
+    let call = 0;
+    const server = await loopback(() => ({ status: 429, body: { error: { code: '429', message: bodies[call++] } } }));
+    const lane = azureLane(server.url);
+    assert.ok(lane);
+    const adapter = createModelAdapter(lane);
+    // Act
+    const short = await failure(adapter, ProviderError);
+    const daily = await failure(adapter, ProviderError);
+    // Assess
+    assert.equal(short.provider, 'azure-openai');
+    assert.deepEqual([short.classification.kind, short.classification.retryAfterMs], ['rate_limit', 60_000]);
+    assert.deepEqual([daily.classification.kind, daily.classification.retryAfterMs], ['quota_exhausted', 86_400_000]);
+    assert.equal(server.requests.length, 2, 'one request per call');
+  });
+});
+
+describe('OpenAI-compatible dialect and Bedrock auth from the lane config', () => {
+  it('classifies a Groq endpoint in the groq dialect (a 429 whose one request exceeds the TPM limit is too large)', async () => {
+    // Prepare
+    const server = await loopback(() => ({
+      status: 429,
+      body: {
+        error: {
+          message:
+            'Rate limit reached for model `llama3-70b-8192` in organization `org_x` on tokens per minute (TPM): Limit 7000, Used 0, Requested ~12903. Please try again in 50.597142857s.',
+          type: 'tokens',
+          code: 'rate_limit_exceeded',
+        },
+      },
+    }));
+    const lane = resolveLanes({ us: { provider: { model: 'llama3-70b-8192', dialect: 'groq', baseUrl: server.url, timeoutMs: 5_000 } } }).us;
+    assert.ok(lane);
+    // Act
+    const error = await failure(createModelAdapter(lane), ProviderError);
+    // Assess
+    assert.equal(error.provider, 'groq');
+    assert.equal(error.classification.kind, 'not_rate_limit');
+    assert.equal(error.requestTooLarge, true);
+  });
+
+  it('Bedrock with auth api-key sends the bearer token; with iam it signs and ignores the key', async () => {
+    // Prepare
+    const reply = (): Canned => ({
+      status: 200,
+      body: {
+        output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 't', name: 'invoice_v1', input: RESULT } }] } },
+        stopReason: 'tool_use',
+        usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+      },
+    });
+    const server = await loopback(reply, { http2: true });
+    const credentials = { accessKeyId: 'AKIDTESTTESTTEST', secretAccessKey: 'test-secret' };
+    const base = { model: 'amazon.nova-lite-v1:0', region: 'eu-central-1', endpoint: server.url, timeoutMs: 5_000, credentials };
+    // Act
+    await createBedrockAdapter({ ...base, auth: 'api-key' }).extract(extraction({ apiKey: 'bedrock-api-key' }));
+    await createBedrockAdapter({ ...base, auth: 'iam' }).extract(extraction({ apiKey: 'ignored-secret' }));
+    const missing = createBedrockAdapter({ ...base, auth: 'api-key' }).extract(extraction({ apiKey: '' }));
+    // Assess
+    assert.equal(server.requests[0]?.headers.authorization, 'Bearer bedrock-api-key');
+    assert.match(String(server.requests[1]?.headers.authorization), /^AWS4-HMAC-SHA256 /);
+    await assert.rejects(missing, /auth is api-key but the key has no secret/);
+    assert.equal(server.requests.length, 2);
+  });
+});
