@@ -10,6 +10,7 @@ const USAGE = `Usage: ratelane <command> [options]
 Commands:
   local     run the pipeline on the local stack and print a scorecard   (npm run local -- --help)
   submit    submit documents to a region lane's queue                    (npm run submit -- --help)
+  resume    resume a paused lane (after a billing pause, or early)        (npx ratelane resume --help)
 `;
 
 async function shutdownInProgress(): Promise<boolean> {
@@ -42,6 +43,10 @@ async function main(argv: string[]): Promise<number> {
         { stdout: process.stdout, stderr: process.stderr },
         { isKnownVersion: isKnownPromptVersion, defaultVersions: { schemaVersion: DEFAULT_SCHEMA_VERSION, promptVersion: DEFAULT_PROMPT_VERSION } },
       );
+    }
+    case 'resume': {
+      const { runResumeCommand } = await import('../lib/admission/resume-cli.js');
+      return runResumeCommand(rest, { stdout: process.stdout, stderr: process.stderr });
     }
     default:
       process.stderr.write(command && command !== '--help' ? `unknown command "${command}"\n\n${USAGE}` : USAGE);

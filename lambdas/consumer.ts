@@ -7,13 +7,19 @@
  * - `RATELANE_LANE_CONFIG`: the lane's config as JSON (validated with the lane schema)
  * - `RATELANE_QUEUE_URL`, `RATELANE_DLQ_URL`: the lane's ingress queue and DLQ
  * - `RATELANE_PROVIDER_SECRET_ARN`: Secrets Manager secret `{ "<key id>": "<api key>", ... }`
+ * - `RATELANE_PAUSE_SCHEDULE_GROUP`, `RATELANE_PAUSE_SCHEDULER_ROLE_ARN`, `RATELANE_MAPPING_ID_PARAMETER`:
+ *   the lane pause (schedule group, the role the resume schedule runs as, the SSM parameter holding
+ *   the event source mapping's UUID). Without all three the lane never pauses (admission still defers).
+ * - optional `RATELANE_ADMISSION_SAFETY_MARGIN` (0..0.5, default 0.05), `RATELANE_ADMISSION_OUTPUT_TOKENS`
  * - Powertools settings (`POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_METRICS_NAMESPACE`, `POWERTOOLS_LOG_LEVEL`)
  */
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { AwsLanePauseController, sdkPauseCalls } from '../lib/admission/aws-pause.js';
+import { createLaneAdmission } from '../lib/admission/index.js';
 import { LaneConfigSchema } from '../lib/config/lanes.js';
 import { createConsumerHandler, createConsumerTelemetry, type SqsHandler } from '../lib/consumer/handler.js';
-import { keysFromSecret, roundRobinKeys } from '../lib/consumer/keys.js';
+import { keysFromSecret } from '../lib/consumer/keys.js';
 import { createAwsClients } from '../lib/local/clients.js';
 import { createModelAdapter } from '../lib/providers/index.js';
 import { Ledger } from '../lib/store/ledger.js';
@@ -36,7 +42,23 @@ async function build(): Promise<SqsHandler> {
   if (region !== lane.region) throw new ConsumerEnvironmentError(`function runs in ${region} but its lane is ${lane.name} (${lane.region})`);
   const clients = createAwsClients(lane.region);
   const secret = await getSecret<Record<string, unknown>>(requireEnv('RATELANE_PROVIDER_SECRET_ARN'), { transform: 'json', maxAge: 300 });
-  const keys = roundRobinKeys(keysFromSecret(lane.provider.keys, secret ?? {}));
+  const keys = keysFromSecret(lane.provider.keys, secret ?? {});
+  const scheduleGroup = process.env.RATELANE_PAUSE_SCHEDULE_GROUP;
+  const schedulerRoleArn = process.env.RATELANE_PAUSE_SCHEDULER_ROLE_ARN;
+  const mappingIdParameter = process.env.RATELANE_MAPPING_ID_PARAMETER;
+  const controller =
+    scheduleGroup && schedulerRoleArn && mappingIdParameter
+      ? new AwsLanePauseController({ lane: lane.name, calls: sdkPauseCalls({ region: lane.region, mappingIdParameter }), scheduleGroup, schedulerRoleArn })
+      : undefined;
+  const margin = process.env.RATELANE_ADMISSION_SAFETY_MARGIN;
+  const outputTokens = process.env.RATELANE_ADMISSION_OUTPUT_TOKENS;
+  const admission = createLaneAdmission({
+    lane,
+    dynamodb: clients.dynamodb,
+    keys,
+    settings: { ...(margin ? { safetyMargin: Number(margin) } : {}), ...(outputTokens ? { outputTokenEstimate: Number(outputTokens) } : {}) },
+    controller,
+  });
   const { logger, metrics } = createConsumerTelemetry(lane);
   return createConsumerHandler({
     lane,
@@ -47,7 +69,9 @@ async function build(): Promise<SqsHandler> {
     results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable }),
     ledger: new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable }),
     model: createModelAdapter(lane),
-    keys,
+    // One pool per execution environment: its short cache lives as long as the environment.
+    keys: admission.newPool(),
+    lanePause: admission.pauser,
     logger,
     metrics,
     now: () => new Date(),

@@ -10,16 +10,17 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import type { LaneConfig } from '../config/lanes.js';
-import { InvalidJobError, parseJob, type Job } from '../contract/job.js';
+import type { LanePauseReason, LanePauseRequester } from '../admission/pause.js';
+import { estimateTokens, InvalidJobError, parseJob, type Job } from '../contract/job.js';
 import { getExtractionPrompt, getExtractionSchema, isKnownPromptVersion } from '../contract/schemas/registry.js';
-import { decide, gateBeforeCall, type Action, type DeferAction, type FailAction, type JobOutcome, type RejectAction } from '../policy/index.js';
+import { decide, gateBeforeCall, type Action, type Cooldown, type DeferAction, type FailAction, type JobOutcome, type RejectAction } from '../policy/index.js';
 import { ProviderError, ProviderTransportError, type ModelAdapter, type TokenUsage } from '../providers/model.js';
 import { sendToDeadLetterQueue } from '../queue/dead-letter.js';
 import { extendVisibility, resendDeferred } from '../queue/reschedule.js';
 import { DocumentStoreError, readDocument } from '../store/documents.js';
 import type { Ledger, LedgerEntryInput } from '../store/ledger.js';
 import { resultRecordFor, type ResultStore } from '../store/results.js';
-import type { KeySelector } from './keys.js';
+import type { KeyDenial, KeyPool, ProviderKey } from './keys.js';
 import { validateOutput } from './validate.js';
 
 /** Everything the record processor needs; the handler wires real clients, tests may wire others. */
@@ -32,7 +33,10 @@ export interface ConsumerDeps {
   results: ResultStore;
   ledger: Ledger;
   model: ModelAdapter;
-  keys: KeySelector;
+  /** Admission: a key for each model call, or when to come back (see lib/admission). */
+  keys: KeyPool;
+  /** Pauses the lane when every key is out until a long reset; absent: the lane never pauses. */
+  lanePause?: LanePauseRequester | undefined;
   logger: Logger;
   metrics: Metrics;
   now: () => Date;
@@ -148,6 +152,9 @@ export async function processRecord(record: SQSRecord, deps: ConsumerDeps): Prom
     }
     return act(job, facts, deps, decideFor(job, facts, deps, { kind: 'transport_failure', cause: 'unknown' }), `document read failed: ${code}`);
   }
+  // The producer's input checks, again for a job someone else put on the queue: never a model call for these.
+  if (text.trim().length === 0) return reject(job, facts, deps, { type: 'reject', reason: 'invalid_body', detail: `input document is empty (${job.input.bytes} bytes)` }, 'empty_document');
+  if (estimateTokens(text) > lane.provider.limits.tokensPerMinute) return reject(job, facts, deps, { type: 'reject', reason: 'invalid_body', detail: `input is ~${estimateTokens(text)} tokens, over the lane's input budget of ${lane.provider.limits.tokensPerMinute}` }, 'too_large');
   return extractAndCommit(job, text, facts, deps);
 }
 
@@ -161,15 +168,27 @@ async function extractAndCommit(job: Job, text: string, facts: RecordFacts, deps
   let modelCalls = 0;
   let repairsUsed = 0;
   for (;;) {
-    const key = deps.keys.next();
+    // Admission before the call: a key that is not cooling and has budget, or "come back at retryAt".
+    let admission;
+    try {
+      const promptTokens = estimateTokens(messages.map((m) => m.content).join('\n'));
+      admission = await deps.keys.acquire({ estimatedTokens: Math.max(job.input.estimatedTokens, promptTokens) });
+    } catch (error) {
+      const action = decideFor(job, facts, deps, { kind: 'transport_failure', cause: 'unknown' });
+      return act(job, facts, deps, action, `admission unavailable: ${(error as Error)?.name ?? 'Error'}`);
+    }
+    if (!admission.admitted) return admissionDenied(job, facts, deps, admission);
+    const key = admission.key;
     let response;
     try {
       modelCalls += 1;
       count(deps, 'ModelCalls');
       response = await deps.model.extract({ messages, jsonSchemaName: schema.jsonSchemaName, jsonSchema: schema.jsonSchema, apiKey: key.secret });
     } catch (error) {
-      return actOnModelError(job, facts, deps, error, key.id);
+      return actOnModelError(job, facts, deps, error, key);
     }
+    // Reconcile the tokens admission took with what the call really used (never throws).
+    await admission.settle(response.usage);
     usage.inputTokens += response.usage.inputTokens;
     usage.outputTokens += response.usage.outputTokens;
     const validation = validateOutput(response.content, schema);
@@ -197,15 +216,24 @@ async function extractAndCommit(job: Job, text: string, facts: RecordFacts, deps
   }
 }
 
-async function actOnModelError(job: Job, facts: RecordFacts, deps: ConsumerDeps, error: unknown, keyId: string): Promise<void> {
+async function actOnModelError(job: Job, facts: RecordFacts, deps: ConsumerDeps, error: unknown, key: ProviderKey): Promise<void> {
+  const keyId = key.id;
   if (error instanceof ProviderError) {
     if (error.requestTooLarge) {
       return reject(job, facts, deps, { type: 'reject', reason: 'invalid_body', detail: `request larger than the provider's whole per-minute budget (key ${keyId})` }, 'too_large');
     }
-    const throttle = ['rate_limit', 'quota_exhausted', 'billing'].includes(error.classification.kind);
-    if (throttle) count(deps, 'RateLimited');
-    const action = decideFor(job, facts, deps, { kind: 'provider_error', classification: error.classification });
-    return act(job, facts, deps, action, `${error.classification.kind} from key ${keyId} (HTTP ${error.status})`);
+    const kind = error.classification.kind;
+    const throttle = kind === 'rate_limit' || kind === 'quota_exhausted' || kind === 'billing';
+    let keysLeft: number | undefined;
+    if (throttle) {
+      count(deps, 'RateLimited');
+      keysLeft = await deps.keys
+        .keysLeftAfter(key, { scope: kind === 'rate_limit' ? 'key' : 'quota_owner', reason: kind })
+        .catch(() => undefined);
+    }
+    const action = decideFor(job, facts, deps, { kind: 'provider_error', classification: error.classification, ...(keysLeft === undefined ? {} : { keysLeft }) });
+    if (action.type === 'defer') await applyThrottleAction(job, facts, deps, action, key);
+    return act(job, facts, deps, action, `${kind} from key ${keyId} (HTTP ${error.status})`);
   }
   if (error instanceof ProviderTransportError) {
     const action = decideFor(job, facts, deps, { kind: 'transport_failure', cause: error.timedOut ? 'timeout' : 'network' });
@@ -213,6 +241,58 @@ async function actOnModelError(job: Job, facts: RecordFacts, deps: ConsumerDeps,
   }
   const action = decideFor(job, facts, deps, { kind: 'transport_failure', cause: 'unknown' });
   return act(job, facts, deps, action, `unexpected error ${(error as Error)?.name ?? 'unknown'}`);
+}
+
+const COOLDOWN_METRIC: Record<Cooldown['reason'], string> = {
+  rate_limit: 'KeyCooldownRateLimit',
+  quota_exhausted: 'KeyCooldownQuotaExhausted',
+  billing: 'KeyCooldownBilling',
+};
+
+/**
+ * What a throttle's deferral asks beyond the re-send: record the key's (or quota owner's) cooldown
+ * in the shared rate state, so no consumer spends a call to learn it again, and pause the lane when
+ * no key is left. Neither failing stops the deferral (admission learns the limit again, at worst).
+ */
+async function applyThrottleAction(job: Job, facts: RecordFacts, deps: ConsumerDeps, action: DeferAction, key: ProviderKey): Promise<void> {
+  const log = { lane: deps.lane.name, jobId: job.jobId, ...logFacts(facts), keyId: key.id };
+  if (action.cooldown) {
+    try {
+      await deps.keys.cool(key, action.cooldown);
+      count(deps, 'KeyCooldown');
+      count(deps, COOLDOWN_METRIC[action.cooldown.reason]);
+      deps.logger.info('key cooling', { ...log, cooldown: action.cooldown });
+    } catch (error) {
+      deps.logger.warn('could not record a key cooldown', { ...log, cooldown: action.cooldown, error: (error as Error)?.name });
+    }
+  }
+  if (action.pauseLane) {
+    // Resume at the earliest reset of any key, not only this one's.
+    const out = await deps.keys.laneOut?.().catch(() => null);
+    const until = Math.min(Date.parse(action.pauseLane.until), out ? out.until.getTime() : Infinity);
+    await pauseLane(job, facts, deps, new Date(until), action.pauseLane.reason);
+  }
+}
+
+async function pauseLane(job: Job, facts: RecordFacts, deps: ConsumerDeps, until: Date, reason: LanePauseReason): Promise<void> {
+  if (!deps.lanePause) return;
+  const log = { lane: deps.lane.name, jobId: job.jobId, ...logFacts(facts), until: until.toISOString(), reason };
+  try {
+    if (await deps.lanePause.requestPause(until, reason)) {
+      count(deps, 'LanePaused');
+      deps.logger.warn('lane paused: every key is out', { ...log, outcome: 'lane_paused' });
+    }
+  } catch (error) {
+    deps.logger.error('could not pause the lane', { ...log, error: (error as Error)?.name, detail: (error as Error)?.message });
+  }
+}
+
+/** No key could take the call: defer until the earliest is due, without calling the provider. */
+async function admissionDenied(job: Job, facts: RecordFacts, deps: ConsumerDeps, denial: KeyDenial): Promise<void> {
+  count(deps, 'AdmissionDenied');
+  if (denial.laneOut) await pauseLane(job, facts, deps, denial.laneOut.until, denial.laneOut.reason);
+  const action = decideFor(job, facts, deps, { kind: 'admission_denied', retryAt: denial.retryAt });
+  return act(job, facts, deps, action, `admission denied: ${denial.detail}, retry at ${denial.retryAt.toISOString()}`);
 }
 
 function decideFor(job: Job, facts: RecordFacts, deps: ConsumerDeps, outcome: JobOutcome): Action {

@@ -97,6 +97,9 @@ export class LaneDashboard extends Construct {
           consumerMetric(lane, 'Deferred', { period, label: 'deferred (throttle/admission)' }),
           consumerMetric(lane, 'EligibilityHops', { period, label: 'eligibility hops' }),
           consumerMetric(lane, 'BillingAlarm', { period, label: 'billing pauses' }),
+          consumerMetric(lane, 'AdmissionDenied', { period, label: 'admission denied (no key/budget)' }),
+          consumerMetric(lane, 'KeyCooldown', { period, label: 'key cooldowns' }),
+          consumerMetric(lane, 'LanePaused', { period, label: 'lane paused' }),
         ],
       }),
       new GraphWidget({

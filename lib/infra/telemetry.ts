@@ -28,6 +28,12 @@ export const CONSUMER_METRICS = [
   'Failed',
   'DeadLettered',
   'BillingAlarm',
+  'AdmissionDenied',
+  'KeyCooldown',
+  'KeyCooldownRateLimit',
+  'KeyCooldownQuotaExhausted',
+  'KeyCooldownBilling',
+  'LanePaused',
 ] as const;
 
 export type ConsumerMetricName = (typeof CONSUMER_METRICS)[number];

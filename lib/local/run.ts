@@ -21,6 +21,10 @@ export interface LocalRunOptions {
   providerDaily: number;
   /** How long a provider "minute" lasts here; every time setting of the lanes scales with it. */
   minuteMs: number;
+  /** How long a provider "day" lasts here (default 1440 minutes). */
+  dayMs: number;
+  /** Admission (shared key pool, buckets, lane pause) on (default) or off. */
+  admission: boolean;
   faults: { serverError: number; timeout: number; garbageJson: number; schemaInvalid: number };
   seed: number;
   timeLimitSeconds: number;
@@ -52,6 +56,8 @@ a scorecard. Everything started is stopped at the end, on Ctrl-C and on a crash.
   --provider-daily N    requests per day per key (default 100000)
   --minute-ms MS        length of a provider "minute" locally (default 6000); the lanes' timeouts and
                         backoff caps scale with it, a day lasts 1440 of these minutes
+  --day-ms MS           length of a provider "day" locally (default 1440 minutes), for daily-quota runs
+  --no-admission        call without admission (round robin, no shared key pool, no lane pause)
   --fault-5xx R         share of calls answered 500/503 (0..1, default 0)
   --fault-timeout R     share of calls that never answer
   --fault-garbage R     share of answers that are not JSON
@@ -86,6 +92,8 @@ export function parseLocalRunArgs(argv: string[]): LocalRunOptions {
         'provider-tpm': { type: 'string' },
         'provider-daily': { type: 'string' },
         'minute-ms': { type: 'string' },
+        'day-ms': { type: 'string' },
+        'no-admission': { type: 'boolean' },
         'fault-5xx': { type: 'string' },
         'fault-timeout': { type: 'string' },
         'fault-garbage': { type: 'string' },
@@ -102,13 +110,16 @@ export function parseLocalRunArgs(argv: string[]): LocalRunOptions {
   }
   const v = parsed.values as Record<string, unknown>;
   if (v.help) throw new LocalRunUsageError('');
+  const minuteMs = Math.floor(numberFlag(v, 'minute-ms', 6_000, 1_000, 60_000));
   return {
     jobs: Math.floor(numberFlag(v, 'jobs', 0, 1, 100_000)) || 0,
     keys: Math.floor(numberFlag(v, 'keys', 1, 1, 20)),
     providerRpm: Math.floor(numberFlag(v, 'provider-rpm', 600, 1, 1_000_000)),
     providerTpm: Math.floor(numberFlag(v, 'provider-tpm', 1_000_000, 100, 100_000_000)),
     providerDaily: Math.floor(numberFlag(v, 'provider-daily', 100_000, 1, 100_000_000)),
-    minuteMs: Math.floor(numberFlag(v, 'minute-ms', 6_000, 1_000, 60_000)),
+    minuteMs,
+    dayMs: Math.floor(numberFlag(v, 'day-ms', minuteMs * 1440, 1_000, 86_400_000)),
+    admission: v['no-admission'] !== true,
     faults: {
       serverError: numberFlag(v, 'fault-5xx', 0, 0, 1),
       timeout: numberFlag(v, 'fault-timeout', 0, 0, 1),
@@ -152,7 +163,7 @@ export function localRunLanes(options: Pick<LocalRunOptions, 'keys' | 'providerR
 }
 
 /** Counts messages in a queue (visible, in flight, delayed). */
-async function queueDepth(stack: LocalStack, lane: string, which: 'queueUrl' | 'dlqUrl'): Promise<{ visible: number; inFlight: number; delayed: number }> {
+export async function queueDepth(stack: LocalStack, lane: string, which: 'queueUrl' | 'dlqUrl'): Promise<{ visible: number; inFlight: number; delayed: number }> {
   const l = stack.lanes[lane]!;
   const out = await l.clients.sqs.send(
     new GetQueueAttributesCommand({
@@ -169,7 +180,7 @@ async function queueDepth(stack: LocalStack, lane: string, which: 'queueUrl' | '
 }
 
 /** Job ids of the messages in a queue, read without receiving them (fauxqs inspection). */
-function jobIdsIn(stack: LocalStack, queueName: string): string[] {
+export function jobIdsIn(stack: LocalStack, queueName: string): string[] {
   const inspected = stack.fauxqs?.server.inspectQueue(queueName);
   if (!inspected) return [];
   const bodies = [...inspected.messages.ready, ...inspected.messages.delayed, ...inspected.messages.inflight.map((m) => m.message)].map(
@@ -200,6 +211,20 @@ export function corpusDocuments(jobs: number): DocumentInput[] {
   });
 }
 
+/**
+ * The fastest the run could drain on its keys' per-minute request limits: per lane, its jobs divided
+ * by the lane's combined limit (quota owners × requests per minute), in scaled minutes; the slowest lane.
+ */
+export function quotaBoundMinimumMs(lanes: LaneSet, submitted: readonly { lane: string }[], minuteMs: number): number {
+  let slowest = 0;
+  for (const lane of Object.values(lanes)) {
+    const jobs = submitted.filter((j) => j.lane === lane.name).length;
+    const perMinute = new Set(lane.provider.keys.map((k) => k.quotaOwner)).size * lane.provider.limits.requestsPerMinute;
+    if (jobs > 0 && perMinute > 0) slowest = Math.max(slowest, (jobs / perMinute) * minuteMs);
+  }
+  return slowest;
+}
+
 /** Runs the local pipeline end to end and returns the scorecard. */
 export async function runLocal(options: LocalRunOptions, io: RunIo): Promise<Scorecard> {
   const say = (line: string): void => {
@@ -215,10 +240,17 @@ export async function runLocal(options: LocalRunOptions, io: RunIo): Promise<Sco
     provider: {
       limits: { requestsPerMinute: options.providerRpm, tokensPerMinute: options.providerTpm, requestsPerDay: options.providerDaily },
       minuteMs: options.minuteMs,
-      dayMs: options.minuteMs * 1440,
+      dayMs: options.dayMs,
       faults: options.faults,
       seed: options.seed,
     },
+    ...(options.admission ? {} : { admission: false as const }),
+    onLanePause: (lane, state) =>
+      say(
+        state.paused
+          ? `  lane ${lane} PAUSED until ${state.until?.toISOString()} (${state.reason}): every key is out; messages stay in the queue`
+          : `  lane ${lane} resumed`,
+      ),
   });
   try {
     say(
@@ -259,8 +291,9 @@ export async function runLocal(options: LocalRunOptions, io: RunIo): Promise<Sco
       const m = stack.telemetry.totals.total;
       const p = stack.provider.stats();
       const rateLimited = Object.values(p.rateLimited).reduce((a, b) => a + b, 0);
+      const paused = Object.values(stack.lanes).filter((l) => l.pause?.state.paused).map((l) => l.lane.name);
       say(
-        `  [${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] committed ${m.Completed ?? 0}/${sent.length} · in queue ${waiting} (delayed ${delayed}, in flight ${inFlight}) · model calls ${m.ModelCalls ?? 0} · 429s ${rateLimited} · deferred ${m.Deferred ?? 0} · rejected ${m.Rejected ?? 0} · review ${m.NeedsReview ?? 0} · DLQ ${dlq}`,
+        `  [${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] committed ${m.Completed ?? 0}/${sent.length} · in queue ${waiting} (delayed ${delayed}, in flight ${inFlight}) · model calls ${m.ModelCalls ?? 0} · 429s ${rateLimited} · admission denied ${m.AdmissionDenied ?? 0} · deferred ${m.Deferred ?? 0} · rejected ${m.Rejected ?? 0} · review ${m.NeedsReview ?? 0} · DLQ ${dlq}${paused.length > 0 ? ` · PAUSED ${paused.join(', ')}` : ''}`,
       );
       const busy = Object.values(stack.lanes).some((l) => (l.poller?.stats.inFlight ?? 0) > 0);
       quietChecks = waiting === 0 && !busy ? quietChecks + 1 : 0;
@@ -291,6 +324,7 @@ export async function runLocal(options: LocalRunOptions, io: RunIo): Promise<Sco
       },
       elapsedMs: Date.now() - started,
       timedOut,
+      quotaBoundMinimumMs: quotaBoundMinimumMs(lanes, submitted, options.minuteMs),
     });
     const full: Scorecard = { ...card, notSent: documents.length - sent.length };
     say('');

@@ -35,6 +35,11 @@ export interface ScorecardInputs {
   provider: { requests: number; rateLimited: number; byKind: Record<string, number> };
   elapsedMs: number;
   timedOut: boolean;
+  /**
+   * The quota-bound minimum drain time (ms): the jobs divided by the per-minute request limit of the
+   * keys that serve them (per lane; the slowest lane bounds the run), in scaled minutes. Optional.
+   */
+  quotaBoundMinimumMs?: number | undefined;
 }
 
 /** The scorecard printed at the end of a run (and as JSON with `--json`). */
@@ -61,6 +66,20 @@ export interface Scorecard {
   lost: number;
   oldestMessageAgeMs: number | null;
   latencyMs: { p50: number | null; p95: number | null };
+  /** Calls the provider answered 429, as a share of every call it received (0..1). */
+  throttleShareOfCalls: number | null;
+  /** Calls admission deferred without calling the provider. */
+  admissionDenied: number;
+  /** Cooldowns recorded (a key or quota owner learned to be out), by reason. */
+  keyCooldowns: Record<string, number>;
+  /** Times a lane paused (every key out until a long reset). */
+  lanePauses: number;
+  /** From the first submission to the last commit (ms), or null when nothing committed. */
+  drainMs: number | null;
+  /** See {@link ScorecardInputs.quotaBoundMinimumMs}. */
+  quotaBoundMinimumMs: number | null;
+  /** drainMs / quotaBoundMinimumMs (1.0 = as fast as the keys' per-minute limits allow). */
+  drainRatio: number | null;
   elapsedMs: number;
   timedOut: boolean;
 }
@@ -109,6 +128,21 @@ export function computeScorecard(inputs: ScorecardInputs): Scorecard {
   const committed = new Set(committedResults.map((r) => r.jobId)).size;
   const modelCalls = inputs.metrics.ModelCalls ?? 0;
   const m = (name: string): number => inputs.metrics[name] ?? 0;
+  const firstSubmitted = inputs.submitted.length > 0 ? Math.min(...inputs.submitted.map((j) => j.createdAt)) : null;
+  const lastCommit = committedResults.length > 0 ? Math.max(...committedResults.map((r) => r.committedAt)) : null;
+  const drainMs = firstSubmitted !== null && lastCommit !== null ? Math.max(0, lastCommit - firstSubmitted) : null;
+  const minimum = inputs.quotaBoundMinimumMs !== undefined && inputs.quotaBoundMinimumMs > 0 ? inputs.quotaBoundMinimumMs : null;
+  const keyCooldowns = Object.fromEntries(
+    (
+      [
+        ['rate_limit', 'KeyCooldownRateLimit'],
+        ['quota_exhausted', 'KeyCooldownQuotaExhausted'],
+        ['billing', 'KeyCooldownBilling'],
+      ] as const
+    )
+      .map(([reason, metric]) => [reason, m(metric)] as const)
+      .filter(([, n]) => n > 0),
+  );
   return {
     submitted: inputs.submitted.length,
     notSent: 0,
@@ -134,6 +168,13 @@ export function computeScorecard(inputs: ScorecardInputs): Scorecard {
     lost: inputs.submitted.filter((j) => !states.has(j.jobId)).length,
     oldestMessageAgeMs: inputs.queueAgesMs.length > 0 ? Math.max(...inputs.queueAgesMs) : null,
     latencyMs: { p50: quantile(latencies, 0.5), p95: quantile(latencies, 0.95) },
+    throttleShareOfCalls: inputs.provider.requests > 0 ? round(inputs.provider.rateLimited / inputs.provider.requests, 4) : null,
+    admissionDenied: m('AdmissionDenied'),
+    keyCooldowns,
+    lanePauses: m('LanePaused'),
+    drainMs,
+    quotaBoundMinimumMs: minimum === null ? null : Math.round(minimum),
+    drainRatio: drainMs !== null && minimum !== null ? round(drainMs / minimum) : null,
     elapsedMs: inputs.elapsedMs,
     timedOut: inputs.timedOut,
   };
@@ -155,6 +196,10 @@ export function formatScorecard(card: Scorecard): string {
     ['duplicates suppressed', String(card.duplicatesSuppressed)],
     ['double commits', String(card.doubleCommits)],
     ['429s seen', `${card.throttled429}${kinds ? ` (${kinds})` : ''}`],
+    ['429 share of calls', card.throttleShareOfCalls === null ? '-' : `${(card.throttleShareOfCalls * 100).toFixed(2)} %`],
+    ['admission denied (no call)', String(card.admissionDenied)],
+    ['key cooldowns', Object.keys(card.keyCooldowns).length === 0 ? '0' : Object.entries(card.keyCooldowns).map(([r, n]) => `${r} ${n}`).join(', ')],
+    ['lane pauses', String(card.lanePauses)],
     ['deferrals (re-sent for later)', String(card.deferrals)],
     ['model calls', `${card.modelCalls}${card.modelCallsPerCompletion === null ? '' : ` (${card.modelCallsPerCompletion} per completion)`}`],
     ['attempts per completion', card.attemptsPerCompletion === null ? '-' : String(card.attemptsPerCompletion)],
@@ -167,6 +212,10 @@ export function formatScorecard(card: Scorecard): string {
     ['LOST', String(card.lost)],
     ['oldest message age', ms(card.oldestMessageAgeMs)],
     ['end-to-end latency p50 / p95', `${ms(card.latencyMs.p50)} / ${ms(card.latencyMs.p95)}`],
+    [
+      'drain time / quota-bound minimum',
+      card.drainMs === null ? '-' : `${ms(card.drainMs)} / ${ms(card.quotaBoundMinimumMs)}${card.drainRatio === null ? '' : ` = ${card.drainRatio}`}`,
+    ],
     ['elapsed', `${(card.elapsedMs / 1000).toFixed(1)} s${card.timedOut ? ' (time limit reached)' : ''}`],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));

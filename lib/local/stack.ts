@@ -5,6 +5,8 @@
  * Ctrl-C) stops everything it started.
  */
 import { randomUUID } from 'node:crypto';
+import { createLaneAdmission, type AdmissionSettings, type LaneAdmission } from '../admission/index.js';
+import { LocalLanePauseController, type LocalPauseState } from '../admission/pause.js';
 import type { LaneConfig, LaneSet } from '../config/lanes.js';
 import { createConsumerHandler, createConsumerTelemetry, type SqsHandler } from '../consumer/handler.js';
 import { roundRobinKeys, type ProviderKey } from '../consumer/keys.js';
@@ -36,6 +38,14 @@ export interface LocalStackOptions {
   overrideDeps?: (lane: LaneConfig, deps: ConsumerDeps) => ConsumerDeps;
   /** Poller events, per lane. */
   onPollerEvent?: (lane: string, event: PollerEvent) => void;
+  /**
+   * Admission (shared key pool, token buckets, lane pause): on by default, with the buckets' window
+   * and day taken from the fake provider's `minuteMs` and `dayMs`, so a scaled run scales both.
+   * `false`: every call is admitted round robin (no shared state, no pause).
+   */
+  admission?: false | { settings?: Partial<AdmissionSettings> };
+  /** Lane pause changes, per lane. */
+  onLanePause?: (lane: string, state: LocalPauseState) => void;
 }
 
 /** One running lane. */
@@ -44,6 +54,10 @@ export interface LocalLane extends ProvisionedLane {
   results: ResultStore;
   ledger: Ledger;
   poller: EventSourcePoller | undefined;
+  /** The lane's admission (absent with `admission: false`). */
+  admission: LaneAdmission | undefined;
+  /** The local lane pause (poller pause + timed resume). */
+  pause: LocalLanePauseController | undefined;
 }
 
 /** A running local stack. */
@@ -145,10 +159,27 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       const provisioned = await provisionLane(lane, clients);
       const results = new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable });
       const ledger = new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable });
-      lanes[lane.name] = { ...provisioned, lane, clients, results, ledger, poller: undefined };
+      const keys: ProviderKey[] = lane.provider.keys.map((k) => ({ id: k.id, quotaOwner: k.quotaOwner, secret: localKeySecret(lane.name, k.id) }));
+      let poller: EventSourcePoller | undefined;
+      const pause =
+        options.admission === false
+          ? undefined
+          : new LocalLanePauseController(() => poller, { ...(options.onLanePause ? { onChange: (state) => options.onLanePause?.(lane.name, state) } : {}) });
+      if (pause) stoppers.push(async () => pause.dispose());
+      const windowMs = options.provider?.minuteMs ?? 60_000;
+      const admission =
+        options.admission === false
+          ? undefined
+          : createLaneAdmission({
+              lane,
+              dynamodb: clients.dynamodb,
+              keys,
+              settings: { windowMs, dayMs: options.provider?.dayMs ?? windowMs * 1440, ...options.admission?.settings },
+              controller: pause,
+            });
+      lanes[lane.name] = { ...provisioned, lane, clients, results, ledger, poller: undefined, admission, pause };
       if (options.consumers === false) continue;
 
-      const keys: ProviderKey[] = lane.provider.keys.map((k) => ({ id: k.id, quotaOwner: k.quotaOwner, secret: localKeySecret(lane.name, k.id) }));
       const model = createModelAdapter(lane);
       const makeHandler = (): SqsHandler => {
         const { logger, metrics } = createConsumerTelemetry(lane);
@@ -164,7 +195,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           results,
           ledger,
           model,
-          keys: roundRobinKeys(keys),
+          keys: admission ? admission.newPool() : roundRobinKeys(keys),
+          lanePause: admission?.pauser,
           logger,
           metrics,
           now: () => new Date(),
@@ -172,7 +204,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         };
         return createConsumerHandler(options.overrideDeps ? options.overrideDeps(lane, deps) : deps);
       };
-      const poller = createEventSourcePoller({
+      poller = createEventSourcePoller({
         sqs: clients.sqs,
         queueUrl: provisioned.queueUrl,
         queueArn: provisioned.queueArn,
@@ -187,8 +219,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         memoryLimitInMB: lane.consumer.memoryMb,
         ...(options.onPollerEvent ? { onEvent: (event: PollerEvent) => options.onPollerEvent?.(lane.name, event) } : {}),
       });
-      await poller.start();
-      stoppers.push(() => poller.stop());
+      const started = poller;
+      await started.start();
+      stoppers.push(() => started.stop());
       lanes[lane.name] = { ...lanes[lane.name]!, poller };
     }
     return {

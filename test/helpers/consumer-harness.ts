@@ -16,7 +16,8 @@ import type { SQSBatchResponse } from 'aws-lambda';
 import { loadCorpus, type CorpusDocument } from '../../corpus/index.js';
 import { resolveLanes, type LaneConfig, type LaneOverride } from '../../lib/config/lanes.js';
 import { createConsumerHandler, createConsumerTelemetry, type SqsHandler } from '../../lib/consumer/handler.js';
-import { roundRobinKeys } from '../../lib/consumer/keys.js';
+import type { LanePauseRequester } from '../../lib/admission/pause.js';
+import { roundRobinKeys, type KeyPool } from '../../lib/consumer/keys.js';
 import type { ConsumerDeps } from '../../lib/consumer/process-record.js';
 import { sha256Hex, type Job } from '../../lib/contract/job.js';
 import { DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION, DOCUMENT_CLOSE, DOCUMENT_OPEN, isKnownPromptVersion } from '../../lib/contract/schemas/registry.js';
@@ -268,6 +269,10 @@ export interface TestConsumerOptions {
   random?: () => number;
   maxRepairAttempts?: number;
   logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /** Admission (default: one key, every call admitted, nothing shared). */
+  keys?: KeyPool;
+  /** Lane pause (default: none). */
+  lanePause?: LanePauseRequester;
 }
 
 /** A consumer handler with real stores and queues, the given model, and Powertools output captured. */
@@ -286,7 +291,8 @@ export function testConsumer(t: TestLane, model: ModelAdapter, options: TestCons
     results: t.results,
     ledger: t.ledger,
     model,
-    keys: roundRobinKeys([{ id: 'key-1', quotaOwner: 'us-org', secret: 'sk-test-key-1' }]),
+    keys: options.keys ?? roundRobinKeys([{ id: 'key-1', quotaOwner: 'us-org', secret: 'sk-test-key-1' }]),
+    ...(options.lanePause ? { lanePause: options.lanePause } : {}),
     logger,
     metrics,
     now: options.now ?? (() => new Date()),

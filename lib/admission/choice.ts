@@ -1,0 +1,103 @@
+/**
+ * Which key may take a call, given what is known about the lane's keys: pure (no clock, no SDK).
+ * A key is out while it, or its quota owner, has a cooldown that has not ended; keys that share a
+ * quota owner cool together.
+ */
+
+/** A key as admission sees it (no secret). */
+export interface KeyRef {
+  id: string;
+  quotaOwner: string;
+}
+
+/** Why a key or quota owner is cooling. */
+export type CooldownReason = 'rate_limit' | 'quota_exhausted' | 'billing';
+
+/** A cooldown as stored: one key, or every key of one quota owner, is out until `until`. */
+export interface CooldownRecord {
+  scope: 'key' | 'quota_owner';
+  /** The key id (scope `key`) or the quota owner (scope `quota_owner`). */
+  id: string;
+  reason: CooldownReason;
+  /** Epoch ms. */
+  until: number;
+}
+
+/** Every cooldown known for a lane's keys and owners. */
+export interface CooldownSnapshot {
+  keys: ReadonlyMap<string, CooldownRecord>;
+  owners: ReadonlyMap<string, CooldownRecord>;
+}
+
+/** No cooldowns at all. */
+export const EMPTY_SNAPSHOT: CooldownSnapshot = { keys: new Map(), owners: new Map() };
+
+/** A long cooldown lasts until a reset or a person (daily quota, billing); a rate limit is short. */
+export function isLongReason(reason: CooldownReason): boolean {
+  return reason !== 'rate_limit';
+}
+
+/** The cooldown that keeps `key` out at `now` (the one ending last), or `undefined` when it is free. */
+export function blockerOf(key: KeyRef, snapshot: CooldownSnapshot, now: number): CooldownRecord | undefined {
+  const active = [snapshot.keys.get(key.id), snapshot.owners.get(key.quotaOwner)].filter((c): c is CooldownRecord => c !== undefined && c.until > now);
+  if (active.length === 0) return undefined;
+  return active.reduce((a, b) => (b.until > a.until ? b : a));
+}
+
+/** The keys split into those free now (in round-robin order from `cursor`) and those cooling. */
+export interface KeyChoice<K extends KeyRef> {
+  free: { key: K; index: number }[];
+  cooling: { key: K; index: number; blocker: CooldownRecord }[];
+}
+
+/** Splits `keys` by cooldown, free keys ordered round robin starting at `cursor`. */
+export function chooseKeys<K extends KeyRef>(keys: readonly K[], cursor: number, snapshot: CooldownSnapshot, now: number): KeyChoice<K> {
+  const choice: KeyChoice<K> = { free: [], cooling: [] };
+  const n = keys.length;
+  for (let i = 0; i < n; i++) {
+    const index = (((cursor + i) % n) + n) % n;
+    const key = keys[index]!;
+    const blocker = blockerOf(key, snapshot, now);
+    if (blocker) choice.cooling.push({ key, index, blocker });
+    else choice.free.push({ key, index });
+  }
+  return choice;
+}
+
+/**
+ * How many keys stay usable (not out for a long reset) once `cooled` is added: the policy's
+ * `keysLeft` (0 with a quota or billing error pauses the lane).
+ */
+export function keysLeftAfter(keys: readonly KeyRef[], snapshot: CooldownSnapshot, cooled: CooldownRecord, now: number): number {
+  const withCooled = addCooldown(snapshot, cooled);
+  return keys.filter((key) => {
+    const blocker = blockerOf(key, withCooled, now);
+    return blocker === undefined || !isLongReason(blocker.reason);
+  }).length;
+}
+
+/** The snapshot with `record` added (kept only if it ends later than what is there). */
+export function addCooldown(snapshot: CooldownSnapshot, record: CooldownRecord): CooldownSnapshot {
+  const keys = new Map(snapshot.keys);
+  const owners = new Map(snapshot.owners);
+  const map = record.scope === 'key' ? keys : owners;
+  const existing = map.get(record.id);
+  if (!existing || existing.until < record.until) map.set(record.id, record);
+  return { keys, owners };
+}
+
+/**
+ * When every key is out for a long reset (daily quota, billing) at `now`: the earliest of those
+ * resets and its reason — the lane can stop pulling until then. `null` while any key is free or only
+ * cooling for a rate limit.
+ */
+export function laneOutUntil(keys: readonly KeyRef[], snapshot: CooldownSnapshot, now: number): { until: number; reason: 'quota_exhausted' | 'billing' } | null {
+  let earliest: CooldownRecord | null = null;
+  for (const key of keys) {
+    const blocker = blockerOf(key, snapshot, now);
+    if (!blocker || !isLongReason(blocker.reason)) return null;
+    if (earliest === null || blocker.until < earliest.until) earliest = blocker;
+  }
+  if (earliest === null) return null;
+  return { until: earliest.until, reason: earliest.reason === 'billing' ? 'billing' : 'quota_exhausted' };
+}

@@ -1,0 +1,303 @@
+/**
+ * The lane's rate-state table in DynamoDB (`RATE_STATE_TABLE`: partition key `pk`, TTL `expiresAt`).
+ * This adapter only turns methods into calls; the arithmetic is in `bucket.ts`, the choices in
+ * `choice.ts` and `key-pool.ts`.
+ *
+ * Items (`pk`):
+ * - `cooldown#key#<key id>` / `cooldown#owner#<quota owner>`: `reason`, `until` (epoch ms),
+ *   `untilIso`, `updatedAt`; TTL an hour after `until`. Written only to extend (`until` grows).
+ * - `bucket#<quota owner>`: levels `requests`, `tokens`, `daily`, `updatedAt`, `reservedUntil`,
+ *   `version`, and the owner's cooldown again (`coolUntil`, `coolReason`); TTL two days after the last write. Replaced with a conditional update on `version`
+ *   (or `attribute_not_exists(pk)` for a new bucket), so two consumers never spend the same tokens.
+ * - `lane#pause`: `until`, `reason`, `pausedAt`; claimed with a conditional put so one consumer
+ *   pauses the lane, the others see it is paused.
+ */
+import {
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  ScanCommand,
+  UpdateItemCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { BucketState } from './bucket.js';
+import type { CooldownReason, CooldownRecord, CooldownSnapshot, KeyRef } from './choice.js';
+
+/** A rate-state call failed (network, throttling, service error): nothing can be assumed written. */
+export class RateStateUnavailableError extends Error {
+  override name = 'RateStateUnavailableError';
+  constructor(
+    readonly operation: string,
+    readonly tableName: string,
+    options: { cause: unknown },
+  ) {
+    const cause = options.cause as { name?: string; message?: string } | undefined;
+    super(`${operation} on rate-state table ${tableName} failed: ${cause?.name ?? 'Error'}: ${String(cause?.message ?? cause).slice(0, 200)}`, options);
+  }
+}
+
+/** The lane's pause, as recorded. */
+export interface PauseRecord {
+  /** Epoch ms the lane resumes (or a person resumes it sooner). */
+  until: number;
+  reason: 'quota_exhausted' | 'billing';
+  /** Epoch ms the pause was claimed. */
+  pausedAt: number;
+}
+
+/** Result of a conditional bucket write. */
+export type BucketWrite = { ok: true } | { ok: false; current: BucketState | undefined };
+
+/** What admission needs from the rate-state table. */
+export interface RateStateStore {
+  /** The cooldowns of these keys and their quota owners (strongly consistent reads). */
+  readCooldowns(keys: readonly KeyRef[]): Promise<CooldownSnapshot>;
+  /** Records a cooldown, unless a longer one is already recorded. */
+  putCooldown(record: CooldownRecord, now: number): Promise<void>;
+  /** Every cooldown recorded (for the resume command and tests). */
+  listCooldowns(): Promise<CooldownRecord[]>;
+  /** Deletes one cooldown. */
+  deleteCooldown(scope: CooldownRecord['scope'], id: string): Promise<void>;
+  /** A quota owner's bucket, or `undefined` when none is stored. */
+  readBucket(owner: string): Promise<BucketState | undefined>;
+  /**
+   * Writes `next` if the stored bucket still has `expectedVersion` (`undefined`: none is stored);
+   * otherwise returns the bucket as it is now.
+   */
+  writeBucket(owner: string, next: BucketState, expectedVersion: number | undefined, now: number): Promise<BucketWrite>;
+  /** Removes the cooldown copy from a quota owner's bucket (a person resumed it). */
+  clearBucketCooldown(owner: string): Promise<void>;
+  /** Claims the lane pause; `false` when a pause that has not ended is already recorded. */
+  claimPause(record: PauseRecord, now: number): Promise<boolean>;
+  /** The recorded pause, if any (ended or not). */
+  readPause(): Promise<PauseRecord | undefined>;
+  /** Removes the pause record. */
+  clearPause(): Promise<void>;
+}
+
+const COOLDOWN_TTL_GRACE_SECONDS = 3600;
+const BUCKET_TTL_SECONDS = 2 * 24 * 3600;
+const PAUSE_PK = 'lane#pause';
+
+/** The partition key of a cooldown item. */
+export function cooldownPk(scope: CooldownRecord['scope'], id: string): string {
+  return `cooldown#${scope === 'key' ? 'key' : 'owner'}#${id}`;
+}
+
+/** The partition key of a quota owner's bucket item. */
+export function bucketPk(owner: string): string {
+  return `bucket#${owner}`;
+}
+
+const isConditionFailure = (error: unknown): error is { name: string; Item?: Record<string, AttributeValue> } =>
+  (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
+
+function cooldownOf(item: Record<string, unknown>): CooldownRecord | undefined {
+  const pk = String(item.pk ?? '');
+  const match = /^cooldown#(key|owner)#(.+)$/.exec(pk);
+  if (!match || typeof item.until !== 'number' || typeof item.reason !== 'string') return undefined;
+  return { scope: match[1] === 'key' ? 'key' : 'quota_owner', id: match[2]!, reason: item.reason as CooldownReason, until: item.until };
+}
+
+function bucketOf(item: Record<string, unknown> | undefined): BucketState | undefined {
+  if (!item) return undefined;
+  const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  return {
+    levels: { requests: n(item.requests), tokens: n(item.tokens), daily: n(item.daily) },
+    updatedAt: n(item.updatedAt),
+    reservedUntil: n(item.reservedUntil),
+    version: n(item.version),
+    ...(typeof item.coolUntil === 'number' && typeof item.coolReason === 'string'
+      ? { cooldown: { until: item.coolUntil, reason: item.coolReason as CooldownReason } }
+      : {}),
+  };
+}
+
+/** {@link RateStateStore} on a DynamoDB table shaped like `RATE_STATE_TABLE`. */
+export class DynamoRateStateStore implements RateStateStore {
+  private readonly dynamodb: DynamoDBClient;
+  readonly tableName: string;
+
+  constructor(options: { dynamodb: DynamoDBClient; tableName: string }) {
+    this.dynamodb = options.dynamodb;
+    this.tableName = options.tableName;
+  }
+
+  private async call<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (isConditionFailure(error)) throw error;
+      throw new RateStateUnavailableError(operation, this.tableName, { cause: error });
+    }
+  }
+
+  private async get(pk: string): Promise<Record<string, unknown> | undefined> {
+    const out = await this.call('GetItem', () =>
+      this.dynamodb.send(new GetItemCommand({ TableName: this.tableName, Key: { pk: { S: pk } }, ConsistentRead: true })),
+    );
+    return out.Item ? unmarshall(out.Item) : undefined;
+  }
+
+  async readCooldowns(keys: readonly KeyRef[]): Promise<CooldownSnapshot> {
+    const keyIds = [...new Set(keys.map((k) => k.id))];
+    const owners = [...new Set(keys.map((k) => k.quotaOwner))];
+    const items = await Promise.all([...keyIds.map((id) => this.get(cooldownPk('key', id))), ...owners.map((o) => this.get(cooldownPk('quota_owner', o)))]);
+    const snapshot = { keys: new Map<string, CooldownRecord>(), owners: new Map<string, CooldownRecord>() };
+    for (const item of items) {
+      const record = item ? cooldownOf(item) : undefined;
+      if (!record) continue;
+      (record.scope === 'key' ? snapshot.keys : snapshot.owners).set(record.id, record);
+    }
+    return snapshot;
+  }
+
+  async putCooldown(record: CooldownRecord, now: number): Promise<void> {
+    try {
+      await this.call('PutItem', () =>
+        this.dynamodb.send(
+          new PutItemCommand({
+            TableName: this.tableName,
+            Item: marshall({
+              pk: cooldownPk(record.scope, record.id),
+              scope: record.scope,
+              reason: record.reason,
+              until: record.until,
+              untilIso: new Date(record.until).toISOString(),
+              updatedAt: now,
+              expiresAt: Math.ceil(record.until / 1000) + COOLDOWN_TTL_GRACE_SECONDS,
+            }),
+            ConditionExpression: 'attribute_not_exists(pk) OR #until < :until',
+            ExpressionAttributeNames: { '#until': 'until' },
+            ExpressionAttributeValues: { ':until': { N: String(record.until) } },
+          }),
+        ),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error; // a longer cooldown is already recorded
+    }
+  }
+
+  async listCooldowns(): Promise<CooldownRecord[]> {
+    const records: CooldownRecord[] = [];
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const out = await this.call('Scan', () =>
+        this.dynamodb.send(
+          new ScanCommand({
+            TableName: this.tableName,
+            FilterExpression: 'begins_with(pk, :p)',
+            ExpressionAttributeValues: { ':p': { S: 'cooldown#' } },
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        ),
+      );
+      for (const item of out.Items ?? []) {
+        const record = cooldownOf(unmarshall(item));
+        if (record) records.push(record);
+      }
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return records;
+  }
+
+  async deleteCooldown(scope: CooldownRecord['scope'], id: string): Promise<void> {
+    await this.call('DeleteItem', () => this.dynamodb.send(new DeleteItemCommand({ TableName: this.tableName, Key: { pk: { S: cooldownPk(scope, id) } } })));
+  }
+
+  async readBucket(owner: string): Promise<BucketState | undefined> {
+    return bucketOf(await this.get(bucketPk(owner)));
+  }
+
+  async writeBucket(owner: string, next: BucketState, expectedVersion: number | undefined, now: number): Promise<BucketWrite> {
+    const values: Record<string, AttributeValue> = marshall({
+      ':requests': next.levels.requests,
+      ':tokens': next.levels.tokens,
+      ':daily': next.levels.daily,
+      ':updatedAt': next.updatedAt,
+      ':reservedUntil': next.reservedUntil,
+      ':version': next.version,
+      ':expiresAt': Math.ceil(now / 1000) + BUCKET_TTL_SECONDS,
+      ':owner': owner,
+      ...(expectedVersion === undefined ? {} : { ':expected': expectedVersion }),
+      ...(next.cooldown ? { ':coolUntil': next.cooldown.until, ':coolReason': next.cooldown.reason } : {}),
+    });
+    const cooldown = next.cooldown ? ', coolUntil = :coolUntil, coolReason = :coolReason' : '';
+    try {
+      await this.call('UpdateItem', () =>
+        this.dynamodb.send(
+          new UpdateItemCommand({
+            TableName: this.tableName,
+            Key: { pk: { S: bucketPk(owner) } },
+            UpdateExpression:
+              'SET requests = :requests, tokens = :tokens, daily = :daily, updatedAt = :updatedAt, reservedUntil = :reservedUntil, version = :version, expiresAt = :expiresAt, quotaOwner = :owner' + cooldown,
+            ConditionExpression: expectedVersion === undefined ? 'attribute_not_exists(pk)' : 'version = :expected',
+            ExpressionAttributeValues: values,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      );
+      return { ok: true };
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      return { ok: false, current: bucketOf(error.Item ? unmarshall(error.Item) : undefined) };
+    }
+  }
+
+  async clearBucketCooldown(owner: string): Promise<void> {
+    try {
+      await this.call('UpdateItem', () =>
+        this.dynamodb.send(
+          new UpdateItemCommand({
+            TableName: this.tableName,
+            Key: { pk: { S: bucketPk(owner) } },
+            UpdateExpression: 'REMOVE coolUntil, coolReason SET version = version + :one',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: { ':one': { N: '1' } },
+          }),
+        ),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error; // no bucket: nothing to clear
+    }
+  }
+
+  async claimPause(record: PauseRecord, now: number): Promise<boolean> {
+    try {
+      await this.call('PutItem', () =>
+        this.dynamodb.send(
+          new PutItemCommand({
+            TableName: this.tableName,
+            Item: marshall({
+              pk: PAUSE_PK,
+              until: record.until,
+              untilIso: new Date(record.until).toISOString(),
+              reason: record.reason,
+              pausedAt: record.pausedAt,
+              expiresAt: Math.ceil(record.until / 1000) + COOLDOWN_TTL_GRACE_SECONDS,
+            }),
+            ConditionExpression: 'attribute_not_exists(pk) OR #until <= :now',
+            ExpressionAttributeNames: { '#until': 'until' },
+            ExpressionAttributeValues: { ':now': { N: String(now) } },
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async readPause(): Promise<PauseRecord | undefined> {
+    const item = await this.get(PAUSE_PK);
+    if (!item || typeof item.until !== 'number') return undefined;
+    return { until: item.until, reason: item.reason === 'billing' ? 'billing' : 'quota_exhausted', pausedAt: typeof item.pausedAt === 'number' ? item.pausedAt : 0 };
+  }
+
+  async clearPause(): Promise<void> {
+    await this.call('DeleteItem', () => this.dynamodb.send(new DeleteItemCommand({ TableName: this.tableName, Key: { pk: { S: PAUSE_PK } } })));
+  }
+}

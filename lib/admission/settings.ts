@@ -1,0 +1,77 @@
+/**
+ * Admission settings of a lane. The lane config (lib/config/lanes.ts) carries the provider's limits;
+ * how admission applies them (safety margin, window length, estimates, cache) lives here, with
+ * defaults for AWS. The local stack passes its scaled minute as `windowMs`.
+ */
+import type { LaneConfig } from '../config/lanes.js';
+import type { BucketLimits } from './bucket.js';
+
+/** How admission applies a lane's provider limits. */
+export interface AdmissionSettings {
+  /**
+   * Share of each limit admission leaves unused (0..0.5), so clock skew and in-flight jitter between
+   * our bucket and the provider's do not turn into 429s. Default 0.05.
+   */
+  safetyMargin: number;
+  /** Output tokens assumed for a call before it answers (reconciled with the real usage after). Default 512. */
+  outputTokenEstimate: number;
+  /** Length of the provider's per-minute window in ms. Default 60 000; locally the scaled minute. */
+  windowMs: number;
+  /** Length of the provider's day in ms. Default 86 400 000; locally 1440 scaled minutes. */
+  dayMs: number;
+  /** How long a consumer trusts the cooldowns it read (ms). Default 1000. */
+  cooldownCacheMs: number;
+  /** Conditional-update attempts on a contended bucket before a take counts as denied. Default 12. */
+  maxBucketAttempts: number;
+  /**
+   * A job denied because of a billing cooldown comes back after at most this long (ms), not at the
+   * cooldown's end: a person may resume the lane any time. Default 300 000 (the lane's throttle cap
+   * when wired by `createLaneAdmission`).
+   */
+  billingRecheckMs: number;
+}
+
+/** The AWS defaults. */
+export const DEFAULT_ADMISSION_SETTINGS: AdmissionSettings = Object.freeze({
+  safetyMargin: 0.05,
+  outputTokenEstimate: 512,
+  windowMs: 60_000,
+  dayMs: 86_400_000,
+  cooldownCacheMs: 1_000,
+  maxBucketAttempts: 12,
+  billingRecheckMs: 300_000,
+});
+
+/** Raised for settings admission cannot work with. */
+export class AdmissionSettingsError extends Error {
+  override name = 'AdmissionSettingsError';
+}
+
+/** The defaults with `overrides` applied, checked. */
+export function admissionSettings(overrides: Partial<AdmissionSettings> = {}): AdmissionSettings {
+  const settings = { ...DEFAULT_ADMISSION_SETTINGS, ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) } as AdmissionSettings;
+  if (!(settings.safetyMargin >= 0 && settings.safetyMargin <= 0.5)) throw new AdmissionSettingsError(`safetyMargin must be in 0..0.5, got ${settings.safetyMargin}`);
+  for (const name of ['windowMs', 'dayMs', 'maxBucketAttempts', 'billingRecheckMs'] as const) {
+    if (!(settings[name] > 0 && Number.isFinite(settings[name]))) throw new AdmissionSettingsError(`${name} must be a positive number, got ${settings[name]}`);
+  }
+  for (const name of ['outputTokenEstimate', 'cooldownCacheMs'] as const) {
+    if (!(settings[name] >= 0 && Number.isFinite(settings[name]))) throw new AdmissionSettingsError(`${name} must be 0 or more, got ${settings[name]}`);
+  }
+  return settings;
+}
+
+/**
+ * The bucket of one quota owner of `lane`: the provider's limits less the safety margin (at least 1
+ * of each), refilling over the settings' window and day.
+ */
+export function bucketLimitsFor(lane: Pick<LaneConfig, 'provider'>, settings: AdmissionSettings): BucketLimits {
+  const keep = 1 - settings.safetyMargin;
+  const { requestsPerMinute, tokensPerMinute, requestsPerDay } = lane.provider.limits;
+  return {
+    requestsPerWindow: Math.max(1, requestsPerMinute * keep),
+    tokensPerWindow: Math.max(1, tokensPerMinute * keep),
+    windowMs: settings.windowMs,
+    requestsPerDay: Math.max(1, requestsPerDay * keep),
+    dayMs: settings.dayMs,
+  };
+}

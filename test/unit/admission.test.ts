@@ -1,0 +1,249 @@
+/**
+ * The pure parts of admission: bucket arithmetic, key choice, settings, the AWS pause's calls and
+ * order (with fake calls), the pause claim.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { AwsLanePauseController, atExpression, RESUME_TARGET_ARN, resumeScheduleName, type AwsPauseCalls, type ResumeScheduleInput } from '../../lib/admission/aws-pause.js';
+import { adjustTokens, fullBucket, levelsAt, takeFromBucket, withCooldown, type BucketLimits, type BucketState } from '../../lib/admission/bucket.js';
+import { blockerOf, chooseKeys, EMPTY_SNAPSHOT, keysLeftAfter, laneOutUntil, type CooldownRecord, type CooldownSnapshot } from '../../lib/admission/choice.js';
+import { LanePauser, type LanePauseController } from '../../lib/admission/pause.js';
+import type { PauseRecord, RateStateStore } from '../../lib/admission/rate-state.js';
+import { admissionSettings, AdmissionSettingsError, bucketLimitsFor } from '../../lib/admission/settings.js';
+import { resolveLanes } from '../../lib/config/lanes.js';
+
+const LIMITS: BucketLimits = { requestsPerWindow: 6, tokensPerWindow: 6000, windowMs: 60_000, requestsPerDay: 100, dayMs: 86_400_000 };
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+
+function drain(limits: BucketLimits, n: number, tokens = 100): BucketState {
+  let state: BucketState | undefined;
+  for (let i = 0; i < n; i++) {
+    const v = takeFromBucket(state, limits, { requests: 1, tokens }, T0, { reserve: false });
+    assert.ok(v.admitted, `take ${i + 1} admitted`);
+    state = v.next;
+  }
+  return state!;
+}
+
+describe('admission: token bucket', () => {
+  it('admits up to the capacity at once, then says when the next request is due', () => {
+    // Prepare: 6 requests per minute, all spent
+    const state = drain(LIMITS, 6);
+    // Act
+    const denied = takeFromBucket(state, LIMITS, { requests: 1, tokens: 100 }, T0, { reserve: false });
+    // Assess: one request refills in 10 s
+    assert.equal(denied.admitted, false);
+    assert.ok(!denied.admitted && denied.limitedBy === 'requests');
+    assert.ok(!denied.admitted && Math.abs(denied.dueAt - (T0 + 10_000)) < 1);
+    assert.equal(!denied.admitted && denied.next, state, 'no reservation: nothing to write');
+    const later = takeFromBucket(state, LIMITS, { requests: 1, tokens: 100 }, T0 + 10_000, { reserve: false });
+    assert.ok(later.admitted, 'admitted once refilled');
+  });
+
+  it('refills continuously and never above the capacity', () => {
+    const state = drain(LIMITS, 6);
+    assert.ok(Math.abs(levelsAt(state, LIMITS, T0 + 30_000).requests - 3) < 1e-9);
+    assert.equal(levelsAt(state, LIMITS, T0 + 10 * 60_000).requests, 6);
+    assert.equal(levelsAt(state, LIMITS, T0 - 5_000).requests, 0, 'a clock behind the bucket refills nothing');
+  });
+
+  it('reservations space callers denied together one slot apart, at the refill rate', () => {
+    let state = drain(LIMITS, 6);
+    const retryAts: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const v = takeFromBucket(state, LIMITS, { requests: 1, tokens: 100 }, T0, { reserve: true });
+      assert.ok(!v.admitted);
+      retryAts.push(v.retryAt);
+      state = v.next;
+    }
+    assert.deepEqual(retryAts.map((t) => Math.round((t - T0) / 1000)), [10, 20, 30, 40]);
+  });
+
+  it('limits by tokens too, and reconciles the estimate with the real usage', () => {
+    // Prepare: one call of 5 000 estimated tokens out of 6 000
+    const v = takeFromBucket(undefined, LIMITS, { requests: 1, tokens: 5000 }, T0, { reserve: false });
+    assert.ok(v.admitted);
+    const second = takeFromBucket(v.next, LIMITS, { requests: 1, tokens: 2000 }, T0, { reserve: false });
+    assert.ok(!second.admitted && second.limitedBy === 'tokens');
+    // Act: the call used 1 000 tokens only: 4 000 come back
+    const reconciled = adjustTokens(v.next, LIMITS, 1000 - 5000, T0);
+    // Assess
+    assert.equal(reconciled.levels.tokens, 5000);
+    assert.equal(reconciled.version, v.next.version + 1);
+    assert.ok(takeFromBucket(reconciled, LIMITS, { requests: 1, tokens: 2000 }, T0, { reserve: false }).admitted);
+    // more than estimated: debt, bounded by one window
+    assert.equal(adjustTokens(v.next, LIMITS, 1e9, T0).levels.tokens, -6000);
+  });
+
+  it('a call bigger than the whole token window asks for the whole window (the provider decides)', () => {
+    const v = takeFromBucket(undefined, LIMITS, { requests: 1, tokens: 50_000 }, T0, { reserve: false });
+    assert.ok(v.admitted);
+    assert.equal(v.next.levels.tokens, 0);
+  });
+
+  it("an owner's cooldown in the bucket denies until it ends, and only a later one replaces it", () => {
+    const cooled = withCooldown(undefined, LIMITS, { until: T0 + 5000, reason: 'quota_exhausted' }, T0);
+    const denied = takeFromBucket(cooled, LIMITS, { requests: 1, tokens: 1 }, T0, { reserve: true });
+    assert.ok(!denied.admitted && denied.limitedBy === 'cooldown' && denied.retryAt === T0 + 5000);
+    assert.equal(withCooldown(cooled, LIMITS, { until: T0 + 1000, reason: 'rate_limit' }, T0), cooled, 'a shorter one is ignored');
+    assert.ok(takeFromBucket(cooled, LIMITS, { requests: 1, tokens: 1 }, T0 + 5000, { reserve: false }).admitted);
+  });
+
+  it('the daily level refuses after a day’s requests', () => {
+    const limits = { ...LIMITS, requestsPerWindow: 1000, requestsPerDay: 3 };
+    const state = drain(limits, 3);
+    const v = takeFromBucket(state, limits, { requests: 1, tokens: 1 }, T0, { reserve: false });
+    assert.ok(!v.admitted && v.limitedBy === 'daily');
+  });
+});
+
+describe('admission: key choice', () => {
+  const keys = [
+    { id: 'k1', quotaOwner: 'o1' },
+    { id: 'k2', quotaOwner: 'o1' },
+    { id: 'k3', quotaOwner: 'o2' },
+  ];
+  const snap = (...records: CooldownRecord[]): CooldownSnapshot => ({
+    keys: new Map(records.filter((r) => r.scope === 'key').map((r) => [r.id, r])),
+    owners: new Map(records.filter((r) => r.scope === 'quota_owner').map((r) => [r.id, r])),
+  });
+
+  it('goes round robin from the cursor over keys that are not cooling', () => {
+    const choice = chooseKeys(keys, 1, snap({ scope: 'key', id: 'k3', reason: 'rate_limit', until: T0 + 1000 }), T0);
+    assert.deepEqual(choice.free.map((f) => f.key.id), ['k2', 'k1']);
+    assert.deepEqual(choice.cooling.map((c) => c.key.id), ['k3']);
+    assert.deepEqual(chooseKeys(keys, 0, EMPTY_SNAPSHOT, T0).free.map((f) => f.key.id), ['k1', 'k2', 'k3']);
+  });
+
+  it('keys that share a quota owner cool together; an ended cooldown does not count', () => {
+    const s = snap({ scope: 'quota_owner', id: 'o1', reason: 'quota_exhausted', until: T0 + 1000 });
+    assert.deepEqual(chooseKeys(keys, 0, s, T0).free.map((f) => f.key.id), ['k3']);
+    assert.equal(blockerOf(keys[1]!, s, T0)?.reason, 'quota_exhausted');
+    assert.equal(blockerOf(keys[1]!, s, T0 + 1000), undefined);
+  });
+
+  it('keysLeft counts keys not out for a long reset once the new cooldown applies', () => {
+    const s = snap({ scope: 'key', id: 'k3', reason: 'rate_limit', until: T0 + 1000 });
+    // o1 out for its daily quota: k3 is only rate limited, so it is left
+    assert.equal(keysLeftAfter(keys, s, { scope: 'quota_owner', id: 'o1', reason: 'quota_exhausted', until: T0 + 3_600_000 }, T0), 1);
+    const s2 = snap({ scope: 'quota_owner', id: 'o2', reason: 'billing', until: T0 + 86_400_000 });
+    assert.equal(keysLeftAfter(keys, s2, { scope: 'quota_owner', id: 'o1', reason: 'quota_exhausted', until: T0 + 3_600_000 }, T0), 0);
+    // a rate-limit cooldown never takes a key out for long
+    assert.equal(keysLeftAfter(keys, s2, { scope: 'key', id: 'k1', reason: 'rate_limit', until: T0 + 1000 }, T0), 2);
+  });
+
+  it('the lane is out when every key is out for a long reset: until the earliest one', () => {
+    const s = snap(
+      { scope: 'quota_owner', id: 'o1', reason: 'quota_exhausted', until: T0 + 7_200_000 },
+      { scope: 'quota_owner', id: 'o2', reason: 'quota_exhausted', until: T0 + 3_600_000 },
+    );
+    assert.deepEqual(laneOutUntil(keys, s, T0), { until: T0 + 3_600_000, reason: 'quota_exhausted' });
+    const withShort = snap(
+      { scope: 'quota_owner', id: 'o1', reason: 'billing', until: T0 + 7_200_000 },
+      { scope: 'key', id: 'k3', reason: 'rate_limit', until: T0 + 1000 },
+    );
+    assert.equal(laneOutUntil(keys, withShort, T0), null, 'k3 is back in a second');
+  });
+});
+
+describe('admission: settings', () => {
+  it('takes the lane’s limits less the safety margin, over the given window', () => {
+    const lane = resolveLanes({ us: { provider: { limits: { requestsPerMinute: 60, tokensPerMinute: 10_000, requestsPerDay: 1000 } } } }).us!;
+    const limits = bucketLimitsFor(lane, admissionSettings({ safetyMargin: 0.1, windowMs: 6000, dayMs: 6000 * 1440 }));
+    assert.deepEqual(limits, { requestsPerWindow: 54, tokensPerWindow: 9000, windowMs: 6000, requestsPerDay: 900, dayMs: 8_640_000 });
+    assert.throws(() => admissionSettings({ safetyMargin: 0.9 }), AdmissionSettingsError);
+    assert.throws(() => admissionSettings({ windowMs: 0 }), AdmissionSettingsError);
+    assert.equal(admissionSettings({ windowMs: undefined as unknown as number }).windowMs, 60_000, 'undefined keeps the default');
+  });
+});
+
+function fakeCalls(log: string[], options: { failSchedule?: boolean } = {}): AwsPauseCalls & { schedules: ResumeScheduleInput[] } {
+  const schedules: ResumeScheduleInput[] = [];
+  return {
+    schedules,
+    mappingId: async () => 'uuid-1',
+    setMappingEnabled: async (uuid, enabled) => {
+      log.push(`mapping ${uuid} ${enabled ? 'enabled' : 'disabled'}`);
+    },
+    createResumeSchedule: async (input) => {
+      if (options.failSchedule) throw Object.assign(new Error('denied'), { name: 'AccessDeniedException' });
+      schedules.push(input);
+      log.push(`schedule ${input.name}`);
+      return true;
+    },
+    listSchedules: async () => schedules.map((s) => s.name),
+    deleteSchedule: async (_group, name) => {
+      log.push(`delete ${name}`);
+    },
+  };
+}
+
+describe('admission: lane pause in AWS', () => {
+  it('creates the one-time resume schedule first, then disables the mapping', async () => {
+    // Prepare
+    const log: string[] = [];
+    const calls = fakeCalls(log);
+    const until = new Date(T0 + 3 * 3600_000 + 250);
+    const controller = new AwsLanePauseController({ lane: 'us', calls, scheduleGroup: 'ratelane-us-pause', schedulerRoleArn: 'arn:aws:iam::1:role/r', now: () => T0 });
+    // Act
+    await controller.pause(until, 'quota_exhausted');
+    // Assess
+    assert.deepEqual(log, ['schedule resume-us-20260101T030001', 'mapping uuid-1 disabled']);
+    const [schedule] = calls.schedules;
+    assert.equal(schedule?.expression, 'at(2026-01-01T03:00:01)', 'rounded up to the second: never early');
+    assert.equal(schedule?.group, 'ratelane-us-pause');
+    assert.deepEqual(JSON.parse(schedule!.input), { UUID: 'uuid-1', Enabled: true });
+    assert.equal(RESUME_TARGET_ARN, 'arn:aws:scheduler:::aws-sdk:lambda:updateEventSourceMapping');
+    await controller.resume();
+    assert.equal(log.at(-1), 'mapping uuid-1 enabled');
+  });
+
+  it('never disables the mapping when the resume schedule cannot be created', async () => {
+    const log: string[] = [];
+    const controller = new AwsLanePauseController({ lane: 'us', calls: fakeCalls(log, { failSchedule: true }), scheduleGroup: 'g', schedulerRoleArn: 'r', now: () => T0 });
+    await assert.rejects(controller.pause(new Date(T0 + 3600_000), 'billing'));
+    assert.deepEqual(log, []);
+  });
+
+  it('schedules at least a minute ahead; names and expressions are what Scheduler accepts', () => {
+    assert.equal(atExpression(new Date('2026-03-04T05:06:07.001Z')), 'at(2026-03-04T05:06:08)');
+    assert.match(resumeScheduleName('eu', new Date(T0)), /^resume-eu-20260101T000000$/);
+    assert.ok(resumeScheduleName('abcdefghij', new Date(T0)).length <= 64);
+  });
+});
+
+describe('admission: pause claim', () => {
+  it('one of several consumers pauses the lane; a failed pause is released for the next one', async () => {
+    // Prepare: an in-memory claim with the store's rule (no pause that has not ended)
+    let record: PauseRecord | undefined;
+    const store = {
+      claimPause: async (r: PauseRecord, now: number) => {
+        if (record && record.until > now) return false;
+        record = r;
+        return true;
+      },
+      clearPause: async () => {
+        record = undefined;
+      },
+    } as unknown as RateStateStore;
+    const paused: Date[] = [];
+    let fail = true;
+    const controller: LanePauseController = {
+      pause: async (until) => {
+        if (fail) throw new Error('mapping update failed');
+        paused.push(until);
+      },
+      resume: async () => undefined,
+    };
+    const pauser = new LanePauser({ store, controller, now: () => T0 });
+    const until = new Date(T0 + 60_000);
+    // Act + Assess
+    await assert.rejects(pauser.requestPause(until, 'quota_exhausted'));
+    assert.equal(record, undefined, 'claim released');
+    fail = false;
+    const results = await Promise.all([pauser.requestPause(until, 'quota_exhausted'), pauser.requestPause(until, 'quota_exhausted')]);
+    assert.deepEqual(results.sort(), [false, true]);
+    assert.equal(paused.length, 1);
+    assert.equal(await pauser.requestPause(new Date(T0 - 1), 'quota_exhausted'), false, 'a past time never pauses');
+  });
+});
