@@ -1,0 +1,407 @@
+/**
+ * `npm run sim`: the virtual-time simulator's command line. Runs each strategy on each scenario
+ * (two at a time in worker threads on a multi-core machine), prints progress to stderr, a table to
+ * stdout, and with `--json` one JSON object as the last line of stdout.
+ *
+ * For the bin wiring: `await simMain(process.argv.slice(2))` returns the exit code; or
+ * `runSim(parseSimArgs(argv), io)` for the report object.
+ */
+import { availableParallelism, cpus, totalmem } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { ReservationChoice } from './admission-model.js';
+import { DEFAULT_SIM_SETTINGS, simulate, type SimProgress, type SimSettings, type StrategyResult } from './engine.js';
+import { PRICES, PRICES_CHECKED, PRICES_REGION } from './prices.js';
+import { SCENARIO_IDS, SCENARIOS, type ScenarioId } from './scenarios.js';
+import { STRATEGIES, STRATEGY_IDS, type StrategyId } from './strategies.js';
+
+export const SIM_USAGE = `Usage: ratelane sim [options]
+
+Virtual-time simulation of one lane (SQS queue + DLQ, Lambda consumers, a rate-limited provider,
+DynamoDB admission) running the project's own policy code, for three strategies:
+  (a) naive       every failure incl. 429 -> visibility backoff, DLQ after maxReceiveCount (5)
+  (b) reschedule  429 -> deferral with DelaySeconds (the policy's defer path), no admission
+  (c) admission   (b) + key pool, token buckets, shared cooldowns, lane pause
+
+Scenarios:
+  minute  ${SCENARIOS.minute.title}
+  day     ${SCENARIOS.day.title}
+
+Options:
+  --jobs N              jobs submitted at once (default ${DEFAULT_SIM_SETTINGS.jobs})
+  --consumers N         concurrent consumers, the mapping's MaximumConcurrency (default ${DEFAULT_SIM_SETTINGS.consumers})
+  --scenario LIST       minute, day or all (default all)
+  --strategy LIST       comma-separated: naive, reschedule, admission (default all)
+  --seed N              random seed (default ${DEFAULT_SIM_SETTINGS.seed}); a seed gives the same figures every run
+  --failure-rate X      share of admitted calls that fail for real, 5xx/timeouts (default ${DEFAULT_SIM_SETTINGS.failureRate})
+  --reservation MODE    (c): which key a denied call reserves on: due-at (as lib/admission/key-pool.ts
+                        does) or earliest-slot (default ${DEFAULT_SIM_SETTINGS.admissionReservation})
+  --output-estimate N   (c): completion tokens admission assumes per call before it answers
+                        (default ${DEFAULT_SIM_SETTINGS.admissionOutputTokenEstimate}, lib/admission's default)
+  --parallel N          simulations run at once in worker threads (default: min(2, cores))
+  --json                also print one JSON object as the last line of stdout
+  --quiet               no progress on stderr
+  -h, --help            this text
+`;
+
+/** Options of {@link runSim}. */
+export interface SimOptions {
+  jobs: number;
+  consumers: number;
+  scenarios: ScenarioId[];
+  strategies: StrategyId[];
+  seed: number;
+  failureRate: number;
+  reservation: ReservationChoice;
+  outputEstimate: number;
+  parallel: number;
+  json: boolean;
+  quiet: boolean;
+  help: boolean;
+}
+
+/** Where {@link runSim} writes. */
+export interface SimIo {
+  /** One line (no newline) of the table or the JSON. */
+  stdout: (line: string) => void;
+  /** One line of progress. */
+  stderr: (line: string) => void;
+}
+
+/** A bad command line. */
+export class SimUsageError extends Error {
+  override name = 'SimUsageError';
+}
+
+function positiveInt(name: string, value: string | undefined, max = Number.MAX_SAFE_INTEGER): number {
+  const n = Number(value);
+  if (value === undefined || !Number.isInteger(n) || n < 1 || n > max) throw new SimUsageError(`${name} needs an integer in 1..${max}, got ${value ?? '(nothing)'}`);
+  return n;
+}
+
+function list<T extends string>(name: string, value: string | undefined, known: readonly T[]): T[] {
+  if (value === undefined || value === '') throw new SimUsageError(`${name} needs a value`);
+  if (value === 'all') return [...known];
+  const items = value.split(',').map((s) => s.trim());
+  const unknown = items.filter((s) => !(known as readonly string[]).includes(s));
+  if (unknown.length > 0) throw new SimUsageError(`${name}: unknown ${unknown.join(', ')} (known: ${known.join(', ')}, all)`);
+  return known.filter((k) => items.includes(k));
+}
+
+/** Parses the command line (without `node` and the script). Throws {@link SimUsageError}. */
+export function parseSimArgs(argv: readonly string[]): SimOptions {
+  const options: SimOptions = {
+    jobs: DEFAULT_SIM_SETTINGS.jobs,
+    consumers: DEFAULT_SIM_SETTINGS.consumers,
+    scenarios: [...SCENARIO_IDS],
+    strategies: [...STRATEGY_IDS],
+    seed: DEFAULT_SIM_SETTINGS.seed,
+    failureRate: DEFAULT_SIM_SETTINGS.failureRate,
+    reservation: DEFAULT_SIM_SETTINGS.admissionReservation,
+    outputEstimate: DEFAULT_SIM_SETTINGS.admissionOutputTokenEstimate,
+    parallel: Math.max(1, Math.min(2, availableParallelism())),
+    json: false,
+    quiet: false,
+    help: false,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const raw = argv[i]!;
+    const eq = raw.indexOf('=');
+    const flag = raw.startsWith('--') && eq > 0 ? raw.slice(0, eq) : raw;
+    const inline = raw.startsWith('--') && eq > 0 ? raw.slice(eq + 1) : undefined;
+    const value = (): string | undefined => inline ?? argv[++i];
+    switch (flag) {
+      case '--jobs':
+        options.jobs = positiveInt('--jobs', value(), 2 ** 28 - 1);
+        break;
+      case '--consumers':
+        options.consumers = positiveInt('--consumers', value(), 10_000);
+        break;
+      case '--scenario':
+      case '--scenarios':
+        options.scenarios = list('--scenario', value(), SCENARIO_IDS);
+        break;
+      case '--strategy':
+      case '--strategies':
+        options.strategies = list('--strategy', value(), STRATEGY_IDS);
+        break;
+      case '--seed': {
+        const v = value();
+        const n = Number(v);
+        if (v === undefined || !Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new SimUsageError(`--seed needs an integer in 0..4294967295, got ${v ?? '(nothing)'}`);
+        options.seed = n;
+        break;
+      }
+      case '--failure-rate': {
+        const v = value();
+        const n = Number(v);
+        if (v === undefined || !(n >= 0 && n < 1)) throw new SimUsageError(`--failure-rate needs a number in [0, 1), got ${v ?? '(nothing)'}`);
+        options.failureRate = n;
+        break;
+      }
+      case '--reservation': {
+        const v = value();
+        if (v !== 'due-at' && v !== 'earliest-slot') throw new SimUsageError(`--reservation needs due-at or earliest-slot, got ${v ?? '(nothing)'}`);
+        options.reservation = v;
+        break;
+      }
+      case '--output-estimate': {
+        const v = value();
+        const n = Number(v);
+        if (v === undefined || !Number.isInteger(n) || n < 0 || n > 1_000_000) throw new SimUsageError(`--output-estimate needs an integer in 0..1000000, got ${v ?? '(nothing)'}`);
+        options.outputEstimate = n;
+        break;
+      }
+      case '--parallel':
+        options.parallel = positiveInt('--parallel', value(), 64);
+        break;
+      case '--json':
+        options.json = true;
+        break;
+      case '--quiet':
+        options.quiet = true;
+        break;
+      case '-h':
+      case '--help':
+        options.help = true;
+        break;
+      default:
+        throw new SimUsageError(`unknown option ${raw}`);
+    }
+  }
+  return options;
+}
+
+/** The settings a run uses. */
+export function settingsFor(options: Pick<SimOptions, 'jobs' | 'consumers' | 'seed' | 'failureRate' | 'reservation' | 'outputEstimate'>): SimSettings {
+  return {
+    ...DEFAULT_SIM_SETTINGS,
+    jobs: options.jobs,
+    consumers: options.consumers,
+    seed: options.seed,
+    failureRate: options.failureRate,
+    admissionReservation: options.reservation,
+    admissionOutputTokenEstimate: options.outputEstimate,
+  };
+}
+
+/** The issue's targets for strategy (c). */
+export const TARGETS = { drainOverBound: 1.15, callsPerCompletion: 1.03, deadLettered: 0, lost: 0 } as const;
+
+/** One target check of strategy (c) in one scenario. */
+export interface TargetCheck {
+  scenario: ScenarioId;
+  target: keyof typeof TARGETS;
+  limit: number;
+  measured: number;
+  met: boolean;
+}
+
+/** The whole report ({@link runSim}'s result, and the `--json` line). */
+export interface SimReport {
+  kind: 'ratelane-sim';
+  date: string;
+  machine: { cpus: number; cpuModel: string; memoryGb: number; node: string; platform: string };
+  wallMs: number;
+  settings: SimSettings;
+  scenarios: { id: ScenarioId; title: string; start: string; keys: number; limits: (typeof SCENARIOS)[ScenarioId]['limits'] }[];
+  results: StrategyResult[];
+  targets: TargetCheck[];
+  prices: { region: string; checked: string; items: typeof PRICES };
+}
+
+interface Task {
+  scenario: ScenarioId;
+  strategy: StrategyId;
+}
+
+/** Rough relative wall time of a task (measured at the defaults), to start the longest first. */
+const WEIGHT: Record<StrategyId, Record<ScenarioId, number>> = {
+  reschedule: { minute: 57, day: 67 },
+  admission: { minute: 8, day: 40 },
+  naive: { minute: 5, day: 5 },
+};
+
+function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms)) return '-';
+  const s = Math.round(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  return h > 0 ? `${h}h${String(m).padStart(2, '0')}m${String(sec).padStart(2, '0')}s` : `${m}m${String(sec).padStart(2, '0')}s`;
+}
+
+const int = (n: number): string => Math.round(n).toLocaleString('en-US');
+
+function progressLine(task: Task, p: SimProgress): string {
+  return `sim ${task.scenario}/${STRATEGIES[task.strategy].label}: virtual ${formatDuration(p.virtualMs)}, settled ${((100 * p.terminal) / p.jobs).toFixed(1)}% of ${int(p.jobs)}, ${int(p.modelCalls)} calls`;
+}
+
+function runInWorker(task: Task, settings: SimSettings, onProgress: (p: SimProgress) => void): Promise<StrategyResult> {
+  const file = new URL('./worker.ts', import.meta.url).href;
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const code = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(file)}); })`;
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(code, { eval: true, workerData: { ...task, settings } });
+    let settled = false;
+    worker.on('message', (message: { type: string; progress?: SimProgress; result?: StrategyResult; message?: string }) => {
+      if (message.type === 'progress' && message.progress) onProgress(message.progress);
+      else if (message.type === 'result' && message.result) {
+        settled = true;
+        resolve(message.result);
+        void worker.terminate();
+      } else if (message.type === 'error') {
+        settled = true;
+        reject(new Error(message.message));
+        void worker.terminate();
+      }
+    });
+    worker.on('error', (error) => {
+      if (!settled) reject(error);
+      settled = true;
+    });
+    worker.on('exit', (code) => {
+      if (!settled) reject(new Error(`simulation worker exited with code ${code}`));
+    });
+  });
+}
+
+/** Renders the results as text lines (one table per scenario, then the target checks). */
+export function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'scenarios' | 'wallMs' | 'settings' | 'date' | 'machine'>): string[] {
+  const lines: string[] = [];
+  const { settings } = report;
+  lines.push(
+    `ratelane sim: ${int(settings.jobs)} jobs, ${int(settings.consumers)} consumers, batches of ${settings.batchSize}, maxReceiveCount ${settings.maxReceiveCount}, failure rate ${settings.failureRate}, seed ${settings.seed}; (c): reservation ${settings.admissionReservation}, output-token estimate ${settings.admissionOutputTokenEstimate}`,
+  );
+  lines.push(`${report.date}, ${report.machine.cpus} x ${report.machine.cpuModel}, Node ${report.machine.node}; wall time ${(report.wallMs / 1000).toFixed(1)} s`);
+  const header = ['strategy', 'drain', 'bound', 'drain/bound', 'calls/completion', 'wasted calls (429 + failed)', 'dead-letters', 'lost', 'unfinished', 'AWS $/1M jobs (SQS+DDB+Lambda+Sched)'];
+  for (const scenario of report.scenarios) {
+    const rows = report.results.filter((r) => r.scenario === scenario.id);
+    if (rows.length === 0) continue;
+    lines.push('');
+    lines.push(`scenario ${scenario.id}: ${scenario.title}`);
+    const table = rows.map((r) => [
+      r.label,
+      formatDuration(r.drainMs),
+      formatDuration(r.boundMs),
+      `${r.drainOverBound.toFixed(2)}x`,
+      Number.isFinite(r.callsPerCompletion) ? r.callsPerCompletion.toFixed(3) : '-',
+      `${int(r.wastedCalls)} (${int(r.rateLimited + r.quotaExhausted)} + ${int(r.failedCalls)})`,
+      int(r.deadLettered),
+      int(r.lost),
+      int(r.unfinished),
+      `$${r.costPerMillion.total.toFixed(2)} (${r.costPerMillion.sqs.toFixed(2)}+${r.costPerMillion.dynamodb.toFixed(2)}+${r.costPerMillion.lambda.toFixed(2)}+${r.costPerMillion.scheduler.toFixed(4)})`,
+    ]);
+    const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
+    const fmt = (row: string[]) => `| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
+    lines.push(fmt(header));
+    lines.push(`|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
+    for (const row of table) lines.push(fmt(row));
+  }
+  if (report.targets.length > 0) {
+    lines.push('');
+    lines.push('targets for (c): drain <= 1.15x bound, <= 1.03 calls per completion, 0 dead-letters, 0 lost');
+    for (const t of report.targets) {
+      lines.push(`  ${t.scenario} ${t.target}: measured ${Number.isInteger(t.measured) ? t.measured : t.measured.toFixed(3)}, limit ${t.limit} -> ${t.met ? 'met' : 'MISSED'}`);
+    }
+  }
+  return lines;
+}
+
+/** Runs the simulations of `options` and writes progress, the table and (with `json`) the JSON line. */
+export async function runSim(options: SimOptions, io: SimIo): Promise<SimReport> {
+  const started = performance.now();
+  const settings = settingsFor(options);
+  const tasks: Task[] = [];
+  for (const scenario of options.scenarios) for (const strategy of options.strategies) tasks.push({ scenario, strategy });
+  const order = [...tasks].sort((a, b) => WEIGHT[b.strategy][b.scenario] - WEIGHT[a.strategy][a.scenario]);
+  const results = new Map<Task, StrategyResult>();
+  const onProgress = (task: Task) => (p: SimProgress) => {
+    if (!options.quiet) io.stderr(progressLine(task, p));
+  };
+  const finish = (task: Task, result: StrategyResult) => {
+    results.set(task, result);
+    if (!options.quiet) {
+      io.stderr(
+        `sim ${task.scenario}/${result.label}: done in ${(result.wallMs / 1000).toFixed(1)} s wall: drain ${formatDuration(result.drainMs)} (${result.drainOverBound.toFixed(2)}x bound), ${result.callsPerCompletion.toFixed(3)} calls/completion, ${int(result.deadLettered)} dead-lettered`,
+      );
+    }
+  };
+  if (options.parallel <= 1 || order.length <= 1) {
+    for (const task of order) {
+      finish(task, simulate(SCENARIOS[task.scenario], STRATEGIES[task.strategy], settings, { onProgress: onProgress(task) }));
+    }
+  } else {
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (next < order.length) {
+        const task = order[next++]!;
+        let result: StrategyResult;
+        try {
+          result = await runInWorker(task, settings, onProgress(task));
+        } catch (error) {
+          if (!options.quiet) io.stderr(`sim: worker failed (${(error as Error).message.split('\n')[0]}); running ${task.scenario}/${task.strategy} in-process`);
+          result = simulate(SCENARIOS[task.scenario], STRATEGIES[task.strategy], settings, { onProgress: onProgress(task) });
+        }
+        finish(task, result);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(options.parallel, order.length) }, lane));
+  }
+  const ordered = tasks.map((t) => results.get(t)!);
+  const targets: TargetCheck[] = [];
+  for (const r of ordered) {
+    if (r.strategy !== 'admission') continue;
+    const scenario = r.scenario as ScenarioId;
+    targets.push({ scenario, target: 'drainOverBound', limit: TARGETS.drainOverBound, measured: r.drainOverBound, met: r.drainOverBound <= TARGETS.drainOverBound });
+    targets.push({ scenario, target: 'callsPerCompletion', limit: TARGETS.callsPerCompletion, measured: r.callsPerCompletion, met: r.callsPerCompletion <= TARGETS.callsPerCompletion });
+    targets.push({ scenario, target: 'deadLettered', limit: 0, measured: r.deadLettered, met: r.deadLettered === 0 });
+    targets.push({ scenario, target: 'lost', limit: 0, measured: r.lost + r.unfinished, met: r.lost + r.unfinished === 0 });
+  }
+  const cpuList = cpus();
+  const report: SimReport = {
+    kind: 'ratelane-sim',
+    date: new Date().toISOString(),
+    machine: {
+      cpus: cpuList.length,
+      cpuModel: (cpuList[0]?.model ?? 'unknown').replace(/\s+/g, ' ').trim(),
+      memoryGb: Math.round(totalmem() / 2 ** 30),
+      node: process.versions.node,
+      platform: `${process.platform}-${process.arch}`,
+    },
+    wallMs: performance.now() - started,
+    settings,
+    scenarios: options.scenarios.map((id) => ({ id, title: SCENARIOS[id].title, start: new Date(SCENARIOS[id].start).toISOString(), keys: SCENARIOS[id].keys, limits: SCENARIOS[id].limits })),
+    results: ordered,
+    targets,
+    prices: { region: PRICES_REGION, checked: PRICES_CHECKED, items: PRICES },
+  };
+  for (const line of renderTable(report)) io.stdout(line);
+  if (options.json) io.stdout(JSON.stringify(report));
+  return report;
+}
+
+/** The whole command: parse, run, print. Returns the exit code (0 ok, 2 usage error, 1 failure). */
+export async function simMain(argv: readonly string[], io: SimIo = { stdout: (l) => process.stdout.write(`${l}\n`), stderr: (l) => process.stderr.write(`${l}\n`) }): Promise<number> {
+  let options: SimOptions;
+  try {
+    options = parseSimArgs(argv);
+  } catch (error) {
+    if (error instanceof SimUsageError) {
+      io.stderr(`ratelane sim: ${error.message}`);
+      io.stderr(SIM_USAGE);
+      return 2;
+    }
+    throw error;
+  }
+  if (options.help) {
+    io.stdout(SIM_USAGE);
+    return 0;
+  }
+  try {
+    await runSim(options, io);
+    return 0;
+  } catch (error) {
+    io.stderr(`ratelane sim: ${(error as Error)?.stack ?? String(error)}`);
+    return 1;
+  }
+}

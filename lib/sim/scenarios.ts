@@ -1,0 +1,78 @@
+/**
+ * The simulated workloads and the quota-bound minimum each is measured against.
+ *
+ * Both scenarios: 1,000,000 jobs submitted at once, 1,000 concurrent consumers (the mapping's
+ * MaximumConcurrency), batches of 10, 4 provider keys (each its own quota owner) with 10,000
+ * requests and 10,000,000 tokens per minute each (the shape of an OpenAI usage-tier-4 limit for a
+ * small model; an assumption, not a quote). Jobs carry 200-1,000 prompt tokens and produce 50-250
+ * completion tokens (uniform, seeded): ~750 tokens a call, so requests, not tokens, bind.
+ *
+ * - `minute`: no daily quota that matters (14.4M requests per key per day). Bound: jobs / 40,000
+ *   requests a minute = 25 min.
+ * - `day`: 200,000 requests per key per day, a fixed window that resets at 00:00 UTC; the run starts
+ *   at 20:00 UTC. The 800,000 calls of the first day go at the minute limit (20 min), then every key
+ *   is out until midnight; the last 200,000 go after the reset. Bound: 4 h 05 min.
+ */
+import type { KeyLimits } from './provider-model.js';
+
+export type ScenarioId = 'minute' | 'day';
+
+export interface Scenario {
+  id: ScenarioId;
+  title: string;
+  /** Virtual start (epoch ms). */
+  start: number;
+  /** The daily reset, as ms after 00:00 UTC. */
+  dailyResetOffsetMs: number;
+  keys: number;
+  limits: KeyLimits;
+}
+
+export const SCENARIOS: Readonly<Record<ScenarioId, Scenario>> = Object.freeze({
+  minute: {
+    id: 'minute',
+    title: 'minute-bound: 4 keys x 10,000 RPM / 10M TPM, no binding daily quota',
+    start: Date.parse('2026-03-02T09:00:00.000Z'),
+    dailyResetOffsetMs: 0,
+    keys: 4,
+    limits: { requestsPerMinute: 10_000, tokensPerMinute: 10_000_000, requestsPerDay: 14_400_000 },
+  },
+  day: {
+    id: 'day',
+    title: 'day-bound: 4 keys x 10,000 RPM / 10M TPM / 200,000 RPD (reset 00:00 UTC), start 20:00 UTC',
+    start: Date.parse('2026-03-02T20:00:00.000Z'),
+    dailyResetOffsetMs: 0,
+    keys: 4,
+    limits: { requestsPerMinute: 10_000, tokensPerMinute: 10_000_000, requestsPerDay: 200_000 },
+  },
+});
+
+export const SCENARIO_IDS: readonly ScenarioId[] = ['minute', 'day'];
+
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
+
+/**
+ * The quota-bound minimum drain time in ms: the time the combined limits need for `jobs` calls of
+ * `totalTokens` tokens (one call per job), at the per-minute rate (requests or tokens, whichever
+ * binds: `jobs / combined limit`), and waiting for each daily reset whenever the day's combined
+ * quota is spent. The providers' initial full buckets (a minute's burst) are not credited, as the
+ * issue defines the bound as jobs / combined limit.
+ */
+export function quotaBoundMs(scenario: Pick<Scenario, 'start' | 'dailyResetOffsetMs' | 'keys' | 'limits'>, jobs: number, totalTokens: number): number {
+  if (jobs <= 0) return 0;
+  const { keys, limits } = scenario;
+  const meanTokens = totalTokens / jobs;
+  const callsPerMs = keys * Math.min(limits.requestsPerMinute / MINUTE_MS, meanTokens > 0 ? limits.tokensPerMinute / (MINUTE_MS * meanTokens) : Infinity);
+  const perDay = keys * limits.requestsPerDay;
+  let remaining = jobs;
+  let t = scenario.start;
+  for (let guard = 0; guard < 100_000; guard++) {
+    const windowEnd = (Math.floor((t - scenario.dailyResetOffsetMs) / DAY_MS) + 1) * DAY_MS + scenario.dailyResetOffsetMs;
+    const canDo = Math.min(perDay, (windowEnd - t) * callsPerMs);
+    if (remaining <= canDo) return t + remaining / callsPerMs - scenario.start;
+    remaining -= canDo;
+    t = windowEnd;
+  }
+  throw new RangeError('quota bound does not converge');
+}
