@@ -10,7 +10,8 @@ const USAGE = `Usage: ratelane <command> [options]
 Commands:
   local     run the pipeline on the local stack and print a scorecard   (npm run local -- --help)
   submit    submit documents to a region lane's queue                    (npm run submit -- --help)
-  resume    resume a paused lane (after a billing pause, or early)        (npx ratelane resume --help)
+  resume    resume a paused lane (after a billing pause, or early)        (npm run resume -- --help)
+  sim       virtual-time simulator: strategies at scale, no emulators     (npm run sim -- --help)
 `;
 
 async function shutdownInProgress(): Promise<boolean> {
@@ -47,6 +48,10 @@ async function main(argv: string[]): Promise<number> {
     case 'resume': {
       const { runResumeCommand } = await import('../lib/admission/resume-cli.js');
       return runResumeCommand(rest, { stdout: process.stdout, stderr: process.stderr });
+    }
+    case 'sim': {
+      const { simMain } = await import('../lib/sim/cli.js');
+      return simMain(rest);
     }
     default:
       process.stderr.write(command && command !== '--help' ? `unknown command "${command}"\n\n${USAGE}` : USAGE);
