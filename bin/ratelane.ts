@@ -11,6 +11,7 @@ Commands:
   local     run the pipeline on the local stack and print a scorecard   (npm run local -- --help)
   submit    submit documents to a region lane's queue                    (npm run submit -- --help)
   resume    resume a paused lane (after a billing pause, or early)        (npm run resume -- --help)
+  soak      many jobs with random faults, then a reconciliation         (npm run soak -- --help)
   sim       virtual-time simulator: strategies at scale, no emulators     (npm run sim -- --help)
 `;
 
@@ -48,6 +49,19 @@ async function main(argv: string[]): Promise<number> {
     case 'resume': {
       const { runResumeCommand } = await import('../lib/admission/resume-cli.js');
       return runResumeCommand(rest, { stdout: process.stdout, stderr: process.stderr });
+    }
+    case 'soak': {
+      const { SOAK_USAGE, SoakUsageError, parseSoakArgs, runSoak, soakExitCode } = await import('../lib/local/soak.js');
+      let options;
+      try {
+        options = parseSoakArgs(rest);
+      } catch (error) {
+        if (!(error instanceof SoakUsageError)) throw error;
+        if (error.message) process.stderr.write(`error: ${error.message}\n\n`);
+        process.stderr.write(SOAK_USAGE);
+        return error.message ? 2 : 0;
+      }
+      return soakExitCode(await runSoak(options, { stdout: process.stdout, stderr: process.stderr }));
     }
     case 'sim': {
       const { simMain } = await import('../lib/sim/cli.js');

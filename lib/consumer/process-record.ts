@@ -18,6 +18,7 @@ import { ProviderError, ProviderTransportError, type ModelAdapter, type TokenUsa
 import { sendToDeadLetterQueue } from '../queue/dead-letter.js';
 import { extendVisibility, resendDeferred } from '../queue/reschedule.js';
 import { DocumentStoreError, readDocument } from '../store/documents.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import type { Ledger, LedgerEntryInput } from '../store/ledger.js';
 import { resultRecordFor, type ResultStore } from '../store/results.js';
 import type { KeyDenial, KeyPool, ProviderKey } from './keys.js';
@@ -400,7 +401,15 @@ async function commit(
   deps: ConsumerDeps,
   output: { result: Record<string, unknown>; usage: TokenUsage; model: string; modelCalls: number },
 ): Promise<void> {
-  const outcome = await deps.results.commitOnce(resultRecordFor(job, output, deps.now()));
+  let outcome;
+  try {
+    outcome = await deps.results.commitOnce(resultRecordFor(job, output, deps.now()));
+  } catch (error) {
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    // Not acknowledged: the message comes back after a visibility backoff, like any real failure.
+    const action = decideFor(job, facts, deps, { kind: 'transport_failure', cause: 'unknown' });
+    return act(job, facts, deps, action, `results store unavailable (${error.sdkErrorName ?? 'error'})`);
+  }
   const attempts = job.attempt + facts.receiveCount + job.deferrals;
   if (outcome.status === 'duplicate') return suppressDuplicate(job, facts, deps, outcome.existing.jobId);
   count(deps, 'Completed');

@@ -81,17 +81,17 @@ export function localKeySecret(lane: string, keyId: string): string {
 /**
  * Several consumer instances behind one handler, as Lambda runs one execution environment per
  * concurrent invocation: each instance has its own Logger and Metrics, so nothing is shared between
- * two invocations in flight. A new instance is made when all are busy.
+ * two invocations in flight. A new instance is made when all are busy or one was discarded.
  */
 function pooledHandler(make: () => SqsHandler): SqsHandler {
   const idle: SqsHandler[] = [];
   return async (event, context) => {
     const handler = idle.pop() ?? make();
-    try {
-      return await handler(event, context);
-    } finally {
-      idle.push(handler);
-    }
+    const response = await handler(event, context);
+    // Only an instance whose invocation ended cleanly is reused: after a crash or timeout its work may
+    // still be running, and Lambda would not hand that environment another batch either.
+    idle.push(handler);
+    return response;
   };
 }
 
