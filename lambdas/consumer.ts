@@ -17,7 +17,7 @@ import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { AwsLanePauseController, sdkPauseCalls } from '../lib/admission/aws-pause.js';
 import { createLaneAdmission } from '../lib/admission/index.js';
-import { LaneConfigSchema } from '../lib/config/lanes.js';
+import { LaneConfigSchema, providerNeedsKeySecrets } from '../lib/config/lanes.js';
 import { createConsumerHandler, createConsumerTelemetry, type SqsHandler } from '../lib/consumer/handler.js';
 import { keysFromSecret } from '../lib/consumer/keys.js';
 import { createAwsClients } from '../lib/local/clients.js';
@@ -41,8 +41,10 @@ async function build(): Promise<SqsHandler> {
   const region = process.env.AWS_REGION ?? lane.region;
   if (region !== lane.region) throw new ConsumerEnvironmentError(`function runs in ${region} but its lane is ${lane.name} (${lane.region})`);
   const clients = createAwsClients(lane.region);
-  const secret = await getSecret<Record<string, unknown>>(requireEnv('RATELANE_PROVIDER_SECRET_ARN'), { transform: 'json', maxAge: 300 });
-  const keys = keysFromSecret(lane.provider.keys, secret ?? {});
+  // Bedrock with IAM and Vertex authenticate with the function's role: their keys only name quota owners.
+  const keys = providerNeedsKeySecrets(lane.provider)
+    ? keysFromSecret(lane.provider.keys, (await getSecret<Record<string, unknown>>(requireEnv('RATELANE_PROVIDER_SECRET_ARN'), { transform: 'json', maxAge: 300 })) ?? {})
+    : lane.provider.keys.map((k) => ({ id: k.id, quotaOwner: k.quotaOwner, secret: '' }));
   const scheduleGroup = process.env.RATELANE_PAUSE_SCHEDULE_GROUP;
   const schedulerRoleArn = process.env.RATELANE_PAUSE_SCHEDULER_ROLE_ARN;
   const mappingIdParameter = process.env.RATELANE_MAPPING_ID_PARAMETER;
