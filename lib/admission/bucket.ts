@@ -1,12 +1,20 @@
 /**
  * Token-bucket arithmetic of admission, pure (no clock, no SDK): one bucket per quota owner with
- * three levels — requests and tokens per window (the provider's "minute", scaled locally) and
- * requests per day — each refilling continuously at `limit / window`, capped at `limit`.
+ * three levels — requests and tokens per window (the provider's "minute", scaled locally), refilling
+ * continuously at `limit / window` capped at `limit`, and requests per day.
+ *
+ * The daily level is by default a **fixed window**, as providers' daily quotas are: it comes back
+ * whole at the daily reset (`dayResetAt`: the next configured reset — 00:00 UTC plus
+ * `dailyResetOffsetMs` — or the reset a provider stated with a quota error, see {@link withCooldown})
+ * and repeats every `dayMs` from there. `dailyWindow: 'continuous'` keeps a bucket refilling at
+ * `limit / day` instead (OpenAI's RPD behaves so).
  *
  * A take spends 1 request and the call's estimated tokens from every level at once, or nothing. A
  * denied take may **reserve** the next free slot: the bucket remembers until when refills are promised
  * (`reservedUntil`), so callers denied at the same moment are told to come back one after another at
- * the refill rate, instead of all at once (a herd that would be denied again).
+ * the refill rate, instead of all at once (a herd that would be denied again). Slots promised after
+ * the current day's reset also count against that future day's quota (`reservedDaily` for the day
+ * ending at `reservedDayEnd`): once a day's quota is promised, the next slot is the day after.
  */
 
 /** Capacities and refill windows of one bucket (already reduced by any safety margin). */
@@ -21,6 +29,16 @@ export interface BucketLimits {
   requestsPerDay: number;
   /** Length of the day in ms (86 400 000 in AWS; 1440 scaled minutes locally). */
   dayMs: number;
+  /**
+   * How the daily level refills: `fixed` (default) comes back whole at each daily reset;
+   * `continuous` refills at `requestsPerDay / dayMs`.
+   */
+  dailyWindow?: 'fixed' | 'continuous' | undefined;
+  /**
+   * Where fixed days start, in ms after a multiple of `dayMs` since the epoch (with the AWS day:
+   * after 00:00 UTC). Default 0. A reset a provider states replaces it (see {@link withCooldown}).
+   */
+  dailyResetOffsetMs?: number | undefined;
 }
 
 /** How much is left of each level at `updatedAt`. May be negative after a reconcile (debt). */
@@ -39,6 +57,15 @@ export interface BucketState {
   reservedUntil: number;
   /** Incremented by every write; the conditional update checks it. */
   version: number;
+  /**
+   * Fixed daily window: epoch ms the daily level comes back whole (the end of the day `levels.daily`
+   * belongs to); later resets follow every `dayMs`. Absent or 0: the configured reset after `updatedAt`.
+   */
+  dayResetAt?: number | undefined;
+  /** Fixed daily window: requests promised to reserved slots in the day ending at {@link reservedDayEnd}. */
+  reservedDaily?: number | undefined;
+  /** Fixed daily window: the reset that ends the (future) day {@link reservedDaily} counts (0: none). */
+  reservedDayEnd?: number | undefined;
   /**
    * The quota owner's cooldown (daily quota, billing, a rate limit of the owner), also kept here so
    * a consumer whose cached cooldowns are stale still learns it on its next take: every cooldown
@@ -60,13 +87,35 @@ export type TakeVerdict =
       admitted: false;
       /** When the levels alone would allow the call (epoch ms; `Infinity` when they never can). */
       dueAt: number;
-      /** When this caller should come back (its reserved slot, or `dueAt`). */
+      /**
+       * When this caller should come back: the bucket's next free slot (after the slots already
+       * reserved, and in a day whose quota is not yet all promised), or the cooldown's end. The same
+       * with or without `reserve`, so a caller can compare owners before reserving on one.
+       */
       retryAt: number;
       /** Which level refused, or the owner's cooldown. */
       limitedBy: 'requests' | 'tokens' | 'daily' | 'cooldown';
       /** The state to write when reserving (`reservedUntil` moved on); equal to the input otherwise. */
       next: BucketState;
     };
+
+const isFixedDay = (limits: BucketLimits): boolean => limits.dailyWindow !== 'continuous';
+
+/** The first configured daily reset strictly after `at` (fixed daily window). */
+export function configuredDailyReset(limits: BucketLimits, at: number): number {
+  const offset = limits.dailyResetOffsetMs ?? 0;
+  return (Math.floor((at - offset) / limits.dayMs) + 1) * limits.dayMs + offset;
+}
+
+/**
+ * The end of the fixed day `at` falls in, as `state` knows it: its `dayResetAt` when `at` is before
+ * it, else the following resets every `dayMs` from there; without one, the configured reset.
+ */
+export function dailyResetAt(state: BucketState, limits: BucketLimits, at: number): number {
+  const known = state.dayResetAt !== undefined && state.dayResetAt > 0 ? state.dayResetAt : configuredDailyReset(limits, state.updatedAt);
+  if (at < known) return known;
+  return known + (Math.floor((at - known) / limits.dayMs) + 1) * limits.dayMs;
+}
 
 /** The bucket a quota owner starts with: every level full. */
 export function fullBucket(limits: BucketLimits, now: number): BucketState {
@@ -75,6 +124,7 @@ export function fullBucket(limits: BucketLimits, now: number): BucketState {
     updatedAt: now,
     reservedUntil: 0,
     version: 0,
+    ...(isFixedDay(limits) ? { dayResetAt: configuredDailyReset(limits, now) } : {}),
   };
 }
 
@@ -84,11 +134,24 @@ const refill = (level: number, capacity: number, elapsedMs: number, periodMs: nu
 /** The levels at `now` (refilled since `updatedAt`; a clock behind `updatedAt` refills nothing). */
 export function levelsAt(state: BucketState, limits: BucketLimits, now: number): BucketLevels {
   const elapsed = Math.max(0, now - state.updatedAt);
+  let daily: number;
+  if (isFixedDay(limits)) {
+    const resetAt = dailyResetAt(state, limits, state.updatedAt);
+    daily = now >= resetAt ? limits.requestsPerDay : Math.min(limits.requestsPerDay, state.levels.daily);
+  } else {
+    daily = refill(state.levels.daily, limits.requestsPerDay, elapsed, limits.dayMs);
+  }
   return {
     requests: refill(state.levels.requests, limits.requestsPerWindow, elapsed, limits.windowMs),
     tokens: refill(state.levels.tokens, limits.tokensPerWindow, elapsed, limits.windowMs),
-    daily: refill(state.levels.daily, limits.requestsPerDay, elapsed, limits.dayMs),
+    daily,
   };
+}
+
+/** `state` brought forward to `at`: levels refilled, the fixed day moved on. Version unchanged. */
+function advance(state: BucketState, limits: BucketLimits, at: number): BucketState {
+  const levels = levelsAt(state, limits, at);
+  return isFixedDay(limits) ? { ...state, levels, updatedAt: at, dayResetAt: dailyResetAt(state, limits, at) } : { ...state, levels, updatedAt: at };
 }
 
 /** A cost the bucket can ever satisfy: a call larger than a whole level asks for the whole level. */
@@ -99,9 +162,14 @@ export function clampCost(cost: BucketCost, limits: BucketLimits): BucketCost {
   };
 }
 
-/** Milliseconds one call's refill takes (the spacing between reserved slots); daily excluded. */
-export function slotMs(cost: BucketCost, limits: BucketLimits): number {
-  return Math.max((cost.requests * limits.windowMs) / limits.requestsPerWindow, (cost.tokens * limits.windowMs) / limits.tokensPerWindow);
+/**
+ * Milliseconds one call's refill takes: the spacing between reserved slots. A continuous daily level
+ * counts once it is what binds (`dailyBinds`); a fixed day is accounted by whole days instead (see
+ * `reservedDaily`).
+ */
+export function slotMs(cost: BucketCost, limits: BucketLimits, dailyBinds = false): number {
+  const minute = Math.max((cost.requests * limits.windowMs) / limits.requestsPerWindow, (cost.tokens * limits.windowMs) / limits.tokensPerWindow);
+  return dailyBinds && !isFixedDay(limits) ? Math.max(minute, (cost.requests * limits.dayMs) / limits.requestsPerDay) : minute;
 }
 
 const EPSILON = 1e-9;
@@ -116,10 +184,21 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
   if (current.cooldown && current.cooldown.until > at) {
     return { admitted: false, dueAt: current.cooldown.until, retryAt: current.cooldown.until, limitedBy: 'cooldown', next: current };
   }
-  const levels = levelsAt(current, limits, at);
+  const moved = advance(current, limits, at);
+  const { levels } = moved;
+  const fixedDay = isFixedDay(limits);
+  const resetAt = fixedDay ? moved.dayResetAt! : Infinity;
   const need = clampCost(cost, limits);
+  const dailyWait =
+    need.requests <= 0
+      ? 0
+      : fixedDay
+        ? levels.daily - need.requests >= -EPSILON
+          ? 0
+          : resetAt - at
+        : missingMs(need.requests, levels.daily, limits.requestsPerDay, limits.dayMs);
   const waits: ['requests' | 'tokens' | 'daily', number][] = [
-    ['daily', need.requests > 0 ? missingMs(need.requests, levels.daily, limits.requestsPerDay, limits.dayMs) : 0],
+    ['daily', dailyWait],
     ['requests', need.requests > 0 ? missingMs(need.requests, levels.requests, limits.requestsPerWindow, limits.windowMs) : 0],
     ['tokens', need.tokens > 0 ? missingMs(need.tokens, levels.tokens, limits.tokensPerWindow, limits.windowMs) : 0],
   ];
@@ -128,20 +207,36 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
     return {
       admitted: true,
       next: {
+        ...moved,
         levels: { requests: levels.requests - need.requests, tokens: levels.tokens - need.tokens, daily: levels.daily - need.requests },
-        updatedAt: at,
-        reservedUntil: current.reservedUntil,
         version: current.version + 1,
-        ...(current.cooldown ? { cooldown: current.cooldown } : {}),
       },
     };
   }
   const dueAt = at + worst[1];
-  const retryAt = Math.max(dueAt, current.reservedUntil > at ? current.reservedUntil : 0);
+  // The next free slot: after the slots already promised, and in a day whose quota is not all promised.
+  let slot = Math.max(dueAt, current.reservedUntil > at ? current.reservedUntil : 0);
+  let promised = { daily: moved.reservedDaily ?? 0, dayEnd: moved.reservedDayEnd ?? 0 };
+  if (fixedDay && need.requests > 0 && slot >= resetAt) {
+    // A later day: it starts whole, less what is already promised to slots in it.
+    let dayEnd = resetAt + (Math.floor((slot - resetAt) / limits.dayMs) + 1) * limits.dayMs;
+    let already = promised.dayEnd === dayEnd ? promised.daily : 0;
+    if (already + need.requests > limits.requestsPerDay + EPSILON) {
+      slot = dayEnd;
+      dayEnd += limits.dayMs;
+      already = 0;
+    }
+    promised = { daily: already + need.requests, dayEnd };
+  }
   const next: BucketState = options.reserve
-    ? { ...current, levels, updatedAt: at, reservedUntil: retryAt + slotMs(need, limits), version: current.version + 1 }
+    ? {
+        ...moved,
+        reservedUntil: slot + slotMs(need, limits, worst[0] === 'daily'),
+        ...(fixedDay ? { reservedDaily: promised.daily, reservedDayEnd: promised.dayEnd } : {}),
+        version: current.version + 1,
+      }
     : current;
-  return { admitted: false, dueAt, retryAt, limitedBy: worst[0], next };
+  return { admitted: false, dueAt, retryAt: slot, limitedBy: worst[0], next };
 }
 
 function missingMs(amount: number, level: number, capacity: number, periodMs: number): number {
@@ -154,15 +249,26 @@ function missingMs(amount: number, level: number, capacity: number, periodMs: nu
  * negative gives tokens back). The level may go into debt down to minus one window's tokens.
  */
 export function adjustTokens(state: BucketState, limits: BucketLimits, deltaTokens: number, now: number): BucketState {
-  const at = Math.max(now, state.updatedAt);
-  const levels = levelsAt(state, limits, at);
-  const tokens = Math.max(-limits.tokensPerWindow, Math.min(limits.tokensPerWindow, levels.tokens - deltaTokens));
-  return { ...state, levels: { ...levels, tokens }, updatedAt: at, version: state.version + 1 };
+  const moved = advance(state, limits, Math.max(now, state.updatedAt));
+  const tokens = Math.max(-limits.tokensPerWindow, Math.min(limits.tokensPerWindow, moved.levels.tokens - deltaTokens));
+  return { ...moved, levels: { ...moved.levels, tokens }, version: state.version + 1 };
 }
 
-/** The bucket with the owner's cooldown set to `cooldown`, unless one ending later is there. */
+/**
+ * The bucket with the owner's cooldown set to `cooldown`, unless one ending later is there. A
+ * `quota_exhausted` cooldown also says when the provider's day resets (the reset it stated, or when
+ * the policy checks again): with a fixed daily window the day is re-aligned to end then, so the
+ * quota comes back whole at the provider's reset and every `dayMs` after it.
+ */
 export function withCooldown(state: BucketState | undefined, limits: BucketLimits, cooldown: NonNullable<BucketState['cooldown']>, now: number): BucketState {
   const current = state ?? fullBucket(limits, now);
   if (current.cooldown && current.cooldown.until >= cooldown.until) return current;
+  if (cooldown.reason === 'quota_exhausted' && isFixedDay(limits)) {
+    const at = Math.max(now, current.updatedAt);
+    if (cooldown.until > at) {
+      const moved = advance(current, limits, at);
+      return { ...moved, dayResetAt: cooldown.until, reservedDaily: 0, reservedDayEnd: 0, cooldown, version: current.version + 1 };
+    }
+  }
   return { ...current, cooldown, version: current.version + 1 };
 }

@@ -89,14 +89,23 @@ export function addCooldown(snapshot: CooldownSnapshot, record: CooldownRecord):
 /**
  * When every key is out for a long reset (daily quota, billing) at `now`: the earliest of those
  * resets and its reason — the lane can stop pulling until then. `null` while any key is free or only
- * cooling for a rate limit.
+ * cooling for a rate limit. `dailyOut` adds quota owners whose daily quota admission itself saw
+ * spent (owner → the daily reset): their keys are out until then too, for `quota_exhausted`.
  */
-export function laneOutUntil(keys: readonly KeyRef[], snapshot: CooldownSnapshot, now: number): { until: number; reason: 'quota_exhausted' | 'billing' } | null {
-  let earliest: CooldownRecord | null = null;
+export function laneOutUntil(
+  keys: readonly KeyRef[],
+  snapshot: CooldownSnapshot,
+  now: number,
+  dailyOut?: ReadonlyMap<string, number>,
+): { until: number; reason: 'quota_exhausted' | 'billing' } | null {
+  let earliest: { until: number; reason: CooldownReason } | null = null;
   for (const key of keys) {
     const blocker = blockerOf(key, snapshot, now);
-    if (!blocker || !isLongReason(blocker.reason)) return null;
-    if (earliest === null || blocker.until < earliest.until) earliest = blocker;
+    const daily = dailyOut?.get(key.quotaOwner);
+    let out: { until: number; reason: CooldownReason } | null = blocker && isLongReason(blocker.reason) ? blocker : null;
+    if (daily !== undefined && daily > now && (out === null || daily > out.until)) out = { until: daily, reason: 'quota_exhausted' };
+    if (out === null) return null;
+    if (earliest === null || out.until < earliest.until) earliest = out;
   }
   if (earliest === null) return null;
   return { until: earliest.until, reason: earliest.reason === 'billing' ? 'billing' : 'quota_exhausted' };

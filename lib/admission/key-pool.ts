@@ -5,10 +5,17 @@
  * when no key can take the call it says when the earliest one is due, so the job is deferred without
  * calling the provider.
  *
- * In memory (per consumer instance): the cooldowns read, for `cooldownCacheMs`, and the last bucket
+ * A denied call reserves the next free slot on the owner whose slot comes first (the bucket's
+ * `retryAt`, which counts the slots already promised on it), so denied calls spread over every key's
+ * refill instead of queueing on one. When every key is out for a long reset — cooling for a daily
+ * quota or billing, or with its daily quota spent in its bucket until a reset at least 15 windows
+ * away (SQS's longest delay; a shorter wait is one deferral anyway) — the denial says the lane is out.
+ *
+ * In memory (per consumer instance): the cooldowns read, for `cooldownCacheMs`; the last bucket
  * state seen per quota owner (a take is one conditional write; a stale cache costs one failed write
- * that returns the current bucket, never a separate read). Takes on one owner are serialized within
- * the instance, so only other instances contend.
+ * that returns the current bucket, never a separate read); and the output-token estimate, learned
+ * from the usage each call reports (see `AdmissionSettings.outputTokenEstimate`). Takes on one owner
+ * are serialized within the instance, so only other instances contend.
  */
 import type { Cooldown } from '../policy/index.js';
 import type { CooldownTarget, KeyAdmission, KeyPool, KeyRequest, KeyUsage, ProviderKey } from '../consumer/keys.js';
@@ -16,7 +23,7 @@ import { NoProviderKeyError } from '../consumer/keys.js';
 import { adjustTokens, takeFromBucket, withCooldown, type BucketCost, type BucketLimits, type BucketState, type TakeVerdict } from './bucket.js';
 import { addCooldown, chooseKeys, keysLeftAfter, laneOutUntil, type CooldownRecord, type CooldownSnapshot } from './choice.js';
 import type { RateStateStore } from './rate-state.js';
-import type { AdmissionSettings } from './settings.js';
+import { learnOutputEstimate, type AdmissionSettings } from './settings.js';
 
 /** Construction options of {@link SharedKeyPool}. */
 export interface SharedKeyPoolOptions {
@@ -36,6 +43,13 @@ function recordOf(key: ProviderKey, cooldown: Pick<Cooldown, 'scope' | 'reason'>
     : { scope: 'quota_owner', id: key.quotaOwner, reason: cooldown.reason, until: cooldown.until };
 }
 
+/**
+ * A key whose owner's daily quota is spent counts as out for the lane pause only when its reset is at
+ * least this many windows away: 15 minutes in AWS, SQS's longest `DelaySeconds` (a shorter wait is
+ * one deferral, no bouncing to save).
+ */
+export const DAILY_PAUSE_MIN_WINDOWS = 15;
+
 /** A {@link KeyPool} backed by the lane's rate-state table. */
 export class SharedKeyPool implements KeyPool {
   readonly size: number;
@@ -50,6 +64,7 @@ export class SharedKeyPool implements KeyPool {
   /** Last bucket state seen per owner; absent: unknown (the first write finds out). */
   private readonly buckets = new Map<string, BucketState | undefined>();
   private readonly locks = new Map<string, Promise<unknown>>();
+  private outputEstimate: number;
 
   constructor(options: SharedKeyPoolOptions) {
     if (options.keys.length === 0) throw new NoProviderKeyError('no provider key configured for this lane');
@@ -59,6 +74,12 @@ export class SharedKeyPool implements KeyPool {
     this.limits = options.limits;
     this.settings = options.settings;
     this.now = options.now ?? Date.now;
+    this.outputEstimate = Math.min(this.settings.outputTokenEstimateMax, Math.max(this.settings.outputTokenEstimateMin, this.settings.outputTokenEstimate));
+  }
+
+  /** Output tokens this instance assumes for a call before it answers (learned from reported usage). */
+  get outputTokenEstimate(): number {
+    return this.outputEstimate;
   }
 
   /** The cooldowns, from the cache while it is fresh. */
@@ -138,12 +159,15 @@ export class SharedKeyPool implements KeyPool {
     const snapshot = await this.cooldowns();
     const started = this.now();
     const choice = chooseKeys(this.keys, this.cursor, snapshot, started);
-    const cost: BucketCost = { requests: 1, tokens: Math.max(0, request.estimatedTokens) + this.settings.outputTokenEstimate };
+    const cost: BucketCost = { requests: 1, tokens: Math.max(0, request.estimatedTokens) + Math.round(this.outputEstimate) };
     // Billing waits for a person, who may resume any time: re-check after a while, not at its end.
     const dueOf = (until: number, reason: string): number => (reason === 'billing' ? Math.min(until, started + this.settings.billingRecheckMs) : until);
     let coolingRetry = choice.cooling.reduce((min, c) => Math.min(min, dueOf(c.blocker.until, c.blocker.reason)), Infinity);
-    let best: { owner: string; dueAt: number } | undefined;
+    let best: { owner: string; retryAt: number } | undefined;
     const tried = new Set<string>();
+    // Owners whose daily quota is spent until a reset far enough away to pause the lane for.
+    const dailyOut = new Map<string, number>();
+    const pauseMinMs = DAILY_PAUSE_MIN_WINDOWS * this.limits.windowMs;
     for (const { key, index } of choice.free) {
       if (tried.has(key.quotaOwner)) continue;
       tried.add(key.quotaOwner);
@@ -159,19 +183,31 @@ export class SharedKeyPool implements KeyPool {
         coolingRetry = Math.min(coolingRetry, dueOf(verdict.next.cooldown.until, verdict.next.cooldown.reason));
         continue;
       }
-      if (!best || verdict.dueAt < best.dueAt) best = { owner: key.quotaOwner, dueAt: verdict.dueAt };
+      if (verdict.limitedBy === 'daily' && verdict.dueAt - started >= pauseMinMs) dailyOut.set(key.quotaOwner, verdict.dueAt);
+      // The owner whose next free slot comes first, counting the slots already reserved on it.
+      if (!best || verdict.retryAt < best.retryAt) best = { owner: key.quotaOwner, retryAt: verdict.retryAt };
     }
     let retryAt = coolingRetry;
     let detail = best ? 'no budget' : `all ${this.size} key(s) cooling`;
     if (best) {
-      // Reserve the next slot of the owner due first, so callers denied together come back spread out.
+      // Reserve that slot, so callers denied together come back spread out over every key.
       const verdict = await this.take(best.owner, cost, true);
       if (verdict !== 'contended' && verdict.admitted) {
         const key = choice.free.find((f) => f.key.quotaOwner === best.owner)!;
         this.cursor = key.index + 1;
         return this.grant(key.key, cost);
       }
-      const slot = verdict === 'contended' ? best.dueAt : verdict.retryAt;
+      let slot = verdict === 'contended' ? best.retryAt : verdict.retryAt;
+      if (verdict !== 'contended') {
+        // The write read the stored bucket: what it says is fresher than the cached one.
+        if (verdict.limitedBy === 'daily' && verdict.dueAt - started >= pauseMinMs) dailyOut.set(best.owner, verdict.dueAt);
+        else dailyOut.delete(best.owner);
+        if (verdict.limitedBy === 'cooldown' && verdict.next.cooldown) {
+          // Another consumer cooled this owner since our cooldowns were read: learn it.
+          this.learn({ scope: 'quota_owner', id: best.owner, reason: verdict.next.cooldown.reason, until: verdict.next.cooldown.until });
+          slot = dueOf(verdict.next.cooldown.until, verdict.next.cooldown.reason);
+        }
+      }
       if (slot < retryAt) {
         retryAt = slot;
         detail = verdict === 'contended' ? 'bucket contended' : `no budget (${verdict.limitedBy})`;
@@ -179,7 +215,7 @@ export class SharedKeyPool implements KeyPool {
     }
     const now = this.now();
     if (!Number.isFinite(retryAt)) retryAt = now + this.limits.windowMs / Math.max(1, this.limits.requestsPerWindow);
-    const out = laneOutUntil(this.keys, this.snapshot?.value ?? snapshot, now);
+    const out = laneOutUntil(this.keys, this.snapshot?.value ?? snapshot, now, dailyOut);
     return {
       admitted: false,
       retryAt: new Date(Math.max(now, retryAt)),
@@ -196,6 +232,7 @@ export class SharedKeyPool implements KeyPool {
       settle: async (usage: KeyUsage | null) => {
         if (settled || usage === null) return;
         settled = true;
+        this.outputEstimate = learnOutputEstimate(this.outputEstimate, usage.outputTokens, this.settings);
         const delta = usage.inputTokens + usage.outputTokens - cost.tokens;
         if (Math.abs(delta) < 1) return;
         await this.update(key.quotaOwner, (state, now) => ({ result: null, write: state === undefined ? undefined : adjustTokens(state, this.limits, delta, now) })).catch(

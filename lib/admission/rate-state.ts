@@ -7,7 +7,8 @@
  * - `cooldown#key#<key id>` / `cooldown#owner#<quota owner>`: `reason`, `until` (epoch ms),
  *   `untilIso`, `updatedAt`; TTL an hour after `until`. Written only to extend (`until` grows).
  * - `bucket#<quota owner>`: levels `requests`, `tokens`, `daily`, `updatedAt`, `reservedUntil`,
- *   `version`, and the owner's cooldown again (`coolUntil`, `coolReason`); TTL two days after the last write. Replaced with a conditional update on `version`
+ *   `version`, the fixed day (`dayResetAt`, `reservedDaily`, `reservedDayEnd`), and the owner's
+ *   cooldown again (`coolUntil`, `coolReason`); TTL two days after the last write. Replaced with a conditional update on `version`
  *   (or `attribute_not_exists(pk)` for a new bucket), so two consumers never spend the same tokens.
  * - `lane#pause`: `until`, `reason`, `pausedAt`; claimed with a conditional put so one consumer
  *   pauses the lane, the others see it is paused.
@@ -109,6 +110,9 @@ function bucketOf(item: Record<string, unknown> | undefined): BucketState | unde
     updatedAt: n(item.updatedAt),
     reservedUntil: n(item.reservedUntil),
     version: n(item.version),
+    dayResetAt: n(item.dayResetAt),
+    reservedDaily: n(item.reservedDaily),
+    reservedDayEnd: n(item.reservedDayEnd),
     ...(typeof item.coolUntil === 'number' && typeof item.coolReason === 'string'
       ? { cooldown: { until: item.coolUntil, reason: item.coolReason as CooldownReason } }
       : {}),
@@ -219,6 +223,9 @@ export class DynamoRateStateStore implements RateStateStore {
       ':updatedAt': next.updatedAt,
       ':reservedUntil': next.reservedUntil,
       ':version': next.version,
+      ':dayResetAt': next.dayResetAt ?? 0,
+      ':reservedDaily': next.reservedDaily ?? 0,
+      ':reservedDayEnd': next.reservedDayEnd ?? 0,
       ':expiresAt': Math.ceil(now / 1000) + BUCKET_TTL_SECONDS,
       ':owner': owner,
       ...(expectedVersion === undefined ? {} : { ':expected': expectedVersion }),
@@ -232,7 +239,7 @@ export class DynamoRateStateStore implements RateStateStore {
             TableName: this.tableName,
             Key: { pk: { S: bucketPk(owner) } },
             UpdateExpression:
-              'SET requests = :requests, tokens = :tokens, daily = :daily, updatedAt = :updatedAt, reservedUntil = :reservedUntil, version = :version, expiresAt = :expiresAt, quotaOwner = :owner' + cooldown,
+              'SET requests = :requests, tokens = :tokens, daily = :daily, updatedAt = :updatedAt, reservedUntil = :reservedUntil, version = :version, dayResetAt = :dayResetAt, reservedDaily = :reservedDaily, reservedDayEnd = :reservedDayEnd, expiresAt = :expiresAt, quotaOwner = :owner' + cooldown,
             ConditionExpression: expectedVersion === undefined ? 'attribute_not_exists(pk)' : 'version = :expected',
             ExpressionAttributeValues: values,
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

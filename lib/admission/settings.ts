@@ -13,12 +13,32 @@ export interface AdmissionSettings {
    * our bucket and the provider's do not turn into 429s. Default 0.05.
    */
   safetyMargin: number;
-  /** Output tokens assumed for a call before it answers (reconciled with the real usage after). Default 512. */
+  /**
+   * Output tokens assumed for a call before it answers, until the pool has seen real ones: each pool
+   * instance then learns the estimate from the usage calls report (an exponentially weighted average,
+   * see `outputTokenEstimateWeight`), and every take is still reconciled with the real usage. Default 512.
+   */
   outputTokenEstimate: number;
+  /** Weight of each reported call in the learned output-token estimate (0: never learn; 1: the last call). Default 0.1. */
+  outputTokenEstimateWeight: number;
+  /** Bounds of the learned output-token estimate. Defaults 16 and 32 768. */
+  outputTokenEstimateMin: number;
+  outputTokenEstimateMax: number;
   /** Length of the provider's per-minute window in ms. Default 60 000; locally the scaled minute. */
   windowMs: number;
   /** Length of the provider's day in ms. Default 86 400 000; locally 1440 scaled minutes. */
   dayMs: number;
+  /**
+   * How the provider's daily quota comes back: `fixed` (default), whole at each daily reset, as most
+   * providers' per-day quotas do; `continuous`, refilling over the day (OpenAI's RPD).
+   */
+  dailyWindow: 'fixed' | 'continuous';
+  /**
+   * The provider's daily reset, in ms after 00:00 UTC (with a scaled day: after each multiple of
+   * `dayMs` since the epoch). Default 0 (midnight UTC). A reset the provider states with a quota error
+   * replaces it for that quota owner.
+   */
+  dailyResetOffsetMs: number;
   /** How long a consumer trusts the cooldowns it read (ms). Default 1000. */
   cooldownCacheMs: number;
   /** Conditional-update attempts on a contended bucket before a take counts as denied. Default 12. */
@@ -35,8 +55,13 @@ export interface AdmissionSettings {
 export const DEFAULT_ADMISSION_SETTINGS: AdmissionSettings = Object.freeze({
   safetyMargin: 0.05,
   outputTokenEstimate: 512,
+  outputTokenEstimateWeight: 0.1,
+  outputTokenEstimateMin: 16,
+  outputTokenEstimateMax: 32_768,
   windowMs: 60_000,
   dayMs: 86_400_000,
+  dailyWindow: 'fixed',
+  dailyResetOffsetMs: 0,
   cooldownCacheMs: 1_000,
   maxBucketAttempts: 12,
   billingRecheckMs: 300_000,
@@ -54,15 +79,22 @@ export function admissionSettings(overrides: Partial<AdmissionSettings> = {}): A
   for (const name of ['windowMs', 'dayMs', 'maxBucketAttempts', 'billingRecheckMs'] as const) {
     if (!(settings[name] > 0 && Number.isFinite(settings[name]))) throw new AdmissionSettingsError(`${name} must be a positive number, got ${settings[name]}`);
   }
-  for (const name of ['outputTokenEstimate', 'cooldownCacheMs'] as const) {
+  for (const name of ['outputTokenEstimate', 'cooldownCacheMs', 'outputTokenEstimateMin', 'outputTokenEstimateMax', 'dailyResetOffsetMs'] as const) {
     if (!(settings[name] >= 0 && Number.isFinite(settings[name]))) throw new AdmissionSettingsError(`${name} must be 0 or more, got ${settings[name]}`);
   }
+  if (!(settings.outputTokenEstimateWeight >= 0 && settings.outputTokenEstimateWeight <= 1)) {
+    throw new AdmissionSettingsError(`outputTokenEstimateWeight must be in 0..1, got ${settings.outputTokenEstimateWeight}`);
+  }
+  if (settings.outputTokenEstimateMin > settings.outputTokenEstimateMax) {
+    throw new AdmissionSettingsError(`outputTokenEstimateMin (${settings.outputTokenEstimateMin}) is above outputTokenEstimateMax (${settings.outputTokenEstimateMax})`);
+  }
+  if (settings.dailyWindow !== 'fixed' && settings.dailyWindow !== 'continuous') throw new AdmissionSettingsError(`dailyWindow must be fixed or continuous, got ${String(settings.dailyWindow)}`);
   return settings;
 }
 
 /**
  * The bucket of one quota owner of `lane`: the provider's limits less the safety margin (at least 1
- * of each), refilling over the settings' window and day.
+ * of each), refilling over the settings' window and day (the day as a fixed window by default).
  */
 export function bucketLimitsFor(lane: Pick<LaneConfig, 'provider'>, settings: AdmissionSettings): BucketLimits {
   const keep = 1 - settings.safetyMargin;
@@ -73,5 +105,18 @@ export function bucketLimitsFor(lane: Pick<LaneConfig, 'provider'>, settings: Ad
     windowMs: settings.windowMs,
     requestsPerDay: Math.max(1, requestsPerDay * keep),
     dayMs: settings.dayMs,
+    dailyWindow: settings.dailyWindow,
+    dailyResetOffsetMs: settings.dailyResetOffsetMs,
   };
+}
+
+/**
+ * The output-token estimate after a call reported `outputTokens`: an exponentially weighted average
+ * moving `weight` of the way from `current` to the report, within `[min, max]`. A report that is not
+ * a finite number of 0 or more leaves it as it is.
+ */
+export function learnOutputEstimate(current: number, outputTokens: number, settings: Pick<AdmissionSettings, 'outputTokenEstimateWeight' | 'outputTokenEstimateMin' | 'outputTokenEstimateMax'>): number {
+  if (!(Number.isFinite(outputTokens) && outputTokens >= 0)) return current;
+  const next = current + settings.outputTokenEstimateWeight * (outputTokens - current);
+  return Math.min(settings.outputTokenEstimateMax, Math.max(settings.outputTokenEstimateMin, next));
 }

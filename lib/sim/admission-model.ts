@@ -6,7 +6,10 @@
  * from `settings.ts`), with the rate-state table replaced by an in-memory store that answers at once.
  *
  * What is kept from the real pool: one pool per consumer instance, each with its own cooldown cache
- * (`cooldownCacheMs`) and its own last-seen bucket state per quota owner; a take is a conditional
+ * (`cooldownCacheMs`), its own last-seen bucket state per quota owner and its own output-token
+ * estimate learned from the usage its calls report; a denied call reserves on the owner whose next
+ * free slot comes first; every key out for a long reset (cooling, or daily quota spent in its
+ * bucket) makes the denial say the lane is out; a take is a conditional
  * write that fails when another instance wrote since (the failed write returns the current bucket
  * and the take is recomputed); denials reserve the next slot; every store call is counted as the
  * DynamoDB request units it would consume (a failed conditional write still consumes a write unit).
@@ -19,7 +22,8 @@
  */
 import { adjustTokens, takeFromBucket, withCooldown, type BucketCost, type BucketLimits, type BucketState, type TakeVerdict } from '../admission/bucket.js';
 import { addCooldown, chooseKeys, keysLeftAfter, laneOutUntil, type CooldownRecord, type CooldownSnapshot, type KeyRef } from '../admission/choice.js';
-import { admissionSettings, bucketLimitsFor, type AdmissionSettings } from '../admission/settings.js';
+import { DAILY_PAUSE_MIN_WINDOWS } from '../admission/key-pool.js';
+import { admissionSettings, bucketLimitsFor, learnOutputEstimate, type AdmissionSettings } from '../admission/settings.js';
 import type { LaneConfig } from '../config/lanes.js';
 import type { Cooldown } from '../policy/index.js';
 import type { KeyLimits } from './provider-model.js';
@@ -44,9 +48,6 @@ export interface AdmissionCounters {
 export function simKeys(count: number): KeyRef[] {
   return Array.from({ length: count }, (_, i) => ({ id: `key-${i + 1}`, quotaOwner: `owner-${i + 1}` }));
 }
-
-/** See {@link AdmissionModel.reservation}. */
-export type ReservationChoice = 'due-at' | 'earliest-slot';
 
 const EMPTY: CooldownSnapshot = { keys: new Map(), owners: new Map() };
 
@@ -76,16 +77,10 @@ export class AdmissionModel {
   private readonly seen: (BucketState | undefined)[];
   private readonly known: Uint8Array;
   private readonly owners: number;
+  /** Per instance: the output-token estimate (SharedKeyPool.outputTokenEstimate). */
+  private readonly outputEstimates: Float64Array;
 
-  /**
-   * Which owner a denied call reserves its slot on: `due-at` (what `key-pool.ts` does: the owner whose
-   * levels refill first, ignoring the slots already reserved on it) or `earliest-slot` (the owner
-   * whose next unreserved slot comes first, i.e. the smallest `retryAt`).
-   */
-  readonly reservation: ReservationChoice;
-
-  constructor(options: { keys: number; limits: KeyLimits; consumers: number; settings?: Partial<AdmissionSettings>; reservation?: ReservationChoice }) {
-    this.reservation = options.reservation ?? 'due-at';
+  constructor(options: { keys: number; limits: KeyLimits; consumers: number; settings?: Partial<AdmissionSettings> }) {
     this.keys = simKeys(options.keys);
     this.settings = admissionSettings(options.settings);
     this.limits = bucketLimitsFor({ provider: { limits: options.limits } } as unknown as Pick<LaneConfig, 'provider'>, this.settings);
@@ -101,6 +96,13 @@ export class AdmissionModel {
     this.cursors = new Int32Array(options.consumers);
     this.seen = new Array(options.consumers * this.owners).fill(undefined);
     this.known = new Uint8Array(options.consumers * this.owners);
+    const { outputTokenEstimate, outputTokenEstimateMin, outputTokenEstimateMax } = this.settings;
+    this.outputEstimates = new Float64Array(options.consumers).fill(Math.min(outputTokenEstimateMax, Math.max(outputTokenEstimateMin, outputTokenEstimate)));
+  }
+
+  /** Instance `consumer`'s output-token estimate now. */
+  outputEstimateOf(consumer: number): number {
+    return this.outputEstimates[consumer]!;
   }
 
   /** The instance's cooldowns, re-read from the store when its cache is older than `cooldownCacheMs`. */
@@ -146,11 +148,20 @@ export class AdmissionModel {
   }
 
   private take(consumer: number, owner: number, cost: BucketCost, reserve: boolean, now: number): TakeVerdict | 'contended' {
-    return this.update(consumer, owner, now, (state) => {
-      const verdict = takeFromBucket(state, this.limits, cost, now, { reserve });
-      if (!verdict.admitted && (!reserve || verdict.limitedBy === 'cooldown')) return { result: verdict };
-      return { result: verdict, write: verdict.next };
-    });
+    const attempt = (): TakeVerdict | 'contended' =>
+      this.update(consumer, owner, now, (state) => {
+        const verdict = takeFromBucket(state, this.limits, cost, now, { reserve });
+        if (!verdict.admitted && (!reserve || verdict.limitedBy === 'cooldown')) return { result: verdict };
+        return { result: verdict, write: verdict.next };
+      });
+    const verdict = attempt();
+    if (verdict === 'contended' || verdict.admitted || verdict.limitedBy !== 'cooldown') return verdict;
+    // SharedKeyPool.take: a cooldown may have been lifted since the bucket was cached: read it (a GetItem).
+    this.counters.cooldownReads++;
+    const slot = consumer * this.owners + owner;
+    this.seen[slot] = this.storeBuckets[owner];
+    this.known[slot] = 1;
+    return attempt();
   }
 
   /**
@@ -160,11 +171,16 @@ export class AdmissionModel {
   acquire(consumer: number, estimatedTokens: number, now: number): number {
     const snapshot = this.cooldowns(consumer, now);
     const choice = chooseKeys(this.keys, this.cursors[consumer]!, snapshot, now);
-    const cost: BucketCost = { requests: 1, tokens: Math.max(0, estimatedTokens) + this.settings.outputTokenEstimate };
+    const cost: BucketCost = { requests: 1, tokens: Math.max(0, estimatedTokens) + Math.round(this.outputEstimates[consumer]!) };
+    // Billing waits for a person, who may resume any time: re-check after a while, not at its end.
+    const billingRecheckAt = now + this.settings.billingRecheckMs;
+    const dueOf = (until: number, reason: string): number => (reason === 'billing' ? Math.min(until, billingRecheckAt) : until);
     let coolingRetry = Infinity;
-    for (const c of choice.cooling) coolingRetry = Math.min(coolingRetry, c.blocker.until);
+    for (const c of choice.cooling) coolingRetry = Math.min(coolingRetry, dueOf(c.blocker.until, c.blocker.reason));
     let bestOwner = -1;
     let bestDue = Infinity;
+    let dailyOut: Map<string, number> | undefined;
+    const pauseMinMs = DAILY_PAUSE_MIN_WINDOWS * this.limits.windowMs;
     let tried = 0; // bit set of owners tried (owners < 31 in any sane lane)
     for (const { key, index } of choice.free) {
       const owner = this.keyOwner[index]!;
@@ -178,11 +194,12 @@ export class AdmissionModel {
       }
       if (verdict.limitedBy === 'cooldown' && verdict.next.cooldown) {
         this.learn(consumer, { scope: 'quota_owner', id: key.quotaOwner, reason: verdict.next.cooldown.reason, until: verdict.next.cooldown.until }, now);
+        coolingRetry = Math.min(coolingRetry, dueOf(verdict.next.cooldown.until, verdict.next.cooldown.reason));
         continue;
       }
-      const due = this.reservation === 'due-at' ? verdict.dueAt : verdict.retryAt;
-      if (due < bestDue) {
-        bestDue = due;
+      if (verdict.limitedBy === 'daily' && verdict.dueAt - now >= pauseMinMs) (dailyOut ??= new Map()).set(key.quotaOwner, verdict.dueAt);
+      if (verdict.retryAt < bestDue) {
+        bestDue = verdict.retryAt;
         bestOwner = owner;
       }
     }
@@ -194,13 +211,22 @@ export class AdmissionModel {
         this.cursors[consumer] = granted.index + 1;
         return this.grant(granted.index, cost);
       }
-      const slot = verdict === 'contended' ? bestDue : verdict.retryAt;
+      let slot = verdict === 'contended' ? bestDue : verdict.retryAt;
+      if (verdict !== 'contended') {
+        const owner = this.keys[choice.free.find((f) => this.keyOwner[f.index] === bestOwner)!.index]!.quotaOwner;
+        if (verdict.limitedBy === 'daily' && verdict.dueAt - now >= pauseMinMs) (dailyOut ??= new Map()).set(owner, verdict.dueAt);
+        else dailyOut?.delete(owner);
+        if (verdict.limitedBy === 'cooldown' && verdict.next.cooldown) {
+          this.learn(consumer, { scope: 'quota_owner', id: owner, reason: verdict.next.cooldown.reason, until: verdict.next.cooldown.until }, now);
+          slot = dueOf(verdict.next.cooldown.until, verdict.next.cooldown.reason);
+        }
+      }
       if (slot < retryAt) retryAt = slot;
     }
     if (!Number.isFinite(retryAt)) retryAt = now + this.limits.windowMs / Math.max(1, this.limits.requestsPerWindow);
     this.counters.denials++;
     this.retryAt = Math.max(now, retryAt);
-    this.laneOut = laneOutUntil(this.keys, this.snapshots[consumer] ?? snapshot, now);
+    this.laneOut = laneOutUntil(this.keys, this.snapshots[consumer] ?? snapshot, now, dailyOut);
     return -1;
   }
 
@@ -210,9 +236,10 @@ export class AdmissionModel {
     return keyIndex;
   }
 
-  /** The grant's settle: corrects the owner's token level by the real usage (`usedTokens`). */
-  settle(consumer: number, keyIndex: number, takenTokens: number, usedTokens: number, now: number): void {
-    const delta = usedTokens - takenTokens;
+  /** The grant's settle: learns the output-token estimate, corrects the owner's token level by the real usage. */
+  settle(consumer: number, keyIndex: number, takenTokens: number, inputTokens: number, outputTokens: number, now: number): void {
+    this.outputEstimates[consumer] = learnOutputEstimate(this.outputEstimates[consumer]!, outputTokens, this.settings);
+    const delta = inputTokens + outputTokens - takenTokens;
     if (Math.abs(delta) < 1) return;
     this.update(consumer, this.keyOwner[keyIndex]!, now, (state) => ({ result: null, write: state === undefined ? undefined : adjustTokens(state, this.limits, delta, now) }));
   }

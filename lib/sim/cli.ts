@@ -8,7 +8,6 @@
  */
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { ReservationChoice } from './admission-model.js';
 import { DEFAULT_SIM_SETTINGS, simulate, type SimProgress, type SimSettings, type StrategyResult } from './engine.js';
 import { PRICES, PRICES_CHECKED, PRICES_REGION } from './prices.js';
 import { SCENARIO_IDS, SCENARIOS, type ScenarioId } from './scenarios.js';
@@ -33,10 +32,8 @@ Options:
   --strategy LIST       comma-separated: naive, reschedule, admission (default all)
   --seed N              random seed (default ${DEFAULT_SIM_SETTINGS.seed}); a seed gives the same figures every run
   --failure-rate X      share of admitted calls that fail for real, 5xx/timeouts (default ${DEFAULT_SIM_SETTINGS.failureRate})
-  --reservation MODE    (c): which key a denied call reserves on: due-at (as lib/admission/key-pool.ts
-                        does) or earliest-slot (default ${DEFAULT_SIM_SETTINGS.admissionReservation})
-  --output-estimate N   (c): completion tokens admission assumes per call before it answers
-                        (default ${DEFAULT_SIM_SETTINGS.admissionOutputTokenEstimate}, lib/admission's default)
+  --output-estimate N   (c): completion tokens admission assumes per call until a consumer has
+                        learned them from real usage (default ${DEFAULT_SIM_SETTINGS.admissionOutputTokenEstimate}, lib/admission's default)
   --parallel N          simulations run at once in worker threads (default: min(2, cores))
   --json                also print one JSON object as the last line of stdout
   --quiet               no progress on stderr
@@ -51,7 +48,6 @@ export interface SimOptions {
   strategies: StrategyId[];
   seed: number;
   failureRate: number;
-  reservation: ReservationChoice;
   outputEstimate: number;
   parallel: number;
   json: boolean;
@@ -96,7 +92,6 @@ export function parseSimArgs(argv: readonly string[]): SimOptions {
     strategies: [...STRATEGY_IDS],
     seed: DEFAULT_SIM_SETTINGS.seed,
     failureRate: DEFAULT_SIM_SETTINGS.failureRate,
-    reservation: DEFAULT_SIM_SETTINGS.admissionReservation,
     outputEstimate: DEFAULT_SIM_SETTINGS.admissionOutputTokenEstimate,
     parallel: Math.max(1, Math.min(2, availableParallelism())),
     json: false,
@@ -138,12 +133,6 @@ export function parseSimArgs(argv: readonly string[]): SimOptions {
         options.failureRate = n;
         break;
       }
-      case '--reservation': {
-        const v = value();
-        if (v !== 'due-at' && v !== 'earliest-slot') throw new SimUsageError(`--reservation needs due-at or earliest-slot, got ${v ?? '(nothing)'}`);
-        options.reservation = v;
-        break;
-      }
       case '--output-estimate': {
         const v = value();
         const n = Number(v);
@@ -172,14 +161,13 @@ export function parseSimArgs(argv: readonly string[]): SimOptions {
 }
 
 /** The settings a run uses. */
-export function settingsFor(options: Pick<SimOptions, 'jobs' | 'consumers' | 'seed' | 'failureRate' | 'reservation' | 'outputEstimate'>): SimSettings {
+export function settingsFor(options: Pick<SimOptions, 'jobs' | 'consumers' | 'seed' | 'failureRate' | 'outputEstimate'>): SimSettings {
   return {
     ...DEFAULT_SIM_SETTINGS,
     jobs: options.jobs,
     consumers: options.consumers,
     seed: options.seed,
     failureRate: options.failureRate,
-    admissionReservation: options.reservation,
     admissionOutputTokenEstimate: options.outputEstimate,
   };
 }
@@ -216,9 +204,9 @@ interface Task {
 
 /** Rough relative wall time of a task (measured at the defaults), to start the longest first. */
 const WEIGHT: Record<StrategyId, Record<ScenarioId, number>> = {
-  reschedule: { minute: 57, day: 67 },
-  admission: { minute: 8, day: 40 },
-  naive: { minute: 5, day: 5 },
+  reschedule: { minute: 46, day: 47 },
+  admission: { minute: 13, day: 15 },
+  naive: { minute: 3, day: 3 },
 };
 
 function formatDuration(ms: number): string {
@@ -270,7 +258,7 @@ export function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'sce
   const lines: string[] = [];
   const { settings } = report;
   lines.push(
-    `ratelane sim: ${int(settings.jobs)} jobs, ${int(settings.consumers)} consumers, batches of ${settings.batchSize}, maxReceiveCount ${settings.maxReceiveCount}, failure rate ${settings.failureRate}, seed ${settings.seed}; (c): reservation ${settings.admissionReservation}, output-token estimate ${settings.admissionOutputTokenEstimate}`,
+    `ratelane sim: ${int(settings.jobs)} jobs, ${int(settings.consumers)} consumers, batches of ${settings.batchSize}, maxReceiveCount ${settings.maxReceiveCount}, failure rate ${settings.failureRate}, seed ${settings.seed}; (c): initial output-token estimate ${settings.admissionOutputTokenEstimate} (then learned)`,
   );
   lines.push(`${report.date}, ${report.machine.cpus} x ${report.machine.cpuModel}, Node ${report.machine.node}; wall time ${(report.wallMs / 1000).toFixed(1)} s`);
   const header = ['strategy', 'drain', 'bound', 'drain/bound', 'calls/completion', 'wasted calls (429 + failed)', 'dead-letters', 'lost', 'unfinished', 'AWS $/1M jobs (SQS+DDB+Lambda+Sched)'];

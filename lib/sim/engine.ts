@@ -20,7 +20,7 @@
 import { DEFAULT_ADMISSION_SETTINGS } from '../admission/settings.js';
 import { DEFAULT_LANES } from '../config/lanes.js';
 import { decide, gateBeforeCall, isoAt, type Action, type BackoffSettings, type Cooldown, type DeferAction, type JobOutcome, type JobScheduling, type LanePause } from '../policy/index.js';
-import { AdmissionModel, type AdmissionCounters, type ReservationChoice } from './admission-model.js';
+import { AdmissionModel, type AdmissionCounters } from './admission-model.js';
 import { costPerMillionJobs, type CostPerMillion, type Usage } from './cost.js';
 import { withFastDates } from './fast-dates.js';
 import { TimeHeap } from './heap.js';
@@ -81,9 +81,10 @@ export interface SimSettings {
   outputTokensMax: number;
   /** Stop after this much virtual time (jobs not done by then count as unfinished). */
   horizonMs: number;
-  /** Strategy (c): how a denied call picks the owner to reserve on (see `AdmissionModel.reservation`). */
-  admissionReservation: ReservationChoice;
-  /** Strategy (c): completion tokens admission assumes before a call answers (lib/admission default 512). */
+  /**
+   * Strategy (c): completion tokens admission assumes before a consumer's first calls answer (lib/admission
+   * default 512); each consumer then learns the estimate from the usage its calls report.
+   */
   admissionOutputTokenEstimate: number;
   timing: Timing;
 }
@@ -123,7 +124,6 @@ export const DEFAULT_SIM_SETTINGS: SimSettings = Object.freeze({
   outputTokensMin: 50,
   outputTokensMax: 250,
   horizonMs: 30 * 86_400_000,
-  admissionReservation: 'due-at',
   admissionOutputTokenEstimate: DEFAULT_ADMISSION_SETTINGS.outputTokenEstimate,
   timing: DEFAULT_TIMING,
 });
@@ -293,7 +293,15 @@ class Simulation {
       failureRate: settings.failureRate,
       start: scenario.start,
     });
-    this.admission = strategy.admission ? new AdmissionModel({ keys: scenario.keys, limits: scenario.limits, consumers: settings.consumers, reservation: settings.admissionReservation, settings: { outputTokenEstimate: settings.admissionOutputTokenEstimate } }) : null;
+    // Admission is configured with the provider's daily reset (the lane's setting; here 00:00 UTC).
+    this.admission = strategy.admission
+      ? new AdmissionModel({
+          keys: scenario.keys,
+          limits: scenario.limits,
+          consumers: settings.consumers,
+          settings: { outputTokenEstimate: settings.admissionOutputTokenEstimate, dailyResetOffsetMs: scenario.dailyResetOffsetMs },
+        })
+      : null;
     this.attempt = new Uint16Array(N);
     this.deferralsOf = new Uint32Array(N);
     this.eligibleAt = new Array<string>(N).fill(isoAt(scenario.start));
@@ -351,7 +359,7 @@ class Simulation {
           this.onSide(payload, t);
           break;
         case EV_SETTLE:
-          this.admission!.settle(this.settleConsumer[payload]!, this.settleKey[payload]!, this.settleTaken[payload]!, this.inputTokens[payload]! + this.outputTokens[payload]!, t);
+          this.admission!.settle(this.settleConsumer[payload]!, this.settleKey[payload]!, this.settleTaken[payload]!, this.inputTokens[payload]!, this.outputTokens[payload]!, t);
           break;
         case EV_RESUME:
           this.onResume(t);

@@ -202,7 +202,10 @@ describe('admission: the local stack', () => {
   });
 
   it("every key's daily quota exhausted mid-run: no call until the reset, the lane pauses, then drains", async () => {
-    // Prepare: one lane, two keys of 10 requests a (scaled, 8 s) day, 30 jobs
+    // Prepare: one lane, two keys of 10 requests a (scaled, 8 s) day, 30 jobs. The lane's config
+    // says 12 a day: the provider's day runs out before admission's own count does (as when someone
+    // else uses the keys, or admission's day starts at another time than the provider's), so the
+    // provider's quota error is what tells the consumers, and the reset it states re-aligns admission's day.
     const lane = resolveLanes({
       us: {
         resources: {
@@ -221,7 +224,7 @@ describe('admission: the local stack', () => {
             { id: 'key-1', quotaOwner: 'us-owner-1' },
             { id: 'key-2', quotaOwner: 'us-owner-2' },
           ],
-          limits: { requestsPerMinute: 600, tokensPerMinute: 10_000_000, requestsPerDay: 10 },
+          limits: { requestsPerMinute: 600, tokensPerMinute: 10_000_000, requestsPerDay: 12 },
           timeoutMs: 5000,
         },
       },

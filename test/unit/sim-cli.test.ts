@@ -13,13 +13,13 @@ describe('parseSimArgs', () => {
   });
 
   it('reads options, with values inline or after', () => {
-    const o = parseSimArgs(['--jobs=5000', '--consumers', '50', '--scenario', 'day', '--strategy', 'admission,naive', '--seed', '3', '--json', '--quiet', '--parallel', '1', '--reservation', 'earliest-slot']);
+    const o = parseSimArgs(['--jobs=5000', '--consumers', '50', '--scenario', 'day', '--strategy', 'admission,naive', '--seed', '3', '--json', '--quiet', '--parallel', '1', '--output-estimate', '200']);
     assert.equal(o.jobs, 5000);
     assert.equal(o.consumers, 50);
     assert.deepEqual(o.scenarios, ['day']);
     assert.deepEqual(o.strategies, ['naive', 'admission']);
     assert.equal(o.seed, 3);
-    assert.equal(o.reservation, 'earliest-slot');
+    assert.equal(o.outputEstimate, 200);
     assert.equal(o.json && o.quiet, true);
   });
 
@@ -28,6 +28,7 @@ describe('parseSimArgs', () => {
     assert.throws(() => parseSimArgs(['--strategy', 'retry']), /unknown retry/);
     assert.throws(() => parseSimArgs(['--frobnicate']), /unknown option/);
     assert.throws(() => parseSimArgs(['--failure-rate', '1']), SimUsageError);
+    assert.throws(() => parseSimArgs(['--reservation', 'due-at']), /unknown option/, 'the reservation choice is the pool\'s, not a flag');
   });
 });
 

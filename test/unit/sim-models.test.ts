@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { SharedKeyPool } from '../../lib/admission/key-pool.js';
+import { admissionSettings, bucketLimitsFor } from '../../lib/admission/settings.js';
+import type { LaneConfig } from '../../lib/config/lanes.js';
+import type { KeyAdmission } from '../../lib/consumer/keys.js';
+import { AdmissionModel } from '../../lib/sim/admission-model.js';
 import { TimeHeap } from '../../lib/sim/heap.js';
+import { Rng } from '../../lib/sim/rng.js';
+import { MemoryRateStateStore } from '../helpers/memory-rate-state.js';
 import { CALL_OK, CALL_QUOTA, CALL_RATE_LIMIT, ProviderModel } from '../../lib/sim/provider-model.js';
 import { billedChunks, SqsModel } from '../../lib/sim/sqs-model.js';
 
@@ -139,5 +146,55 @@ describe('fast dates', () => {
     assert.equal(withFastDates(() => new Date(-1).toISOString()), '1969-12-31T23:59:59.999Z');
     assert.equal(withFastDates(() => Date.parse('not a date')), NaN);
     assert.equal(Date.prototype.toISOString, original, 'restored');
+  });
+});
+
+describe('AdmissionModel', () => {
+  it('answers exactly as SharedKeyPool does: grants, slots, lane out, learned estimates, conflicts', async () => {
+    // Prepare: 3 keys of 6 requests a minute and 40 a day, two consumer instances sharing one store
+    const limits = { requestsPerMinute: 6, tokensPerMinute: 4000, requestsPerDay: 40 };
+    const overrides = { cooldownCacheMs: 1000, outputTokenEstimate: 512 };
+    const settings = admissionSettings(overrides);
+    const model = new AdmissionModel({ keys: 3, limits, consumers: 2, settings: overrides });
+    let now = Date.parse('2026-03-02T22:00:00.000Z');
+    const store = new MemoryRateStateStore();
+    const keys = model.keys.map((k) => ({ ...k, secret: `sk-${k.id}` }));
+    const pools = [0, 1].map(
+      () => new SharedKeyPool({ keys, store, limits: bucketLimitsFor({ provider: { limits } } as unknown as Pick<LaneConfig, 'provider'>, settings), settings, now: () => now }),
+    );
+    const rng = new Rng(7);
+    const sawLaneOut: boolean[] = [];
+    // Act: 400 acquires at random times over ~5 hours, across midnight; some settle, one key cooled
+    for (let i = 0; i < 400; i++) {
+      now += Math.floor(rng.uniform() * 90_000);
+      const consumer = rng.uniform() < 0.5 ? 0 : 1;
+      const input = 50 + Math.floor(rng.uniform() * 400);
+      const real: KeyAdmission = await pools[consumer]!.acquire({ estimatedTokens: input });
+      const mirrored = model.acquire(consumer, input, now);
+      // Assess: the same answer
+      if (real.admitted) {
+        assert.equal(model.keys[mirrored]?.id, real.key.id, `acquire ${i}: granted key`);
+        const output = 20 + Math.floor(rng.uniform() * 200);
+        await real.settle({ inputTokens: input, outputTokens: output });
+        model.settle(consumer, mirrored, model.grantedTokens, input, output, now);
+        assert.equal(model.outputEstimateOf(consumer), pools[consumer]!.outputTokenEstimate, `acquire ${i}: learned estimate`);
+      } else {
+        assert.equal(mirrored, -1, `acquire ${i}: denied`);
+        // (the pool's answer is a Date: whole milliseconds)
+        assert.equal(new Date(model.retryAt).getTime(), real.retryAt.getTime(), `acquire ${i}: retryAt`);
+        const out = model.laneOut ? { until: new Date(model.laneOut.until).getTime(), reason: model.laneOut.reason } : null;
+        assert.deepEqual(out, real.laneOut ? { until: real.laneOut.until.getTime(), reason: real.laneOut.reason } : null, `acquire ${i}: laneOut`);
+        sawLaneOut.push(real.laneOut !== undefined);
+      }
+      if (i === 150) {
+        const cooldown = { until: new Date(now + 600_000).toISOString(), scope: 'quota_owner' as const, reason: 'quota_exhausted' as const };
+        await pools[consumer]!.cool(keys[1]!, cooldown);
+        model.cool(consumer, 1, cooldown, now);
+      }
+    }
+    // the run went through denials, a lane out on spent days, and write conflicts
+    assert.ok(sawLaneOut.includes(true) && sawLaneOut.includes(false), 'lane out and not');
+    assert.equal(model.counters.bucketConflicts, store.conflicts, 'the same conditional-write conflicts');
+    assert.ok(store.conflicts > 0);
   });
 });

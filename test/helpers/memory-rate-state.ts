@@ -1,0 +1,78 @@
+/**
+ * An in-memory {@link RateStateStore} with the DynamoDB table's rules (a bucket write succeeds only
+ * on the expected version, a failed one returns the current bucket; cooldowns only extend; a pause
+ * is claimed only when none has not ended), for unit tests of the key pool without DynamoDB Local.
+ */
+import type { BucketState } from '../../lib/admission/bucket.js';
+import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../../lib/admission/choice.js';
+import type { BucketWrite, PauseRecord, RateStateStore } from '../../lib/admission/rate-state.js';
+
+export class MemoryRateStateStore implements RateStateStore {
+  readonly cooldowns = new Map<string, CooldownRecord>();
+  readonly buckets = new Map<string, BucketState>();
+  pause: PauseRecord | undefined;
+  writes = 0;
+  conflicts = 0;
+
+  async readCooldowns(keys: readonly KeyRef[]): Promise<CooldownSnapshot> {
+    const snapshot = { keys: new Map<string, CooldownRecord>(), owners: new Map<string, CooldownRecord>() };
+    for (const key of keys) {
+      const k = this.cooldowns.get(`key#${key.id}`);
+      if (k) snapshot.keys.set(key.id, k);
+      const o = this.cooldowns.get(`owner#${key.quotaOwner}`);
+      if (o) snapshot.owners.set(key.quotaOwner, o);
+    }
+    return snapshot;
+  }
+
+  async putCooldown(record: CooldownRecord): Promise<void> {
+    const id = `${record.scope === 'key' ? 'key' : 'owner'}#${record.id}`;
+    const existing = this.cooldowns.get(id);
+    if (!existing || existing.until < record.until) this.cooldowns.set(id, record);
+  }
+
+  async listCooldowns(): Promise<CooldownRecord[]> {
+    return [...this.cooldowns.values()];
+  }
+
+  async deleteCooldown(scope: CooldownRecord['scope'], id: string): Promise<void> {
+    this.cooldowns.delete(`${scope === 'key' ? 'key' : 'owner'}#${id}`);
+  }
+
+  async readBucket(owner: string): Promise<BucketState | undefined> {
+    return this.buckets.get(owner);
+  }
+
+  async writeBucket(owner: string, next: BucketState, expectedVersion: number | undefined): Promise<BucketWrite> {
+    const stored = this.buckets.get(owner);
+    const ok = expectedVersion === undefined ? stored === undefined : stored !== undefined && stored.version === expectedVersion;
+    if (!ok) {
+      this.conflicts++;
+      return { ok: false, current: stored };
+    }
+    this.writes++;
+    this.buckets.set(owner, next);
+    return { ok: true };
+  }
+
+  async clearBucketCooldown(owner: string): Promise<void> {
+    const stored = this.buckets.get(owner);
+    if (!stored) return;
+    const { cooldown: _cleared, ...rest } = stored;
+    this.buckets.set(owner, { ...rest, version: stored.version + 1 });
+  }
+
+  async claimPause(record: PauseRecord, now: number): Promise<boolean> {
+    if (this.pause && this.pause.until > now) return false;
+    this.pause = record;
+    return true;
+  }
+
+  async readPause(): Promise<PauseRecord | undefined> {
+    return this.pause;
+  }
+
+  async clearPause(): Promise<void> {
+    this.pause = undefined;
+  }
+}
