@@ -164,6 +164,7 @@ export class SharedKeyPool implements KeyPool {
     const dueOf = (until: number, reason: string): number => (reason === 'billing' ? Math.min(until, started + this.settings.billingRecheckMs) : until);
     let coolingRetry = choice.cooling.reduce((min, c) => Math.min(min, dueOf(c.blocker.until, c.blocker.reason)), Infinity);
     let best: { owner: string; retryAt: number } | undefined;
+    let contendedRetry = Infinity;
     const tried = new Set<string>();
     // Owners whose daily quota is spent until a reset far enough away to pause the lane for.
     const dailyOut = new Map<string, number>();
@@ -172,7 +173,12 @@ export class SharedKeyPool implements KeyPool {
       if (tried.has(key.quotaOwner)) continue;
       tried.add(key.quotaOwner);
       const verdict = await this.take(key.quotaOwner, cost, false);
-      if (verdict === 'contended') continue;
+      if (verdict === 'contended') {
+        // Other consumers are writing this bucket right now: it is busy, not out. Come back after one
+        // request slot rather than at some cooling key's (possibly far) reset.
+        contendedRetry = started + this.limits.windowMs / Math.max(1, this.limits.requestsPerWindow);
+        continue;
+      }
       if (verdict.admitted) {
         this.cursor = index + 1;
         return this.grant(key, cost);
@@ -187,8 +193,8 @@ export class SharedKeyPool implements KeyPool {
       // The owner whose next free slot comes first, counting the slots already reserved on it.
       if (!best || verdict.retryAt < best.retryAt) best = { owner: key.quotaOwner, retryAt: verdict.retryAt };
     }
-    let retryAt = coolingRetry;
-    let detail = best ? 'no budget' : `all ${this.size} key(s) cooling`;
+    let retryAt = Math.min(coolingRetry, contendedRetry);
+    let detail = best ? 'no budget' : contendedRetry < coolingRetry ? 'bucket contended' : `all ${this.size} key(s) cooling`;
     if (best) {
       // Reserve that slot, so callers denied together come back spread out over every key.
       const verdict = await this.take(best.owner, cost, true);
