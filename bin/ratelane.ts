@@ -12,6 +12,7 @@ Commands:
   submit    submit documents to a region lane's queue                    (npm run submit -- --help)
   resume    resume a paused lane (after a billing pause, or early)        (npm run resume -- --help)
   soak      many jobs with random faults, then a reconciliation         (npm run soak -- --help)
+  bench     strategies side by side on the local stack, and overhead     (npm run bench -- --help)
   sim       virtual-time simulator: strategies at scale, no emulators     (npm run sim -- --help)
 `;
 
@@ -62,6 +63,19 @@ async function main(argv: string[]): Promise<number> {
         return error.message ? 2 : 0;
       }
       return soakExitCode(await runSoak(options, { stdout: process.stdout, stderr: process.stderr }));
+    }
+    case 'bench': {
+      const { BENCH_USAGE, BenchUsageError, parseBenchArgs, runBench, benchExitCode } = await import('../lib/local/bench.js');
+      let options;
+      try {
+        options = parseBenchArgs(rest);
+      } catch (error) {
+        if (!(error instanceof BenchUsageError)) throw error;
+        if (error.message) process.stderr.write(`error: ${error.message}\n\n`);
+        process.stderr.write(BENCH_USAGE);
+        return error.message ? 2 : 0;
+      }
+      return benchExitCode(await runBench(options, { stdout: process.stdout, stderr: process.stderr }), options);
     }
     case 'sim': {
       const { simMain } = await import('../lib/sim/cli.js');

@@ -44,6 +44,23 @@ export interface ConsumerDeps {
   random: () => number;
   /** Repair calls allowed after a validation failure (default 1). */
   maxRepairAttempts?: number;
+  /**
+   * Called once per record with its wall time and the time spent inside `model.extract` (for
+   * `npm run bench`: the consumer's own overhead is the difference). Absent: nothing is timed.
+   */
+  onRecordTiming?: ((timing: RecordTiming) => void) | undefined;
+}
+
+/** How long one record took in the consumer; see {@link ConsumerDeps.onRecordTiming}. */
+export interface RecordTiming {
+  /** From the start of {@link processRecord} until it returned or threw (ms). */
+  totalMs: number;
+  /** Of that, time spent inside `model.extract` (ms). */
+  modelMs: number;
+  /** Model calls made for the record. */
+  modelCalls: number;
+  /** The record settled (returned); false: it threw and SQS brings it back. */
+  settled: boolean;
 }
 
 /** A record the consumer could not settle now: reported as a batch item failure, SQS brings it back. */
@@ -65,6 +82,8 @@ interface RecordFacts {
   receiptHandle: string;
   receiveCount: number;
   queueAgeMs: number;
+  /** Time spent inside `model.extract` for this record, and the calls made (for `onRecordTiming`). */
+  model: { ms: number; calls: number };
 }
 
 const count = (deps: ConsumerDeps, name: string, value = 1): void => {
@@ -74,7 +93,13 @@ const count = (deps: ConsumerDeps, name: string, value = 1): void => {
 function recordFacts(record: SQSRecord, now: Date): RecordFacts {
   const receiveCount = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
   const sent = Number(record.attributes.SentTimestamp);
-  return { messageId: record.messageId, receiptHandle: record.receiptHandle, receiveCount, queueAgeMs: Number.isFinite(sent) ? Math.max(0, now.getTime() - sent) : 0 };
+  return {
+    messageId: record.messageId,
+    receiptHandle: record.receiptHandle,
+    receiveCount,
+    queueAgeMs: Number.isFinite(sent) ? Math.max(0, now.getTime() - sent) : 0,
+    model: { ms: 0, calls: 0 },
+  };
 }
 
 /** The facts that go on log lines. */
@@ -102,8 +127,25 @@ function ledgerBase(job: Job, facts: RecordFacts): Omit<LedgerEntryInput, 'kind'
  * (or a store/queue error) when SQS must bring it back.
  */
 export async function processRecord(record: SQSRecord, deps: ConsumerDeps): Promise<void> {
-  const { lane, logger } = deps;
+  const onTiming = deps.onRecordTiming;
+  const started = onTiming ? performance.now() : 0;
   const facts = recordFacts(record, deps.now());
+  if (!onTiming) return handleRecord(record, facts, deps);
+  let settled = false;
+  try {
+    await handleRecord(record, facts, deps);
+    settled = true;
+  } finally {
+    try {
+      onTiming({ totalMs: performance.now() - started, modelMs: facts.model.ms, modelCalls: facts.model.calls, settled });
+    } catch {
+      // A timing listener must not change what happens to the record.
+    }
+  }
+}
+
+async function handleRecord(record: SQSRecord, facts: RecordFacts, deps: ConsumerDeps): Promise<void> {
+  const { lane, logger } = deps;
   deps.metrics.addMetric('QueueAgeMs', MetricUnit.Milliseconds, facts.queueAgeMs);
 
   let job: Job;
@@ -138,14 +180,18 @@ export async function processRecord(record: SQSRecord, deps: ConsumerDeps): Prom
   if (gate.type === 'reject') return reject(job, facts, deps, gate);
   if (gate.type === 'defer') return defer(job, facts, deps, gate);
 
-  // A copy of a job that is already committed (a duplicate delivery or re-submission) costs one read,
-  // not a model call that could also be throttled.
-  const existing = await deps.results.get(job.idempotencyKey);
+  // A redelivered message may have been committed by a receive that crashed before its ack: one read
+  // (beside the document read) spares a model call. First deliveries skip it; the conditional write
+  // still catches any duplicate.
+  const committedBefore = facts.receiveCount > 1 ? deps.results.get(job.idempotencyKey) : undefined;
+  const reading = readDocument(deps.s3, { bucket: job.input.bucket, key: job.input.key, expectedSha256: job.input.contentSha256 });
+  reading.catch(() => undefined);
+  const existing = await committedBefore;
   if (existing) return suppressDuplicate(job, facts, deps, existing.jobId);
 
   let text: string;
   try {
-    text = await readDocument(deps.s3, { bucket: job.input.bucket, key: job.input.key, expectedSha256: job.input.contentSha256 });
+    text = await reading;
   } catch (error) {
     const code = error instanceof DocumentStoreError ? error.details.code : 'unknown';
     if (code === 'NoSuchKey' || code === 'ContentHashMismatch') {
@@ -184,19 +230,28 @@ async function extractAndCommit(job: Job, text: string, facts: RecordFacts, deps
     try {
       modelCalls += 1;
       count(deps, 'ModelCalls');
-      response = await deps.model.extract({ messages, jsonSchemaName: schema.jsonSchemaName, jsonSchema: schema.jsonSchema, apiKey: key.secret });
+      const callStarted = performance.now();
+      try {
+        response = await deps.model.extract({ messages, jsonSchemaName: schema.jsonSchemaName, jsonSchema: schema.jsonSchema, apiKey: key.secret });
+      } finally {
+        facts.model.ms += performance.now() - callStarted;
+        facts.model.calls += 1;
+      }
     } catch (error) {
       return actOnModelError(job, facts, deps, error, key);
     }
-    // Reconcile the tokens admission took with what the call really used (never throws).
-    await admission.settle(response.usage);
+    // Reconcile the tokens admission took with what the call really used (never throws), while the
+    // output is validated and committed.
+    const settling = admission.settle(response.usage);
     usage.inputTokens += response.usage.inputTokens;
     usage.outputTokens += response.usage.outputTokens;
     const validation = validateOutput(response.content, schema);
     if (validation.ok) {
-      return commit(job, facts, deps, { result: validation.value, usage, model: response.model, modelCalls });
+      const [, committed] = await Promise.all([settling, commit(job, facts, deps, { result: validation.value, usage, model: response.model, modelCalls })]);
+      return committed;
     }
     count(deps, 'ValidationFailed');
+    await settling;
     await deps.ledger.record({
       ...ledgerBase(job, facts),
       kind: 'validation_failed',

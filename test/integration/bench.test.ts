@@ -1,0 +1,116 @@
+/**
+ * `npm run bench` in small: its flags, and one tiny run of strategies (a) and (c) on its own local
+ * stack, checking the report's shape and that the naive strategy wastes more than admission does.
+ */
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { describe, it } from 'node:test';
+import { BENCH_USAGE, BenchUsageError, benchExitCode, parseBenchArgs, runBench, type BenchReport } from '../../lib/local/bench.js';
+
+function sink(): { stream: Writable; text: () => string } {
+  let text = '';
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      text += chunk.toString();
+      done();
+    },
+  });
+  return { stream, text: () => text };
+}
+
+describe('npm run bench: flags', () => {
+  it('has defaults that finish in minutes, with all three strategies', () => {
+    // Act
+    const options = parseBenchArgs([]);
+    // Assess
+    assert.deepEqual(options.strategies, ['naive', 'reschedule', 'admission']);
+    assert.equal(options.jobs, 300);
+    assert.equal(options.keys, 2);
+    assert.equal(options.providerRpm, 8);
+    assert.equal(options.minuteMs, 3000);
+    assert.equal(options.json, false);
+    assert.equal(options.strict, false);
+  });
+
+  it('reads every flag, and strategies by letter or name in the fixed order', () => {
+    // Act
+    const options = parseBenchArgs([
+      '--jobs', '50', '--keys', '3', '--provider-rpm', '12', '--provider-tpm', '5000', '--minute-ms', '2000',
+      '--strategies', 'c,a', '--floor-messages', '0', '--probe-messages', '7', '--seed', '9', '--time-limit', '60',
+      '--log-file', '/tmp/x.log', '--strict', '--json',
+    ]);
+    // Assess
+    assert.deepEqual(options, {
+      jobs: 50,
+      keys: 3,
+      providerRpm: 12,
+      providerTpm: 5000,
+      minuteMs: 2000,
+      strategies: ['naive', 'admission'],
+      floorMessages: 0,
+      probeMessages: 7,
+      seed: 9,
+      timeLimitSeconds: 60,
+      strict: true,
+      json: true,
+      logFile: '/tmp/x.log',
+    });
+    assert.deepEqual(parseBenchArgs(['--strategies', 'reschedule']).strategies, ['reschedule']);
+  });
+
+  it('rejects bad values and unknown flags with a usage error; --help is an empty one', () => {
+    for (const argv of [['--jobs', '0'], ['--minute-ms', '10'], ['--strategies', 'd'], ['--strategies', ','], ['--keys', 'x'], ['--nope']]) {
+      assert.throws(() => parseBenchArgs(argv), BenchUsageError, argv.join(' '));
+    }
+    assert.throws(() => parseBenchArgs(['--help']), (error: unknown) => error instanceof BenchUsageError && error.message === '');
+    assert.match(BENCH_USAGE, /--strategies/);
+  });
+});
+
+describe('npm run bench: a tiny run', () => {
+  it('reports every figure per strategy; naive dead-letters or retries more than admission; --json is the last line', { timeout: 90_000 }, async () => {
+    // Prepare
+    const out = sink();
+    const err = sink();
+    const options = parseBenchArgs([
+      '--jobs', '30', '--keys', '1', '--provider-rpm', '10', '--minute-ms', '2000',
+      '--strategies', 'a,c', '--floor-messages', '20', '--probe-messages', '5', '--time-limit', '60', '--json',
+    ]);
+    // Act
+    const report = await runBench(options, { stdout: out.stream, stderr: err.stream });
+    // Assess: the shape
+    assert.deepEqual(report.strategies.map((s) => s.id), ['naive', 'admission']);
+    for (const s of report.strategies) {
+      assert.equal(s.submitted, 30);
+      assert.equal(s.lost, 0, `${s.label} lost jobs`);
+      assert.equal(s.doubleCommits, 0);
+      assert.equal(s.timedOut, false);
+      assert.equal(s.committed + s.deadLettered, 30, `${s.label}: every job committed or dead-lettered`);
+      assert.ok(s.quotaBoundMinimumMs! > 0);
+      assert.ok(s.overheadMs.n > 0 && s.overheadMs.p50 !== null && s.overheadMs.p99! >= s.overheadMs.p50);
+    }
+    const [naive, admission] = report.strategies as [BenchReport['strategies'][number], BenchReport['strategies'][number]];
+    // Naive hits the provider's limit and pays for it; admission calls once per job.
+    assert.ok(naive.throttled429 > 0, 'naive saw no 429 at this quota');
+    assert.ok(
+      naive.deadLettered > admission.deadLettered || naive.modelCallsPerCompletion! > admission.modelCallsPerCompletion!,
+      `naive: ${naive.deadLettered} dead-lettered, ${naive.modelCallsPerCompletion} calls per completion; admission: ${admission.deadLettered}, ${admission.modelCallsPerCompletion}`,
+    );
+    assert.equal(admission.deadLettered, 0);
+    assert.equal(admission.committed, 30);
+    assert.ok(report.probe && report.probe.messages === 5 && report.probe.overheadMs.p50! > 0);
+    assert.ok(report.floor && report.floor.messages === 20 && report.floor.totalMs.p50! > 0);
+    assert.ok(report.targets);
+    assert.equal(report.targets.lost.met, true);
+    assert.equal(report.machine.cpus > 0, true);
+    assert.equal(benchExitCode(report), 0);
+    // The table on stdout, progress on stderr, the JSON object on the last line.
+    assert.match(out.text(), /model calls per completion/);
+    assert.match(out.text(), /\(a\) naive/);
+    assert.match(err.text(), /\[\(c\) admission\s+\d+ s\] committed/);
+    const last = out.text().trim().split('\n').at(-1)!;
+    const parsed = JSON.parse(last) as BenchReport;
+    assert.equal(parsed.strategies.length, 2);
+    assert.equal(parsed.date, report.date);
+  });
+});
