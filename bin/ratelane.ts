@@ -21,22 +21,34 @@ async function shutdownInProgress(): Promise<boolean> {
   return isShuttingDown();
 }
 
+const io = { stdout: process.stdout, stderr: process.stderr };
+
+/**
+ * Parses a command's flags and runs it; a usage error (its class given) prints the message and the
+ * usage and exits 2, `--help` (an empty message) prints the usage and exits 0.
+ */
+async function withUsage<O>(usage: string, UsageError: new (...args: never[]) => Error, parse: () => O, run: (options: O) => Promise<number>): Promise<number> {
+  let options: O;
+  try {
+    options = parse();
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    if (error.message) process.stderr.write(`error: ${error.message}\n\n`);
+    process.stderr.write(usage);
+    return error.message ? 2 : 0;
+  }
+  return run(options);
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'local': {
       const { LOCAL_USAGE, LocalRunUsageError, parseLocalRunArgs, runLocal } = await import('../lib/local/run.js');
-      let options;
-      try {
-        options = parseLocalRunArgs(rest);
-      } catch (error) {
-        if (!(error instanceof LocalRunUsageError)) throw error;
-        if (error.message) process.stderr.write(`error: ${error.message}\n\n`);
-        process.stderr.write(LOCAL_USAGE);
-        return error.message ? 2 : 0;
-      }
-      const card = await runLocal(options, { stdout: process.stdout, stderr: process.stderr });
-      return card.lost === 0 && !card.timedOut ? 0 : 1;
+      return withUsage(LOCAL_USAGE, LocalRunUsageError, () => parseLocalRunArgs(rest), async (options) => {
+        const card = await runLocal(options, io);
+        return card.lost === 0 && !card.timedOut ? 0 : 1;
+      });
     }
     case 'submit': {
       const { runSubmitCommand } = await import('../lib/queue/submit-cli.js');
@@ -53,29 +65,11 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'soak': {
       const { SOAK_USAGE, SoakUsageError, parseSoakArgs, runSoak, soakExitCode } = await import('../lib/local/soak.js');
-      let options;
-      try {
-        options = parseSoakArgs(rest);
-      } catch (error) {
-        if (!(error instanceof SoakUsageError)) throw error;
-        if (error.message) process.stderr.write(`error: ${error.message}\n\n`);
-        process.stderr.write(SOAK_USAGE);
-        return error.message ? 2 : 0;
-      }
-      return soakExitCode(await runSoak(options, { stdout: process.stdout, stderr: process.stderr }));
+      return withUsage(SOAK_USAGE, SoakUsageError, () => parseSoakArgs(rest), async (options) => soakExitCode(await runSoak(options, io)));
     }
     case 'bench': {
       const { BENCH_USAGE, BenchUsageError, parseBenchArgs, runBench, benchExitCode } = await import('../lib/local/bench.js');
-      let options;
-      try {
-        options = parseBenchArgs(rest);
-      } catch (error) {
-        if (!(error instanceof BenchUsageError)) throw error;
-        if (error.message) process.stderr.write(`error: ${error.message}\n\n`);
-        process.stderr.write(BENCH_USAGE);
-        return error.message ? 2 : 0;
-      }
-      return benchExitCode(await runBench(options, { stdout: process.stdout, stderr: process.stderr }), options);
+      return withUsage(BENCH_USAGE, BenchUsageError, () => parseBenchArgs(rest), async (options) => benchExitCode(await runBench(options, io), options));
     }
     case 'sim': {
       const { simMain } = await import('../lib/sim/cli.js');

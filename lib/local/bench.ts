@@ -44,8 +44,8 @@ import { RESULTS_TABLE } from '../store/tables.js';
 import { createAwsClients, type ServiceEndpoints } from './clients.js';
 import { extractInvoice } from './invoice-extractor.js';
 import { onShutdown } from './processes.js';
-import { corpusDocuments, localRunLanes, queueDepth, quotaBoundMinimumMs, type RunIo } from './run.js';
-import { computeScorecard, quantile, type Scorecard, type SubmittedJob } from './scorecard.js';
+import { corpusDocuments, localRunLanes, queueDepth, quotaBoundMinimumMs, submitToStack, type RunIo } from './run.js';
+import { computeScorecard, quantile, type Scorecard } from './scorecard.js';
 import { startDynamoLocal, startFauxqsLocal, type FauxqsLocal } from './services.js';
 import { withOverrides } from './soak.js';
 import { startLocalStack, type LocalStack } from './stack.js';
@@ -632,24 +632,7 @@ async function runStrategy(strategy: BenchStrategy, options: BenchOptions, servi
   try {
     const documents = corpusDocuments(options.jobs);
     loopDelay.enable();
-    const submitStarted = Date.now();
-    const submission = await submitDocuments(
-      { documents },
-      {
-        lanes,
-        clientsFor: (region) => {
-          const lane = Object.values(stack.lanes).find((l) => l.lane.name === region || l.lane.region === region);
-          if (!lane) throw new Error(`no local lane for ${region}`);
-          return { sqs: lane.clients.sqs, s3: lane.clients.s3 };
-        },
-        queueUrlFor: (lane) => stack.lanes[lane.name]!.queueUrl,
-        now: () => new Date(),
-        isKnownVersion: isKnownPromptVersion,
-        defaultVersions: { schemaVersion: DEFAULT_SCHEMA_VERSION, promptVersion: DEFAULT_PROMPT_VERSION },
-      },
-    );
-    const sent = submission.results.filter((r) => r.status === 'sent');
-    const submitted: SubmittedJob[] = sent.map((r) => ({ jobId: r.jobId, idempotencyKey: r.idempotencyKey, lane: r.region, createdAt: submitStarted }));
+    const { submission, sent, submitted, submitStarted } = await submitToStack(stack, lanes, documents);
     const bound = quotaBoundMinimumMs(lanes, submitted, options.minuteMs);
     say(
       `${strategy.label}: submitted ${sent.length} of ${documents.length} jobs in ${Date.now() - submitStarted} ms${submission.failed ? ` (${submission.failed} NOT sent)` : ''}; quota-bound minimum ${(bound / 1000).toFixed(1)} s`,

@@ -3,12 +3,13 @@
  * invoices to `us`, German to `eu`), run until every job is in a terminal state or a time limit,
  * show progress, print the scorecard, stop everything.
  */
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { parseArgs } from 'node:util';
 import { loadCorpus } from '../../corpus/index.js';
 import { resolveLanes, type LaneOverride, type LaneSet } from '../config/lanes.js';
 import { isKnownPromptVersion, DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION } from '../contract/schemas/registry.js';
-import { submitDocuments, type DocumentInput } from '../queue/producer.js';
+import { submitDocuments, type DocumentInput, type SubmitItemResult, type SubmitProgress, type SubmitResult } from '../queue/producer.js';
 import { computeScorecard, formatScorecard, type Scorecard, type SubmittedJob } from './scorecard.js';
 import { startLocalStack, type LocalStack } from './stack.js';
 
@@ -225,6 +226,49 @@ export function quotaBoundMinimumMs(lanes: LaneSet, submitted: readonly { lane: 
   return slowest;
 }
 
+/** What {@link submitToStack} sent, with the jobs as the scorecard tracks them. */
+export interface StackSubmission {
+  submission: SubmitResult;
+  sent: SubmitItemResult[];
+  submitted: SubmittedJob[];
+  submitStarted: number;
+}
+
+/**
+ * Submits documents to a running local stack through the real producer (each lane's own clients and
+ * queue), as a service team would.
+ *
+ * @param clientsFor the producer's clients per region (default: the lane's own)
+ */
+export async function submitToStack(
+  stack: LocalStack,
+  lanes: LaneSet,
+  documents: DocumentInput[],
+  options: { clientsFor?: (region: string) => { sqs: SQSClient; s3: S3Client }; onProgress?: (event: SubmitProgress) => void } = {},
+): Promise<StackSubmission> {
+  const laneClients = (region: string): { sqs: SQSClient; s3: S3Client } => {
+    const lane = Object.values(stack.lanes).find((l) => l.lane.name === region || l.lane.region === region);
+    if (!lane) throw new Error(`no local lane for ${region}`);
+    return { sqs: lane.clients.sqs, s3: lane.clients.s3 };
+  };
+  const submitStarted = Date.now();
+  const submission = await submitDocuments(
+    { documents },
+    {
+      lanes,
+      clientsFor: options.clientsFor ?? laneClients,
+      queueUrlFor: (lane) => stack.lanes[lane.name]!.queueUrl,
+      now: () => new Date(),
+      isKnownVersion: isKnownPromptVersion,
+      defaultVersions: { schemaVersion: DEFAULT_SCHEMA_VERSION, promptVersion: DEFAULT_PROMPT_VERSION },
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    },
+  );
+  const sent = submission.results.filter((r) => r.status === 'sent');
+  const submitted: SubmittedJob[] = sent.map((r) => ({ jobId: r.jobId, idempotencyKey: r.idempotencyKey, lane: r.region, createdAt: submitStarted }));
+  return { submission, sent, submitted, submitStarted };
+}
+
 /** Runs the local pipeline end to end and returns the scorecard. */
 export async function runLocal(options: LocalRunOptions, io: RunIo): Promise<Scorecard> {
   const say = (line: string): void => {
@@ -257,24 +301,7 @@ export async function runLocal(options: LocalRunOptions, io: RunIo): Promise<Sco
       `  up in ${Date.now() - started} ms: DynamoDB Local ${stack.endpoints.dynamodb} (pid ${stack.childPids.join(', ') || '-'}), SQS/S3 ${stack.endpoints.sqs}, provider ${stack.provider.baseUrl}`,
     );
     const documents = corpusDocuments(options.jobs);
-    const submitStarted = Date.now();
-    const submission = await submitDocuments(
-      { documents },
-      {
-        lanes,
-        clientsFor: (region) => {
-          const lane = Object.values(stack.lanes).find((l) => l.lane.name === region || l.lane.region === region);
-          if (!lane) throw new Error(`no local lane for ${region}`);
-          return { sqs: lane.clients.sqs, s3: lane.clients.s3 };
-        },
-        queueUrlFor: (lane) => stack.lanes[lane.name]!.queueUrl,
-        now: () => new Date(),
-        isKnownVersion: isKnownPromptVersion,
-        defaultVersions: { schemaVersion: DEFAULT_SCHEMA_VERSION, promptVersion: DEFAULT_PROMPT_VERSION },
-      },
-    );
-    const sent = submission.results.filter((r) => r.status === 'sent');
-    const submitted: SubmittedJob[] = sent.map((r) => ({ jobId: r.jobId, idempotencyKey: r.idempotencyKey, lane: r.region, createdAt: submitStarted }));
+    const { submission, sent, submitted, submitStarted } = await submitToStack(stack, lanes, documents);
     const perLane = Object.keys(lanes).map((name) => `${name} ${sent.filter((r) => r.region === name).length}`).join(', ');
     say(`  submitted ${sent.length} of ${documents.length} jobs (${perLane}) in ${Date.now() - submitStarted} ms${submission.failed ? `; ${submission.failed} NOT sent` : ''}`);
 

@@ -30,15 +30,14 @@ import { loadCorpus } from '../../corpus/index.js';
 import { runResumeCommand } from '../admission/resume-cli.js';
 import type { LaneSet } from '../config/lanes.js';
 import type { ConsumerDeps } from '../consumer/process-record.js';
-import { DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION, isKnownPromptVersion } from '../contract/schemas/registry.js';
 import type { ExtractionRequest, ExtractionResponse } from '../providers/model.js';
-import { submitDocuments, type DocumentInput } from '../queue/producer.js';
+import type { DocumentInput } from '../queue/producer.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import type { CommitOutcome, ResultRecord } from '../store/results.js';
 import { createAwsClients, type AwsClients } from './clients.js';
 import { mulberry32 } from './fake-provider/faults.js';
-import { corpusDocuments, jobIdsIn, localRunLanes, queueDepth, type RunIo } from './run.js';
-import { computeScorecard, type Scorecard, type SubmittedJob } from './scorecard.js';
+import { corpusDocuments, jobIdsIn, localRunLanes, queueDepth, submitToStack, type RunIo } from './run.js';
+import { computeScorecard, type Scorecard } from './scorecard.js';
 import { localKeySecret, startLocalStack, type LocalStack } from './stack.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -612,26 +611,15 @@ export async function runSoak(options: SoakOptions, io: RunIo): Promise<SoakRepo
 
     const sentinel = newSentinel();
     const { documents, sentinelDocuments } = soakDocuments(options.jobs, sentinel, options.sentinels, random);
-    const submitStarted = Date.now();
-    const submission = await submitDocuments(
-      { documents },
-      {
-        lanes,
-        clientsFor: (region) => {
-          const clients = producerClientsFor(region);
-          return { sqs: clients.sqs, s3: clients.s3 };
-        },
-        queueUrlFor: (lane) => stack.lanes[lane.name]!.queueUrl,
-        now: () => new Date(),
-        isKnownVersion: isKnownPromptVersion,
-        defaultVersions: { schemaVersion: DEFAULT_SCHEMA_VERSION, promptVersion: DEFAULT_PROMPT_VERSION },
-        onProgress: (event) => {
-          if (event.type === 'batch' && event.batch % 50 === 0) say(`  submitting: ${event.region} batch ${event.batch}`);
-        },
+    const { submission, sent, submitted, submitStarted } = await submitToStack(stack, lanes, documents, {
+      clientsFor: (region) => {
+        const clients = producerClientsFor(region);
+        return { sqs: clients.sqs, s3: clients.s3 };
       },
-    );
-    const sent = submission.results.filter((r) => r.status === 'sent');
-    const submitted: SubmittedJob[] = sent.map((r) => ({ jobId: r.jobId, idempotencyKey: r.idempotencyKey, lane: r.region, createdAt: submitStarted }));
+      onProgress: (event) => {
+        if (event.type === 'batch' && event.batch % 50 === 0) say(`  submitting: ${event.region} batch ${event.batch}`);
+      },
+    });
     say(`  submitted ${sent.length} of ${documents.length} jobs in ${Date.now() - submitStarted} ms (${sentinelDocuments} carry the sentinel)${submission.failed ? `; ${submission.failed} NOT sent` : ''}`);
 
     // Duplicate deliveries: some messages again, half of them at once and half a few seconds later.
