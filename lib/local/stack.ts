@@ -12,6 +12,7 @@ import { createConsumerHandler, createConsumerTelemetry, type SqsHandler } from 
 import { roundRobinKeys, type ProviderKey } from '../consumer/keys.js';
 import type { ConsumerDeps } from '../consumer/process-record.js';
 import { createModelAdapter } from '../providers/index.js';
+import { laneKeysVariable, loadLocalProviderKeys, PROVIDER_KEYS_FILE_VARIABLE } from '../consumer/local-keys.js';
 import { Ledger } from '../store/ledger.js';
 import { ResultStore } from '../store/results.js';
 import { createAwsClients, type AwsClients, type ServiceEndpoints } from './clients.js';
@@ -79,6 +80,17 @@ export function localKeySecret(lane: string, keyId: string): string {
 }
 
 /**
+ * A lane's provider keys locally: from `RATELANE_<LANE>_PROVIDER_KEYS` or the keys file when one is
+ * set (as for a real provider; see `loadLocalProviderKeys`), else generated local secrets. The fake
+ * provider accepts exactly these keys.
+ */
+export function localLaneKeys(lane: LaneConfig, env: Readonly<Record<string, string | undefined>> = process.env): ProviderKey[] {
+  const given = env[laneKeysVariable(lane.name)] !== undefined || env[PROVIDER_KEYS_FILE_VARIABLE] !== undefined;
+  if (given) return loadLocalProviderKeys(lane, env);
+  return lane.provider.keys.map((k) => ({ id: k.id, quotaOwner: k.quotaOwner, secret: localKeySecret(lane.name, k.id) }));
+}
+
+/**
  * Several consumer instances behind one handler, as Lambda runs one execution environment per
  * concurrent invocation: each instance has its own Logger and Metrics, so nothing is shared between
  * two invocations in flight. A new instance is made when all are busy or one was discarded.
@@ -135,15 +147,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     }
 
     const laneList = Object.values(options.lanes);
+    const laneKeys = new Map(laneList.map((lane) => [lane.name, localLaneKeys(lane)]));
     const outOfCredit = new Set(options.provider?.outOfCreditKeys ?? []);
     const provider = await startFakeProvider({
       ...options.provider,
       keys: laneList.flatMap((lane) =>
-        lane.provider.keys.map((k) => ({
-          key: localKeySecret(lane.name, k.id),
-          quotaOwner: `${lane.name}:${k.quotaOwner}`,
-          outOfCredit: outOfCredit.has(localKeySecret(lane.name, k.id)),
-        })),
+        (laneKeys.get(lane.name) ?? []).map((k) => ({ key: k.secret, quotaOwner: `${lane.name}:${k.quotaOwner}`, outOfCredit: outOfCredit.has(k.secret) })),
       ),
       extract: (text) => extractInvoice(text),
     });
@@ -159,7 +168,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       const provisioned = await provisionLane(lane, clients);
       const results = new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable });
       const ledger = new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable });
-      const keys: ProviderKey[] = lane.provider.keys.map((k) => ({ id: k.id, quotaOwner: k.quotaOwner, secret: localKeySecret(lane.name, k.id) }));
+      const keys: ProviderKey[] = laneKeys.get(lane.name) ?? [];
       let poller: EventSourcePoller | undefined;
       const pause =
         options.admission === false

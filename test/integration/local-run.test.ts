@@ -113,3 +113,31 @@ describe('requirements', () => {
     assert.match(stderr, /apt-get install -y openjdk-17-jre-headless/);
   });
 });
+
+describe('provider keys from the environment', () => {
+  it('uses the lane keys given in RATELANE_<LANE>_PROVIDER_KEYS and never prints them', async () => {
+    // Prepare
+    const env = { ...process.env, RATELANE_TEST_ENDPOINTS: '', RATELANE_US_PROVIDER_KEYS: '{"key-1":"sk-from-env-us-SECRET"}', RATELANE_EU_PROVIDER_KEYS: '{"key-1":"sk-from-env-eu-SECRET"}' };
+    const child = spawn(process.execPath, [...CLI, '--jobs', '6', '--json'], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    // Act
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    // Assess
+    assert.equal(code, 0, out);
+    assert.equal((JSON.parse(out.trim().split('\n').filter((l) => l.startsWith('{')).at(-1) ?? '{}') as { committed?: number }).committed, 6);
+    assert.doesNotMatch(out, /SECRET/);
+  });
+
+  it('refuses to start when a configured key id has no secret, naming the id only', async () => {
+    const env = { ...process.env, RATELANE_TEST_ENDPOINTS: '', RATELANE_US_PROVIDER_KEYS: '{"other":"sk-SECRET"}' };
+    const child = spawn(process.execPath, [...CLI, '--jobs', '2'], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    assert.equal(code, 1);
+    assert.match(err, /key-1/);
+    assert.doesNotMatch(err, /SECRET/);
+  });
+});
