@@ -3,13 +3,17 @@
  *
  * `submitDocuments` works in two phases:
  * 1. **Validate everything** (shape, lane, versions, deadline, size, token budget, job contract,
- *    message size). If any document is invalid it throws {@link SubmissionRejectedError} listing each
- *    bad item, and nothing is written anywhere — not to S3, not to SQS.
- * 2. **Send**, lane by lane: store each text in the lane's bucket (content-addressed), then
+ *    message size). An invalid document is never stored or sent: by default it is reported in the
+ *    result as `rejected` with its reason (`error.stage: 'validation'`) and the valid documents go on
+ *    as usual. With `deps.atomic` the submission is all-or-nothing instead: any invalid document makes
+ *    it throw {@link SubmissionRejectedError} listing each bad item, and nothing is written anywhere —
+ *    not to S3, not to SQS.
+ * 2. **Send** the valid documents, lane by lane: store each text in the lane's bucket (content-addressed), then
  *    `SendMessageBatch` the jobs to the lane's queue in batches of at most 10 entries and 256 KiB.
  *    Entries that fail server-side (`SenderFault: false`) and batch calls that throw (network,
  *    5xx, throttling) are retried a bounded number of times with a short backoff; sender faults are
- *    not retried. Every document ends up in the result as `sent` or `failed` — never dropped.
+ *    not retried. Every document ends up in the result as `sent`, `failed` or `rejected` — never
+ *    dropped.
  *
  * A retried batch call whose first try reached SQS but lost its response can enqueue a job twice;
  * that is safe because the consumer commits once per `idempotencyKey`.
@@ -76,8 +80,8 @@ export interface LaneClients {
 
 /** A progress event (for a CLI's stderr or a caller's metrics); never carries document text. */
 export type SubmitProgress =
-  /** All documents validated; sending starts. */
-  | { type: 'validated'; total: number; lanes: Record<string, number> }
+  /** All documents validated; sending of the `total` valid ones starts (`rejected` will not be sent). */
+  | { type: 'validated'; total: number; rejected: number; lanes: Record<string, number> }
   /** A lane's documents were stored in its bucket (`failed` could not be stored). */
   | { type: 'stored'; region: string; stored: number; failed: number }
   /** One SendMessageBatch call completed (or threw: `threw` is set). */
@@ -111,6 +115,12 @@ export interface SubmitDeps {
   /** New job ids (default randomUUID). */
   newJobId?(): string;
   onProgress?(event: SubmitProgress): void;
+  /**
+   * All-or-nothing intake (default `false`). When `true`, any invalid document makes the call throw
+   * {@link SubmissionRejectedError} and nothing is sent; when `false`, invalid documents are reported
+   * as `rejected` in the result and every valid document is stored and sent.
+   */
+  atomic?: boolean;
 }
 
 /** Why a document was rejected before anything was sent. */
@@ -131,7 +141,10 @@ export interface RejectedItem {
   detail: string;
 }
 
-/** Raised when at least one document is invalid; nothing was stored or sent. */
+/**
+ * Raised when a submission is empty, or (with `deps.atomic`) when at least one document is invalid;
+ * nothing was stored or sent.
+ */
 export class SubmissionRejectedError extends Error {
   override name = 'SubmissionRejectedError';
   constructor(
@@ -154,11 +167,15 @@ export interface ItemError {
   message: string;
   /** SQS's `SenderFault` for per-entry failures. */
   senderFault?: boolean;
-  /** Which step failed. */
-  stage: 'queue_url' | 'store' | 'send';
+  /** Which step failed (`validation`: the document was rejected at intake; `code` is its {@link RejectionReason}). */
+  stage: 'validation' | 'queue_url' | 'store' | 'send';
 }
 
-/** The outcome of one document. */
+/**
+ * The outcome of one document. A `rejected` document was never stored or sent; its `sourceId`,
+ * `jobId` and `idempotencyKey` are empty strings when they were never determined, and `region` is
+ * the lane name when the lane was found, else the region as given (or empty).
+ */
 export interface SubmitItemResult {
   index: number;
   sourceId: string;
@@ -166,7 +183,7 @@ export interface SubmitItemResult {
   /** The lane name. */
   region: string;
   idempotencyKey: string;
-  status: 'sent' | 'failed';
+  status: 'sent' | 'failed' | 'rejected';
   messageId?: string;
   error?: ItemError;
 }
@@ -175,7 +192,10 @@ export interface SubmitItemResult {
 export interface SubmitResult {
   total: number;
   sent: number;
+  /** Valid documents that could not be stored or sent. */
   failed: number;
+  /** Invalid documents, never stored or sent (always 0 with `deps.atomic`, which throws instead). */
+  rejected: number;
   results: SubmitItemResult[];
 }
 
@@ -195,8 +215,8 @@ const VERSION_PATTERN = /^[a-z][a-z0-9-]*@\d+$/;
 /**
  * Validates, stores and enqueues documents. See the module comment for the two phases.
  *
- * @throws {SubmissionRejectedError} when any document is invalid (then nothing was sent)
- * @returns every document as `sent` or `failed`, in input order
+ * @throws {SubmissionRejectedError} when no documents are given, or with `deps.atomic` when any document is invalid (then nothing was sent)
+ * @returns every document as `sent`, `failed` or `rejected`, in input order
  */
 export async function submitDocuments(request: SubmitRequest, deps: SubmitDeps): Promise<SubmitResult> {
   const documents: readonly unknown[] = Array.isArray(request?.documents) ? request.documents : [];
@@ -204,13 +224,21 @@ export async function submitDocuments(request: SubmitRequest, deps: SubmitDeps):
     throw new SubmissionRejectedError([{ index: 0, reason: 'bad_input', detail: 'no documents given' }], 0);
   }
   const now = deps.now();
-  const prepared = await validateAll(documents, deps, now);
+  const { prepared, rejected } = await validateAll(documents, deps, now);
+  if (rejected.length > 0 && deps.atomic) throw new SubmissionRejectedError(rejected, documents.length);
+
+  const results: SubmitItemResult[] = new Array(documents.length);
+  for (const item of rejected) results[item.index] = rejectedResult(item, documents[item.index], deps);
 
   const byLane = new Map<string, Prepared[]>();
   for (const p of prepared) byLane.set(p.lane.name, [...(byLane.get(p.lane.name) ?? []), p]);
-  deps.onProgress?.({ type: 'validated', total: prepared.length, lanes: Object.fromEntries([...byLane].map(([n, ps]) => [n, ps.length])) });
+  deps.onProgress?.({
+    type: 'validated',
+    total: prepared.length,
+    rejected: rejected.length,
+    lanes: Object.fromEntries([...byLane].map(([n, ps]) => [n, ps.length])),
+  });
 
-  const results: SubmitItemResult[] = new Array(prepared.length);
   const record = (p: Prepared, outcome: { status: 'sent'; messageId?: string } | { status: 'failed'; error: ItemError }): void => {
     results[p.index] = {
       index: p.index,
@@ -232,13 +260,31 @@ export async function submitDocuments(request: SubmitRequest, deps: SubmitDeps):
     await sendLane(items, ctx);
   }
   const sent = results.filter((r) => r.status === 'sent').length;
-  return { total: results.length, sent, failed: results.length - sent, results };
+  const failed = results.filter((r) => r.status === 'failed').length;
+  return { total: results.length, sent, failed, rejected: rejected.length, results };
+}
+
+/** The result entry of a document rejected at intake: what is known of it, and why. */
+function rejectedResult(item: RejectedItem, raw: unknown, deps: SubmitDeps): SubmitItemResult {
+  const doc = typeof raw === 'object' && raw !== null ? (raw as Partial<Record<keyof DocumentInput, unknown>>) : {};
+  const givenRegion = typeof doc.region === 'string' ? doc.region : '';
+  const lane = givenRegion ? findLane(deps.lanes, givenRegion) : undefined;
+  return {
+    index: item.index,
+    sourceId: item.sourceId ?? '',
+    jobId: typeof doc.jobId === 'string' ? doc.jobId : '',
+    region: lane?.name ?? givenRegion,
+    idempotencyKey: '',
+    status: 'rejected',
+    error: { code: item.reason, message: item.detail, stage: 'validation' },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Phase 1: validation
 
-async function validateAll(documents: readonly unknown[], deps: SubmitDeps, now: Date): Promise<Prepared[]> {
+/** Validates every document; returns the valid ones and the rejected ones (sorted by index). */
+async function validateAll(documents: readonly unknown[], deps: SubmitDeps, now: Date): Promise<{ prepared: Prepared[]; rejected: RejectedItem[] }> {
   const rejected: RejectedItem[] = [];
   const prepared: Prepared[] = [];
   for (const [index, doc] of documents.entries()) {
@@ -247,21 +293,17 @@ async function validateAll(documents: readonly unknown[], deps: SubmitDeps, now:
     else prepared.push(outcome);
   }
   const seenJobIds = new Map<string, number>();
+  const unique: Prepared[] = [];
   for (const p of prepared) {
     const first = seenJobIds.get(p.job.jobId);
     if (first !== undefined) {
       rejected.push({ index: p.index, sourceId: p.job.input.sourceId, reason: 'bad_input', detail: `jobId ${p.job.jobId} repeats document #${first}'s` });
     } else {
       seenJobIds.set(p.job.jobId, p.index);
+      unique.push(p);
     }
   }
-  if (rejected.length > 0) {
-    throw new SubmissionRejectedError(
-      rejected.sort((a, b) => a.index - b.index),
-      documents.length,
-    );
-  }
-  return prepared;
+  return { prepared: unique, rejected: rejected.sort((a, b) => a.index - b.index) };
 }
 
 /** Finds a lane by its name or by its AWS region. */

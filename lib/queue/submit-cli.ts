@@ -4,13 +4,15 @@
  * ```
  * ratelane submit --region us [--file a.txt ...] [--text "..."] [--dir folder] [--source-id X]
  *                 [--deadline ISO] [--schema-version invoice@1] [--prompt-version invoice-extract@1]
- *                 [--endpoints '{"sqs":"http://127.0.0.1:4566","s3":"http://127.0.0.1:4566"}'] [--json]
+ *                 [--endpoints '{"sqs":"http://127.0.0.1:4566","s3":"http://127.0.0.1:4566"}'] [--all-or-nothing] [--json]
  * ```
  *
  * Local endpoints come from `--endpoints` or env `RATELANE_ENDPOINTS` (JSON `{sqs, s3, dynamodb?}`);
  * without either it talks to real AWS with the default credential chain. Progress goes to stderr, the
- * summary to stdout (`--json`: exactly one JSON object). Exit codes: 0 all sent, 1 some not sent,
- * 2 bad usage or rejected input (nothing sent).
+ * summary to stdout (`--json`: exactly one JSON object). Invalid documents are never sent; by default
+ * the valid ones still are (`--all-or-nothing`: one invalid document stops the whole submission).
+ * Exit codes: 0 all sent; 1 some valid document could not be sent; 2 bad usage, or some document
+ * was rejected (the others were sent unless `--all-or-nothing`).
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -49,13 +51,16 @@ export interface SubmitCommandOptions {
   clientsFor?: (region: string, endpoints: ServiceEndpoints | undefined) => LaneClients;
 }
 
-/** Exit codes of `ratelane submit`. */
+/**
+ * Exit codes of `ratelane submit`. When some documents were rejected and some valid ones also
+ * failed to send, `notAllSent` wins: retrying may help the failed ones.
+ */
 export const SUBMIT_EXIT = { ok: 0, notAllSent: 1, rejected: 2 } as const;
 
 /** Usage text of `ratelane submit`. */
 export const SUBMIT_USAGE = `usage: ratelane submit --region <lane> [--file <path> ...] [--text <text> ...] [--dir <folder> ...]
                        [--source-id <id>] [--deadline <ISO 8601>] [--schema-version <v>] [--prompt-version <v>]
-                       [--endpoints '<json>'] [--json]
+                       [--endpoints '<json>'] [--all-or-nothing] [--json]
 
   --region          region lane name (us, eu, ...) or its AWS region
   --file            a UTF-8 text file (repeatable)
@@ -64,7 +69,11 @@ export const SUBMIT_USAGE = `usage: ratelane submit --region <lane> [--file <pat
   --source-id       the document's stable id (only with exactly one document)
   --deadline        process before this instant
   --endpoints       local endpoints as JSON {"sqs","s3","dynamodb"}; else env RATELANE_ENDPOINTS; else real AWS
-  --json            print one JSON object on stdout`;
+  --all-or-nothing  if any document is invalid, send none (default: send the valid ones, report the rest)
+  --json            print one JSON object on stdout
+
+Invalid documents (unknown region, empty, too large, ...) are never sent and are listed with their reason.
+Exit codes: 0 all sent; 1 some valid document could not be sent; 2 bad usage or some document rejected.`;
 
 /** Raised for bad command-line usage; the message is meant for the user. */
 export class SubmitUsageError extends Error {
@@ -104,6 +113,7 @@ interface ParsedCommand {
   schemaVersion?: string;
   promptVersion?: string;
   endpoints?: string;
+  allOrNothing: boolean;
   json: boolean;
   help: boolean;
 }
@@ -125,6 +135,7 @@ function parseCommand(argv: string[]): ParsedCommand {
         'schema-version': { type: 'string' },
         'prompt-version': { type: 'string' },
         endpoints: { type: 'string' },
+        'all-or-nothing': { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -137,6 +148,7 @@ function parseCommand(argv: string[]): ParsedCommand {
     files: values.file ?? [],
     texts: values.text ?? [],
     dirs: values.dir ?? [],
+    allOrNothing: values['all-or-nothing'] ?? false,
     json: values.json ?? false,
     help: values.help ?? false,
   };
@@ -195,7 +207,7 @@ async function documentsFrom(cmd: ParsedCommand): Promise<DocumentInput[]> {
 function describeProgress(event: SubmitProgress): string {
   switch (event.type) {
     case 'validated':
-      return `validated ${event.total} document(s): ${Object.entries(event.lanes).map(([lane, n]) => `${lane} ${n}`).join(', ')}`;
+      return `validated ${event.total} document(s)${Object.keys(event.lanes).length ? `: ${Object.entries(event.lanes).map(([lane, n]) => `${lane} ${n}`).join(', ')}` : ''}${event.rejected ? `; ${event.rejected} rejected, not sent` : ''}`;
     case 'stored':
       return `[${event.region}] stored ${event.stored} document(s)${event.failed ? `, ${event.failed} could not be stored` : ''}`;
     case 'batch':
@@ -206,13 +218,20 @@ function describeProgress(event: SubmitProgress): string {
 }
 
 function summarize(result: SubmitResult): string {
-  const lines = [`submitted ${result.total} document(s): ${result.sent} sent, ${result.failed} failed`];
+  const lines = [
+    `submitted ${result.total} document(s): ${result.sent} sent, ${result.failed} failed${result.rejected ? `, ${result.rejected} rejected` : ''}`,
+  ];
   for (const r of result.results) {
-    lines.push(
-      r.status === 'sent'
-        ? `  sent    #${r.index} ${r.sourceId} -> ${r.region} job ${r.jobId}`
-        : `  FAILED  #${r.index} ${r.sourceId} -> ${r.region} job ${r.jobId}: ${r.error?.stage} ${r.error?.code}${r.error?.senderFault ? ' (sender fault)' : ''}${r.error?.message ? ` - ${r.error.message}` : ''}`,
-    );
+    if (r.status === 'sent') lines.push(`  sent    #${r.index} ${r.sourceId} -> ${r.region} job ${r.jobId}`);
+    else if (r.status === 'rejected') lines.push(`  REJECTED #${r.index}${r.sourceId ? ` ${r.sourceId}` : ''}: ${r.error?.code}: ${r.error?.message}`);
+    else {
+      lines.push(
+        `  FAILED  #${r.index} ${r.sourceId} -> ${r.region} job ${r.jobId}: ${r.error?.stage} ${r.error?.code}${r.error?.senderFault ? ' (sender fault)' : ''}${r.error?.message ? ` - ${r.error.message}` : ''}`,
+      );
+    }
+  }
+  if (result.rejected) {
+    lines.push(`${result.rejected} document(s) rejected and not sent; ${result.sent} of ${result.total} sent anyway (--all-or-nothing sends none when any is invalid)`);
   }
   return `${lines.join('\n')}\n`;
 }
@@ -273,12 +292,14 @@ export async function runSubmitCommand(argv: string[], io: CommandIo, options: S
         ...(options.isKnownVersion ? { isKnownVersion: options.isKnownVersion } : {}),
         ...(options.defaultVersions ? { defaultVersions: options.defaultVersions } : {}),
         ...(options.sleep ? { sleep: options.sleep } : {}),
+        atomic: cmd.allOrNothing,
         onProgress: (event) => io.stderr.write(`  ${describeProgress(event)}\n`),
       },
     );
-    if (json) io.stdout.write(`${JSON.stringify({ ok: result.failed === 0, ...result })}\n`);
+    if (json) io.stdout.write(`${JSON.stringify({ ok: result.failed === 0 && result.rejected === 0, ...result })}\n`);
     else io.stdout.write(summarize(result));
-    return result.failed === 0 ? SUBMIT_EXIT.ok : SUBMIT_EXIT.notAllSent;
+    if (result.failed > 0) return SUBMIT_EXIT.notAllSent;
+    return result.rejected > 0 ? SUBMIT_EXIT.rejected : SUBMIT_EXIT.ok;
   } catch (error) {
     if (error instanceof SubmissionRejectedError) {
       if (!json) {

@@ -5,12 +5,14 @@
  * past. Each gets a clear reason — an error naming the item at intake, a ledger entry in the queue —
  * never a model call, and the rest of the batch is unaffected.
  *
- * Intake is all-or-nothing by design (lib/queue/producer.ts): one bad document rejects the whole
- * submission with every bad item listed, and nothing is stored or sent; the good documents go
- * through when submitted without the bad ones. The single-reason intake cases are in producer.test.ts.
+ * At intake (lib/queue/producer.ts) each bad document is rejected with its reason and never stored
+ * or sent, while the good documents of the same submission are sent as usual; with `atomic: true`
+ * one bad document rejects the whole submission instead. The single-reason intake cases are in
+ * producer.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { JOB_CONTRACT_VERSION, estimateTokens, sha256Hex, type Job } from '../../lib/contract/job.js';
 import { DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION, isKnownPromptVersion } from '../../lib/contract/schemas/registry.js';
 import { SubmissionRejectedError, submitDocuments, type DocumentInput } from '../../lib/queue/producer.js';
@@ -53,7 +55,7 @@ function padded(text: string, bytes: number): string {
 }
 
 describe('bad input at intake', () => {
-  it('one submission mixing good documents with every kind of bad one: each bad item named with its reason, none of the text echoed, nothing sent', async () => {
+  it('one submission mixing good documents with every kind of bad one: each bad item named with its reason, none of the text echoed, only the good ones sent', async () => {
     // Prepare
     const t = await newLane({ provider: { limits: { tokensPerMinute: TPM } } });
     const [good1, good2] = englishDocuments(2);
@@ -82,38 +84,50 @@ describe('bad input at intake', () => {
     };
 
     // Act
-    const error = await submitDocuments({ documents: documents as DocumentInput[] }, deps).then(
+    const result = await submitDocuments({ documents: documents as DocumentInput[] }, deps);
+
+    // Assess: every bad item named with its reason...
+    const expected = [
+      [1, 'bad_input'],
+      [2, 'unknown_region'],
+      [3, 'unknown_region'],
+      [4, 'empty_document'],
+      [5, 'empty_document'],
+      [6, 'unknown_version'],
+      [7, 'unknown_version'],
+      [8, 'deadline_passed'],
+      [9, 'bad_input'],
+      [10, 'document_too_large'],
+      [11, 'document_too_large'],
+    ];
+    const rejected = result.results.filter((r) => r.status === 'rejected');
+    assert.deepEqual(rejected.map((r) => [r.index, r.error?.code]), expected);
+    assert.ok(rejected.every((r) => r.error?.stage === 'validation' && r.messageId === undefined));
+    assert.match(rejected.find((r) => r.index === 10)!.error!.message, /tokens, over the input budget of 100000/);
+    assert.match(rejected.find((r) => r.index === 11)!.error!.message, /bytes, over the limit of 1048576/);
+    for (const r of rejected) assert.ok(r.error!.message.length > 10, `a clear detail for #${r.index}: ${r.error!.message}`);
+    assert.ok(!JSON.stringify(result).includes(MARKER), 'no document text in the result');
+    // ...and the rest of the batch unaffected: exactly the good ones sent, nothing else on the queue or in the bucket
+    assert.deepEqual([result.total, result.sent, result.failed, result.rejected], [13, 2, 0, 11]);
+    assert.deepEqual(result.results.filter((r) => r.status === 'sent').map((r) => [r.index, r.sourceId]), [
+      [0, 'good-1'],
+      [12, 'good-2'],
+    ]);
+    const messages = await receive(t, { max: 10, waitSeconds: 1, visibilityTimeout: 300 });
+    assert.deepEqual(messages.map((m) => jobOf(m).input.sourceId).sort(), ['good-1', 'good-2']);
+    assert.ok(messages.every((m) => !m.Body!.includes(MARKER)));
+    const stored = await t.clients.s3.send(new ListObjectsV2Command({ Bucket: t.lane.resources.bucketName }));
+    assert.deepEqual((stored.Contents ?? []).map((o) => o.Key).sort(), [good1!.text, good2!.text].map((text) => documentKeyFor(sha256Hex(text))).sort());
+
+    // Act 2: all-or-nothing, the same submission is refused as a whole
+    const error = await submitDocuments({ documents: documents as DocumentInput[] }, { ...deps, atomic: true }).then(
       () => assert.fail('expected a rejection'),
       (e: unknown) => e,
     );
-
-    // Assess
     assert.ok(error instanceof SubmissionRejectedError);
-    assert.deepEqual(
-      error.items.map((i) => [i.index, i.reason]),
-      [
-        [1, 'bad_input'],
-        [2, 'unknown_region'],
-        [3, 'unknown_region'],
-        [4, 'empty_document'],
-        [5, 'empty_document'],
-        [6, 'unknown_version'],
-        [7, 'unknown_version'],
-        [8, 'deadline_passed'],
-        [9, 'bad_input'],
-        [10, 'document_too_large'],
-        [11, 'document_too_large'],
-      ],
-    );
-    assert.match(error.items.find((i) => i.index === 10)!.detail, /tokens, over the input budget of 100000/);
-    assert.match(error.items.find((i) => i.index === 11)!.detail, /bytes, over the limit of 1048576/);
-    for (const item of error.items) assert.ok(item.detail.length > 10, `a clear detail for #${item.index}: ${item.detail}`);
+    assert.deepEqual(error.items.map((i) => [i.index, i.reason]), expected);
     assert.ok(!error.message.includes(MARKER) && !JSON.stringify(error.items).includes(MARKER), 'no document text in the error');
-    assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 }, 'nothing sent');
-
-    // Act 2: the good ones, without the bad
-    const retry = await submitDocuments({ documents: [documents[0], documents[12]] as DocumentInput[] }, deps);
-    assert.equal(retry.sent, 2);
+    assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 2, delayed: 0 }, 'nothing more sent');
   });
 
   it('a document over SQS\'s 256 KiB message limit travels by reference: the message stays small and the job commits', async () => {

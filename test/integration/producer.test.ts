@@ -1,6 +1,7 @@
 /**
  * The producer against the run's real fauxqs (SQS + S3): routing by lane, the job contract on the
- * wire, batching, rejection before any send, partial batch failures and the CLI end to end.
+ * wire, batching, per-item rejection (valid documents still sent) and all-or-nothing rejection,
+ * partial batch failures and the CLI end to end.
  */
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -247,9 +248,8 @@ describe('producer: submitDocuments', () => {
     assert.deepEqual(byCount.map((b) => b.length), [10, 10, 1]);
   });
 
-  describe('rejects bad input with a typed error and sends nothing', () => {
-    const valid = { text: 'a perfectly fine invoice', region: 'us' };
-    const cases: { name: string; doc: Record<string, unknown>; reason: string; deps?: Partial<SubmitDeps> }[] = [
+  const valid = { text: 'a perfectly fine invoice', region: 'us' };
+  const badCases: { name: string; doc: Record<string, unknown>; reason: string; deps?: Partial<SubmitDeps> }[] = [
       { name: 'unknown region', doc: { text: 'x', region: 'mars' }, reason: 'unknown_region' },
       { name: 'empty text', doc: { text: '', region: 'us' }, reason: 'empty_document' },
       { name: 'whitespace-only text', doc: { text: ' \n\t\u00a0 ', region: 'us' }, reason: 'empty_document' },
@@ -262,12 +262,105 @@ describe('producer: submitDocuments', () => {
       { name: 'neither text nor path', doc: { region: 'us' }, reason: 'bad_input' },
       { name: 'missing file', doc: { path: '/nonexistent/ratelane/doc.txt', region: 'us' }, reason: 'bad_input' },
       { name: 'bad job id', doc: { text: 'x', region: 'us', jobId: 'has spaces' }, reason: 'bad_input' },
-    ];
-    for (const c of cases) {
+  ];
+
+  describe('by default, rejects each bad document with its reason and still sends the valid ones', () => {
+    for (const c of badCases) {
       it(c.name, async () => {
         // Prepare
         const t = await setupLanes();
         const deps = baseDeps(t.lanes, c.deps);
+        // Act
+        const result = await submitDocuments({ documents: [valid, c.doc as never] }, deps);
+        // Assess
+        assert.deepEqual([result.total, result.sent, result.failed, result.rejected], [2, 1, 0, 1]);
+        assert.equal(result.results[0]!.status, 'sent');
+        const bad = result.results[1]!;
+        assert.equal(bad.status, 'rejected');
+        assert.equal(bad.index, 1);
+        assert.equal(bad.error?.code, c.reason);
+        assert.equal(bad.error?.stage, 'validation');
+        assert.ok((bad.error?.message.length ?? 0) > 5);
+        assert.equal(bad.messageId, undefined);
+        assert.ok(!JSON.stringify(result).includes('SECRET-OVERSIZE'), 'no document text in the result');
+        const messages = await drain(clientsIn('us-east-1').sqs, t.queueUrl.us);
+        assert.deepEqual(messages.map((m) => m.MessageId), [result.results[0]!.messageId]);
+        assert.deepEqual(await objectKeys('us-east-1', t.bucket.us), [`documents/${sha256Hex(valid.text)}.txt`]);
+      });
+    }
+
+    it('a mixed batch across lanes sends exactly the valid documents and names each bad one', async () => {
+      // Prepare
+      const t = await setupLanes();
+      const documents = [
+        { text: '', region: 'us' },
+        { text: 'good us invoice 1', region: 'us', sourceId: 'g-us-1' },
+        { text: 'x', region: 'ap' },
+        { text: 'good eu invoice', region: 'eu', sourceId: 'g-eu', jobId: 'j1' },
+        { text: 'w', region: 'eu', jobId: 'j1' },
+        { text: 'SECRET-OVERSIZE '.repeat(20), region: 'us', sourceId: 'too-big' },
+        { text: 'good us invoice 2', region: 'us-east-1', sourceId: 'g-us-2' },
+      ];
+      // Act
+      const result = await submitDocuments({ documents }, baseDeps(t.lanes, { maxDocumentBytes: 100 }));
+      // Assess
+      assert.deepEqual([result.total, result.sent, result.failed, result.rejected], [7, 3, 0, 4]);
+      assert.deepEqual(
+        result.results.map((r) => [r.index, r.status, r.error?.code ?? null]),
+        [
+          [0, 'rejected', 'empty_document'],
+          [1, 'sent', null],
+          [2, 'rejected', 'unknown_region'],
+          [3, 'sent', null],
+          [4, 'rejected', 'bad_input'],
+          [5, 'rejected', 'document_too_large'],
+          [6, 'sent', null],
+        ],
+      );
+      assert.equal(result.results[0]!.sourceId, `text:${sha256Hex('')}`);
+      assert.deepEqual([result.results[4]!.jobId, result.results[4]!.region], ['j1', 'eu']);
+      assert.equal(result.results[2]!.region, 'ap');
+      assert.ok(!JSON.stringify(result).includes('SECRET-OVERSIZE'));
+      const usSources = (await drain(clientsIn('us-east-1').sqs, t.queueUrl.us)).map((m) => JobSchema.parse(JSON.parse(m.Body!)).input.sourceId);
+      const euSources = (await drain(clientsIn('eu-central-1').sqs, t.queueUrl.eu)).map((m) => JobSchema.parse(JSON.parse(m.Body!)).input.sourceId);
+      assert.deepEqual(usSources.sort(), ['g-us-1', 'g-us-2']);
+      assert.deepEqual(euSources, ['g-eu']);
+      assert.deepEqual(await objectKeys('us-east-1', t.bucket.us), [sha256Hex('good us invoice 1'), sha256Hex('good us invoice 2')].map((h) => `documents/${h}.txt`).sort());
+      assert.deepEqual(await objectKeys('eu-central-1', t.bucket.eu), [`documents/${sha256Hex('good eu invoice')}.txt`]);
+    });
+
+    it('a single bad document is rejected, nothing is sent, and the call does not throw', async () => {
+      // Prepare
+      const t = await setupLanes();
+      const deps = baseDeps(t.lanes);
+      // Act
+      const result = await submitDocuments({ documents: [{ text: 'x', region: 'mars', sourceId: 'lost' }] }, deps);
+      // Assess
+      assert.deepEqual([result.total, result.sent, result.failed, result.rejected], [1, 0, 0, 1]);
+      assert.deepEqual(result.results, [
+        {
+          index: 0,
+          sourceId: 'lost',
+          jobId: '',
+          region: 'mars',
+          idempotencyKey: '',
+          status: 'rejected',
+          error: { code: 'unknown_region', message: result.results[0]!.error!.message, stage: 'validation' },
+        },
+      ]);
+      assert.match(result.results[0]!.error!.message, /unknown region "mars"; known lanes: us, eu/);
+      assert.deepEqual(deps.regionsAsked, [], 'no client was even asked for');
+      assert.equal((await drain(clientsIn('us-east-1').sqs, t.queueUrl.us)).length, 0);
+      assert.deepEqual(await objectKeys('us-east-1', t.bucket.us), []);
+    });
+  });
+
+  describe('with atomic: true, rejects bad input with a typed error and sends nothing', () => {
+    for (const c of badCases) {
+      it(c.name, async () => {
+        // Prepare
+        const t = await setupLanes();
+        const deps = baseDeps(t.lanes, { ...c.deps, atomic: true });
         // Act
         const error = await submitDocuments({ documents: [valid, c.doc as never] }, deps).then(
           () => assert.fail('expected a rejection'),
@@ -292,7 +385,7 @@ describe('producer: submitDocuments', () => {
       // Act
       const error = await submitDocuments(
         { documents: [{ text: '', region: 'us' }, valid, { text: 'x', region: 'ap' }, { text: 'z', region: 'eu', jobId: 'j1' }, { text: 'w', region: 'eu', jobId: 'j1' }] },
-        baseDeps(t.lanes),
+        baseDeps(t.lanes, { atomic: true }),
       ).catch((e: unknown) => e);
       // Assess
       assert.ok(error instanceof SubmissionRejectedError);
@@ -435,13 +528,53 @@ describe('producer: ratelane submit', () => {
     assert.equal((await drain(clientsIn('us-east-1').sqs, t.queueUrl.us)).length, 1);
   });
 
-  it('exits 2 with the reasons when input is rejected, and sends nothing', async () => {
+  it('by default sends the valid documents, lists each rejected one with its reason and exits 2', async () => {
     // Prepare
     const t = await setupLanes();
     const c = capture();
+    const cj = capture();
     // Act
-    const code = await runSubmitCommand(['--region', 'us', '--text', '   ', '--text', 'fine', '--json', '--endpoints', JSON.stringify(endpoints)], c.io, { lanes: t.lanes });
+    const code = await runSubmitCommand(['--region', 'us', '--text', '   ', '--text', 'fine', '--endpoints', JSON.stringify(endpoints)], c.io, { lanes: t.lanes });
+    const codeJson = await runSubmitCommand(['--region', 'us', '--text', 'CLI-MARKER fine too', '--text', '', '--json', '--endpoints', JSON.stringify(endpoints)], cj.io, {
+      lanes: t.lanes,
+    });
     // Assess
+    assert.equal(code, 2);
+    const out = c.out.join('');
+    assert.match(out, /submitted 2 document\(s\): 1 sent, 0 failed, 1 rejected\n/);
+    assert.match(out, /\n {2}REJECTED #0 text:[a-f0-9]{64}: empty_document: document is whitespace only \(3 bytes\)\n/);
+    assert.match(out, /\n {2}sent {4}#1 text:[a-f0-9]{64} -> us job /);
+    assert.match(out, /1 document\(s\) rejected and not sent; 1 of 2 sent anyway/);
+    assert.match(c.err.join(''), /validated 1 document\(s\): us 1; 1 rejected, not sent/);
+    assert.equal(codeJson, 2);
+    assert.equal(cj.out.length, 1, 'exactly one JSON object on stdout');
+    const summary = JSON.parse(cj.out[0]!) as { ok: boolean; sent: number; rejected: number; results: { index: number; status: string; error?: { code: string; stage: string } }[] };
+    assert.equal(summary.ok, false);
+    assert.deepEqual([summary.sent, summary.rejected], [1, 1]);
+    assert.deepEqual(summary.results.map((r) => [r.index, r.status, r.error?.code ?? null, r.error?.stage ?? null]), [
+      [0, 'sent', null, null],
+      [1, 'rejected', 'empty_document', 'validation'],
+    ]);
+    assert.ok(!cj.out.join('').includes('CLI-MARKER') && !cj.err.join('').includes('CLI-MARKER'));
+    const sources = (await drain(clientsIn('us-east-1').sqs, t.queueUrl.us)).map((m) => JobSchema.parse(JSON.parse(m.Body!)).input.sourceId);
+    assert.deepEqual(sources.sort(), [`text:${sha256Hex('CLI-MARKER fine too')}`, `text:${sha256Hex('fine')}`].sort());
+  });
+
+  it('with --all-or-nothing exits 2 with the reasons when input is rejected, and sends nothing', async () => {
+    // Prepare
+    const t = await setupLanes();
+    const c = capture();
+    const ch = capture();
+    // Act
+    const code = await runSubmitCommand(['--region', 'us', '--text', '   ', '--text', 'fine', '--all-or-nothing', '--json', '--endpoints', JSON.stringify(endpoints)], c.io, {
+      lanes: t.lanes,
+    });
+    const codeHuman = await runSubmitCommand(['--region', 'us', '--text', 'fine', '--text', 'x', '--all-or-nothing', '--schema-version', 'nope', '--endpoints', JSON.stringify(endpoints)], ch.io, {
+      lanes: t.lanes,
+    });
+    // Assess
+    assert.equal(codeHuman, 2);
+    assert.match(ch.err.join(''), /rejected 2 of 2 document\(s\); nothing was sent\n {2}#0 text:[a-f0-9]{64}: unknown_version: /);
     assert.equal(code, 2);
     const out = JSON.parse(c.out[0]!) as { ok: boolean; error: { kind: string; items: { index: number; reason: string }[] } };
     assert.equal(out.ok, false);
