@@ -83,9 +83,9 @@ export class SharedKeyPool implements KeyPool {
   }
 
   /** The cooldowns, from the cache while it is fresh. */
-  private async cooldowns(): Promise<CooldownSnapshot> {
+  private async cooldowns(fresh = false): Promise<CooldownSnapshot> {
     const now = this.now();
-    if (this.snapshot && now - this.snapshot.at < this.settings.cooldownCacheMs) return this.snapshot.value;
+    if (!fresh && this.snapshot && now - this.snapshot.at < this.settings.cooldownCacheMs) return this.snapshot.value;
     this.snapshotLoading ??= this.store
       .readCooldowns(this.keys)
       .then((value) => {
@@ -249,7 +249,9 @@ export class SharedKeyPool implements KeyPool {
   }
 
   async keysLeftAfter(key: ProviderKey, target: CooldownTarget): Promise<number | undefined> {
-    const snapshot = await this.cooldowns();
+    // Only after a 429: worth a fresh read, so a cooldown another consumer recorded within the cache's
+    // lifetime still counts (otherwise the last key out may not see the others and the lane not pause).
+    const snapshot = await this.cooldowns(true);
     const now = this.now();
     return keysLeftAfter(this.keys, snapshot, recordOf(key, { ...target, until: Number.MAX_SAFE_INTEGER }), now);
   }
@@ -271,7 +273,8 @@ export class SharedKeyPool implements KeyPool {
 
   /** The lane's state as this instance knows it: when every key is out for a long reset, until when. */
   async laneOut(): Promise<{ until: Date; reason: 'quota_exhausted' | 'billing' } | null> {
-    const out = laneOutUntil(this.keys, await this.cooldowns(), this.now());
+    // Asked only after a quota or billing 429: read what every consumer recorded, not the cache.
+    const out = laneOutUntil(this.keys, await this.cooldowns(true), this.now());
     return out ? { until: new Date(out.until), reason: out.reason } : null;
   }
 }

@@ -327,6 +327,11 @@ async function applyThrottleAction(job: Job, facts: RecordFacts, deps: ConsumerD
     const out = await deps.keys.laneOut?.().catch(() => null);
     const until = Math.min(Date.parse(action.pauseLane.until), out ? out.until.getTime() : Infinity);
     await pauseLane(job, facts, deps, new Date(until), action.pauseLane.reason);
+  } else if (action.cooldown && action.cooldown.reason !== 'rate_limit') {
+    // Two consumers can exhaust the last two keys at the same moment, each still seeing the other's
+    // key as usable. Each re-reads after recording its own cooldown, so at least one sees every key out.
+    const out = await deps.keys.laneOut?.().catch(() => null);
+    if (out) await pauseLane(job, facts, deps, out.until, out.reason);
   }
 }
 
