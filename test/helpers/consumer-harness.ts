@@ -4,6 +4,7 @@
  * handler as a Lambda SQS event, with a model adapter the test scripts. `invoke` plays the event
  * source mapping's part after the handler returned: it deletes every record not reported failed.
  */
+import { after } from 'node:test';
 import {
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
@@ -92,6 +93,22 @@ export async function provisionTestLane(override: TestLaneOverride = {}): Promis
 }
 
 /** A fresh SQS client for the lane's region (so a test can wrap it without touching the lane's). */
+/**
+ * The `newLane` of one test file: provisions test lanes on the shared services and destroys their
+ * clients after the file's tests.
+ */
+export function trackedLanes(): (override?: TestLaneOverride) => Promise<TestLane> {
+  const lanes: TestLane[] = [];
+  after(() => {
+    for (const t of lanes) t.destroy();
+  });
+  return async (override = {}) => {
+    const t = await provisionTestLane(override);
+    lanes.push(t);
+    return t;
+  };
+}
+
 export function freshSqsClient(t: TestLane): SQSClient {
   return createAwsClients(t.lane.region, testEndpoints()).sqs;
 }

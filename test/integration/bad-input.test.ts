@@ -11,7 +11,7 @@
  * producer.test.ts.
  */
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { JOB_CONTRACT_VERSION, estimateTokens, sha256Hex, type Job } from '../../lib/contract/job.js';
 import { DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION, isKnownPromptVersion } from '../../lib/contract/schemas/registry.js';
@@ -22,25 +22,16 @@ import {
   englishDocuments,
   invoke,
   jobOf,
-  provisionTestLane,
   queueCounts,
   receive,
   scriptedModel,
   sendRaw,
   submitTo,
   testConsumer,
-  type TestLane,
+  trackedLanes,
 } from '../helpers/consumer-harness.js';
 
-const lanes: TestLane[] = [];
-async function newLane(...args: Parameters<typeof provisionTestLane>): Promise<TestLane> {
-  const t = await provisionTestLane(...args);
-  lanes.push(t);
-  return t;
-}
-after(() => {
-  for (const t of lanes) t.destroy();
-});
+const newLane = trackedLanes();
 
 /** Text that must never be echoed in an error, a log line or a ledger entry. */
 const MARKER = 'BAD-INPUT-MARKER-5c1e';

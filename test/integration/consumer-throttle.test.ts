@@ -5,7 +5,7 @@
  * acknowledged, and the handler never sleeps.
  */
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SendMessageCommandInput } from '@aws-sdk/client-sqs';
 import { sha256Hex, type Job } from '../../lib/contract/job.js';
@@ -14,25 +14,16 @@ import {
   freshSqsClient,
   invoke,
   jobOf,
-  provisionTestLane,
   queueCounts,
   receive,
   scriptedModel,
   submitTo,
   testConsumer,
   throttle,
-  type TestLane,
+  trackedLanes,
 } from '../helpers/consumer-harness.js';
 
-const lanes: TestLane[] = [];
-async function newLane(...args: Parameters<typeof provisionTestLane>): Promise<TestLane> {
-  const t = await provisionTestLane(...args);
-  lanes.push(t);
-  return t;
-}
-after(() => {
-  for (const t of lanes) t.destroy();
-});
+const newLane = trackedLanes();
 
 describe('consumer: throttles are rescheduled, never failed', () => {
   it('eval harness: a 429 on one job of a batch re-sends it for later, commits the others, and returns at once', async () => {

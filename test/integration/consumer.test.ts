@@ -5,7 +5,7 @@
  * local stack (poller, consumer, fake provider at a tiny rate limit).
  */
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeleteMessageCommand, type SendMessageCommandInput } from '@aws-sdk/client-sqs';
 import { loadCorpus } from '../../corpus/index.js';
@@ -21,7 +21,6 @@ import {
   freshSqsClient,
   invoke,
   jobOf,
-  provisionTestLane,
   queueCounts,
   receive,
   scriptedModel,
@@ -31,18 +30,11 @@ import {
   throttle,
   waitUntil,
   type TestLane,
+  trackedLanes,
 } from '../helpers/consumer-harness.js';
 import { testEndpoints, uniqueName } from '../helpers/endpoints.js';
 
-const lanes: TestLane[] = [];
-async function newLane(...args: Parameters<typeof provisionTestLane>): Promise<TestLane> {
-  const t = await provisionTestLane(...args);
-  lanes.push(t);
-  return t;
-}
-after(() => {
-  for (const t of lanes) t.destroy();
-});
+const newLane = trackedLanes();
 
 describe('consumer: commit once', () => {
   it('the same message delivered twice in sequence commits once and suppresses one duplicate', async () => {

@@ -21,7 +21,7 @@
  * poller's function timeout (lib/local/soak.ts, exercised by faults-soak.test.ts).
  */
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Message } from '@aws-sdk/client-sqs';
 import { resolveLanes, type LaneConfig, type LaneOverride } from '../../lib/config/lanes.js';
@@ -35,7 +35,6 @@ import {
   freshSqsClient,
   invoke,
   jobOf,
-  provisionTestLane,
   queueCounts,
   receive,
   scriptedModel,
@@ -44,19 +43,12 @@ import {
   throttle,
   waitUntil,
   type TestLane,
+  trackedLanes,
 } from '../helpers/consumer-harness.js';
 import { testEndpoints, uniqueName } from '../helpers/endpoints.js';
 import { Crash, crashingHandler, failSqsCommands, SimulatedCrashError, unavailableCommits, withDepFaults, withOverrides } from '../helpers/fault-injection.js';
 
-const lanes: TestLane[] = [];
-async function newLane(...args: Parameters<typeof provisionTestLane>): Promise<TestLane> {
-  const t = await provisionTestLane(...args);
-  lanes.push(t);
-  return t;
-}
-after(() => {
-  for (const t of lanes) t.destroy();
-});
+const newLane = trackedLanes();
 
 /** Receives until `count` messages are in hand (or `timeoutMs` passes). */
 async function receiveAll(t: TestLane, count: number, timeoutMs = 8000): Promise<Message[]> {
