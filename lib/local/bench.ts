@@ -44,7 +44,7 @@ import { RESULTS_TABLE } from '../store/tables.js';
 import { createAwsClients, type ServiceEndpoints } from './clients.js';
 import { extractInvoice } from './invoice-extractor.js';
 import { onShutdown } from './processes.js';
-import { corpusDocuments, localRunLanes, queueDepth, quotaBoundMinimumMs, submitToStack, type RunIo } from './run.js';
+import { corpusDocuments, jobIdsIn, localRunLanes, queueDepth, quotaBoundMinimumMs, submitToStack, type RunIo } from './run.js';
 import { computeScorecard, quantile, type Scorecard } from './scorecard.js';
 import { startDynamoLocal, startFauxqsLocal, type FauxqsLocal } from './services.js';
 import { withOverrides } from './soak.js';
@@ -541,23 +541,6 @@ function burstAwareMinimumMs(lanes: LaneSet, submitted: readonly { lane: string 
   return slowest;
 }
 
-/** Job ids of every message in a queue (ready, delayed, in flight), read without receiving them. */
-function jobIdsInQueue(fauxqs: FauxqsLocal, queueName: string): string[] {
-  const inspected = fauxqs.server.inspectQueue(queueName);
-  if (!inspected) return [];
-  const bodies = [...inspected.messages.ready, ...inspected.messages.delayed, ...inspected.messages.inflight.map((m) => m.message)].map(
-    (m) => (m as { body?: string }).body ?? '',
-  );
-  return bodies.flatMap((body) => {
-    try {
-      const id = (JSON.parse(body) as { jobId?: unknown }).jobId;
-      return typeof id === 'string' ? [id] : [];
-    } catch {
-      return [];
-    }
-  });
-}
-
 interface SharedServices {
   endpoints: ServiceEndpoints;
   fauxqs: FauxqsLocal;
@@ -691,8 +674,8 @@ async function runStrategy(strategy: BenchStrategy, options: BenchOptions, servi
       submitted,
       results: results.map((r) => ({ jobId: r.jobId, idempotencyKey: r.idempotencyKey, committedAt: Date.parse(r.committedAt) })),
       terminalLedger: ledger.flatMap((e) => (e.kind === 'rejected' || e.kind === 'needs_review' ? [{ jobId: e.jobId, kind: e.kind, reason: e.reason }] : [])),
-      deadLettered: Object.values(stack.lanes).flatMap((l) => jobIdsInQueue(services.fauxqs, l.lane.resources.dlqName)),
-      waiting: Object.values(stack.lanes).flatMap((l) => jobIdsInQueue(services.fauxqs, l.lane.resources.queueName)),
+      deadLettered: Object.values(stack.lanes).flatMap((l) => jobIdsIn(services.fauxqs, l.lane.resources.dlqName)),
+      waiting: Object.values(stack.lanes).flatMap((l) => jobIdsIn(services.fauxqs, l.lane.resources.queueName)),
       metrics: stack.telemetry.totals.total,
       queueAgesMs: stack.telemetry.totals.values.QueueAgeMs ?? [],
       attemptsPerCompletion: stack.telemetry.totals.values.AttemptsPerCompletion ?? [],

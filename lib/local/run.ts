@@ -11,6 +11,7 @@ import { resolveLanes, type LaneOverride, type LaneSet } from '../config/lanes.j
 import { isKnownPromptVersion, DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION } from '../contract/schemas/registry.js';
 import { submitDocuments, type DocumentInput, type SubmitItemResult, type SubmitProgress, type SubmitResult } from '../queue/producer.js';
 import { computeScorecard, formatScorecard, type Scorecard, type SubmittedJob } from './scorecard.js';
+import type { FauxqsLocal } from './services.js';
 import { startLocalStack, type LocalStack } from './stack.js';
 
 /** Options of one local run (the CLI flags). */
@@ -180,9 +181,9 @@ export async function queueDepth(stack: LocalStack, lane: string, which: 'queueU
   };
 }
 
-/** Job ids of the messages in a queue, read without receiving them (fauxqs inspection). */
-export function jobIdsIn(stack: LocalStack, queueName: string): string[] {
-  const inspected = stack.fauxqs?.server.inspectQueue(queueName);
+/** Job ids of the messages in a queue (ready, delayed, in flight), read without receiving them (fauxqs inspection). */
+export function jobIdsIn(fauxqs: Pick<FauxqsLocal, 'server'> | undefined, queueName: string): string[] {
+  const inspected = fauxqs?.server.inspectQueue(queueName);
   if (!inspected) return [];
   const bodies = [...inspected.messages.ready, ...inspected.messages.delayed, ...inspected.messages.inflight.map((m) => m.message)].map(
     (m) => (m as { body?: string }).body ?? '',
@@ -339,8 +340,8 @@ export async function runLocal(options: LocalRunOptions, io: RunIo): Promise<Sco
       submitted,
       results: results.map((r) => ({ jobId: r.jobId, idempotencyKey: r.idempotencyKey, committedAt: Date.parse(r.committedAt) })),
       terminalLedger: ledger.flatMap((e) => (e.kind === 'rejected' || e.kind === 'needs_review' ? [{ jobId: e.jobId, kind: e.kind, reason: e.reason }] : [])),
-      deadLettered: Object.values(stack.lanes).flatMap((l) => jobIdsIn(stack, l.lane.resources.dlqName)),
-      waiting: Object.values(stack.lanes).flatMap((l) => jobIdsIn(stack, l.lane.resources.queueName)),
+      deadLettered: Object.values(stack.lanes).flatMap((l) => jobIdsIn(stack.fauxqs, l.lane.resources.dlqName)),
+      waiting: Object.values(stack.lanes).flatMap((l) => jobIdsIn(stack.fauxqs, l.lane.resources.queueName)),
       metrics: stack.telemetry.totals.total,
       queueAgesMs: stack.telemetry.totals.values.QueueAgeMs ?? [],
       attemptsPerCompletion: stack.telemetry.totals.values.AttemptsPerCompletion ?? [],

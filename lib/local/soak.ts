@@ -696,8 +696,8 @@ export async function runSoak(options: SoakOptions, io: RunIo): Promise<SoakRepo
     const laneList = Object.values(stack.lanes);
     const results = (await Promise.all(laneList.map((l) => l.results.scanAll()))).flat();
     const ledger = (await Promise.all(laneList.map((l) => l.ledger.scanAll()))).flat();
-    const deadLettered = laneList.flatMap((l) => jobIdsIn(stack, l.lane.resources.dlqName));
-    const waitingIds = laneList.flatMap((l) => jobIdsIn(stack, l.lane.resources.queueName));
+    const deadLettered = laneList.flatMap((l) => jobIdsIn(stack.fauxqs, l.lane.resources.dlqName));
+    const waitingIds = laneList.flatMap((l) => jobIdsIn(stack.fauxqs, l.lane.resources.queueName));
     const terminalLedger = ledger.flatMap((e) => (e.kind === 'rejected' || e.kind === 'needs_review' ? [{ jobId: e.jobId, kind: e.kind, reason: e.reason }] : []));
     const providerStats = stack.provider.stats();
     const metrics = { ...stack.telemetry.totals.total };
