@@ -19,8 +19,8 @@ import { AwsLanePauseController, sdkPauseCalls } from '../lib/admission/aws-paus
 import { createLaneAdmission } from '../lib/admission/index.js';
 import { LaneConfigSchema, providerNeedsKeySecrets } from '../lib/config/lanes.js';
 import { createConsumerHandler, createConsumerTelemetry, type SqsHandler } from '../lib/consumer/handler.js';
-import { keysFromSecret } from '../lib/consumer/keys.js';
-import { createAwsClients } from '../lib/local/clients.js';
+import { keysFromSecret } from '../lib/admission/keys.js';
+import { createAwsClients } from '../lib/aws/clients.js';
 import { createModelAdapter } from '../lib/providers/index.js';
 import { Ledger } from '../lib/store/ledger.js';
 import { ResultStore } from '../lib/store/results.js';

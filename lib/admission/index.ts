@@ -4,7 +4,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { LaneConfig } from '../config/lanes.js';
-import type { ProviderKey } from '../consumer/keys.js';
+import type { ProviderKey } from './keys.js';
 import { SharedKeyPool } from './key-pool.js';
 import { LanePauser, type LanePauseController } from './pause.js';
 import { DynamoRateStateStore, type RateStateStore } from './rate-state.js';

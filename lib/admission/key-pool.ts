@@ -18,8 +18,8 @@
  * are serialized within the instance, so only other instances contend.
  */
 import type { Cooldown } from '../policy/index.js';
-import type { CooldownTarget, KeyAdmission, KeyPool, KeyRequest, KeyUsage, ProviderKey } from '../consumer/keys.js';
-import { NoProviderKeyError } from '../consumer/keys.js';
+import type { CooldownTarget, KeyAdmission, KeyPool, KeyRequest, KeyUsage, ProviderKey } from './keys.js';
+import { NoProviderKeyError } from './keys.js';
 import { adjustTokens, takeFromBucket, withCooldown, type BucketCost, type BucketLimits, type BucketState, type TakeVerdict } from './bucket.js';
 import { addCooldown, chooseKeys, keysLeftAfter, laneOutUntil, type CooldownRecord, type CooldownSnapshot } from './choice.js';
 import type { RateStateStore } from './rate-state.js';

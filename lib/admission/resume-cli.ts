@@ -14,7 +14,7 @@
  */
 import { parseArgs } from 'node:util';
 import { DEFAULT_LANES, laneByName, type LaneConfig, type LaneSet } from '../config/lanes.js';
-import { createAwsClients, type ServiceEndpoints } from '../local/clients.js';
+import { createAwsClients, type ServiceEndpoints } from '../aws/clients.js';
 import { sdkPauseCalls, type AwsPauseCalls } from './aws-pause.js';
 import type { CooldownReason } from './choice.js';
 import type { LanePauseController } from './pause.js';

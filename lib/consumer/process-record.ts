@@ -21,7 +21,7 @@ import { DocumentStoreError, readDocument } from '../store/documents.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import type { Ledger, LedgerEntryInput } from '../store/ledger.js';
 import { resultRecordFor, type ResultStore } from '../store/results.js';
-import type { KeyDenial, KeyPool, ProviderKey } from './keys.js';
+import type { KeyDenial, KeyPool, ProviderKey } from '../admission/keys.js';
 import { validateOutput } from './validate.js';
 
 /** Everything the record processor needs; the handler wires real clients, tests may wire others. */

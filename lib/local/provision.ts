@@ -8,7 +8,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@
 import type { LaneConfig } from '../config/lanes.js';
 import { ensureTable } from '../store/ensure-table.js';
 import { LEDGER_TABLE, RATE_STATE_TABLE, RESULTS_TABLE } from '../store/tables.js';
-import type { AwsClients } from './clients.js';
+import type { AwsClients } from '../aws/clients.js';
 
 /** What a provisioned lane's consumers and producers need to address it. */
 export interface ProvisionedLane {

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { spawnSupervised } from './processes.js';
-import { LOCAL_CREDENTIALS } from './clients.js';
+import { LOCAL_CREDENTIALS } from '../aws/clients.js';
 
 /** Raised when a local service cannot start; `cause` carries the underlying error. */
 export class LocalServiceError extends Error {

@@ -34,7 +34,7 @@ import type { ExtractionRequest, ExtractionResponse } from '../providers/model.j
 import type { DocumentInput } from '../queue/producer.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import type { CommitOutcome, ResultRecord } from '../store/results.js';
-import { createAwsClients, type AwsClients } from './clients.js';
+import { createAwsClients, type AwsClients } from '../aws/clients.js';
 import { mulberry32 } from './fake-provider/faults.js';
 import { corpusDocuments, jobIdsIn, localRunLanes, queueDepth, submitToStack, type RunIo } from './run.js';
 import { computeScorecard, type Scorecard } from './scorecard.js';

@@ -6,16 +6,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createLaneAdmission, type AdmissionSettings, type LaneAdmission } from '../admission/index.js';
-import { LocalLanePauseController, type LocalPauseState } from '../admission/pause.js';
+import { LocalLanePauseController, type LocalPauseState } from './pause.js';
 import type { LaneConfig, LaneSet } from '../config/lanes.js';
 import { createConsumerHandler, createConsumerTelemetry, type SqsHandler } from '../consumer/handler.js';
-import { roundRobinKeys, type ProviderKey } from '../consumer/keys.js';
+import { roundRobinKeys, type ProviderKey } from '../admission/keys.js';
 import type { ConsumerDeps } from '../consumer/process-record.js';
 import { createModelAdapter } from '../providers/index.js';
-import { laneKeysVariable, loadLocalProviderKeys, PROVIDER_KEYS_FILE_VARIABLE } from '../consumer/local-keys.js';
+import { laneKeysVariable, loadLocalProviderKeys, PROVIDER_KEYS_FILE_VARIABLE } from './keys.js';
 import { Ledger } from '../store/ledger.js';
 import { ResultStore } from '../store/results.js';
-import { createAwsClients, type AwsClients, type ServiceEndpoints } from './clients.js';
+import { createAwsClients, type AwsClients, type ServiceEndpoints } from '../aws/clients.js';
 import { startFakeProvider, type FakeProvider, type FakeProviderOptions } from './fake-provider/index.js';
 import { extractInvoice } from './invoice-extractor.js';
 import { createEventSourcePoller, type EventSourcePoller, type PollerEvent } from './poller.js';

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { DEFAULT_LANES, type LaneSet } from '../config/lanes.js';
-import { createAwsClients, type AwsClients, type ServiceEndpoints } from '../local/clients.js';
+import { createAwsClients, type AwsClients, type ServiceEndpoints } from '../aws/clients.js';
 import {
   SubmissionRejectedError,
   submitDocuments,

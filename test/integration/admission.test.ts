@@ -6,11 +6,12 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Writable } from 'node:stream';
-import { createLaneAdmission, DynamoRateStateStore, LanePauser, SharedKeyPool, admissionSettings, type LanePauseController, type LocalPauseState } from '../../lib/admission/index.js';
+import { createLaneAdmission, DynamoRateStateStore, LanePauser, SharedKeyPool, admissionSettings, type LanePauseController } from '../../lib/admission/index.js';
+import type { LocalPauseState } from '../../lib/local/pause.js';
 import { runResumeCommand } from '../../lib/admission/resume-cli.js';
 import { resolveLanes } from '../../lib/config/lanes.js';
-import type { ProviderKey } from '../../lib/consumer/keys.js';
-import { createAwsClients } from '../../lib/local/clients.js';
+import type { ProviderKey } from '../../lib/admission/keys.js';
+import { createAwsClients } from '../../lib/aws/clients.js';
 import { runLocal } from '../../lib/local/run.js';
 import { startLocalStack } from '../../lib/local/stack.js';
 import { ProviderError, type ModelAdapter } from '../../lib/providers/model.js';

@@ -11,7 +11,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { createAwsClients, type AwsClients } from '../../lib/local/clients.js';
+import { createAwsClients, type AwsClients } from '../../lib/aws/clients.js';
 import {
   EventSourcePoller,
   PollerConfigError,

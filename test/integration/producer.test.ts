@@ -12,7 +12,7 @@ import { CreateBucketCommand, ListObjectsV2Command, type BucketLocationConstrain
 import { CreateQueueCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import { resolveLanes, type LaneSet } from '../../lib/config/lanes.js';
 import { JobSchema, sha256Hex } from '../../lib/contract/job.js';
-import { createAwsClients, type AwsClients } from '../../lib/local/clients.js';
+import { createAwsClients, type AwsClients } from '../../lib/aws/clients.js';
 import { planBatches, SubmissionRejectedError, submitDocuments, type SubmitDeps } from '../../lib/queue/producer.js';
 import { runSubmitCommand } from '../../lib/queue/submit-cli.js';
 import { readDocument } from '../../lib/store/documents.js';

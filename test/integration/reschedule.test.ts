@@ -15,7 +15,7 @@ import {
   type Message,
 } from '@aws-sdk/client-sqs';
 import { idempotencyKeyFor, jobMessageAttributes, parseJob, sha256Hex, type Job } from '../../lib/contract/job.js';
-import { createAwsClients, LOCAL_CREDENTIALS, type AwsClients } from '../../lib/local/clients.js';
+import { createAwsClients, LOCAL_CREDENTIALS, type AwsClients } from '../../lib/aws/clients.js';
 import { ResendFailedError, VisibilityChangeFailedError } from '../../lib/queue/errors.js';
 import { clampDelaySeconds, clampVisibilityTimeoutSeconds, extendVisibility, resendDeferred } from '../../lib/queue/reschedule.js';
 import { testEndpoints, uniqueName } from '../helpers/endpoints.js';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { idempotencyKeyFor, sha256Hex, type Job } from '../../lib/contract/job.js';
-import { createAwsClients, LOCAL_CREDENTIALS, type AwsClients } from '../../lib/local/clients.js';
+import { createAwsClients, LOCAL_CREDENTIALS, type AwsClients } from '../../lib/aws/clients.js';
 import { ensureTable } from '../../lib/store/ensure-table.js';
 import { StoreUnavailableError, TableShapeMismatchError } from '../../lib/store/errors.js';
 import { DEFAULT_LEDGER_RETENTION_DAYS, Ledger, MAX_DETAILS_LENGTH } from '../../lib/store/ledger.js';

@@ -12,7 +12,7 @@ import { LanePauser, type LanePauseController } from '../../lib/admission/pause.
 import type { PauseRecord, RateStateStore } from '../../lib/admission/rate-state.js';
 import { admissionSettings, AdmissionSettingsError, bucketLimitsFor, learnOutputEstimate } from '../../lib/admission/settings.js';
 import { resolveLanes } from '../../lib/config/lanes.js';
-import type { KeyAdmission, KeyDenial, ProviderKey } from '../../lib/consumer/keys.js';
+import type { KeyAdmission, KeyDenial, ProviderKey } from '../../lib/admission/keys.js';
 import { MemoryRateStateStore } from '../helpers/memory-rate-state.js';
 
 const LIMITS: BucketLimits = { requestsPerWindow: 6, tokensPerWindow: 6000, windowMs: 60_000, requestsPerDay: 100, dayMs: 86_400_000 };

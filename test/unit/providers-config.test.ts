@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { LaneConfigError, providerDialect, providerNeedsKeySecrets, resolveLanes, type LaneConfig, type LaneOverride } from '../../lib/config/lanes.js';
-import { NoProviderKeyError } from '../../lib/consumer/keys.js';
-import { laneKeysVariable, loadLocalProviderKeys, PROVIDER_KEYS_FILE_VARIABLE } from '../../lib/consumer/local-keys.js';
+import { NoProviderKeyError } from '../../lib/admission/keys.js';
+import { laneKeysVariable, loadLocalProviderKeys, PROVIDER_KEYS_FILE_VARIABLE } from '../../lib/local/keys.js';
 import { createModelAdapter } from '../../lib/providers/index.js';
 
 const AZURE = { endpoint: 'https://my-resource.openai.azure.com', deployment: 'gpt-4o-mini', apiVersion: '2024-10-21' };

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { SharedKeyPool } from '../../lib/admission/key-pool.js';
 import { admissionSettings, bucketLimitsFor } from '../../lib/admission/settings.js';
 import type { LaneConfig } from '../../lib/config/lanes.js';
-import type { KeyAdmission } from '../../lib/consumer/keys.js';
+import type { KeyAdmission } from '../../lib/admission/keys.js';
 import { AdmissionModel } from '../../lib/sim/admission-model.js';
 import { TimeHeap } from '../../lib/sim/heap.js';
 import { Rng } from '../../lib/sim/rng.js';

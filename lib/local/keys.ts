@@ -13,7 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { providerNeedsKeySecrets, type LaneConfig } from '../config/lanes.js';
-import { NoProviderKeyError, type ProviderKey } from './keys.js';
+import { NoProviderKeyError, type ProviderKey } from '../admission/keys.js';
 
 /** The variable holding a lane's keys: `RATELANE_<LANE>_PROVIDER_KEYS`. */
 export function laneKeysVariable(laneName: string): string {
