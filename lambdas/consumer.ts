@@ -1,9 +1,9 @@
 /**
  * The queue-lane consumer Lambda: reads its lane from the environment, builds its adapters once per
  * execution environment, and hands each SQS batch to the handler. Thin on purpose: everything it
- * does is in `lib/consumer`.
+ * does is in `lib/consumer` and `lib/extraction`.
  *
- * Environment (set by the lane stack):
+ * Environment (set by the lane stack; names and checks in `lib/shared/environment.ts`):
  * - `RATELANE_LANE_CONFIG`: the lane's config as JSON (validated with the lane schema)
  * - `RATELANE_QUEUE_URL`, `RATELANE_DLQ_URL`: the lane's ingress queue and DLQ
  * - `RATELANE_PROVIDER_SECRET_ARN`: Secrets Manager secret `{ "<key id>": "<api key>", ... }`
@@ -17,68 +17,69 @@ import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { AwsLanePauseController, sdkPauseCalls } from '../lib/admission/aws-pause.js';
 import { createLaneAdmission } from '../lib/admission/index.js';
-import { LaneConfigSchema, providerNeedsKeySecrets } from '../lib/config/lanes.js';
-import { createConsumerHandler, createConsumerTelemetry, type SqsHandler } from '../lib/consumer/handler.js';
 import { keysFromSecret } from '../lib/admission/keys.js';
 import { createAwsClients } from '../lib/aws/clients.js';
-import { createModelAdapter } from '../lib/providers/index.js';
-import { Ledger } from '../lib/store/ledger.js';
-import { ResultStore } from '../lib/store/results.js';
+import { LaneConfigSchema, providerNeedsKeySecrets } from '../lib/config/lanes.js';
+import { createConsumerDeps } from '../lib/consumer/deps.js';
+import { createConsumerHandler, type SqsHandler } from '../lib/consumer/handler.js';
+import { CONSUMER_ENV, ConsumerEnvironmentSchema } from '../lib/shared/environment.js';
+import { RatelaneError } from '../lib/shared/errors.js';
 
-/** Raised when the function's environment is incomplete. */
-export class ConsumerEnvironmentError extends Error {
+/** Raised when the function's environment is incomplete or wrong. */
+export class ConsumerEnvironmentError extends RatelaneError {
   override name = 'ConsumerEnvironmentError';
+  readonly kind = 'config' as const;
+  readonly retryable = false;
 }
 
-function requireEnv(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new ConsumerEnvironmentError(`environment variable ${name} is not set`);
-  return value;
+function readEnvironment() {
+  const parsed = ConsumerEnvironmentSchema.safeParse(process.env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConsumerEnvironmentError(`the consumer's environment is not usable: ${problems}`, { cause: parsed.error });
+  }
+  return parsed.data;
 }
 
 async function build(): Promise<SqsHandler> {
-  const lane = LaneConfigSchema.parse(JSON.parse(requireEnv('RATELANE_LANE_CONFIG')));
+  const env = readEnvironment();
+  const lane = LaneConfigSchema.parse(JSON.parse(env[CONSUMER_ENV.laneConfig]));
   const region = process.env.AWS_REGION ?? lane.region;
   if (region !== lane.region) throw new ConsumerEnvironmentError(`function runs in ${region} but its lane is ${lane.name} (${lane.region})`);
   const clients = createAwsClients(lane.region);
+  const secretArn = env[CONSUMER_ENV.providerSecretArn];
+  if (providerNeedsKeySecrets(lane.provider) && !secretArn) throw new ConsumerEnvironmentError(`${CONSUMER_ENV.providerSecretArn} is not set`);
   // Bedrock with IAM and Vertex authenticate with the function's role: their keys only name quota owners.
-  const keys = providerNeedsKeySecrets(lane.provider)
-    ? keysFromSecret(lane.provider.keys, (await getSecret<Record<string, unknown>>(requireEnv('RATELANE_PROVIDER_SECRET_ARN'), { transform: 'json', maxAge: 300 })) ?? {})
-    : lane.provider.keys.map((k) => ({ id: k.id, quotaOwner: k.quotaOwner, secret: '' }));
-  const scheduleGroup = process.env.RATELANE_PAUSE_SCHEDULE_GROUP;
-  const schedulerRoleArn = process.env.RATELANE_PAUSE_SCHEDULER_ROLE_ARN;
-  const mappingIdParameter = process.env.RATELANE_MAPPING_ID_PARAMETER;
+  const keys =
+    providerNeedsKeySecrets(lane.provider) && secretArn
+      ? keysFromSecret(lane.provider.keys, (await getSecret<Record<string, unknown>>(secretArn, { transform: 'json', maxAge: 300 })) ?? {})
+      : lane.provider.keys.map((k) => ({ id: k.id, quotaOwner: k.quotaOwner, secret: '' }));
+  const scheduleGroup = env[CONSUMER_ENV.pauseScheduleGroup];
+  const schedulerRoleArn = env[CONSUMER_ENV.pauseSchedulerRoleArn];
+  const mappingIdParameter = env[CONSUMER_ENV.mappingIdParameter];
   const controller =
     scheduleGroup && schedulerRoleArn && mappingIdParameter
       ? new AwsLanePauseController({ lane: lane.name, calls: sdkPauseCalls({ region: lane.region, mappingIdParameter }), scheduleGroup, schedulerRoleArn })
       : undefined;
-  const margin = process.env.RATELANE_ADMISSION_SAFETY_MARGIN;
-  const outputTokens = process.env.RATELANE_ADMISSION_OUTPUT_TOKENS;
+  const margin = env[CONSUMER_ENV.admissionSafetyMargin];
+  const outputTokens = env[CONSUMER_ENV.admissionOutputTokens];
   const admission = createLaneAdmission({
     lane,
     dynamodb: clients.dynamodb,
     keys,
-    settings: { ...(margin ? { safetyMargin: Number(margin) } : {}), ...(outputTokens ? { outputTokenEstimate: Number(outputTokens) } : {}) },
+    settings: { ...(margin !== undefined ? { safetyMargin: margin } : {}), ...(outputTokens !== undefined ? { outputTokenEstimate: outputTokens } : {}) },
     controller,
   });
-  const { logger, metrics } = createConsumerTelemetry(lane);
-  return createConsumerHandler({
-    lane,
-    queueUrl: requireEnv('RATELANE_QUEUE_URL'),
-    dlqUrl: requireEnv('RATELANE_DLQ_URL'),
-    sqs: clients.sqs,
-    s3: clients.s3,
-    results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable }),
-    ledger: new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable }),
-    model: createModelAdapter(lane),
-    // One pool per execution environment: its short cache lives as long as the environment.
-    keys: admission.newPool(),
-    lanePause: admission.pauser,
-    logger,
-    metrics,
-    now: () => new Date(),
-    random: Math.random,
-  });
+  return createConsumerHandler(
+    createConsumerDeps(lane, clients, {
+      queueUrl: env[CONSUMER_ENV.queueUrl],
+      dlqUrl: env[CONSUMER_ENV.dlqUrl],
+      // One pool per execution environment: its short cache lives as long as the environment.
+      keys: admission.newPool(),
+      lanePause: admission.pauser,
+      logLevel: env[CONSUMER_ENV.logLevel],
+    }),
+  );
 }
 
 let built: Promise<SqsHandler> | undefined;

@@ -6,8 +6,8 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { onShutdown } from '../lib/local/processes.js';
-import { startDynamoLocal, startFauxqsLocal } from '../lib/local/services.js';
+import { onShutdown } from '../lib/local/services/processes.js';
+import { startDynamoLocal, startFauxqsLocal } from '../lib/local/services/services.js';
 
 function collect(path: string): string[] {
   if (statSync(path).isFile()) return path.endsWith('.test.ts') ? [path] : [];

@@ -12,6 +12,7 @@
 import { LambdaClient, UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
 import { CreateScheduleCommand, DeleteScheduleCommand, ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { errorName } from '../shared/errors.js';
 import type { LanePauseController, LanePauseReason } from './pause.js';
 
 /** The AWS calls a lane pause makes, as plain functions (tests pass fakes). */
@@ -129,7 +130,7 @@ export function sdkPauseCalls(options: { region: string; mappingIdParameter: str
         );
         return true;
       } catch (error) {
-        if ((error as { name?: string }).name === 'ConflictException') return false;
+        if (errorName(error) === 'ConflictException') return false;
         throw error;
       }
     },
@@ -147,7 +148,7 @@ export function sdkPauseCalls(options: { region: string; mappingIdParameter: str
       try {
         await scheduler.send(new DeleteScheduleCommand({ GroupName: group, Name: name }));
       } catch (error) {
-        if ((error as { name?: string }).name !== 'ResourceNotFoundException') throw error;
+        if (errorName(error) !== 'ResourceNotFoundException') throw error;
       }
     },
   };

@@ -1,6 +1,7 @@
 /**
  * Admission before the call: the shared key pool (cooldowns and token buckets in the lane's
- * rate-state table) and the lane pause. See ARCHITECTURE.md "Admission before the call".
+ * rate-state table) and the lane pause. See README.md, section "Admission"; the key pool's decisions
+ * are in `pool-core.ts`, run by `SharedKeyPool` (`key-pool.ts`) and by the simulator.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { LaneConfig } from '../config/lanes.js';
@@ -13,6 +14,8 @@ import { admissionSettings, bucketLimitsFor, type AdmissionSettings } from './se
 export * from './bucket.js';
 export * from './choice.js';
 export { SharedKeyPool, type SharedKeyPoolOptions } from './key-pool.js';
+export * from './pool-core.js';
+export * from './pool-sync.js';
 export * from './pause.js';
 export * from './rate-state.js';
 export * from './settings.js';

@@ -5,6 +5,7 @@
  * {@link roundRobinKeys} admits every call (no shared state).
  */
 import type { Cooldown } from '../policy/index.js';
+import { RatelaneError } from '../shared/errors.js';
 
 /** One usable key: its id (logged), the quota owner it shares limits with, and its secret (never logged). */
 export interface ProviderKey {
@@ -71,8 +72,10 @@ export interface KeyPool {
 }
 
 /** Raised when a lane has no usable key. */
-export class NoProviderKeyError extends Error {
+export class NoProviderKeyError extends RatelaneError {
   override name = 'NoProviderKeyError';
+  readonly kind = 'config';
+  readonly retryable = false;
 }
 
 /** Round robin over a fixed set of keys; admits every call and remembers nothing. */

@@ -1,7 +1,7 @@
 /**
  * The lane's rate-state table in DynamoDB (`RATE_STATE_TABLE`: partition key `pk`, TTL `expiresAt`).
  * This adapter only turns methods into calls; the arithmetic is in `bucket.ts`, the choices in
- * `choice.ts` and `key-pool.ts`.
+ * `choice.ts` and `pool-core.ts`.
  *
  * Items (`pk`):
  * - `cooldown#key#<key id>` / `cooldown#owner#<quota owner>`: `reason`, `until` (epoch ms),
@@ -23,19 +23,21 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { errorName, RatelaneError, shortMessage } from '../shared/errors.js';
 import type { BucketState } from './bucket.js';
 import type { CooldownReason, CooldownRecord, CooldownSnapshot, KeyRef } from './choice.js';
 
 /** A rate-state call failed (network, throttling, service error): nothing can be assumed written. */
-export class RateStateUnavailableError extends Error {
+export class RateStateUnavailableError extends RatelaneError {
   override name = 'RateStateUnavailableError';
+  readonly kind = 'unavailable';
+  readonly retryable = true;
   constructor(
     readonly operation: string,
     readonly tableName: string,
     options: { cause: unknown },
   ) {
-    const cause = options.cause as { name?: string; message?: string } | undefined;
-    super(`${operation} on rate-state table ${tableName} failed: ${cause?.name ?? 'Error'}: ${String(cause?.message ?? cause).slice(0, 200)}`, options);
+    super(`${operation} on rate-state table ${tableName} failed: ${errorName(options.cause) ?? 'Error'}: ${shortMessage(options.cause)}`, options);
   }
 }
 
@@ -53,7 +55,7 @@ export type BucketWrite = { ok: true } | { ok: false; current: BucketState | und
 
 /** What admission needs from the rate-state table. */
 export interface RateStateStore {
-  /** The cooldowns of these keys and their quota owners (strongly consistent reads). */
+  /** The cooldowns of these keys and their quota owners (strongly consistent reads), as a new snapshot object every call. */
   readCooldowns(keys: readonly KeyRef[]): Promise<CooldownSnapshot>;
   /** Records a cooldown, unless a longer one is already recorded. */
   putCooldown(record: CooldownRecord, now: number): Promise<void>;
@@ -92,8 +94,7 @@ export function bucketPk(owner: string): string {
   return `bucket#${owner}`;
 }
 
-const isConditionFailure = (error: unknown): error is { name: string; Item?: Record<string, AttributeValue> } =>
-  (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
+const isConditionFailure = (error: unknown): error is { name: string; Item?: Record<string, AttributeValue> } => errorName(error) === 'ConditionalCheckFailedException';
 
 function cooldownOf(item: Record<string, unknown>): CooldownRecord | undefined {
   const pk = String(item.pk ?? '');

@@ -4,6 +4,7 @@
  * defaults for AWS. The local stack passes its scaled minute as `windowMs`.
  */
 import type { LaneConfig } from '../config/lanes.js';
+import { RatelaneError } from '../shared/errors.js';
 import type { BucketLimits } from './bucket.js';
 
 /** How admission applies a lane's provider limits. */
@@ -68,8 +69,10 @@ export const DEFAULT_ADMISSION_SETTINGS: AdmissionSettings = Object.freeze({
 });
 
 /** Raised for settings admission cannot work with. */
-export class AdmissionSettingsError extends Error {
+export class AdmissionSettingsError extends RatelaneError {
   override name = 'AdmissionSettingsError';
+  readonly kind = 'config';
+  readonly retryable = false;
 }
 
 /** The defaults with `overrides` applied, checked. */

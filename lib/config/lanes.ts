@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { PROVIDER_NAMES } from '../providers/classify.js';
+import { RatelaneError } from '../shared/errors.js';
 
 /** SQS and Lambda hard limits that every lane must respect (AWS's rules, not the emulator's). */
 export const AWS_LIMITS = {
@@ -295,8 +296,10 @@ function mergeProvider(base: ProviderConfig, override: LaneOverride['provider'])
 }
 
 /** Raised when a lane config or override does not validate. */
-export class LaneConfigError extends Error {
+export class LaneConfigError extends RatelaneError {
   override name = 'LaneConfigError';
+  readonly kind = 'config' as const;
+  readonly retryable = false;
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
   }

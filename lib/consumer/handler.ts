@@ -4,42 +4,16 @@
  * `batchItemFailures` (ReportBatchItemFailures) and every other record is acknowledged.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { LaneConfig } from '../config/lanes.js';
 import { processRecord, type ConsumerDeps } from './process-record.js';
 
-/** The metrics namespace of every ratelane consumer. */
-export const METRICS_NAMESPACE = 'ratelane';
+export { createConsumerTelemetry } from './deps.js';
 
 /** A Lambda-shaped SQS handler. */
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
-
-/**
- * Powertools Logger and Metrics for one lane's consumer, with the lane and region as metric
- * dimensions and as keys on every log line.
- */
-export function createConsumerTelemetry(lane: LaneConfig, options: { serviceName?: string; logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' } = {}): {
-  logger: Logger;
-  metrics: Metrics;
-} {
-  const serviceName = options.serviceName ?? `ratelane-consumer-${lane.name}`;
-  const logger = new Logger({
-    serviceName,
-    logLevel: options.logLevel ?? 'INFO',
-    persistentKeys: { lane: lane.name, region: lane.region },
-  });
-  const metrics = new Metrics({
-    namespace: METRICS_NAMESPACE,
-    serviceName,
-    defaultDimensions: { lane: lane.name, region: lane.region },
-  });
-  return { logger, metrics };
-}
 
 /**
  * Builds the handler. Records are processed in parallel within a batch (as one Lambda invocation

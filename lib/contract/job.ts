@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { RatelaneError } from '../shared/errors.js';
 
 /** Version of this contract; bumped only with a migration path for queued messages. */
 export const JOB_CONTRACT_VERSION = 1 as const;
@@ -49,8 +50,10 @@ export const JobSchema = z
 export type Job = z.infer<typeof JobSchema>;
 
 /** Raised when a body is not a valid job; `issues` says which fields and why. */
-export class InvalidJobError extends Error {
+export class InvalidJobError extends RatelaneError {
   override name = 'InvalidJobError';
+  readonly kind = 'input' as const;
+  readonly retryable = false;
   constructor(
     message: string,
     readonly issues: readonly string[],

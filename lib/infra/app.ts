@@ -7,10 +7,13 @@ import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { type LaneOverride, type LaneSet, DEFAULT_LANES, resolveLanes } from '../config/lanes.js';
 import { LaneStack, laneStackName } from './lane-stack.js';
+import { RatelaneError } from '../shared/errors.js';
 
 /** Raised when a context value is malformed. */
-export class AppContextError extends Error {
+export class AppContextError extends RatelaneError {
   override name = 'AppContextError';
+  readonly kind = 'config' as const;
+  readonly retryable = false;
 }
 
 function stringContext(app: App, key: string): string | undefined {

@@ -18,8 +18,10 @@ import { ParameterTier, StringParameter } from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import type { LaneConfig } from '../config/lanes.js';
 import type { LaneQueues } from './queues.js';
-import { DOCUMENT_PREFIX, type LaneStorage } from './storage.js';
-import { METRICS_NAMESPACE, consumerServiceName } from './telemetry.js';
+import { CONSUMER_ENV } from '../shared/environment.js';
+import { consumerFunctionName, DOCUMENT_PREFIX, mappingIdParameterName as mappingIdParameterOf, pauseScheduleGroupName as pauseScheduleGroupOf } from '../shared/resources.js';
+import { consumerServiceName, METRICS_NAMESPACE } from '../shared/telemetry.js';
+import type { LaneStorage } from './storage.js';
 
 /** The project root (two levels up from lib/infra), where `lambdas/` and the lock file live. */
 const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -96,8 +98,8 @@ export class LaneConsumer extends Construct {
       description: `ratelane ${lane.name} lane consumer: its own queue, DLQ, bucket, tables and secret only`,
     });
 
-    const pauseScheduleGroupName = `ratelane-${lane.name}-pause`;
-    const mappingIdParameterName = `/ratelane/${lane.name}/consumer/event-source-mapping-id`;
+    const pauseScheduleGroupName = pauseScheduleGroupOf(lane.name);
+    const mappingIdParameterName = mappingIdParameterOf(lane.name);
 
     // The scheduler role is created before the function (the function's environment names it);
     // its policy comes later, once the mapping exists.
@@ -109,7 +111,7 @@ export class LaneConsumer extends Construct {
     });
 
     this.function = new NodejsFunction(this, 'Function', {
-      functionName: `ratelane-${lane.name}-consumer`,
+      functionName: consumerFunctionName(lane.name),
       description: `ratelane ${lane.name} lane queue consumer (${lane.region})`,
       entry: join(PROJECT_ROOT, 'lambdas', 'consumer.ts'),
       handler: 'handler',
@@ -124,16 +126,16 @@ export class LaneConsumer extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       environment: {
-        RATELANE_LANE_CONFIG: JSON.stringify(lane),
-        RATELANE_QUEUE_URL: queues.queue.queueUrl,
-        RATELANE_DLQ_URL: queues.deadLetterQueue.queueUrl,
-        RATELANE_PROVIDER_SECRET_ARN: storage.providerSecret.secretArn,
-        RATELANE_PAUSE_SCHEDULE_GROUP: pauseScheduleGroupName,
-        RATELANE_PAUSE_SCHEDULER_ROLE_ARN: this.schedulerRole.roleArn,
-        RATELANE_MAPPING_ID_PARAMETER: mappingIdParameterName,
-        POWERTOOLS_SERVICE_NAME: consumerServiceName(lane),
-        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
-        POWERTOOLS_LOG_LEVEL: 'INFO',
+        [CONSUMER_ENV.laneConfig]: JSON.stringify(lane),
+        [CONSUMER_ENV.queueUrl]: queues.queue.queueUrl,
+        [CONSUMER_ENV.dlqUrl]: queues.deadLetterQueue.queueUrl,
+        [CONSUMER_ENV.providerSecretArn]: storage.providerSecret.secretArn,
+        [CONSUMER_ENV.pauseScheduleGroup]: pauseScheduleGroupName,
+        [CONSUMER_ENV.pauseSchedulerRoleArn]: this.schedulerRole.roleArn,
+        [CONSUMER_ENV.mappingIdParameter]: mappingIdParameterName,
+        [CONSUMER_ENV.serviceName]: consumerServiceName(lane),
+        [CONSUMER_ENV.metricsNamespace]: METRICS_NAMESPACE,
+        [CONSUMER_ENV.logLevel]: 'INFO',
         NODE_OPTIONS: '--enable-source-maps',
       },
       bundling: {

@@ -12,6 +12,7 @@ import { LaneConsumer } from './consumer.js';
 import { LaneDashboard } from './dashboard.js';
 import { LaneQueues } from './queues.js';
 import { LaneStorage } from './storage.js';
+import { RatelaneError } from '../shared/errors.js';
 
 export interface LaneStackProps extends StackProps {
   /** The lane this stack deploys; the stack's region must be the lane's region. */
@@ -27,8 +28,10 @@ export interface LaneStackProps extends StackProps {
 }
 
 /** Raised when a lane stack would be deployed outside its lane's region. */
-export class LaneRegionError extends Error {
+export class LaneRegionError extends RatelaneError {
   override name = 'LaneRegionError';
+  readonly kind = 'config' as const;
+  readonly retryable = false;
 }
 
 /** The stack name of a lane (`ratelane-us`, `ratelane-eu`, ...). */

@@ -7,6 +7,7 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { LaneConfig } from '../config/lanes.js';
+import { RatelaneError } from '../shared/errors.js';
 
 /** The longest retention SQS allows (14 days): the DLQ keeps failed jobs as long as possible. */
 const MAX_RETENTION = Duration.days(14);
@@ -16,8 +17,10 @@ export interface LaneQueuesProps {
 }
 
 /** Raised when queue settings would break the event source contract. */
-export class LaneQueueSettingsError extends Error {
+export class LaneQueueSettingsError extends RatelaneError {
   override name = 'LaneQueueSettingsError';
+  readonly kind = 'config' as const;
+  readonly retryable = false;
 }
 
 export class LaneQueues extends Construct {

@@ -12,8 +12,9 @@ import { Construct } from 'constructs';
 import type { LaneConfig } from '../config/lanes.js';
 import { LEDGER_TABLE, RATE_STATE_TABLE, RESULTS_TABLE, type TableShape } from '../store/tables.js';
 
-/** Where documents live in the bucket (mirrors `DOCUMENT_KEY_PREFIX` of `lib/store/documents.ts`). */
-export const DOCUMENT_PREFIX = 'documents/';
+import { DOCUMENT_PREFIX } from '../shared/resources.js';
+
+export { DOCUMENT_PREFIX };
 
 export interface LaneStorageProps {
   readonly lane: LaneConfig;

@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { createLaneAdmission, type AdmissionSettings, type LaneAdmission } from '../admission/index.js';
 import { LocalLanePauseController, type LocalPauseState } from './pause.js';
 import type { LaneConfig, LaneSet } from '../config/lanes.js';
-import { createConsumerHandler, createConsumerTelemetry, type SqsHandler } from '../consumer/handler.js';
+import { createConsumerDeps, createConsumerTelemetry } from '../consumer/deps.js';
+import { createConsumerHandler, type SqsHandler } from '../consumer/handler.js';
 import { roundRobinKeys, type ProviderKey } from '../admission/keys.js';
 import type { ConsumerDeps } from '../consumer/process-record.js';
 import { createModelAdapter } from '../providers/index.js';
@@ -16,13 +17,14 @@ import { laneKeysVariable, loadLocalProviderKeys, PROVIDER_KEYS_FILE_VARIABLE } 
 import { Ledger } from '../store/ledger.js';
 import { ResultStore } from '../store/results.js';
 import { createAwsClients, type AwsClients, type ServiceEndpoints } from '../aws/clients.js';
+import { RatelaneError } from '../shared/errors.js';
 import { startFakeProvider, type FakeProvider, type FakeProviderOptions } from './fake-provider/index.js';
-import { extractInvoice } from './invoice-extractor.js';
-import { createEventSourcePoller, type EventSourcePoller, type PollerEvent } from './poller.js';
-import { onShutdown } from './processes.js';
-import { provisionLane, type ProvisionedLane } from './provision.js';
-import { startDynamoLocal, startFauxqsLocal, type DynamoLocal, type FauxqsLocal } from './services.js';
-import { redirectPowertoolsConsole, TelemetrySink } from './telemetry.js';
+import { extractInvoice } from './fake-provider/invoice-extractor.js';
+import { createEventSourcePoller, type EventSourcePoller, type PollerEvent } from './lambda/poller.js';
+import { onShutdown } from './services/processes.js';
+import { provisionLane, type ProvisionedLane } from './services/provision.js';
+import { startDynamoLocal, startFauxqsLocal, type DynamoLocal, type FauxqsLocal } from './services/services.js';
+import { redirectPowertoolsConsole, TelemetrySink } from './lambda/telemetry.js';
 
 /** Options of {@link startLocalStack}. */
 export interface LocalStackOptions {
@@ -108,8 +110,10 @@ function pooledHandler(make: () => SqsHandler): SqsHandler {
 }
 
 /** Raised when a lane's provider kind has no local stand-in. */
-export class UnsupportedLocalProviderError extends Error {
+export class UnsupportedLocalProviderError extends RatelaneError {
   override name = 'UnsupportedLocalProviderError';
+  readonly kind = 'config' as const;
+  readonly retryable = false;
 }
 
 /**
@@ -195,12 +199,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         const sink = telemetry.console();
         redirectPowertoolsConsole(logger, sink);
         redirectPowertoolsConsole(metrics, sink);
-        const deps: ConsumerDeps = {
-          lane,
+        const deps = createConsumerDeps(lane, clients, {
           queueUrl: provisioned.queueUrl,
           dlqUrl: provisioned.dlqUrl,
-          sqs: clients.sqs,
-          s3: clients.s3,
           results,
           ledger,
           model,
@@ -208,9 +209,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           lanePause: admission?.pauser,
           logger,
           metrics,
-          now: () => new Date(),
-          random: Math.random,
-        };
+        });
         return createConsumerHandler(options.overrideDeps ? options.overrideDeps(lane, deps) : deps);
       };
       poller = createEventSourcePoller({

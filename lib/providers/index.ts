@@ -7,10 +7,13 @@ import { createAnthropicAdapter } from './anthropic.js';
 import { createBedrockAdapter } from './bedrock.js';
 import { createGeminiAdapter } from './gemini.js';
 import { createOpenAiCompatibleAdapter } from './openai-compatible.js';
+import { RatelaneError } from '../shared/errors.js';
 
 /** Raised for a provider kind that has no adapter yet. */
-export class UnsupportedProviderError extends Error {
+export class UnsupportedProviderError extends RatelaneError {
   override name = 'UnsupportedProviderError';
+  readonly kind = 'config' as const;
+  readonly retryable = false;
 }
 
 /**

@@ -3,6 +3,7 @@
  * and token usage out; or a typed provider error carrying the classifier's verdict.
  */
 import type { ProviderErrorClassification } from '../policy/classification.js';
+import { RatelaneError } from '../shared/errors.js';
 
 /** A chat message as the prompts build them. */
 export interface ChatMessage {
@@ -42,8 +43,11 @@ export interface ModelAdapter {
 }
 
 /** The provider answered with an error; `classification` says what it means for scheduling. */
-export class ProviderError extends Error {
+export class ProviderError extends RatelaneError {
   override name = 'ProviderError';
+  readonly kind = 'provider' as const;
+  /** Whether calling again later may succeed: not for a request larger than the whole budget. */
+  readonly retryable: boolean;
   constructor(
     message: string,
     readonly provider: string,
@@ -53,14 +57,17 @@ export class ProviderError extends Error {
   ) {
     super(message, options);
     this.requestTooLarge = options?.requestTooLarge ?? false;
+    this.retryable = !this.requestTooLarge;
   }
   /** One request larger than the whole per-window budget: waiting never helps. */
   readonly requestTooLarge: boolean;
 }
 
 /** No usable answer in time, or the connection failed: a real failure (normal redelivery rules). */
-export class ProviderTransportError extends Error {
+export class ProviderTransportError extends RatelaneError {
   override name = 'ProviderTransportError';
+  readonly kind = 'unavailable' as const;
+  readonly retryable = true;
   constructor(
     message: string,
     readonly provider: string,

@@ -2,14 +2,7 @@
  * Typed errors of the SQS adapters. Each keeps the underlying error as `cause` and names the queue,
  * never the message body.
  */
-
-/** Name of an error-like value, when it has one (SDK errors carry the service's exception name). */
-function errorName(error: unknown): string | undefined {
-  if (typeof error === 'object' && error !== null && 'name' in error && typeof (error as { name: unknown }).name === 'string') {
-    return (error as { name: string }).name;
-  }
-  return undefined;
-}
+import { errorName, RatelaneError } from '../shared/errors.js';
 
 /** Why a re-send did not happen. */
 export type ResendFailureReason =
@@ -26,8 +19,11 @@ export type ResendFailureReason =
  * A deferred job could not be re-sent. The new message may not exist: the caller must report the
  * original record failed so SQS brings it back (never acknowledge it).
  */
-export class ResendFailedError extends Error {
+export class ResendFailedError extends RatelaneError {
   override name = 'ResendFailedError';
+  readonly kind: 'input' | 'unavailable';
+  /** A send that failed may work later; an invalid or oversize job never will. */
+  readonly retryable: boolean;
   /** The SDK's exception name, when the failure came from the SDK. */
   readonly sdkErrorName: string | undefined;
 
@@ -39,6 +35,8 @@ export class ResendFailedError extends Error {
   ) {
     super(message, options);
     this.sdkErrorName = reason === 'send_failed' ? errorName(options?.cause) : undefined;
+    this.retryable = reason === 'send_failed';
+    this.kind = this.retryable ? 'unavailable' : 'input';
   }
 }
 
@@ -46,8 +44,10 @@ export class ResendFailedError extends Error {
  * `ChangeMessageVisibility` failed (network, expired or invalid receipt handle, ...). The message then
  * keeps its current visibility timeout; the caller logs this and still reports the record failed.
  */
-export class VisibilityChangeFailedError extends Error {
+export class VisibilityChangeFailedError extends RatelaneError {
   override name = 'VisibilityChangeFailedError';
+  readonly kind = 'unavailable' as const;
+  readonly retryable = true;
   /** The SDK's exception name (`ReceiptHandleIsInvalid`, `MessageNotInflight`, ...), when known. */
   readonly sdkErrorName: string | undefined;
 

@@ -6,6 +6,7 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { JobSchema, jobMessageAttributes, type Job } from '../contract/job.js';
 import { AWS_LIMITS } from '../config/lanes.js';
+import { errorName } from '../shared/errors.js';
 import { ResendFailedError, VisibilityChangeFailedError } from './errors.js';
 
 /**
@@ -98,7 +99,7 @@ export async function resendDeferred(input: ResendDeferredInput): Promise<Resend
     const out = await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body, MessageAttributes: attributes, DelaySeconds: delaySeconds }));
     messageId = out.MessageId;
   } catch (error) {
-    throw new ResendFailedError(`SendMessage of job ${job.jobId} failed: ${(error as Error)?.name ?? 'Error'}`, 'send_failed', queueUrl, {
+    throw new ResendFailedError(`SendMessage of job ${job.jobId} failed: ${errorName(error) ?? 'Error'}`, 'send_failed', queueUrl, {
       cause: error,
     });
   }
@@ -137,7 +138,7 @@ export async function extendVisibility(input: ExtendVisibilityInput): Promise<{ 
   try {
     await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: visibilityTimeoutSeconds }));
   } catch (error) {
-    throw new VisibilityChangeFailedError(`ChangeMessageVisibility failed: ${(error as Error)?.name ?? 'Error'}`, queueUrl, { cause: error });
+    throw new VisibilityChangeFailedError(`ChangeMessageVisibility failed: ${errorName(error) ?? 'Error'}`, queueUrl, { cause: error });
   }
   return { visibilityTimeoutSeconds };
 }

@@ -76,3 +76,28 @@ export class TimeHeap {
     return top;
   }
 }
+
+/**
+ * Payloads too large for an event's number (the heap holds numbers only): each is kept in a slot
+ * whose index the event carries, and the slot is reused once the event took it back.
+ */
+export class PayloadSlots<T> {
+  private readonly slots: (T | undefined)[] = [];
+  private readonly free: number[] = [];
+
+  /** Stores `payload`; returns its slot. */
+  put(payload: T): number {
+    const index = this.free.pop();
+    if (index === undefined) return this.slots.push(payload) - 1;
+    this.slots[index] = payload;
+    return index;
+  }
+
+  /** Takes the payload of `index` out (the slot becomes free). */
+  take(index: number): T {
+    const payload = this.slots[index] as T;
+    this.slots[index] = undefined;
+    this.free.push(index);
+    return payload;
+  }
+}

@@ -7,6 +7,7 @@
  * sources below are what that index holds). Re-check each against its AWS page before quoting.
  */
 
+/** One AWS price, with where it comes from. */
 export interface Price {
   /** USD per `unit`. */
   usd: number;
@@ -18,9 +19,12 @@ export interface Price {
   note?: string;
 }
 
+/** The region the prices are for. */
 export const PRICES_REGION = 'us-east-1';
+/** When the prices were last checked, and against what. */
 export const PRICES_CHECKED = '2026-03 (stored pages; see each source)';
 
+/** Every price the cost figures use (see `cost.ts`). */
 export const PRICES = {
   sqsRequest: {
     usd: 0.4 / 1_000_000,
@@ -70,4 +74,5 @@ export const PRICES = {
   },
 } as const satisfies Record<string, Price>;
 
+/** The name of one price in {@link PRICES}. */
 export type PriceId = keyof typeof PRICES;

@@ -32,10 +32,15 @@ export interface ProviderModelOptions {
   start: number;
 }
 
+/** The call succeeded. */
 export const CALL_OK = 0;
+/** 429: the key's per-minute requests or tokens are spent (with a retry hint). */
 export const CALL_RATE_LIMIT = 1;
+/** 429: the key's daily quota is spent (with the reset time). */
 export const CALL_QUOTA = 2;
+/** A real failure (5xx, timeout). */
 export const CALL_FAILURE = 3;
+/** How a simulated call was answered: one of the `CALL_*` numbers. */
 export type CallResult = typeof CALL_OK | typeof CALL_RATE_LIMIT | typeof CALL_QUOTA | typeof CALL_FAILURE;
 
 const MINUTE_MS = 60_000;

@@ -15,8 +15,10 @@
  */
 import type { KeyLimits } from './provider-model.js';
 
+/** The scenarios' names. */
 export type ScenarioId = 'minute' | 'day';
 
+/** One workload: when it starts, the provider's keys and their limits. */
 export interface Scenario {
   id: ScenarioId;
   title: string;
@@ -28,6 +30,7 @@ export interface Scenario {
   limits: KeyLimits;
 }
 
+/** The scenarios (see the file's comment). */
 export const SCENARIOS: Readonly<Record<ScenarioId, Scenario>> = Object.freeze({
   minute: {
     id: 'minute',
@@ -47,6 +50,7 @@ export const SCENARIOS: Readonly<Record<ScenarioId, Scenario>> = Object.freeze({
   },
 });
 
+/** Every scenario, in the order the tables show them. */
 export const SCENARIO_IDS: readonly ScenarioId[] = ['minute', 'day'];
 
 const MINUTE_MS = 60_000;

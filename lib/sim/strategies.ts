@@ -20,8 +20,10 @@
 import type { JobOutcome } from '../policy/index.js';
 import { CALL_QUOTA, CALL_RATE_LIMIT, type CallResult } from './provider-model.js';
 
+/** The strategies' names. */
 export type StrategyId = 'naive' | 'reschedule' | 'admission';
 
+/** One strategy: how the consumer reports a 429 and whether admission runs. */
 export interface Strategy {
   id: StrategyId;
   /** Short label for tables: `(a) naive`. */
@@ -33,6 +35,7 @@ export interface Strategy {
   admission: boolean;
 }
 
+/** The strategies (see the file's comment). */
 export const STRATEGIES: Readonly<Record<StrategyId, Strategy>> = Object.freeze({
   naive: {
     id: 'naive',
@@ -57,6 +60,7 @@ export const STRATEGIES: Readonly<Record<StrategyId, Strategy>> = Object.freeze(
   },
 });
 
+/** Every strategy, in the order the tables show them. */
 export const STRATEGY_IDS: readonly StrategyId[] = ['naive', 'reschedule', 'admission'];
 
 const REAL_FAILURE: JobOutcome = { kind: 'provider_error', classification: { kind: 'not_rate_limit', retryAfterMs: null, resetAt: null } };

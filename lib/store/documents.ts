@@ -13,9 +13,11 @@
  */
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { sha256Hex } from '../contract/job.js';
+import { errorCode, RatelaneError } from '../shared/errors.js';
+import { DOCUMENT_PREFIX } from '../shared/resources.js';
 
-/** Key prefix of every stored document. */
-export const DOCUMENT_KEY_PREFIX = 'documents/';
+/** Key prefix of every stored document (the one the stack grants reads on). */
+export const DOCUMENT_KEY_PREFIX = DOCUMENT_PREFIX;
 
 /** Content type of stored documents (the producer stores text only). */
 export const DOCUMENT_CONTENT_TYPE = 'text/plain; charset=utf-8';
@@ -29,14 +31,19 @@ export interface StoredDocument {
 }
 
 /** Raised when a document cannot be stored or read; names bucket, key and code, never the text. */
-export class DocumentStoreError extends Error {
+export class DocumentStoreError extends RatelaneError {
   override name = 'DocumentStoreError';
+  readonly kind: 'input' | 'unavailable';
+  /** A missing or altered document stays so; anything else (network, throttling) may pass. */
+  readonly retryable: boolean;
   constructor(
     message: string,
     readonly details: { bucket: string; key: string; code: string },
     options?: { cause?: unknown },
   ) {
     super(message, options);
+    this.retryable = details.code !== 'NoSuchKey' && details.code !== 'ContentHashMismatch';
+    this.kind = this.retryable ? 'unavailable' : 'input';
   }
 }
 
@@ -44,13 +51,6 @@ export class DocumentStoreError extends Error {
 export function documentKeyFor(contentSha256: string): string {
   if (!/^[a-f0-9]{64}$/.test(contentSha256)) throw new TypeError('contentSha256 must be 64 lowercase hex characters');
   return `${DOCUMENT_KEY_PREFIX}${contentSha256}.txt`;
-}
-
-function errorCode(error: unknown): string {
-  const e = error as { name?: unknown; code?: unknown } | undefined;
-  if (typeof e?.code === 'string') return e.code;
-  if (typeof e?.name === 'string') return e.name;
-  return 'Error';
 }
 
 /**

@@ -11,7 +11,8 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Job } from '../contract/job.js';
-import { errorName, StoreRecordInvalidError, StoreUnavailableError } from './errors.js';
+import { errorName } from '../shared/errors.js';
+import { StoreRecordInvalidError, StoreUnavailableError } from './errors.js';
 import { RESULTS_TABLE } from './tables.js';
 
 /** Tokens one job spent across its model calls. */

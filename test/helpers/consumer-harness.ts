@@ -16,23 +16,24 @@ import {
 import type { SQSBatchResponse } from 'aws-lambda';
 import { loadCorpus, type CorpusDocument } from '../../corpus/index.js';
 import { resolveLanes, type LaneConfig, type LaneOverride } from '../../lib/config/lanes.js';
-import { createConsumerHandler, createConsumerTelemetry, type SqsHandler } from '../../lib/consumer/handler.js';
+import { createConsumerDeps, createConsumerTelemetry } from '../../lib/consumer/deps.js';
+import { createConsumerHandler, type SqsHandler } from '../../lib/consumer/handler.js';
 import type { LanePauseRequester } from '../../lib/admission/pause.js';
 import { roundRobinKeys, type KeyPool } from '../../lib/admission/keys.js';
 import type { ConsumerDeps } from '../../lib/consumer/process-record.js';
 import { sha256Hex, type Job } from '../../lib/contract/job.js';
 import { DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION, DOCUMENT_CLOSE, DOCUMENT_OPEN, isKnownPromptVersion } from '../../lib/contract/schemas/registry.js';
 import { createAwsClients, type AwsClients } from '../../lib/aws/clients.js';
-import { extractInvoice } from '../../lib/local/invoice-extractor.js';
-import { provisionLane } from '../../lib/local/provision.js';
-import { buildSqsEvent, createLambdaContext } from '../../lib/local/sqs-event.js';
-import { redirectPowertoolsConsole, TelemetrySink } from '../../lib/local/telemetry.js';
+import { extractInvoice } from '../../lib/local/fake-provider/invoice-extractor.js';
+import { provisionLane } from '../../lib/local/services/provision.js';
+import { buildSqsEvent, createLambdaContext } from '../../lib/local/lambda/sqs-event.js';
+import { redirectPowertoolsConsole, TelemetrySink } from '../../lib/local/lambda/telemetry.js';
 import type { ProviderErrorClassification } from '../../lib/policy/classification.js';
 import { ProviderError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from '../../lib/providers/model.js';
 import { submitDocuments, type SubmitItemResult } from '../../lib/queue/producer.js';
 import { Ledger } from '../../lib/store/ledger.js';
 import { ResultStore } from '../../lib/store/results.js';
-import { testEndpoints, uniqueName } from './endpoints.js';
+import { testEndpoints, uniqueLaneResources } from './endpoints.js';
 
 /** A lane of one test, on the shared services, with its own queue, DLQ, bucket and tables. */
 export interface TestLane {
@@ -63,14 +64,7 @@ export function testLaneConfig(override: TestLaneOverride = {}): LaneConfig {
       ...override,
       queue: { ...TEST_LANE_DEFAULTS.queue, ...override.queue },
       consumer: { ...TEST_LANE_DEFAULTS.consumer, ...override.consumer },
-      resources: {
-        queueName: uniqueName('q'),
-        dlqName: uniqueName('dlq'),
-        bucketName: uniqueName('b'),
-        resultsTable: uniqueName('r'),
-        ledgerTable: uniqueName('l'),
-        rateStateTable: uniqueName('s'),
-      },
+      resources: uniqueLaneResources(),
     },
   }).us!;
 }
@@ -299,23 +293,21 @@ export function testConsumer(t: TestLane, model: ModelAdapter, options: TestCons
   const console = sink.console();
   redirectPowertoolsConsole(logger, console);
   redirectPowertoolsConsole(metrics, console);
-  const deps: ConsumerDeps = {
-    lane: t.lane,
+  const deps = createConsumerDeps(t.lane, t.clients, {
     queueUrl: t.queueUrl,
     dlqUrl: t.dlqUrl,
-    sqs: options.sqs ?? t.clients.sqs,
-    s3: t.clients.s3,
+    sqs: options.sqs,
     results: t.results,
     ledger: t.ledger,
     model,
     keys: options.keys ?? roundRobinKeys([{ id: 'key-1', quotaOwner: 'us-org', secret: 'sk-test-key-1' }]),
-    ...(options.lanePause ? { lanePause: options.lanePause } : {}),
+    lanePause: options.lanePause,
     logger,
     metrics,
-    now: options.now ?? (() => new Date()),
-    random: options.random ?? Math.random,
-    ...(options.maxRepairAttempts !== undefined ? { maxRepairAttempts: options.maxRepairAttempts } : {}),
-  };
+    now: options.now,
+    random: options.random,
+    maxRepairAttempts: options.maxRepairAttempts,
+  });
   return { handler: createConsumerHandler(deps), deps, sink };
 }
 

@@ -15,3 +15,22 @@ export function testEndpoints(): ServiceEndpoints {
 export function uniqueName(prefix: string): string {
   return `${prefix}-${randomBytes(4).toString('hex')}`;
 }
+
+/** A lane's resource names, all unique to one test (queues, bucket, tables). */
+export function uniqueLaneResources(): {
+  queueName: string;
+  dlqName: string;
+  bucketName: string;
+  resultsTable: string;
+  ledgerTable: string;
+  rateStateTable: string;
+} {
+  return {
+    queueName: uniqueName('q'),
+    dlqName: uniqueName('dlq'),
+    bucketName: uniqueName('b'),
+    resultsTable: uniqueName('r'),
+    ledgerTable: uniqueName('l'),
+    rateStateTable: uniqueName('s'),
+  };
+}

@@ -7,11 +7,17 @@ import type { BucketState } from '../../lib/admission/bucket.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../../lib/admission/choice.js';
 import type { BucketWrite, PauseRecord, RateStateStore } from '../../lib/admission/rate-state.js';
 
+/** The lane's rate-state table in memory. */
 export class MemoryRateStateStore implements RateStateStore {
+  /** Cooldowns by `key#<key id>` / `owner#<quota owner>`. */
   readonly cooldowns = new Map<string, CooldownRecord>();
+  /** Buckets by quota owner. */
   readonly buckets = new Map<string, BucketState>();
+  /** The recorded pause. */
   pause: PauseRecord | undefined;
+  /** Bucket writes that succeeded. */
   writes = 0;
+  /** Bucket writes that failed on their expected version. */
   conflicts = 0;
 
   async readCooldowns(keys: readonly KeyRef[]): Promise<CooldownSnapshot> {

@@ -1,20 +1,46 @@
 /**
- * The stack's view of the consumer (metric namespace, dimensions, metric names, document prefix)
- * must match what the consumer really writes, or alarms watch metrics nobody emits.
+ * The stack's view of the consumer (metric namespace, dimensions, metric names, document prefix,
+ * environment) must match what the consumer really writes and reads, or alarms watch metrics nobody
+ * emits. Both sides import `lib/shared/`; these tests check the synthesized stacks and the consumer's
+ * own telemetry against it.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { DEFAULT_LANES } from '../../lib/config/lanes.js';
-import { METRICS_NAMESPACE as CONSUMER_NAMESPACE, createConsumerTelemetry } from '../../lib/consumer/handler.js';
-import { DOCUMENT_PREFIX } from '../../lib/infra/storage.js';
-import { CONSUMER_METRICS, METRICS_NAMESPACE, consumerDimensions } from '../../lib/infra/telemetry.js';
-import { DOCUMENT_KEY_PREFIX } from '../../lib/store/documents.js';
+import { createConsumerTelemetry } from '../../lib/consumer/deps.js';
+import { buildLaneApp } from '../../lib/infra/app.js';
+import { CONSUMER_ENV, ConsumerEnvironmentSchema } from '../../lib/shared/environment.js';
+import { DOCUMENT_PREFIX } from '../../lib/shared/resources.js';
+import { CONSUMER_METRICS, consumerDimensions, METRICS_NAMESPACE } from '../../lib/shared/telemetry.js';
+import { documentKeyFor } from '../../lib/store/documents.js';
+
+// Prepare (shared): both lane stacks, bundling skipped.
+const app = new App({ context: { 'aws:cdk:bundling-stacks': [], account: '123456789012' } });
+const stacks = buildLaneApp(app);
+
+/** Every `{ MetricName, Namespace }` pair the template's alarms and dashboards name. */
+function metricsNamed(json: Record<string, any>): { namespace: string; name: string }[] {
+  const found: { namespace: string; name: string }[] = [];
+  for (const resource of Object.values<any>(json.Resources)) {
+    if (resource.Type === 'AWS::CloudWatch::Alarm') {
+      const p = resource.Properties;
+      if (p.MetricName) found.push({ namespace: p.Namespace, name: p.MetricName });
+      for (const m of p.Metrics ?? []) if (m.MetricStat) found.push({ namespace: m.MetricStat.Metric.Namespace, name: m.MetricStat.Metric.MetricName });
+    }
+    if (resource.Type === 'AWS::CloudWatch::Dashboard') {
+      const body = JSON.stringify(resource.Properties.DashboardBody);
+      for (const m of body.matchAll(/\\"(ratelane)\\",\\"([A-Za-z]+)\\"/g)) found.push({ namespace: m[1]!, name: m[2]! });
+    }
+  }
+  return found;
+}
 
 describe('infra telemetry contract', () => {
   for (const lane of Object.values(DEFAULT_LANES)) {
-    it(`alarms on the namespace and exact dimension set the ${lane.name} consumer emits`, () => {
+    it(`the ${lane.name} consumer emits on the shared namespace with the exact dimension set`, () => {
       // Prepare
       const { metrics } = createConsumerTelemetry(lane);
       metrics.addMetric('RegionMismatch', MetricUnit.Count, 1);
@@ -31,21 +57,35 @@ describe('infra telemetry contract', () => {
       assert.deepEqual([...(directive.Dimensions[0] ?? [])].sort(), Object.keys(expected).sort());
       for (const [name, value] of Object.entries(expected)) assert.equal(emf[name], value, `dimension ${name}`);
     });
+
+    it(`the ${lane.name} stack's alarms and dashboard name only metrics the consumer emits`, () => {
+      // Act
+      const json = Template.fromStack(stacks[lane.name]!).toJSON();
+      const named = metricsNamed(json).filter((m) => m.namespace === METRICS_NAMESPACE);
+      // Assess
+      assert.ok(named.length >= 5, `found ${named.length} ratelane metrics in the template`);
+      for (const { name } of named) assert.ok((CONSUMER_METRICS as readonly string[]).includes(name), `${name} is a metric the consumer emits`);
+    });
+
+    it(`the ${lane.name} stack sets an environment the consumer's schema accepts`, () => {
+      // Prepare
+      const json = Template.fromStack(stacks[lane.name]!).toJSON();
+      const fn = Object.values<any>(json.Resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.[CONSUMER_ENV.laneConfig]);
+      assert.ok(fn, 'the consumer function');
+      const variables = fn.Properties.Environment.Variables as Record<string, unknown>;
+      // Act: tokens (queue URLs, ARNs) become placeholders of the right shape
+      const resolved = Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : 'https://sqs.example.amazonaws.com/123456789012/q']));
+      const parsed = ConsumerEnvironmentSchema.safeParse(resolved);
+      // Assess
+      assert.ok(parsed.success, parsed.success ? '' : parsed.error.message);
+      assert.equal(variables[CONSUMER_ENV.metricsNamespace], METRICS_NAMESPACE);
+    });
   }
 
-  it('uses the consumer namespace and knows every metric the consumer emits', () => {
-    // Prepare
-    const source = readFileSync(new URL('../../lib/consumer/process-record.ts', import.meta.url), 'utf8');
+  it('stores documents under the prefix the stack grants reads on', () => {
     // Act
-    const emitted = new Set([...source.matchAll(/count\(deps, '([A-Za-z]+)'\)|addMetric\('([A-Za-z]+)'/g)].map((m) => m[1] ?? m[2]));
+    const key = documentKeyFor('a'.repeat(64));
     // Assess
-    assert.equal(METRICS_NAMESPACE, CONSUMER_NAMESPACE);
-    assert.ok(emitted.size >= 10);
-    for (const name of emitted) assert.ok((CONSUMER_METRICS as readonly string[]).includes(name as string), `${name} is known to infra`);
-  });
-
-  it('grants reads on the prefix documents are stored under', () => {
-    // Act / Assess
-    assert.equal(DOCUMENT_PREFIX, DOCUMENT_KEY_PREFIX);
+    assert.ok(key.startsWith(DOCUMENT_PREFIX));
   });
 });

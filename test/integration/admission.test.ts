@@ -8,11 +8,11 @@ import { after, describe, it } from 'node:test';
 import { Writable } from 'node:stream';
 import { createLaneAdmission, DynamoRateStateStore, LanePauser, SharedKeyPool, admissionSettings, type LanePauseController } from '../../lib/admission/index.js';
 import type { LocalPauseState } from '../../lib/local/pause.js';
-import { runResumeCommand } from '../../lib/admission/resume-cli.js';
+import { runResumeCommand } from '../../lib/commands/resume.js';
 import { resolveLanes } from '../../lib/config/lanes.js';
 import type { ProviderKey } from '../../lib/admission/keys.js';
 import { createAwsClients } from '../../lib/aws/clients.js';
-import { runLocal } from '../../lib/local/run.js';
+import { runLocal } from '../../lib/local/drivers/run.js';
 import { startLocalStack } from '../../lib/local/stack.js';
 import { ProviderError, type ModelAdapter } from '../../lib/providers/model.js';
 import { ensureTable } from '../../lib/store/ensure-table.js';
@@ -28,7 +28,7 @@ import {
   waitUntil,
   type TestLane,
 } from '../helpers/consumer-harness.js';
-import { testEndpoints, uniqueName } from '../helpers/endpoints.js';
+import { testEndpoints, uniqueLaneResources, uniqueName } from '../helpers/endpoints.js';
 
 const clients = createAwsClients('us-east-1', testEndpoints());
 const lanes: TestLane[] = [];
@@ -209,14 +209,7 @@ describe('admission: the local stack', () => {
     // provider's quota error is what tells the consumers, and the reset it states re-aligns admission's day.
     const lane = resolveLanes({
       us: {
-        resources: {
-          queueName: uniqueName('q'),
-          dlqName: uniqueName('dlq'),
-          bucketName: uniqueName('b'),
-          resultsTable: uniqueName('r'),
-          ledgerTable: uniqueName('l'),
-          rateStateTable: uniqueName('s'),
-        },
+        resources: uniqueLaneResources(),
         queue: { visibilityTimeoutSeconds: 30, receiveWaitTimeSeconds: 1 },
         consumer: { timeoutSeconds: 5, maximumConcurrency: 5 },
         backoff: { throttleBaseSeconds: 1, throttleCapSeconds: 3, failureBaseSeconds: 1, failureCapSeconds: 10 },
@@ -280,14 +273,7 @@ describe('admission: billing waits for a person', () => {
     // Prepare: one lane, one key without credit
     const lane = resolveLanes({
       us: {
-        resources: {
-          queueName: uniqueName('q'),
-          dlqName: uniqueName('dlq'),
-          bucketName: uniqueName('b'),
-          resultsTable: uniqueName('r'),
-          ledgerTable: uniqueName('l'),
-          rateStateTable: uniqueName('s'),
-        },
+        resources: uniqueLaneResources(),
         queue: { visibilityTimeoutSeconds: 12, receiveWaitTimeSeconds: 1, maxReceiveCount: 2 },
         consumer: { timeoutSeconds: 2, maximumConcurrency: 2 },
         backoff: { throttleBaseSeconds: 1, throttleCapSeconds: 1, failureBaseSeconds: 1, failureCapSeconds: 1 },
@@ -316,7 +302,7 @@ describe('admission: billing waits for a person', () => {
 
       // Act 2: credit is back; a person resumes the lane
       stack.provider.setKeyOutOfCredit(secret, false);
-      const { resumeLaneNow } = await import('../../lib/admission/resume-cli.js');
+      const { resumeLaneNow } = await import('../../lib/commands/resume.js');
       const lifted = await resumeLaneNow({ store: l.admission!.store, controller: l.pause!, reasons: ['billing'] });
       assert.ok(lifted.some((x) => x.includes('(billing)')), lifted.join(', '));
       await waitUntil('3 commits', async () => (await t.results.count()) >= 3, 20_000, 200).catch(async (e) => {

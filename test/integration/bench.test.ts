@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { BENCH_USAGE, BenchUsageError, benchExitCode, parseBenchArgs, runBench, type BenchReport } from '../../lib/local/bench.js';
+import { BENCH_USAGE, benchCommand } from '../../lib/commands/bench.js';
+import { UsageError } from '../../lib/commands/command.js';
+import { benchExitCode, runBench, type BenchReport } from '../../lib/local/drivers/bench.js';
 
 function sink(): { stream: Writable; text: () => string } {
   let text = '';
@@ -21,7 +23,7 @@ function sink(): { stream: Writable; text: () => string } {
 describe('npm run bench: flags', () => {
   it('has defaults that finish in minutes, with all three strategies', () => {
     // Act
-    const options = parseBenchArgs([]);
+    const options = benchCommand.parse([]);
     // Assess
     assert.deepEqual(options.strategies, ['naive', 'reschedule', 'admission']);
     assert.equal(options.jobs, 300);
@@ -34,7 +36,7 @@ describe('npm run bench: flags', () => {
 
   it('reads every flag, and strategies by letter or name in the fixed order', () => {
     // Act
-    const options = parseBenchArgs([
+    const options = benchCommand.parse([
       '--jobs', '50', '--keys', '3', '--provider-rpm', '12', '--provider-tpm', '5000', '--minute-ms', '2000',
       '--strategies', 'c,a', '--floor-messages', '0', '--probe-messages', '7', '--seed', '9', '--time-limit', '60',
       '--log-file', '/tmp/x.log', '--strict', '--json',
@@ -55,14 +57,15 @@ describe('npm run bench: flags', () => {
       json: true,
       logFile: '/tmp/x.log',
     });
-    assert.deepEqual(parseBenchArgs(['--strategies', 'reschedule']).strategies, ['reschedule']);
+    assert.deepEqual(benchCommand.parse(['--strategies', 'reschedule']).strategies, ['reschedule']);
   });
 
   it('rejects bad values and unknown flags with a usage error; --help is an empty one', () => {
+    // Act + Assess
     for (const argv of [['--jobs', '0'], ['--minute-ms', '10'], ['--strategies', 'd'], ['--strategies', ','], ['--keys', 'x'], ['--nope']]) {
-      assert.throws(() => parseBenchArgs(argv), BenchUsageError, argv.join(' '));
+      assert.throws(() => benchCommand.parse(argv), UsageError, argv.join(' '));
     }
-    assert.throws(() => parseBenchArgs(['--help']), (error: unknown) => error instanceof BenchUsageError && error.message === '');
+    assert.throws(() => benchCommand.parse(['--help']), (error: unknown) => error instanceof UsageError && error.message === '');
     assert.match(BENCH_USAGE, /--strategies/);
   });
 });
@@ -72,7 +75,7 @@ describe('npm run bench: a tiny run', () => {
     // Prepare
     const out = sink();
     const err = sink();
-    const options = parseBenchArgs([
+    const options = benchCommand.parse([
       '--jobs', '30', '--keys', '1', '--provider-rpm', '10', '--minute-ms', '2000',
       '--strategies', 'a,c', '--floor-messages', '20', '--probe-messages', '5', '--time-limit', '60', '--json',
     ]);

@@ -11,7 +11,7 @@ import { DeleteMessageCommand, type SendMessageCommandInput } from '@aws-sdk/cli
 import { loadCorpus } from '../../corpus/index.js';
 import { resolveLanes } from '../../lib/config/lanes.js';
 import { sha256Hex, type Job } from '../../lib/contract/job.js';
-import { extractInvoice } from '../../lib/local/invoice-extractor.js';
+import { extractInvoice } from '../../lib/local/fake-provider/invoice-extractor.js';
 import { startLocalStack } from '../../lib/local/stack.js';
 import { ProviderTransportError } from '../../lib/providers/model.js';
 import {
@@ -32,7 +32,7 @@ import {
   type TestLane,
   trackedLanes,
 } from '../helpers/consumer-harness.js';
-import { testEndpoints, uniqueName } from '../helpers/endpoints.js';
+import { testEndpoints, uniqueLaneResources } from '../helpers/endpoints.js';
 
 const newLane = trackedLanes();
 
@@ -436,14 +436,7 @@ describe('consumer on the full local stack', () => {
     // (30 jobs need at least three windows, so 429s are certain)
     const lane = resolveLanes({
       us: {
-        resources: {
-          queueName: uniqueName('q'),
-          dlqName: uniqueName('dlq'),
-          bucketName: uniqueName('b'),
-          resultsTable: uniqueName('r'),
-          ledgerTable: uniqueName('l'),
-          rateStateTable: uniqueName('s'),
-        },
+        resources: uniqueLaneResources(),
         queue: { visibilityTimeoutSeconds: 30, receiveWaitTimeSeconds: 1 },
         consumer: { timeoutSeconds: 5, maximumConcurrency: 5 },
         backoff: { throttleBaseSeconds: 1, throttleCapSeconds: 10, failureBaseSeconds: 1, failureCapSeconds: 30 },

@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { parseSoakArgs, reconcile, runSoak, soakExitCode, SoakUsageError, STATE_PRECEDENCE, type SoakReport } from '../../lib/local/soak.js';
+import { UsageError } from '../../lib/commands/command.js';
+import { soakCommand } from '../../lib/commands/soak.js';
+import { reconcile, runSoak, soakExitCode, STATE_PRECEDENCE, type SoakReport } from '../../lib/local/drivers/soak.js';
 
 function capture(): { stream: Writable; text: () => string } {
   let text = '';
@@ -24,8 +26,8 @@ function capture(): { stream: Writable; text: () => string } {
 describe('npm run soak: flags', () => {
   it('has defaults for a 5,000-job run and rejects bad flags with a usage error', () => {
     // Act
-    const defaults = parseSoakArgs([]);
-    const custom = parseSoakArgs(['--jobs', '200', '--crash', '0.05', '--fault-5xx', '0.1', '--no-admission', '--json']);
+    const defaults = soakCommand.parse([]);
+    const custom = soakCommand.parse(['--jobs', '200', '--crash', '0.05', '--fault-5xx', '0.1', '--no-admission', '--json']);
     // Assess
     assert.equal(defaults.jobs, 5000);
     assert.equal(defaults.json, false);
@@ -38,9 +40,9 @@ describe('npm run soak: flags', () => {
     assert.equal(custom.admission, false);
     assert.equal(custom.json, true);
     for (const bad of [['--jobs', '0'], ['--crash', 'lots'], ['--fault-5xx', '0.6', '--fault-timeout', '0.6'], ['--bogus'], ['--jobs']]) {
-      assert.throws(() => parseSoakArgs(bad), SoakUsageError, bad.join(' '));
+      assert.throws(() => soakCommand.parse(bad), UsageError, bad.join(' '));
     }
-    assert.throws(() => parseSoakArgs(['--help']), (e: unknown) => e instanceof SoakUsageError && e.message === '');
+    assert.throws(() => soakCommand.parse(['--help']), (e: unknown) => e instanceof UsageError && e.message === '');
   });
 });
 
@@ -65,7 +67,7 @@ describe('npm run soak: 200 jobs with every fault', () => {
   it('ends with every job in exactly one terminal state: lost 0, doubleCommits 0, no sentinel in any log line or metric', async () => {
     // Prepare: raised rates so each fault happens in a small run. The out-of-credit key is left to
     // faults.test.ts, which checks that fault on its own.
-    const options = parseSoakArgs([
+    const options = soakCommand.parse([
       '--jobs', '200',
       '--crash', '0.03',
       '--duplicates', '0.15',

@@ -18,7 +18,7 @@
  * work stops there) and the invocation rejects (test/helpers/fault-injection.ts), so nothing is
  * acknowledged and SQS brings the whole batch back after its visibility timeout — as when a Lambda
  * execution environment dies. On the full stack a crash is a call that never returns, ended by the
- * poller's function timeout (lib/local/soak.ts, exercised by faults-soak.test.ts).
+ * poller's function timeout (lib/local/drivers/soak-faults.ts, exercised by faults-soak.test.ts).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -26,7 +26,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Message } from '@aws-sdk/client-sqs';
 import { resolveLanes, type LaneConfig, type LaneOverride } from '../../lib/config/lanes.js';
 import { createConsumerHandler } from '../../lib/consumer/handler.js';
-import { operatorResume } from '../../lib/local/soak.js';
+import { operatorResume } from '../../lib/local/drivers/soak.js';
 import { localKeySecret, startLocalStack, type LocalStack, type LocalStackOptions } from '../../lib/local/stack.js';
 import { ProviderTransportError, type ExtractionRequest } from '../../lib/providers/model.js';
 import {
@@ -45,7 +45,7 @@ import {
   type TestLane,
   trackedLanes,
 } from '../helpers/consumer-harness.js';
-import { testEndpoints, uniqueName } from '../helpers/endpoints.js';
+import { testEndpoints, uniqueLaneResources } from '../helpers/endpoints.js';
 import { Crash, crashingHandler, failSqsCommands, SimulatedCrashError, unavailableCommits, withDepFaults, withOverrides } from '../helpers/fault-injection.js';
 
 const newLane = trackedLanes();
@@ -321,14 +321,7 @@ function stackLane(override: LaneOverride = {}): LaneConfig {
   return resolveLanes({
     us: {
       ...override,
-      resources: {
-        queueName: uniqueName('q'),
-        dlqName: uniqueName('dlq'),
-        bucketName: uniqueName('b'),
-        resultsTable: uniqueName('r'),
-        ledgerTable: uniqueName('l'),
-        rateStateTable: uniqueName('s'),
-      },
+      resources: uniqueLaneResources(),
       queue: { visibilityTimeoutSeconds: 12, receiveWaitTimeSeconds: 1, ...override.queue },
       consumer: { timeoutSeconds: 2, maximumConcurrency: 2, ...override.consumer },
       backoff: { throttleBaseSeconds: 1, throttleCapSeconds: 1, failureBaseSeconds: 1, failureCapSeconds: 1, ...override.backoff },

@@ -89,7 +89,9 @@ describe('npm run local', () => {
   });
 
   it('rejects a bad flag with the usage and exit code 2', async () => {
+    // Act
     const run = startRun(['--jobs', 'many']);
+    // Assess
     assert.equal(await run.exited, 2);
     assert.match(run.err(), /--jobs must be a number/);
     assert.match(run.err(), /Usage: npm run local/);
@@ -131,11 +133,14 @@ describe('provider keys from the environment', () => {
   });
 
   it('refuses to start when a configured key id has no secret, naming the id only', async () => {
+    // Prepare
     const env = { ...process.env, RATELANE_TEST_ENDPOINTS: '', RATELANE_US_PROVIDER_KEYS: '{"other":"sk-SECRET"}' };
     const child = spawn(process.execPath, [...CLI, '--jobs', '2'], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let err = '';
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    // Act
     const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    // Assess
     assert.equal(code, 1);
     assert.match(err, /key-1/);
     assert.doesNotMatch(err, /SECRET/);

@@ -15,10 +15,9 @@ import { createAwsClients, type AwsClients } from '../../lib/aws/clients.js';
 import {
   EventSourcePoller,
   PollerConfigError,
-  interpretBatchResponse,
   type EventSourcePollerOptions,
   type PollerEvent,
-} from '../../lib/local/poller.js';
+} from '../../lib/local/lambda/poller.js';
 import { testEndpoints, uniqueName } from '../helpers/endpoints.js';
 
 const REGION = 'us-east-1';
@@ -285,29 +284,6 @@ describe('EventSourcePoller (Lambda SQS event source mapping stand-in)', () => {
       });
     }
 
-    it('reads responses with AWS ReportBatchItemFailures rules', () => {
-      // Prepare
-      const ids = ['m1', 'm2'];
-      // Act / Assess
-      for (const success of [undefined, null, {}, { batchItemFailures: null }, { batchItemFailures: [] }, 'ok']) {
-        assert.deepEqual(interpretBatchResponse(success, ids), { ok: true, failedIds: new Set() }, JSON.stringify(success));
-      }
-      assert.deepEqual(interpretBatchResponse({ batchItemFailures: [{ itemIdentifier: 'm2' }] }, ids), {
-        ok: true,
-        failedIds: new Set(['m2']),
-      });
-      for (const bad of [
-        { batchItemFailures: [{ itemIdentifier: '' }] },
-        { batchItemFailures: [{ itemIdentifier: null }] },
-        { batchItemFailures: [{}] },
-        { batchItemFailures: [{ ItemIdentifier: 'm1' }] },
-        { batchItemFailures: [{ itemIdentifier: 'm1' }, { itemIdentifier: 'm3' }] },
-        { batchItemFailures: 'm1' },
-        { batchItemFailures: [{ itemIdentifier: 1n }] },
-      ]) {
-        assert.equal(interpretBatchResponse(bad, ids).ok, false);
-      }
-    });
   });
 
   it('never runs more than maximumConcurrency invocations at once', async () => {

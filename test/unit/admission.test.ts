@@ -1,18 +1,18 @@
 /**
- * The pure parts of admission: bucket arithmetic, key choice, settings, the AWS pause's calls and
- * order (with fake calls), the pause claim.
+ * The pure parts of admission: bucket arithmetic, key choice, settings, and the key pool over the
+ * in-memory rate state (the pause: `admission-pause.test.ts`; the two drivers of the key pool's
+ * decisions: `admission-core.test.ts`).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AwsLanePauseController, atExpression, RESUME_TARGET_ARN, resumeScheduleName, type AwsPauseCalls, type ResumeScheduleInput } from '../../lib/admission/aws-pause.js';
 import { adjustTokens, configuredDailyReset, fullBucket, levelsAt, takeFromBucket, withCooldown, type BucketLimits, type BucketState } from '../../lib/admission/bucket.js';
 import { blockerOf, chooseKeys, EMPTY_SNAPSHOT, keysLeftAfter, laneOutUntil, type CooldownRecord, type CooldownSnapshot } from '../../lib/admission/choice.js';
 import { SharedKeyPool } from '../../lib/admission/key-pool.js';
-import { LanePauser, type LanePauseController } from '../../lib/admission/pause.js';
-import type { PauseRecord, RateStateStore } from '../../lib/admission/rate-state.js';
 import { admissionSettings, AdmissionSettingsError, bucketLimitsFor, learnOutputEstimate } from '../../lib/admission/settings.js';
 import { resolveLanes } from '../../lib/config/lanes.js';
-import type { KeyAdmission, KeyDenial, ProviderKey } from '../../lib/admission/keys.js';
+import { NoProviderKeyError, type KeyAdmission, type KeyDenial, type ProviderKey } from '../../lib/admission/keys.js';
+import { RateStateUnavailableError } from '../../lib/admission/rate-state.js';
+import { RatelaneError } from '../../lib/shared/errors.js';
 import { MemoryRateStateStore } from '../helpers/memory-rate-state.js';
 
 const LIMITS: BucketLimits = { requestsPerWindow: 6, tokensPerWindow: 6000, windowMs: 60_000, requestsPerDay: 100, dayMs: 86_400_000 };
@@ -44,14 +44,18 @@ describe('admission: token bucket', () => {
   });
 
   it('refills continuously and never above the capacity', () => {
+    // Prepare: 6 requests per minute, all spent
     const state = drain(LIMITS, 6);
+    // Act + Assess: half a minute refills 3; ten minutes refill no more than the capacity
     assert.ok(Math.abs(levelsAt(state, LIMITS, T0 + 30_000).requests - 3) < 1e-9);
     assert.equal(levelsAt(state, LIMITS, T0 + 10 * 60_000).requests, 6);
     assert.equal(levelsAt(state, LIMITS, T0 - 5_000).requests, 0, 'a clock behind the bucket refills nothing');
   });
 
   it('reservations space callers denied together one slot apart, at the refill rate', () => {
+    // Prepare
     let state = drain(LIMITS, 6);
+    // Act: 4 callers denied at T0, each reserving
     const retryAts: number[] = [];
     for (let i = 0; i < 4; i++) {
       const v = takeFromBucket(state, LIMITS, { requests: 1, tokens: 100 }, T0, { reserve: true });
@@ -59,6 +63,7 @@ describe('admission: token bucket', () => {
       retryAts.push(v.retryAt);
       state = v.next;
     }
+    // Assess: one request refills every 10 s
     assert.deepEqual(retryAts.map((t) => Math.round((t - T0) / 1000)), [10, 20, 30, 40]);
   });
 
@@ -79,23 +84,31 @@ describe('admission: token bucket', () => {
   });
 
   it('a call bigger than the whole token window asks for the whole window (the provider decides)', () => {
+    // Act: 50,000 tokens from a window of 6,000
     const v = takeFromBucket(undefined, LIMITS, { requests: 1, tokens: 50_000 }, T0, { reserve: false });
+    // Assess
     assert.ok(v.admitted);
     assert.equal(v.next.levels.tokens, 0);
   });
 
   it("an owner's cooldown in the bucket denies until it ends, and only a later one replaces it", () => {
+    // Prepare
     const cooled = withCooldown(undefined, LIMITS, { until: T0 + 5000, reason: 'quota_exhausted' }, T0);
+    // Act
     const denied = takeFromBucket(cooled, LIMITS, { requests: 1, tokens: 1 }, T0, { reserve: true });
+    // Assess
     assert.ok(!denied.admitted && denied.limitedBy === 'cooldown' && denied.retryAt === T0 + 5000);
     assert.equal(withCooldown(cooled, LIMITS, { until: T0 + 1000, reason: 'rate_limit' }, T0), cooled, 'a shorter one is ignored');
     assert.ok(takeFromBucket(cooled, LIMITS, { requests: 1, tokens: 1 }, T0 + 5000, { reserve: false }).admitted);
   });
 
   it('the daily level refuses after a day’s requests', () => {
+    // Prepare: 3 requests a day, spent
     const limits = { ...LIMITS, requestsPerWindow: 1000, requestsPerDay: 3 };
     const state = drain(limits, 3);
+    // Act
     const v = takeFromBucket(state, limits, { requests: 1, tokens: 1 }, T0, { reserve: false });
+    // Assess
     assert.ok(!v.admitted && v.limitedBy === 'daily');
   });
 });
@@ -123,7 +136,9 @@ describe('admission: the daily quota', () => {
   });
 
   it('resets at the configured time of day, and a continuous daily level can still be chosen', () => {
+    // Prepare: a reset at 07:00 UTC
     const at7 = { ...daily3, dailyResetOffsetMs: 7 * 3_600_000 };
+    // Act + Assess
     assert.equal(configuredDailyReset(at7, T0 + 3_600_000), T0 + 7 * 3_600_000);
     assert.equal(configuredDailyReset(at7, T0 + 8 * 3_600_000), T0 + DAY + 7 * 3_600_000);
     // continuous: refills at 3 per day, and once it binds, reserved slots are spaced by its refill
@@ -170,20 +185,26 @@ describe('admission: the daily quota', () => {
   });
 
   it('a bucket stored before the fixed day existed (no dayResetAt) takes the configured reset', () => {
+    // Prepare
     const legacy: BucketState = { levels: { requests: 1000, tokens: 6000, daily: 0 }, updatedAt: T0 + 1000, reservedUntil: 0, version: 4 };
+    // Act
     const v = take(legacy, daily3, T0 + 2000);
+    // Assess
     assert.ok(!v.admitted && v.dueAt === T0 + DAY);
   });
 });
 
 describe('admission: where a denied call comes back', () => {
   it('retryAt is the next free slot, counting reserved ones, with or without reserving', () => {
+    // Prepare: the minute spent, one slot reserved
     let state = drain(LIMITS, 6);
     const reserved = takeFromBucket(state, LIMITS, { requests: 1, tokens: 100 }, T0, { reserve: true });
     assert.ok(!reserved.admitted);
     state = reserved.next;
+    // Act
     const look = takeFromBucket(state, LIMITS, { requests: 1, tokens: 100 }, T0, { reserve: false });
     const again = takeFromBucket(state, LIMITS, { requests: 1, tokens: 100 }, T0, { reserve: true });
+    // Assess
     assert.ok(!look.admitted && !again.admitted);
     assert.equal(look.retryAt, again.retryAt);
     assert.equal(look.dueAt, T0 + 10_000, 'the levels alone would allow it at 10 s');
@@ -269,22 +290,27 @@ describe('admission: key choice', () => {
   });
 
   it('goes round robin from the cursor over keys that are not cooling', () => {
+    // Act: from cursor 1, k3 cooling
     const choice = chooseKeys(keys, 1, snap({ scope: 'key', id: 'k3', reason: 'rate_limit', until: T0 + 1000 }), T0);
+    // Assess
     assert.deepEqual(choice.free.map((f) => f.key.id), ['k2', 'k1']);
     assert.deepEqual(choice.cooling.map((c) => c.key.id), ['k3']);
     assert.deepEqual(chooseKeys(keys, 0, EMPTY_SNAPSHOT, T0).free.map((f) => f.key.id), ['k1', 'k2', 'k3']);
   });
 
   it('keys that share a quota owner cool together; an ended cooldown does not count', () => {
+    // Prepare: o1 (k1 and k2) cooling
     const s = snap({ scope: 'quota_owner', id: 'o1', reason: 'quota_exhausted', until: T0 + 1000 });
+    // Act + Assess
     assert.deepEqual(chooseKeys(keys, 0, s, T0).free.map((f) => f.key.id), ['k3']);
     assert.equal(blockerOf(keys[1]!, s, T0)?.reason, 'quota_exhausted');
     assert.equal(blockerOf(keys[1]!, s, T0 + 1000), undefined);
   });
 
   it('keysLeft counts keys not out for a long reset once the new cooldown applies', () => {
+    // Prepare
     const s = snap({ scope: 'key', id: 'k3', reason: 'rate_limit', until: T0 + 1000 });
-    // o1 out for its daily quota: k3 is only rate limited, so it is left
+    // Act + Assess: o1 out for its daily quota: k3 is only rate limited, so it is left
     assert.equal(keysLeftAfter(keys, s, { scope: 'quota_owner', id: 'o1', reason: 'quota_exhausted', until: T0 + 3_600_000 }, T0), 1);
     const s2 = snap({ scope: 'quota_owner', id: 'o2', reason: 'billing', until: T0 + 86_400_000 });
     assert.equal(keysLeftAfter(keys, s2, { scope: 'quota_owner', id: 'o1', reason: 'quota_exhausted', until: T0 + 3_600_000 }, T0), 0);
@@ -293,10 +319,12 @@ describe('admission: key choice', () => {
   });
 
   it('the lane is out when every key is out for a long reset: until the earliest one', () => {
+    // Prepare
     const s = snap(
       { scope: 'quota_owner', id: 'o1', reason: 'quota_exhausted', until: T0 + 7_200_000 },
       { scope: 'quota_owner', id: 'o2', reason: 'quota_exhausted', until: T0 + 3_600_000 },
     );
+    // Act + Assess
     assert.deepEqual(laneOutUntil(keys, s, T0), { until: T0 + 3_600_000, reason: 'quota_exhausted' });
     const withShort = snap(
       { scope: 'quota_owner', id: 'o1', reason: 'billing', until: T0 + 7_200_000 },
@@ -306,8 +334,9 @@ describe('admission: key choice', () => {
   });
 
   it('an owner whose daily quota admission saw spent is out until its reset', () => {
+    // Prepare: o1 out for billing
     const s = snap({ scope: 'quota_owner', id: 'o1', reason: 'billing', until: T0 + 7_200_000 });
-    // o2 has spent its day until T0 + 1 h: every key is out, until the earliest
+    // Act + Assess: o2 has spent its day until T0 + 1 h: every key is out, until the earliest
     assert.deepEqual(laneOutUntil(keys, s, T0, new Map([['o2', T0 + 3_600_000]])), { until: T0 + 3_600_000, reason: 'quota_exhausted' });
     // o2 is rate limited for a second, but its day is spent: still out
     const short = snap({ scope: 'quota_owner', id: 'o1', reason: 'quota_exhausted', until: T0 + 7_200_000 }, { scope: 'key', id: 'k3', reason: 'rate_limit', until: T0 + 1000 });
@@ -316,10 +345,34 @@ describe('admission: key choice', () => {
   });
 });
 
+describe('admission: errors', () => {
+  it('say what went wrong in terms a caller can act on, under their own names', () => {
+    // Act
+    const errors = [
+      new AdmissionSettingsError('bad'),
+      new NoProviderKeyError('none'),
+      new RateStateUnavailableError('GetItem', 'rate-us', { cause: Object.assign(new Error('socket hang up'), { name: 'TimeoutError' }) }),
+    ];
+    // Assess
+    assert.deepEqual(
+      errors.map((e) => [e instanceof RatelaneError, e.name, e.kind, e.retryable]),
+      [
+        [true, 'AdmissionSettingsError', 'config', false],
+        [true, 'NoProviderKeyError', 'config', false],
+        [true, 'RateStateUnavailableError', 'unavailable', true],
+      ],
+    );
+    assert.equal(errors[2]!.message, 'GetItem on rate-state table rate-us failed: TimeoutError: socket hang up');
+  });
+});
+
 describe('admission: settings', () => {
   it('takes the lane’s limits less the safety margin, over the given window', () => {
+    // Prepare
     const lane = resolveLanes({ us: { provider: { limits: { requestsPerMinute: 60, tokensPerMinute: 10_000, requestsPerDay: 1000 } } } }).us!;
+    // Act
     const limits = bucketLimitsFor(lane, admissionSettings({ safetyMargin: 0.1, windowMs: 6000, dayMs: 6000 * 1440 }));
+    // Assess: and settings admission cannot work with are refused
     assert.deepEqual(limits, { requestsPerWindow: 54, tokensPerWindow: 9000, windowMs: 6000, requestsPerDay: 900, dayMs: 8_640_000, dailyWindow: 'fixed', dailyResetOffsetMs: 0 });
     assert.throws(() => admissionSettings({ safetyMargin: 0.9 }), AdmissionSettingsError);
     assert.throws(() => admissionSettings({ windowMs: 0 }), AdmissionSettingsError);
@@ -330,104 +383,16 @@ describe('admission: settings', () => {
   });
 
   it('learns the output-token estimate as a weighted average of reported outputs, within bounds', () => {
+    // Prepare
     const settings = admissionSettings();
     let estimate = settings.outputTokenEstimate;
+    // Act: 60 calls answering with 150 output tokens
     for (let i = 0; i < 60; i++) estimate = learnOutputEstimate(estimate, 150, settings);
+    // Assess
     assert.ok(Math.abs(estimate - 150) < 1, `converges to the real outputs: ${estimate}`);
     assert.equal(learnOutputEstimate(150, 1e9, settings), settings.outputTokenEstimateMax, 'one huge answer is bounded');
     assert.equal(learnOutputEstimate(17, 0, settings), settings.outputTokenEstimateMin, 'never below the minimum');
     assert.equal(learnOutputEstimate(150, Number.NaN, settings), 150, 'a report without a number changes nothing');
     assert.equal(learnOutputEstimate(512, 100, { ...settings, outputTokenEstimateWeight: 0 }), 512, 'weight 0: the fixed estimate');
-  });
-});
-
-function fakeCalls(log: string[], options: { failSchedule?: boolean } = {}): AwsPauseCalls & { schedules: ResumeScheduleInput[] } {
-  const schedules: ResumeScheduleInput[] = [];
-  return {
-    schedules,
-    mappingId: async () => 'uuid-1',
-    setMappingEnabled: async (uuid, enabled) => {
-      log.push(`mapping ${uuid} ${enabled ? 'enabled' : 'disabled'}`);
-    },
-    createResumeSchedule: async (input) => {
-      if (options.failSchedule) throw Object.assign(new Error('denied'), { name: 'AccessDeniedException' });
-      schedules.push(input);
-      log.push(`schedule ${input.name}`);
-      return true;
-    },
-    listSchedules: async () => schedules.map((s) => s.name),
-    deleteSchedule: async (_group, name) => {
-      log.push(`delete ${name}`);
-    },
-  };
-}
-
-describe('admission: lane pause in AWS', () => {
-  it('creates the one-time resume schedule first, then disables the mapping', async () => {
-    // Prepare
-    const log: string[] = [];
-    const calls = fakeCalls(log);
-    const until = new Date(T0 + 3 * 3600_000 + 250);
-    const controller = new AwsLanePauseController({ lane: 'us', calls, scheduleGroup: 'ratelane-us-pause', schedulerRoleArn: 'arn:aws:iam::1:role/r', now: () => T0 });
-    // Act
-    await controller.pause(until, 'quota_exhausted');
-    // Assess
-    assert.deepEqual(log, ['schedule resume-us-20260101T030001', 'mapping uuid-1 disabled']);
-    const [schedule] = calls.schedules;
-    assert.equal(schedule?.expression, 'at(2026-01-01T03:00:01)', 'rounded up to the second: never early');
-    assert.equal(schedule?.group, 'ratelane-us-pause');
-    assert.deepEqual(JSON.parse(schedule!.input), { UUID: 'uuid-1', Enabled: true });
-    assert.equal(RESUME_TARGET_ARN, 'arn:aws:scheduler:::aws-sdk:lambda:updateEventSourceMapping');
-    await controller.resume();
-    assert.equal(log.at(-1), 'mapping uuid-1 enabled');
-  });
-
-  it('never disables the mapping when the resume schedule cannot be created', async () => {
-    const log: string[] = [];
-    const controller = new AwsLanePauseController({ lane: 'us', calls: fakeCalls(log, { failSchedule: true }), scheduleGroup: 'g', schedulerRoleArn: 'r', now: () => T0 });
-    await assert.rejects(controller.pause(new Date(T0 + 3600_000), 'billing'));
-    assert.deepEqual(log, []);
-  });
-
-  it('schedules at least a minute ahead; names and expressions are what Scheduler accepts', () => {
-    assert.equal(atExpression(new Date('2026-03-04T05:06:07.001Z')), 'at(2026-03-04T05:06:08)');
-    assert.match(resumeScheduleName('eu', new Date(T0)), /^resume-eu-20260101T000000$/);
-    assert.ok(resumeScheduleName('abcdefghij', new Date(T0)).length <= 64);
-  });
-});
-
-describe('admission: pause claim', () => {
-  it('one of several consumers pauses the lane; a failed pause is released for the next one', async () => {
-    // Prepare: an in-memory claim with the store's rule (no pause that has not ended)
-    let record: PauseRecord | undefined;
-    const store = {
-      claimPause: async (r: PauseRecord, now: number) => {
-        if (record && record.until > now) return false;
-        record = r;
-        return true;
-      },
-      clearPause: async () => {
-        record = undefined;
-      },
-    } as unknown as RateStateStore;
-    const paused: Date[] = [];
-    let fail = true;
-    const controller: LanePauseController = {
-      pause: async (until) => {
-        if (fail) throw new Error('mapping update failed');
-        paused.push(until);
-      },
-      resume: async () => undefined,
-    };
-    const pauser = new LanePauser({ store, controller, now: () => T0 });
-    const until = new Date(T0 + 60_000);
-    // Act + Assess
-    await assert.rejects(pauser.requestPause(until, 'quota_exhausted'));
-    assert.equal(record, undefined, 'claim released');
-    fail = false;
-    const results = await Promise.all([pauser.requestPause(until, 'quota_exhausted'), pauser.requestPause(until, 'quota_exhausted')]);
-    assert.deepEqual(results.sort(), [false, true]);
-    assert.equal(paused.length, 1);
-    assert.equal(await pauser.requestPause(new Date(T0 - 1), 'quota_exhausted'), false, 'a past time never pauses');
   });
 });

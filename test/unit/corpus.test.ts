@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadCorpus } from '../../corpus/index.js';
 import { InvoiceV1, invoiceV1DomainRules, invoiceV1JsonSchema, type InvoiceV1 as Invoice } from '../../lib/contract/schemas/invoice-v1.js';
-import { InvoiceExtractionError, extractInvoice } from '../../lib/local/invoice-extractor.js';
+import { InvoiceExtractionError, extractInvoice } from '../../lib/local/fake-provider/invoice-extractor.js';
 
 const corpus = loadCorpus();
 

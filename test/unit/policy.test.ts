@@ -17,6 +17,7 @@ import {
   SQS_MAX_DELAY_SECONDS,
   SQS_MAX_VISIBILITY_TIMEOUT_SECONDS,
 } from '../../lib/policy/index.js';
+import { seededRandom } from '../../lib/shared/random.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00.000Z');
 const SECOND = 1000;
@@ -59,18 +60,6 @@ function asFail(action: Action): FailAction {
 function asReject(action: Action | ReturnType<typeof gateBeforeCall>): RejectAction {
   assert.equal(action.type, 'reject', `expected reject, got ${JSON.stringify(action)}`);
   return action as RejectAction;
-}
-
-/** mulberry32: a small seeded PRNG in [0, 1) so the property loop is reproducible. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe('fullJitterBackoffMs', () => {
@@ -560,7 +549,7 @@ describe('scenarios', () => {
 describe('invariants over many random inputs', () => {
   it('delays are integers in 0..900, visibility in 0..43200, throttles never fail, deferrals only carry real failures into attempt', () => {
     // Prepare
-    const rand = seeded(20260101);
+    const rand = seededRandom(20260101); // seeded, so the property loop is reproducible
     const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
     const maybe = <T>(value: () => T): T | null => (rand() < 0.5 ? null : value());
     const throttleKinds = new Set(['rate_limit', 'quota_exhausted', 'billing']);

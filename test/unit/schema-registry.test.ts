@@ -9,7 +9,7 @@ import {
   getExtractionSchema,
   isKnownPromptVersion,
 } from '../../lib/contract/schemas/registry.js';
-import { extractInvoice } from '../../lib/local/invoice-extractor.js';
+import { extractInvoice } from '../../lib/local/fake-provider/invoice-extractor.js';
 
 /** What the fake provider does: take the text between the exact markers of the user message. */
 function documentBetweenMarkers(content: string): string | null {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { computeScorecard, quantile, type ScorecardInputs } from '../../lib/local/scorecard.js';
+import { computeScorecard, quantile, type ScorecardInputs } from '../../lib/local/drivers/scorecard.js';
 
 function inputs(overrides: Partial<ScorecardInputs> = {}): ScorecardInputs {
   return {
@@ -21,7 +21,7 @@ function inputs(overrides: Partial<ScorecardInputs> = {}): ScorecardInputs {
 
 describe('scorecard', () => {
   it('counts a job as lost only when it is found in no terminal or waiting state', () => {
-    // Prepare
+    // Act
     const card = computeScorecard(
       inputs({
         results: [{ jobId: 'a', idempotencyKey: 'k-a', committedAt: 2_000 }],
@@ -42,6 +42,7 @@ describe('scorecard', () => {
   });
 
   it('does not call a waiting job lost, and flags two results for one key as a double commit', () => {
+    // Act
     const card = computeScorecard(
       inputs({
         waiting: ['a', 'b', 'c', 'd', 'e'],
@@ -51,6 +52,7 @@ describe('scorecard', () => {
         ],
       }),
     );
+    // Assess
     assert.equal(card.lost, 0);
     assert.equal(card.waiting, 5);
     assert.equal(card.doubleCommits, 1);
@@ -58,6 +60,7 @@ describe('scorecard', () => {
   });
 
   it('takes latency from createdAt to committedAt and nearest-rank quantiles', () => {
+    // Act + Assess
     assert.equal(quantile([5, 1, 3, 2, 4], 0.5), 3);
     assert.equal(quantile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 100], 0.95), 19);
     assert.equal(quantile([], 0.5), null);

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseSimArgs, runSim, SimUsageError, type SimReport } from '../../lib/sim/cli.js';
+import { UsageError } from '../../lib/commands/command.js';
+import { simCommand } from '../../lib/commands/sim.js';
+import { runSim, type SimReport } from '../../lib/sim/driver.js';
 
-describe('parseSimArgs', () => {
+describe('ratelane sim: flags', () => {
   it('defaults to the issue: 1,000,000 jobs, 1,000 consumers, both scenarios, three strategies', () => {
-    const o = parseSimArgs([]);
+    // Act
+    const o = simCommand.parse([]);
+    // Assess
     assert.equal(o.jobs, 1_000_000);
     assert.equal(o.consumers, 1000);
     assert.deepEqual(o.scenarios, ['minute', 'day']);
@@ -13,7 +17,9 @@ describe('parseSimArgs', () => {
   });
 
   it('reads options, with values inline or after', () => {
-    const o = parseSimArgs(['--jobs=5000', '--consumers', '50', '--scenario', 'day', '--strategy', 'admission,naive', '--seed', '3', '--json', '--quiet', '--parallel', '1', '--output-estimate', '200']);
+    // Act
+    const o = simCommand.parse(['--jobs=5000', '--consumers', '50', '--scenario', 'day', '--strategy', 'admission,naive', '--seed', '3', '--json', '--quiet', '--parallel', '1', '--output-estimate', '200']);
+    // Assess
     assert.equal(o.jobs, 5000);
     assert.equal(o.consumers, 50);
     assert.deepEqual(o.scenarios, ['day']);
@@ -24,19 +30,23 @@ describe('parseSimArgs', () => {
   });
 
   it('rejects what it does not know', () => {
-    assert.throws(() => parseSimArgs(['--jobs', '0']), SimUsageError);
-    assert.throws(() => parseSimArgs(['--strategy', 'retry']), /unknown retry/);
-    assert.throws(() => parseSimArgs(['--frobnicate']), /unknown option/);
-    assert.throws(() => parseSimArgs(['--failure-rate', '1']), SimUsageError);
-    assert.throws(() => parseSimArgs(['--reservation', 'due-at']), /unknown option/, 'the reservation choice is the pool\'s, not a flag');
+    // Act + Assess
+    assert.throws(() => simCommand.parse(['--jobs', '0']), UsageError);
+    assert.throws(() => simCommand.parse(['--strategy', 'retry']), /unknown retry/);
+    assert.throws(() => simCommand.parse(['--frobnicate']), /unknown option/);
+    assert.throws(() => simCommand.parse(['--failure-rate', '1']), UsageError);
+    assert.throws(() => simCommand.parse(['--reservation', 'due-at']), /unknown option/, 'the reservation choice is the pool\'s, not a flag');
   });
 });
 
 describe('runSim', () => {
   it('prints a table and, with --json, one JSON object on the last line', async () => {
+    // Prepare
     const out: string[] = [];
     const err: string[] = [];
-    const report = await runSim(parseSimArgs(['--jobs', '300', '--consumers', '20', '--parallel', '1', '--json']), { stdout: (l) => out.push(l), stderr: (l) => err.push(l) });
+    // Act
+    const report = await runSim(simCommand.parse(['--jobs', '300', '--consumers', '20', '--parallel', '1', '--json']), { stdout: (l) => out.push(l), stderr: (l) => err.push(l) });
+    // Assess
     const last = JSON.parse(out.at(-1)!) as SimReport;
     assert.equal(last.kind, 'ratelane-sim');
     assert.equal(last.results.length, 6);

@@ -6,25 +6,29 @@ import { quotaBoundMs, SCENARIOS } from '../../lib/sim/scenarios.js';
 
 describe('quotaBoundMs', () => {
   it('is jobs / combined limit when no daily quota binds: 1M jobs / 40,000 RPM = 25 min', () => {
+    // Act + Assess: 750 tokens a job
     assert.equal(quotaBoundMs(SCENARIOS.minute, 1_000_000, 750_000_000), 25 * 60_000);
   });
 
   it('takes the tokens limit when tokens bind', () => {
-    // 4 keys × 10M TPM = 40M tokens a minute; 2,000 tokens a job → 20,000 jobs a minute → 50 min
+    // Act + Assess: 4 keys × 10M TPM = 40M tokens a minute; 2,000 tokens a job → 20,000 jobs a minute → 50 min
     assert.equal(quotaBoundMs(SCENARIOS.minute, 1_000_000, 2_000_000_000), 50 * 60_000);
   });
 
   it('waits for the daily reset when the day quota is spent: 20 min + wait to 00:00 + 5 min = 4 h 05 min', () => {
+    // Act + Assess
     assert.equal(quotaBoundMs(SCENARIOS.day, 1_000_000, 750_000_000), (4 * 60 + 5) * 60_000);
   });
 });
 
 describe('costPerMillionJobs', () => {
   it('prices each service from prices.ts and scales to one million jobs', () => {
+    // Act: half a million jobs' usage
     const cost = costPerMillionJobs(
       { sqsRequests: 3_000_000, dynamoReadUnits: 2_000_000, dynamoWriteUnits: 1_000_000, lambdaInvocations: 100_000, lambdaGbSeconds: 150_000, schedules: 2 },
       500_000,
     );
+    // Assess: twice each service's price
     const close = (a: number, b: number) => assert.ok(Math.abs(a - b) < 1e-9, `${a} != ${b}`);
     close(cost.sqs, 2 * 3 * 0.4);
     close(cost.dynamodb, 2 * (2 * 0.125 + 1 * 0.625));
@@ -34,6 +38,7 @@ describe('costPerMillionJobs', () => {
   });
 
   it('keeps a source for every price', () => {
+    // Act + Assess
     for (const [id, price] of Object.entries(PRICES)) {
       assert.ok(price.usd > 0, id);
       assert.match(price.source, /https?:\/\//, id);

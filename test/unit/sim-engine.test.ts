@@ -34,7 +34,9 @@ describe('simulate: 10 jobs, 1 key at 5 RPM, 10 consumers', () => {
   });
 
   it('(b) reschedule finishes all 10 with 0 dead letters, paying in 429s', () => {
+    // Act
     const r = simulate(TINY, STRATEGIES.reschedule, TEN_JOBS);
+    // Assess
     assert.equal(r.completed, 10);
     assert.equal(r.deadLettered, 0);
     assert.equal(r.lost, 0);
@@ -46,7 +48,9 @@ describe('simulate: 10 jobs, 1 key at 5 RPM, 10 consumers', () => {
   });
 
   it('(c) admission finishes all 10 with exactly 10 calls: no 429 is ever spent', () => {
+    // Act
     const r = simulate(TINY, STRATEGIES.admission, TEN_JOBS);
+    // Assess
     assert.equal(r.completed, 10);
     assert.equal(r.deadLettered, 0);
     assert.equal(r.lost, 0);
@@ -58,17 +62,22 @@ describe('simulate: 10 jobs, 1 key at 5 RPM, 10 consumers', () => {
   });
 
   it('is deterministic for a seed, and the seed matters', () => {
+    // Prepare
     const strip = (r: ReturnType<typeof simulate>) => ({ ...r, wallMs: 0 });
     const settings = { ...TEN_JOBS, jobs: 200, consumers: 20, failureRate: 0.05 };
+    // Act
     const a = strip(simulate(TINY, STRATEGIES.reschedule, settings));
     const b = strip(simulate(TINY, STRATEGIES.reschedule, settings));
-    assert.deepEqual(a, b);
     const c = strip(simulate(TINY, STRATEGIES.reschedule, { ...settings, seed: 8 }));
+    // Assess
+    assert.deepEqual(a, b);
     assert.notDeepEqual(a, c);
   });
 
   it('real failures keep their retry budget across deferrals and still end in commits', () => {
+    // Act: one call in five fails for real
     const r = simulate(TINY, STRATEGIES.reschedule, { ...TEN_JOBS, jobs: 50, failureRate: 0.2 });
+    // Assess
     assert.equal(r.completed + r.deadLettered, 50);
     assert.ok(r.failedCalls > 0);
     assert.equal(r.lost, 0);

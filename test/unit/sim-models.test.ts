@@ -4,11 +4,11 @@ import { SharedKeyPool } from '../../lib/admission/key-pool.js';
 import { admissionSettings, bucketLimitsFor } from '../../lib/admission/settings.js';
 import type { LaneConfig } from '../../lib/config/lanes.js';
 import type { KeyAdmission } from '../../lib/admission/keys.js';
-import { AdmissionModel } from '../../lib/sim/admission-model.js';
 import { TimeHeap } from '../../lib/sim/heap.js';
 import { Rng } from '../../lib/sim/rng.js';
 import { MemoryRateStateStore } from '../helpers/memory-rate-state.js';
 import { CALL_OK, CALL_QUOTA, CALL_RATE_LIMIT, ProviderModel } from '../../lib/sim/provider-model.js';
+import { SimKeyPool } from '../../lib/sim/sim-key-pool.js';
 import { billedChunks, SqsModel } from '../../lib/sim/sqs-model.js';
 
 const T0 = Date.parse('2026-03-02T23:59:00.000Z');
@@ -37,6 +37,7 @@ describe('TimeHeap', () => {
   });
 
   it('breaks ties the same way every time', () => {
+    // Prepare: 100 entries over 7 distinct times
     const run = () => {
       const heap = new TimeHeap();
       for (let i = 0; i < 100; i++) heap.push(i % 7, i);
@@ -44,13 +45,16 @@ describe('TimeHeap', () => {
       while (heap.size > 0) out.push(heap.pop());
       return out;
     };
+    // Act + Assess
     assert.deepEqual(run(), run());
   });
 });
 
 describe('SqsModel', () => {
   it('holds AWS limits: DelaySeconds 0..900, visibility 0..43200, at most 10 per receive', () => {
+    // Prepare
     const { sqs } = queue();
+    // Act + Assess
     assert.throws(() => sqs.send(1, 901, T0), /DelaySeconds/);
     assert.throws(() => sqs.send(1, -1, T0), /DelaySeconds/);
     assert.throws(() => sqs.send(1, 1.5, T0), /DelaySeconds/);
@@ -63,9 +67,12 @@ describe('SqsModel', () => {
   });
 
   it('keeps a delayed message invisible until it is due', () => {
+    // Prepare
     const { sqs } = queue();
     const out = new Int32Array(10);
+    // Act
     sqs.send(7, 900, T0);
+    // Assess
     assert.equal(sqs.receive(T0 + 899_999, 10, out), 0);
     assert.equal(sqs.nextVisibleAt(), T0 + 900_000);
     assert.equal(sqs.receive(T0 + 900_000, 10, out), 1);
@@ -74,9 +81,11 @@ describe('SqsModel', () => {
   });
 
   it('counts receives and redrives to the DLQ after maxReceiveCount; a re-send starts at 0', () => {
+    // Prepare
     const { sqs, dead } = queue(3);
     const out = new Int32Array(10);
     sqs.send(42, 0, T0);
+    // Act + Assess: three receives that fail, each counted
     for (let receive = 1; receive <= 3; receive++) {
       assert.equal(sqs.receive(T0 + receive * 10_000, 10, out), 1);
       assert.equal(sqs.receiveCountOf(out[0]!), receive);
@@ -93,6 +102,7 @@ describe('SqsModel', () => {
   });
 
   it('bills every call per started 64 KiB of payload', () => {
+    // Act + Assess
     assert.equal(billedChunks(1024), 1);
     assert.equal(billedChunks(64 * 1024), 1);
     assert.equal(billedChunks(64 * 1024 + 1), 2);
@@ -106,8 +116,10 @@ describe('SqsModel', () => {
 
 describe('ProviderModel', () => {
   it('answers 429 rate_limit with a retry hint once a 5 RPM key is spent, and refills continuously', () => {
+    // Prepare
     const provider = new ProviderModel({ keys: 1, limits: { requestsPerMinute: 5, tokensPerMinute: 1_000_000, requestsPerDay: 1000 }, dailyResetOffsetMs: 0, failureRate: 0, start: T0 - 3_600_000 });
     const t = T0 - 3_600_000;
+    // Act + Assess
     for (let i = 0; i < 5; i++) assert.equal(provider.call(0, 100, t, 0.5), CALL_OK);
     assert.equal(provider.call(0, 100, t, 0.5), CALL_RATE_LIMIT);
     assert.equal(provider.retryAfterMs, 12_000); // one request refills in 60 s / 5
@@ -117,7 +129,9 @@ describe('ProviderModel', () => {
   });
 
   it('answers quota_exhausted with the next 00:00 UTC reset, and the quota comes back whole then', () => {
+    // Prepare: 3 requests a day per key
     const provider = new ProviderModel({ keys: 2, limits: { requestsPerMinute: 100, tokensPerMinute: 1_000_000, requestsPerDay: 3 }, dailyResetOffsetMs: 0, failureRate: 0, start: T0 });
+    // Act + Assess
     for (let i = 0; i < 3; i++) assert.equal(provider.call(1, 10, T0 + i, 0.5), CALL_OK);
     assert.equal(provider.call(1, 10, T0 + 10, 0.5), CALL_QUOTA);
     assert.equal(provider.resetAt, Date.parse('2026-03-03T00:00:00.000Z'));
@@ -128,6 +142,7 @@ describe('ProviderModel', () => {
 
 describe('fast dates', () => {
   it('format and parse exactly like Date for the instants the simulator uses', async () => {
+    // Prepare: edge dates and 20,000 pseudo-random instants up to 2100
     const { fastIso, fastParseIso, withFastDates } = await import('../../lib/sim/fast-dates.js');
     const samples = [0, 951_782_400_000 /* 2000-02-29 */, 4_107_542_400_000 /* 2100-03-01 */, 253_402_300_799_999, Date.parse('2026-12-31T23:59:59.999Z')];
     let x = 123_456_789;
@@ -135,6 +150,7 @@ describe('fast dates', () => {
       x = (x * 1_103_515_245 + 12_345) % 2_147_483_648;
       samples.push(Math.floor((x / 2_147_483_648) * 4_102_444_800_000) + (i % 3 === 0 ? 0.25 : 0));
     }
+    // Act + Assess
     for (const ms of samples) {
       const iso = new Date(ms).toISOString();
       assert.equal(fastIso(ms), iso, String(ms));
@@ -149,13 +165,13 @@ describe('fast dates', () => {
   });
 });
 
-describe('AdmissionModel', () => {
+describe('SimKeyPool', () => {
   it('answers exactly as SharedKeyPool does: grants, slots, lane out, learned estimates, conflicts', async () => {
     // Prepare: 3 keys of 6 requests a minute and 40 a day, two consumer instances sharing one store
     const limits = { requestsPerMinute: 6, tokensPerMinute: 4000, requestsPerDay: 40 };
     const overrides = { cooldownCacheMs: 1000, outputTokenEstimate: 512 };
     const settings = admissionSettings(overrides);
-    const model = new AdmissionModel({ keys: 3, limits, consumers: 2, settings: overrides });
+    const model = new SimKeyPool({ keys: 3, limits, consumers: 2, settings: overrides });
     let now = Date.parse('2026-03-02T22:00:00.000Z');
     const store = new MemoryRateStateStore();
     const keys = model.keys.map((k) => ({ ...k, secret: `sk-${k.id}` }));

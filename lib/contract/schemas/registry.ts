@@ -11,6 +11,7 @@ import {
   invoiceV1JsonSchema,
   type DomainRuleViolation,
 } from './invoice-v1.js';
+import { RatelaneError } from '../../shared/errors.js';
 
 /** One chat message of a prompt. */
 export interface PromptMessage {
@@ -49,8 +50,10 @@ export const DOCUMENT_OPEN = '<document>\n';
 export const DOCUMENT_CLOSE = '\n</document>';
 
 /** Raised when a schema version is not in the registry. */
-export class UnknownSchemaVersionError extends Error {
+export class UnknownSchemaVersionError extends RatelaneError {
   override name = 'UnknownSchemaVersionError';
+  readonly kind = 'input' as const;
+  readonly retryable = false;
   constructor(
     readonly schemaVersion: string,
     options?: { cause?: unknown },

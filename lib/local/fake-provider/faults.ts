@@ -3,26 +3,15 @@
  * admitted request in arrival order, which fault (if any) it gets, which variant of that fault,
  * and how long the simulated model takes. Same seed + same request order = same outcomes.
  */
+import { RatelaneError } from '../../shared/errors.js';
+import { seededRandom } from '../../shared/random.js';
 import type { FakeProviderFaultRates, FaultKind } from './types.js';
 
 /** Raised when fake provider options are inconsistent (e.g. fault rates above 1). */
-export class FakeProviderConfigError extends Error {
+export class FakeProviderConfigError extends RatelaneError {
   override name = 'FakeProviderConfigError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
-}
-
-/** mulberry32: a tiny 32-bit seeded PRNG returning floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  readonly kind = 'config' as const;
+  readonly retryable = false;
 }
 
 /** The fate of one admitted request. */
@@ -54,7 +43,7 @@ export class FaultInjector {
     if (!(this.latency.min >= 0 && this.latency.max >= this.latency.min)) {
       throw new FakeProviderConfigError(`latencyMs must be >= 0 with min <= max`);
     }
-    this.random = mulberry32(seed);
+    this.random = seededRandom(seed);
   }
 
   /** The next request's fate. */

@@ -1,6 +1,6 @@
 /** The fake model provider: an OpenAI-compatible Chat Completions server on loopback. */
 export { startFakeProvider } from './server.js';
-export { FakeProviderConfigError, mulberry32 } from './faults.js';
+export { FakeProviderConfigError } from './faults.js';
 export { formatOpenAiDuration } from './duration.js';
 export { DOCUMENT_END, DOCUMENT_START } from './request.js';
 export type { OpenAiErrorBody, ChatCompletionBody } from './responses.js';

@@ -10,14 +10,14 @@ import { dirname, join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { spawnSupervised } from './processes.js';
-import { LOCAL_CREDENTIALS } from '../aws/clients.js';
+import { LOCAL_CREDENTIALS } from '../../aws/clients.js';
+import { RatelaneError } from '../../shared/errors.js';
 
 /** Raised when a local service cannot start; `cause` carries the underlying error. */
-export class LocalServiceError extends Error {
+export class LocalServiceError extends RatelaneError {
   override name = 'LocalServiceError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
+  readonly kind = 'config' as const;
+  readonly retryable = false;
 }
 
 /** The install command printed when Java is missing. */
@@ -31,7 +31,7 @@ export async function freePort(): Promise<number> {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new LocalServiceError('no free port on 127.0.0.1'))));
     });
   });
 }
@@ -161,4 +161,27 @@ export interface LocalEndpoints {
   s3: string;
   /** DynamoDB Local */
   dynamodb: string;
+}
+
+/** DynamoDB Local and fauxqs, started together (the drivers and the test runner share one of each). */
+export interface LocalServices {
+  endpoints: LocalEndpoints;
+  fauxqs: FauxqsLocal;
+  /** DynamoDB Local's process id. */
+  dynamoPid: number | undefined;
+  /** Stops both (never throws). */
+  stop(): Promise<void>;
+}
+
+/** Starts DynamoDB Local and fauxqs on free loopback ports, at once. */
+export async function startLocalServices(): Promise<LocalServices> {
+  const [dynamo, fauxqs] = await Promise.all([startDynamoLocal(), startFauxqsLocal()]);
+  return {
+    endpoints: { sqs: fauxqs.endpoint, s3: fauxqs.endpoint, dynamodb: dynamo.endpoint },
+    fauxqs,
+    dynamoPid: dynamo.pid,
+    stop: async () => {
+      await Promise.allSettled([dynamo.stop(), fauxqs.stop()]);
+    },
+  };
 }

@@ -7,13 +7,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent, SQSMessageAttribute, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
+import { RatelaneError } from '../../shared/errors.js';
 
 /** A received message that cannot become a Lambda record (a field SQS always sends is missing). */
-export class SqsEventError extends Error {
+export class SqsEventError extends RatelaneError {
   override name = 'SqsEventError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
+  readonly kind = 'input' as const;
+  readonly retryable = false;
 }
 
 /** Where the records come from: the mapping's queue ARN and region. */

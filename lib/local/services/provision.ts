@@ -5,10 +5,11 @@
  */
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { LaneConfig } from '../config/lanes.js';
-import { ensureTable } from '../store/ensure-table.js';
-import { LEDGER_TABLE, RATE_STATE_TABLE, RESULTS_TABLE } from '../store/tables.js';
-import type { AwsClients } from '../aws/clients.js';
+import type { LaneConfig } from '../../config/lanes.js';
+import { ensureTable } from '../../store/ensure-table.js';
+import { LEDGER_TABLE, RATE_STATE_TABLE, RESULTS_TABLE } from '../../store/tables.js';
+import type { AwsClients } from '../../aws/clients.js';
+import { LocalServiceError } from './services.js';
 
 /** What a provisioned lane's consumers and producers need to address it. */
 export interface ProvisionedLane {
@@ -22,10 +23,10 @@ export interface ProvisionedLane {
 async function createQueue(sqs: SQSClient, name: string, attributes: Record<string, string>): Promise<{ url: string; arn: string }> {
   const created = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
   const url = created.QueueUrl;
-  if (!url) throw new Error(`CreateQueue returned no URL for ${name}`);
+  if (!url) throw new LocalServiceError(`CreateQueue returned no URL for ${name}`);
   const attrs = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
   const arn = attrs.Attributes?.QueueArn;
-  if (!arn) throw new Error(`queue ${name} has no ARN`);
+  if (!arn) throw new LocalServiceError(`queue ${name} has no ARN`);
   return { url, arn };
 }
 

@@ -1,44 +1,15 @@
 /**
- * `npm run sim`: the virtual-time simulator's command line. Runs each strategy on each scenario
- * (two at a time in worker threads on a multi-core machine), prints progress to stderr, a table to
- * stdout, and with `--json` one JSON object as the last line of stdout.
- *
- * For the bin wiring: `await simMain(process.argv.slice(2))` returns the exit code; or
- * `runSim(parseSimArgs(argv), io)` for the report object.
+ * The simulator's driver (`ratelane sim`, lib/commands/sim.ts): runs each strategy on each scenario
+ * (two at a time in worker threads on a multi-core machine), writes progress to stderr, a table to
+ * stdout, and with `json` one JSON object as the last line of stdout.
  */
-import { availableParallelism, cpus, totalmem } from 'node:os';
+import { cpus, totalmem } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { RatelaneError } from '../shared/errors.js';
 import { DEFAULT_SIM_SETTINGS, simulate, type SimProgress, type SimSettings, type StrategyResult } from './engine.js';
 import { PRICES, PRICES_CHECKED, PRICES_REGION } from './prices.js';
-import { SCENARIO_IDS, SCENARIOS, type ScenarioId } from './scenarios.js';
-import { STRATEGIES, STRATEGY_IDS, type StrategyId } from './strategies.js';
-
-export const SIM_USAGE = `Usage: ratelane sim [options]
-
-Virtual-time simulation of one lane (SQS queue + DLQ, Lambda consumers, a rate-limited provider,
-DynamoDB admission) running the project's own policy code, for three strategies:
-  (a) naive       every failure incl. 429 -> visibility backoff, DLQ after maxReceiveCount (5)
-  (b) reschedule  429 -> deferral with DelaySeconds (the policy's defer path), no admission
-  (c) admission   (b) + key pool, token buckets, shared cooldowns, lane pause
-
-Scenarios:
-  minute  ${SCENARIOS.minute.title}
-  day     ${SCENARIOS.day.title}
-
-Options:
-  --jobs N              jobs submitted at once (default ${DEFAULT_SIM_SETTINGS.jobs})
-  --consumers N         concurrent consumers, the mapping's MaximumConcurrency (default ${DEFAULT_SIM_SETTINGS.consumers})
-  --scenario LIST       minute, day or all (default all)
-  --strategy LIST       comma-separated: naive, reschedule, admission (default all)
-  --seed N              random seed (default ${DEFAULT_SIM_SETTINGS.seed}); a seed gives the same figures every run
-  --failure-rate X      share of admitted calls that fail for real, 5xx/timeouts (default ${DEFAULT_SIM_SETTINGS.failureRate})
-  --output-estimate N   (c): completion tokens admission assumes per call until a consumer has
-                        learned them from real usage (default ${DEFAULT_SIM_SETTINGS.admissionOutputTokenEstimate}, lib/admission's default)
-  --parallel N          simulations run at once in worker threads (default: min(2, cores))
-  --json                also print one JSON object as the last line of stdout
-  --quiet               no progress on stderr
-  -h, --help            this text
-`;
+import { SCENARIOS, type ScenarioId } from './scenarios.js';
+import { STRATEGIES, type StrategyId } from './strategies.js';
 
 /** Options of {@link runSim}. */
 export interface SimOptions {
@@ -52,7 +23,13 @@ export interface SimOptions {
   parallel: number;
   json: boolean;
   quiet: boolean;
-  help: boolean;
+}
+
+/** A simulation worker thread failed or exited early (the simulation then runs in-process). */
+export class SimWorkerError extends RatelaneError {
+  override name = 'SimWorkerError';
+  readonly kind = 'internal' as const;
+  readonly retryable = true;
 }
 
 /** Where {@link runSim} writes. */
@@ -61,103 +38,6 @@ export interface SimIo {
   stdout: (line: string) => void;
   /** One line of progress. */
   stderr: (line: string) => void;
-}
-
-/** A bad command line. */
-export class SimUsageError extends Error {
-  override name = 'SimUsageError';
-}
-
-function positiveInt(name: string, value: string | undefined, max = Number.MAX_SAFE_INTEGER): number {
-  const n = Number(value);
-  if (value === undefined || !Number.isInteger(n) || n < 1 || n > max) throw new SimUsageError(`${name} needs an integer in 1..${max}, got ${value ?? '(nothing)'}`);
-  return n;
-}
-
-function list<T extends string>(name: string, value: string | undefined, known: readonly T[]): T[] {
-  if (value === undefined || value === '') throw new SimUsageError(`${name} needs a value`);
-  if (value === 'all') return [...known];
-  const items = value.split(',').map((s) => s.trim());
-  const unknown = items.filter((s) => !(known as readonly string[]).includes(s));
-  if (unknown.length > 0) throw new SimUsageError(`${name}: unknown ${unknown.join(', ')} (known: ${known.join(', ')}, all)`);
-  return known.filter((k) => items.includes(k));
-}
-
-/** Parses the command line (without `node` and the script). Throws {@link SimUsageError}. */
-export function parseSimArgs(argv: readonly string[]): SimOptions {
-  const options: SimOptions = {
-    jobs: DEFAULT_SIM_SETTINGS.jobs,
-    consumers: DEFAULT_SIM_SETTINGS.consumers,
-    scenarios: [...SCENARIO_IDS],
-    strategies: [...STRATEGY_IDS],
-    seed: DEFAULT_SIM_SETTINGS.seed,
-    failureRate: DEFAULT_SIM_SETTINGS.failureRate,
-    outputEstimate: DEFAULT_SIM_SETTINGS.admissionOutputTokenEstimate,
-    parallel: Math.max(1, Math.min(2, availableParallelism())),
-    json: false,
-    quiet: false,
-    help: false,
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const raw = argv[i]!;
-    const eq = raw.indexOf('=');
-    const flag = raw.startsWith('--') && eq > 0 ? raw.slice(0, eq) : raw;
-    const inline = raw.startsWith('--') && eq > 0 ? raw.slice(eq + 1) : undefined;
-    const value = (): string | undefined => inline ?? argv[++i];
-    switch (flag) {
-      case '--jobs':
-        options.jobs = positiveInt('--jobs', value(), 2 ** 28 - 1);
-        break;
-      case '--consumers':
-        options.consumers = positiveInt('--consumers', value(), 10_000);
-        break;
-      case '--scenario':
-      case '--scenarios':
-        options.scenarios = list('--scenario', value(), SCENARIO_IDS);
-        break;
-      case '--strategy':
-      case '--strategies':
-        options.strategies = list('--strategy', value(), STRATEGY_IDS);
-        break;
-      case '--seed': {
-        const v = value();
-        const n = Number(v);
-        if (v === undefined || !Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new SimUsageError(`--seed needs an integer in 0..4294967295, got ${v ?? '(nothing)'}`);
-        options.seed = n;
-        break;
-      }
-      case '--failure-rate': {
-        const v = value();
-        const n = Number(v);
-        if (v === undefined || !(n >= 0 && n < 1)) throw new SimUsageError(`--failure-rate needs a number in [0, 1), got ${v ?? '(nothing)'}`);
-        options.failureRate = n;
-        break;
-      }
-      case '--output-estimate': {
-        const v = value();
-        const n = Number(v);
-        if (v === undefined || !Number.isInteger(n) || n < 0 || n > 1_000_000) throw new SimUsageError(`--output-estimate needs an integer in 0..1000000, got ${v ?? '(nothing)'}`);
-        options.outputEstimate = n;
-        break;
-      }
-      case '--parallel':
-        options.parallel = positiveInt('--parallel', value(), 64);
-        break;
-      case '--json':
-        options.json = true;
-        break;
-      case '--quiet':
-        options.quiet = true;
-        break;
-      case '-h':
-      case '--help':
-        options.help = true;
-        break;
-      default:
-        throw new SimUsageError(`unknown option ${raw}`);
-    }
-  }
-  return options;
 }
 
 /** The settings a run uses. */
@@ -239,7 +119,7 @@ function runInWorker(task: Task, settings: SimSettings, onProgress: (p: SimProgr
         void worker.terminate();
       } else if (message.type === 'error') {
         settled = true;
-        reject(new Error(message.message));
+        reject(new SimWorkerError(message.message ?? 'simulation worker failed'));
         void worker.terminate();
       }
     });
@@ -248,7 +128,7 @@ function runInWorker(task: Task, settings: SimSettings, onProgress: (p: SimProgr
       settled = true;
     });
     worker.on('exit', (code) => {
-      if (!settled) reject(new Error(`simulation worker exited with code ${code}`));
+      if (!settled) reject(new SimWorkerError(`simulation worker exited with code ${code}`));
     });
   });
 }
@@ -366,30 +246,4 @@ export async function runSim(options: SimOptions, io: SimIo): Promise<SimReport>
   for (const line of renderTable(report)) io.stdout(line);
   if (options.json) io.stdout(JSON.stringify(report));
   return report;
-}
-
-/** The whole command: parse, run, print. Returns the exit code (0 ok, 2 usage error, 1 failure). */
-export async function simMain(argv: readonly string[], io: SimIo = { stdout: (l) => process.stdout.write(`${l}\n`), stderr: (l) => process.stderr.write(`${l}\n`) }): Promise<number> {
-  let options: SimOptions;
-  try {
-    options = parseSimArgs(argv);
-  } catch (error) {
-    if (error instanceof SimUsageError) {
-      io.stderr(`ratelane sim: ${error.message}`);
-      io.stderr(SIM_USAGE);
-      return 2;
-    }
-    throw error;
-  }
-  if (options.help) {
-    io.stdout(SIM_USAGE);
-    return 0;
-  }
-  try {
-    await runSim(options, io);
-    return 0;
-  } catch (error) {
-    io.stderr(`ratelane sim: ${(error as Error)?.stack ?? String(error)}`);
-    return 1;
-  }
 }

@@ -1,0 +1,375 @@
+/**
+ * The key pool's decisions, once, for every driver: which key takes a call (or when to come back,
+ * and whether the whole lane is out), how a call's real usage is settled, how a cooldown is recorded,
+ * how many keys a cooldown leaves. README.md, section "Admission", tells the story; `bucket.ts` and
+ * `choice.ts` hold the pure arithmetic this file decides with.
+ *
+ * Every decision is a generator function that `yield`s the rate-state operations it needs
+ * ({@link StoreOp}) and is resumed with their answers, and keeps what one pool instance remembers in
+ * a {@link PoolState}. Two drivers run it:
+ * - `SharedKeyPool` (`key-pool.ts`) awaits each operation against the lane's `RateStateStore`
+ *   (DynamoDB), and serializes the bucket updates of one quota owner within the instance (the
+ *   `lock` / `unlock` operations);
+ * - the virtual-time simulator (`lib/sim/sim-key-pool.ts`) answers each operation at once from an
+ *   in-memory table (`runSync` in `pool-sync.ts`), counting the DynamoDB request units it would cost.
+ *
+ * What a pool instance remembers: the cooldowns read, for `cooldownCacheMs` (a 429's follow-ups,
+ * `keysLeft` and `laneOut`, read them fresh); the last bucket state seen per quota owner (a take is
+ * one conditional write; a stale cache costs one failed write that returns the current bucket, never
+ * a separate read); the round-robin cursor; and the output-token estimate, learned from the usage
+ * each call reports (see `AdmissionSettings.outputTokenEstimate`).
+ */
+import type { Cooldown } from '../policy/index.js';
+import { RatelaneError } from '../shared/errors.js';
+import { adjustTokens, takeFromBucket, withCooldown, type BucketCost, type BucketLimits, type BucketState, type TakeVerdict } from './bucket.js';
+import { addCooldown, chooseKeys, EMPTY_SNAPSHOT, keysLeftAfter, laneOutUntil, type CooldownRecord, type CooldownSnapshot, type KeyRef } from './choice.js';
+import type { BucketWrite } from './rate-state.js';
+import { learnOutputEstimate, type AdmissionSettings } from './settings.js';
+
+/**
+ * A key whose owner's daily quota is spent counts as out for the lane pause only when its reset is at
+ * least this many windows away: 15 minutes in AWS, SQS's longest `DelaySeconds` (a shorter wait is
+ * one deferral, no bouncing to save).
+ */
+export const DAILY_PAUSE_MIN_WINDOWS = 15;
+
+/**
+ * One rate-state operation a decision needs, answered by the driver:
+ * - `readCooldowns` → the lane's {@link CooldownSnapshot} (the keys' and their owners' cooldowns);
+ * - `readBucket` → the owner's `BucketState`, or `undefined` when none is stored;
+ * - `writeBucket` → a {@link BucketWrite}: `next` written if the stored bucket still has
+ *   `expectedVersion` (`undefined`: none is stored), else the bucket as it is now;
+ * - `putCooldown` → nothing: the cooldown is recorded unless a longer one is;
+ * - `lock` / `unlock` → nothing: bracket one owner's bucket update, which a concurrent driver runs
+ *   one at a time per owner within the instance.
+ */
+export type StoreOp =
+  | { readonly kind: 'readCooldowns' }
+  | { readonly kind: 'readBucket'; readonly owner: string }
+  | { readonly kind: 'writeBucket'; readonly owner: string; readonly next: BucketState; readonly expectedVersion: number | undefined; readonly now: number }
+  | { readonly kind: 'putCooldown'; readonly record: CooldownRecord; readonly now: number }
+  | { readonly kind: 'lock'; readonly owner: string }
+  | { readonly kind: 'unlock'; readonly owner: string };
+
+/** A decision in progress: yields {@link StoreOp}s, is resumed with their answers, returns `T`. */
+export type PoolOps<T> = Generator<StoreOp, T, unknown>;
+
+/** What every decision of one pool instance reads and never changes. */
+export interface PoolConfig<K extends KeyRef = KeyRef> {
+  /** The lane's keys, in round-robin order. */
+  keys: readonly K[];
+  /** Each quota owner's bucket (see `bucketLimitsFor`). */
+  limits: BucketLimits;
+  settings: AdmissionSettings;
+  /** The clock, epoch ms (read at the same points by every driver). */
+  now: () => number;
+}
+
+/** What one pool instance remembers between decisions (see the file's comment). */
+export interface PoolState {
+  /** Where the next round robin starts. */
+  cursor: number;
+  /** The cooldowns as this instance knows them (read, plus what it learned since). */
+  cooldowns: CooldownSnapshot | undefined;
+  /** When {@link cooldowns} was read (epoch ms). */
+  cooldownsAt: number;
+  /** The snapshot as last read: a read answered with this very object (a shared load) changes nothing. */
+  cooldownsRead: CooldownSnapshot | undefined;
+  /** Last bucket state seen per owner; absent: unknown (the first write finds out). */
+  buckets: Map<string, BucketState | undefined>;
+  /** Output tokens assumed for a call before it answers. */
+  outputEstimate: number;
+  /** Bucket updates given up after `maxBucketAttempts` conflicts (for metrics). */
+  contended: number;
+}
+
+/** A fresh instance's state: nothing read yet, the configured output-token estimate within its bounds. */
+export function newPoolState(settings: AdmissionSettings): PoolState {
+  return {
+    cursor: 0,
+    cooldowns: undefined,
+    cooldownsAt: -Infinity,
+    cooldownsRead: undefined,
+    buckets: new Map(),
+    outputEstimate: Math.min(settings.outputTokenEstimateMax, Math.max(settings.outputTokenEstimateMin, settings.outputTokenEstimate)),
+    contended: 0,
+  };
+}
+
+/** The call may go ahead with `key` (at `index` in the config's keys); `cost` is what was taken. */
+export interface CoreGrant<K extends KeyRef> {
+  admitted: true;
+  key: K;
+  index: number;
+  cost: BucketCost;
+}
+
+/** No key can take the call now. */
+export interface CoreDenial {
+  admitted: false;
+  /** When to come back (epoch ms, not before the decision's clock). */
+  retryAt: number;
+  /** For logs: why (cooling, no budget, contention). */
+  detail: string;
+  /** Every key is out for a long reset (daily quota, billing): until the earliest; else `null`. */
+  laneOut: LaneOut | null;
+}
+
+/** Every key of the lane is out for a long reset, until `until` (epoch ms). */
+export interface LaneOut {
+  until: number;
+  reason: 'quota_exhausted' | 'billing';
+}
+
+/** An acquire's answer. */
+export type CoreAdmission<K extends KeyRef> = CoreGrant<K> | CoreDenial;
+
+/** Raised when an owner's bucket stayed contended while a cooldown was being recorded in it. */
+export class BucketContendedError extends RatelaneError {
+  override name = 'BucketContendedError';
+  readonly kind = 'conflict';
+  readonly retryable = true;
+}
+
+const READ_COOLDOWNS: StoreOp = Object.freeze({ kind: 'readCooldowns' });
+
+/** The policy's cooldown for `key`, as a record of its scope. */
+export function cooldownRecordOf(key: KeyRef, cooldown: Pick<Cooldown, 'scope' | 'reason'> & { until: number }): CooldownRecord {
+  return cooldown.scope === 'key'
+    ? { scope: 'key', id: key.id, reason: cooldown.reason, until: cooldown.until }
+    : { scope: 'quota_owner', id: key.quotaOwner, reason: cooldown.reason, until: cooldown.until };
+}
+
+/** The cooldowns, from the instance's cache while it is fresh (unless `fresh`), else read. */
+function* cooldowns(config: PoolConfig, state: PoolState, fresh: boolean): PoolOps<CooldownSnapshot> {
+  const now = config.now();
+  if (!fresh && state.cooldowns !== undefined && now - state.cooldownsAt < config.settings.cooldownCacheMs) return state.cooldowns;
+  const read = (yield READ_COOLDOWNS) as CooldownSnapshot;
+  if (read !== state.cooldownsRead) {
+    state.cooldownsRead = read;
+    state.cooldowns = read;
+    state.cooldownsAt = now;
+  }
+  return read;
+}
+
+/** Adds a cooldown this instance learned to its cache (keeping the cache's read time). */
+function learn(config: PoolConfig, state: PoolState, record: CooldownRecord): void {
+  if (state.cooldowns === undefined) state.cooldownsAt = config.now();
+  state.cooldowns = addCooldown(state.cooldowns ?? EMPTY_SNAPSHOT, record);
+}
+
+/** A bucket change's result, and the state to write (none: nothing to write). */
+interface ChangeOutcome<T> {
+  result: T;
+  write?: BucketState | undefined;
+}
+
+/**
+ * What a bucket update does with the bucket as last seen, given `arg` (module-level functions, not
+ * closures: a decision creates no function objects, which keeps the simulator's million runs cheap).
+ */
+type BucketChange<A, T> = (config: PoolConfig, bucket: BucketState | undefined, now: number, arg: A) => ChangeOutcome<T>;
+
+/** A take: the call's cost, and whether a denial reserves the next free slot. */
+interface TakeArg {
+  cost: BucketCost;
+  reserve: boolean;
+}
+
+const takeChange: BucketChange<TakeArg, TakeVerdict> = (config, bucket, now, { cost, reserve }) => {
+  const verdict = takeFromBucket(bucket, config.limits, cost, now, { reserve });
+  // A denial without a reservation writes nothing: the cached bucket can only be fuller than
+  // the stored one (others take), so "not enough" holds for the stored one too.
+  if (!verdict.admitted && (!reserve || verdict.limitedBy === 'cooldown')) return { result: verdict };
+  return { result: verdict, write: verdict.next };
+};
+
+/** The token level corrected by `delta` (real usage minus what was taken); nothing to write for an unknown bucket. */
+const settleChange: BucketChange<number, null> = (config, bucket, now, delta) => ({
+  result: null,
+  write: bucket === undefined ? undefined : adjustTokens(bucket, config.limits, delta, now),
+});
+
+/** The owner's cooldown kept in its bucket too (nothing to write when a longer one is there). */
+const coolChange: BucketChange<NonNullable<BucketState['cooldown']>, 'written'> = (config, bucket, now, cooldown) => {
+  const next = withCooldown(bucket, config.limits, cooldown, now);
+  return { result: 'written', write: next === bucket ? undefined : next };
+};
+
+/**
+ * Applies `change` to the owner's bucket with a conditional write, retrying on conflicts with the
+ * bucket the failed write returned; `'contended'` after `maxBucketAttempts` conflicts.
+ */
+function* update<A, T>(config: PoolConfig, state: PoolState, owner: string, change: BucketChange<A, T>, arg: A): PoolOps<T | 'contended'> {
+  yield { kind: 'lock', owner };
+  for (let attempt = 0; attempt < config.settings.maxBucketAttempts; attempt++) {
+    const known = state.buckets.has(owner);
+    const cached = state.buckets.get(owner);
+    const now = config.now();
+    const { result, write } = change(config, cached, now, arg);
+    if (write === undefined) {
+      yield { kind: 'unlock', owner };
+      return result;
+    }
+    const outcome = (yield { kind: 'writeBucket', owner, next: write, expectedVersion: known ? cached?.version : undefined, now }) as BucketWrite;
+    if (outcome.ok) {
+      state.buckets.set(owner, write);
+      yield { kind: 'unlock', owner };
+      return result;
+    }
+    state.buckets.set(owner, outcome.current);
+  }
+  state.contended++;
+  yield { kind: 'unlock', owner };
+  return 'contended';
+}
+
+/** Takes `cost` from the owner's bucket, or says when it is next free (reserving that slot with `reserve`). */
+function* take(config: PoolConfig, state: PoolState, owner: string, arg: TakeArg): PoolOps<TakeVerdict | 'contended'> {
+  const verdict = yield* update(config, state, owner, takeChange, arg);
+  if (verdict === 'contended' || verdict.admitted || verdict.limitedBy !== 'cooldown') return verdict;
+  // A cooldown may have been lifted (a person resumed the lane) since this bucket was cached: read it.
+  state.buckets.set(owner, (yield { kind: 'readBucket', owner }) as BucketState | undefined);
+  return yield* update(config, state, owner, takeChange, arg);
+}
+
+/** When a job denied by a cooldown comes back: its end, but billing (a person may resume any time) is re-checked at `billingRecheckAt`. */
+function dueOf(until: number, reason: string, billingRecheckAt: number): number {
+  return reason === 'billing' ? Math.min(until, billingRecheckAt) : until;
+}
+
+/**
+ * A key for one call of `estimatedTokens` input tokens (plus the learned output estimate): round
+ * robin over the keys that are not cooling, taking the call from the first owner's bucket that has
+ * budget. When none has, the call reserves the next free slot on the owner whose slot comes first
+ * (so callers denied together come back spread over every key's refill), and the denial says when
+ * to come back; a contended bucket is busy, not out (come back after one request slot); when every
+ * key is out for a long reset — cooling for a daily quota or billing, or with its daily quota spent
+ * until a reset at least {@link DAILY_PAUSE_MIN_WINDOWS} windows away — the lane is out.
+ */
+export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: PoolState, estimatedTokens: number): PoolOps<CoreAdmission<K>> {
+  const { keys, limits, settings } = config;
+  const snapshot = yield* cooldowns(config, state, false);
+  const started = config.now();
+  const choice = chooseKeys(keys, state.cursor, snapshot, started);
+  const cost: BucketCost = { requests: 1, tokens: Math.max(0, estimatedTokens) + Math.round(state.outputEstimate) };
+  // Billing waits for a person, who may resume any time: re-check after a while, not at its end.
+  const recheckAt = started + settings.billingRecheckMs;
+  let coolingRetry = Infinity;
+  for (const c of choice.cooling) coolingRetry = Math.min(coolingRetry, dueOf(c.blocker.until, c.blocker.reason, recheckAt));
+  let best: { owner: string; retryAt: number } | undefined;
+  let contendedRetry = Infinity;
+  const tried: string[] = [];
+  // Owners whose daily quota is spent until a reset far enough away to pause the lane for.
+  let dailyOut: Map<string, number> | undefined;
+  const pauseMinMs = DAILY_PAUSE_MIN_WINDOWS * limits.windowMs;
+  for (const { key, index } of choice.free) {
+    if (tried.includes(key.quotaOwner)) continue;
+    tried.push(key.quotaOwner);
+    const verdict = yield* take(config, state, key.quotaOwner, { cost, reserve: false });
+    if (verdict === 'contended') {
+      // Other consumers are writing this bucket right now: it is busy, not out. Come back after one
+      // request slot rather than at some cooling key's (possibly far) reset.
+      contendedRetry = started + limits.windowMs / Math.max(1, limits.requestsPerWindow);
+      continue;
+    }
+    if (verdict.admitted) {
+      state.cursor = index + 1;
+      return { admitted: true, key, index, cost };
+    }
+    if (verdict.limitedBy === 'cooldown' && verdict.next.cooldown) {
+      // Another consumer cooled this owner after our cooldowns were read: learn it.
+      learn(config, state, { scope: 'quota_owner', id: key.quotaOwner, reason: verdict.next.cooldown.reason, until: verdict.next.cooldown.until });
+      coolingRetry = Math.min(coolingRetry, dueOf(verdict.next.cooldown.until, verdict.next.cooldown.reason, recheckAt));
+      continue;
+    }
+    if (verdict.limitedBy === 'daily' && verdict.dueAt - started >= pauseMinMs) (dailyOut ??= new Map()).set(key.quotaOwner, verdict.dueAt);
+    // The owner whose next free slot comes first, counting the slots already reserved on it.
+    if (!best || verdict.retryAt < best.retryAt) best = { owner: key.quotaOwner, retryAt: verdict.retryAt };
+  }
+  let retryAt = Math.min(coolingRetry, contendedRetry);
+  let detail = best ? 'no budget' : contendedRetry < coolingRetry ? 'bucket contended' : `all ${keys.length} key(s) cooling`;
+  if (best) {
+    // Reserve that slot, so callers denied together come back spread out over every key.
+    const owner = best.owner;
+    const verdict = yield* take(config, state, owner, { cost, reserve: true });
+    if (verdict !== 'contended' && verdict.admitted) {
+      // The owner's first free key, in round-robin order.
+      let granted = choice.free[0]!;
+      for (const f of choice.free) {
+        if (f.key.quotaOwner === owner) {
+          granted = f;
+          break;
+        }
+      }
+      state.cursor = granted.index + 1;
+      return { admitted: true, key: granted.key, index: granted.index, cost };
+    }
+    let slot = verdict === 'contended' ? best.retryAt : verdict.retryAt;
+    if (verdict !== 'contended') {
+      // The write read the stored bucket: what it says is fresher than the cached one.
+      if (verdict.limitedBy === 'daily' && verdict.dueAt - started >= pauseMinMs) (dailyOut ??= new Map()).set(owner, verdict.dueAt);
+      else dailyOut?.delete(owner);
+      if (verdict.limitedBy === 'cooldown' && verdict.next.cooldown) {
+        // Another consumer cooled this owner since our cooldowns were read: learn it.
+        learn(config, state, { scope: 'quota_owner', id: owner, reason: verdict.next.cooldown.reason, until: verdict.next.cooldown.until });
+        slot = dueOf(verdict.next.cooldown.until, verdict.next.cooldown.reason, recheckAt);
+      }
+    }
+    if (slot < retryAt) {
+      retryAt = slot;
+      detail = verdict === 'contended' ? 'bucket contended' : `no budget (${verdict.limitedBy})`;
+    }
+  }
+  const now = config.now();
+  if (!Number.isFinite(retryAt)) retryAt = now + limits.windowMs / Math.max(1, limits.requestsPerWindow);
+  return { admitted: false, retryAt: Math.max(now, retryAt), detail, laneOut: laneOutUntil(keys, state.cooldowns ?? snapshot, now, dailyOut) };
+}
+
+/**
+ * After a granted call answered: learns the output-token estimate from `outputTokens` and corrects
+ * the owner's token level by the real usage minus the `takenTokens` the grant took.
+ */
+export function* settleOps(config: PoolConfig, state: PoolState, owner: string, takenTokens: number, usage: { inputTokens: number; outputTokens: number }): PoolOps<void> {
+  state.outputEstimate = learnOutputEstimate(state.outputEstimate, usage.outputTokens, config.settings);
+  const delta = usage.inputTokens + usage.outputTokens - takenTokens;
+  if (Math.abs(delta) < 1) return;
+  yield* update(config, state, owner, settleChange, delta);
+}
+
+/**
+ * How many keys stay usable (not out for a long reset) once `key` (or its owner) cools as `target`
+ * says. Only after a 429: worth a fresh read, so a cooldown another consumer recorded within the
+ * cache's lifetime still counts (otherwise the last key out may not see the others and the lane not pause).
+ */
+export function* keysLeftOps(config: PoolConfig, state: PoolState, key: KeyRef, target: Pick<Cooldown, 'scope' | 'reason'>): PoolOps<number> {
+  const snapshot = yield* cooldowns(config, state, true);
+  return keysLeftAfter(config.keys, snapshot, cooldownRecordOf(key, { ...target, until: Number.MAX_SAFE_INTEGER }), config.now());
+}
+
+/**
+ * Records the policy's cooldown of `key`: in this instance's cache, in the table, and for an owner's
+ * cooldown also in its bucket (so a consumer with stale cooldowns learns it at its next take).
+ * Throws {@link BucketContendedError} when the bucket stayed contended.
+ */
+export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cooldown: Cooldown): PoolOps<void> {
+  const until = Date.parse(cooldown.until);
+  if (!Number.isFinite(until)) return;
+  const record = cooldownRecordOf(key, { scope: cooldown.scope, reason: cooldown.reason, until });
+  learn(config, state, record);
+  yield { kind: 'putCooldown', record, now: config.now() };
+  if (record.scope !== 'quota_owner') return;
+  const written = yield* update(config, state, key.quotaOwner, coolChange, { until, reason: cooldown.reason });
+  if (written === 'contended') throw new BucketContendedError(`bucket of ${key.quotaOwner} stayed contended while recording its cooldown`);
+}
+
+/**
+ * When every key is out for a long reset: the earliest reset. Asked only after a quota or billing
+ * 429: reads what every consumer recorded, not the cache.
+ */
+export function* laneOutOps(config: PoolConfig, state: PoolState): PoolOps<LaneOut | null> {
+  const snapshot = yield* cooldowns(config, state, true);
+  return laneOutUntil(config.keys, snapshot, config.now());
+}
+

@@ -1,0 +1,97 @@
+/**
+ * `ratelane bench` (`npm run bench`): the strategies side by side on the local stack, and the
+ * consumer's overhead beside a floor. Exit 0 when every strategy finished in time with nothing lost
+ * or committed twice (with `--strict`, also when strategy (c) met every target), else 1.
+ */
+import { benchExitCode, runBench, STRATEGY_ALIASES, STRATEGY_ORDER, type BenchOptions, type BenchStrategyId } from '../local/drivers/bench.js';
+import { UsageError, type Command } from './command.js';
+import { booleanFlag, jsonFlag, numberFlag, parseFlags, ROUND_DOWN, stringFlag } from './flags.js';
+
+/** Usage text of `ratelane bench`. */
+export const BENCH_USAGE = `Usage: npm run bench -- [options]
+
+Runs the same job set through three strategies on the local stack (DynamoDB Local, fauxqs, the fake
+provider at a fixed quota, the real consumer under a Lambda-like poller), one after the other:
+  (a) naive       every failure, 429 included, back through the visibility timeout with exponential
+                  backoff; dead-lettered after maxReceiveCount (5) receives; no admission
+  (b) reschedule  429s re-sent with DelaySeconds (the policy's defer path); no admission
+  (c) admission   (b) plus admission control (key pool, token buckets, cooldowns, lane pause)
+Per strategy: drain time / quota-bound minimum, model calls per completion, 429s, dead-lettered,
+duplicates, lost, and the consumer's own overhead per message (record time minus model time), beside a
+floor measured on the same emulators (bare receive + one conditional put + delete per message).
+Progress goes to stderr, the table to stdout.
+
+  --jobs N              jobs (default 300; corpus documents repeated, English to us, German to eu)
+  --keys K              provider keys per lane, each its own quota owner (default 2)
+  --provider-rpm N      requests per minute per key (default 8)
+  --provider-tpm N      tokens per minute per key (default 1000000: requests bind, not tokens)
+  --minute-ms MS        length of a provider "minute" (default 3000); lane timeouts and backoff scale with it
+  --strategies LIST     which to run, comma-separated: a|naive, b|reschedule, c|admission (default all)
+  --probe-messages N    jobs sent one at a time through the (c) consumer, for its overhead without
+                        contention (default 100; 0 skips it)
+  --floor-messages N    messages each floor loop times (default 300; 0 skips the floors)
+  --seed N              seed of the fake provider's latencies (default 42)
+  --time-limit S        per strategy, stop waiting after S seconds (default 300)
+  --log-file PATH       consumer logs and EMF metrics (default .cache/bench/consumer.log)
+  --strict              exit 1 when strategy (c) misses a target (default: reported only)
+  --json                also print the report as one JSON object on the last line of stdout
+`;
+
+/** The flags of `ratelane bench`. */
+const BENCH_FLAGS = {
+  jobs: numberFlag({ min: 1, max: 100_000, fallback: 300, ...ROUND_DOWN }),
+  keys: numberFlag({ min: 1, max: 20, fallback: 2, ...ROUND_DOWN }),
+  'provider-rpm': numberFlag({ min: 1, max: 1_000_000, fallback: 8, ...ROUND_DOWN }),
+  'provider-tpm': numberFlag({ min: 1_000, max: 100_000_000, fallback: 1_000_000, ...ROUND_DOWN }),
+  'minute-ms': numberFlag({ min: 1000, max: 60_000, fallback: 3000, ...ROUND_DOWN }),
+  strategies: stringFlag(),
+  'floor-messages': numberFlag({ min: 0, max: 100_000, fallback: 300, ...ROUND_DOWN }),
+  'probe-messages': numberFlag({ min: 0, max: 10_000, fallback: 100, ...ROUND_DOWN }),
+  seed: numberFlag({ min: 0, max: 2 ** 31, fallback: 42, ...ROUND_DOWN }),
+  'time-limit': numberFlag({ min: 5, max: 24 * 3600, fallback: 300 }),
+  'log-file': stringFlag(),
+  strict: booleanFlag(),
+  json: jsonFlag(),
+};
+
+/** `--strategies`: names or letters, comma-separated, run in the fixed order (default all). @throws {UsageError} */
+function strategiesFrom(list: string | undefined): BenchStrategyId[] {
+  if (list === undefined) return [...STRATEGY_ORDER];
+  const asked = new Set<BenchStrategyId>();
+  for (const name of list.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)) {
+    const id = STRATEGY_ALIASES[name];
+    if (!id) throw new UsageError(`--strategies: unknown strategy "${name}" (use a|naive, b|reschedule, c|admission)`);
+    asked.add(id);
+  }
+  if (asked.size === 0) throw new UsageError('--strategies must name at least one strategy');
+  return STRATEGY_ORDER.filter((id) => asked.has(id));
+}
+
+/** Parses the flags of `ratelane bench` (pure). @throws {UsageError} */
+function parseBenchArgs(argv: readonly string[]): BenchOptions {
+  const v = parseFlags(argv, BENCH_FLAGS);
+  return {
+    jobs: v.jobs,
+    keys: v.keys,
+    providerRpm: v['provider-rpm'],
+    providerTpm: v['provider-tpm'],
+    minuteMs: v['minute-ms'],
+    strategies: strategiesFrom(v.strategies),
+    floorMessages: v['floor-messages'],
+    probeMessages: v['probe-messages'],
+    seed: v.seed,
+    timeLimitSeconds: v['time-limit'],
+    strict: v.strict,
+    json: v.json,
+    logFile: v['log-file'],
+  };
+}
+
+/** `ratelane bench`. */
+export const benchCommand: Command<BenchOptions> = {
+  name: 'bench',
+  usage: BENCH_USAGE,
+  helpTo: 'stderr',
+  parse: parseBenchArgs,
+  run: async (options, io) => benchExitCode(await runBench(options, io), options),
+};

@@ -1,0 +1,85 @@
+/**
+ * The one place that builds a queue-lane consumer's dependencies from a lane, its AWS clients and the
+ * few things that differ between the Lambda entry, the local stack and the tests (the key pool, the
+ * lane pause, a model or a clock to inject). Everything else has one default here.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { KeyPool } from '../admission/keys.js';
+import type { LanePauseRequester } from '../admission/pause.js';
+import type { LaneConfig } from '../config/lanes.js';
+import { createModelAdapter } from '../providers/index.js';
+import { consumerServiceName, METRICS_NAMESPACE } from '../shared/telemetry.js';
+import { Ledger } from '../store/ledger.js';
+import { ResultStore } from '../store/results.js';
+import type { ConsumerDeps } from './process-record.js';
+
+/** Log levels of the consumer's Logger (`POWERTOOLS_LOG_LEVEL`). */
+export type ConsumerLogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+
+/**
+ * Powertools Logger and Metrics for one lane's consumer, with the lane and region as metric
+ * dimensions and as keys on every log line.
+ */
+export function createConsumerTelemetry(lane: LaneConfig, options: { serviceName?: string; logLevel?: ConsumerLogLevel | undefined } = {}): {
+  logger: Logger;
+  metrics: Metrics;
+} {
+  const serviceName = options.serviceName ?? consumerServiceName(lane);
+  const logger = new Logger({
+    serviceName,
+    logLevel: options.logLevel ?? 'INFO',
+    persistentKeys: { lane: lane.name, region: lane.region },
+  });
+  const metrics = new Metrics({
+    namespace: METRICS_NAMESPACE,
+    serviceName,
+    defaultDimensions: { lane: lane.name, region: lane.region },
+  });
+  return { logger, metrics };
+}
+
+/** The SDK clients a consumer calls, all in the lane's region. */
+export interface ConsumerClients {
+  sqs: SQSClient;
+  s3: S3Client;
+  dynamodb: DynamoDBClient;
+}
+
+/** What differs between consumers of the same lane; everything else defaults. */
+export interface ConsumerWiring extends Partial<Omit<ConsumerDeps, 'lane' | 's3' | 'queueUrl' | 'dlqUrl' | 'keys'>> {
+  queueUrl: string;
+  dlqUrl: string;
+  /** Admission: the shared key pool (one per consumer instance), or round robin. */
+  keys: KeyPool;
+  lanePause?: LanePauseRequester | undefined;
+  /** Level of the default Logger (ignored when `logger` is given). */
+  logLevel?: ConsumerLogLevel | undefined;
+}
+
+/**
+ * A consumer's dependencies: the lane's result store and ledger on its tables, its model adapter,
+ * Powertools telemetry, the real clock and `Math.random`, unless `wiring` gives its own.
+ */
+export function createConsumerDeps(lane: LaneConfig, clients: ConsumerClients, wiring: ConsumerWiring): ConsumerDeps {
+  const { logLevel, ...rest } = wiring;
+  // An override given as `undefined` keeps the default.
+  const given = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined)) as typeof rest;
+  const telemetry = given.logger && given.metrics ? undefined : createConsumerTelemetry(lane, { logLevel });
+  return {
+    lane,
+    sqs: clients.sqs,
+    s3: clients.s3,
+    results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable }),
+    ledger: new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable }),
+    model: given.model ?? createModelAdapter(lane),
+    now: () => new Date(),
+    random: Math.random,
+    ...given,
+    logger: given.logger ?? (telemetry as { logger: Logger }).logger,
+    metrics: given.metrics ?? (telemetry as { metrics: Metrics }).metrics,
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * What the extraction core works with: its dependencies (lane-neutral: no queue, no HTTP), the
+ * delivery a job arrived in, and the per-record state every step reads and updates. One object per
+ * record instead of positional `(job, facts, deps, …)` parameters.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { KeyPool } from '../admission/keys.js';
+import type { LaneConfig } from '../config/lanes.js';
+import type { Job } from '../contract/job.js';
+import type { ModelAdapter, TokenUsage } from '../providers/model.js';
+import type { ConsumerMetricName, RecordLogFields } from '../shared/telemetry.js';
+import type { Ledger, LedgerEntryInput } from '../store/ledger.js';
+import type { ResultStore } from '../store/results.js';
+
+/** Everything the extraction core needs, whatever lane drives it. */
+export interface ExtractionDeps {
+  lane: LaneConfig;
+  s3: S3Client;
+  results: ResultStore;
+  ledger: Ledger;
+  model: ModelAdapter;
+  /** Admission: a key for each model call, or when to come back (see `lib/admission`). */
+  keys: KeyPool;
+  logger: Logger;
+  metrics: Metrics;
+  now: () => Date;
+  random: () => number;
+  /** Repair calls allowed after a validation failure (default 1). */
+  maxRepairAttempts?: number;
+}
+
+/** How a job reached the core: one SQS receive (or, for a synchronous lane, one request). */
+export interface Delivery {
+  /** The SQS message id (or request id): on log lines, and the ledger id of a body that is no job. */
+  messageId: string;
+  /** SQS `ApproximateReceiveCount` (1 for a first delivery or a request). */
+  receiveCount: number;
+  /** How long the message waited in the queue before this receive (ms; 0 for a request). */
+  queueAgeMs: number;
+}
+
+/** Time spent inside the model adapter for one record, and the calls made. */
+export interface ModelTime {
+  ms: number;
+  calls: number;
+}
+
+/** The per-record state of a parsed job: what every step after intake reads and updates. */
+export interface JobRun {
+  readonly deps: ExtractionDeps;
+  readonly delivery: Delivery;
+  readonly job: Job;
+  /** Time inside the model adapter, accumulated over the record's calls. */
+  readonly model: ModelTime;
+  /** Tokens the record's model calls used so far. */
+  readonly usage: TokenUsage;
+}
+
+/** A new run for `job`. */
+export function newJobRun(deps: ExtractionDeps, delivery: Delivery, job: Job, model: ModelTime = { ms: 0, calls: 0 }): JobRun {
+  return { deps, delivery, job, model, usage: { inputTokens: 0, outputTokens: 0 } };
+}
+
+/** Adds one to a consumer metric (or `value`). */
+export function count(deps: Pick<ExtractionDeps, 'metrics'>, name: ConsumerMetricName, value = 1): void {
+  deps.metrics.addMetric(name, MetricUnit.Count, value);
+}
+
+/** The delivery's fields on every log line. */
+export function deliveryLogFields(delivery: Delivery): Pick<RecordLogFields, 'messageId' | 'receiveCount' | 'queueAgeMs'> {
+  return { messageId: delivery.messageId, receiveCount: delivery.receiveCount, queueAgeMs: delivery.queueAgeMs };
+}
+
+/** The fields of every log line about a run's job (never document text). */
+export function runLogFields(run: JobRun): RecordLogFields {
+  return { lane: run.deps.lane.name, jobId: run.job.jobId, ...deliveryLogFields(run.delivery) };
+}
+
+/** Logs a line with typed fields. */
+export function log(deps: Pick<ExtractionDeps, 'logger'>, level: 'info' | 'warn' | 'error', message: string, fields: RecordLogFields): void {
+  deps.logger[level](message, { ...fields });
+}
+
+/** The ledger fields every entry of a run's job carries (`job` may be the next message's job). */
+export function ledgerBase(run: JobRun, job: Job = run.job): Omit<LedgerEntryInput, 'kind' | 'reason'> {
+  return {
+    jobId: job.jobId,
+    idempotencyKey: job.idempotencyKey,
+    region: job.region,
+    schemaVersion: job.schemaVersion,
+    promptVersion: job.promptVersion,
+    // Real failures so far: those the body carries plus this message's earlier receives.
+    attempt: job.attempt + run.delivery.receiveCount - 1,
+    deferrals: job.deferrals,
+    receiveCount: run.delivery.receiveCount,
+  };
+}

@@ -1,0 +1,174 @@
+/**
+ * Extraction: admission, the model call, validation, one bounded repair, and the commit once. A
+ * throttle is recorded where every consumer sees it (the key's cooldown in the shared rate state) and
+ * handed back as a deferral; the lane decides how the job waits.
+ */
+import type { KeyDenial, KeyGrant, ProviderKey } from '../admission/keys.js';
+import { estimateTokens } from '../contract/job.js';
+import { getExtractionPrompt, getExtractionSchema } from '../contract/schemas/registry.js';
+import type { DeferAction } from '../policy/index.js';
+import type { ExtractionResponse } from '../providers/model.js';
+import { errorName } from '../shared/errors.js';
+import { COOLDOWN_METRICS } from '../shared/telemetry.js';
+import { resultRecordFor } from '../store/results.js';
+import { count, ledgerBase, log, runLogFields, type JobRun } from './context.js';
+import { InternalError } from './errors.js';
+import { failureVerdict, isThrottle } from './failures.js';
+import type { ExtractionOutcome, LaneOut } from './outcome.js';
+import { decideFor, rejectRun, resolveAction, settleFailure, suppressDuplicate } from './settle.js';
+import { validateOutput } from './validate.js';
+
+/**
+ * Extracts the run's job from `text` and commits the valid result once. Returns the outcome; throws
+ * only for what the failure table does not know (the lane then retries the record).
+ */
+export async function extract(run: JobRun, text: string): Promise<ExtractionOutcome> {
+  const { job, deps } = run;
+  const schema = getExtractionSchema(job.schemaVersion);
+  const prompt = getExtractionPrompt(job.schemaVersion, job.promptVersion);
+  if (!prompt) throw new InternalError(`prompt ${job.promptVersion} vanished from the registry`);
+  const maxRepairAttempts = deps.maxRepairAttempts ?? 1;
+  let messages = prompt.buildMessages(text);
+  let modelCalls = 0;
+  let repairsUsed = 0;
+  for (;;) {
+    // Admission before the call: a key that is not cooling and has budget, or "come back at retryAt".
+    let admission: KeyGrant | KeyDenial;
+    try {
+      const promptTokens = estimateTokens(messages.map((m) => m.content).join('\n'));
+      admission = await deps.keys.acquire({ estimatedTokens: Math.max(job.input.estimatedTokens, promptTokens) });
+    } catch (error) {
+      return settleFailure(run, 'admission', error);
+    }
+    if (!admission.admitted) return admissionDenied(run, admission);
+    const { key } = admission;
+    let response: ExtractionResponse;
+    try {
+      modelCalls += 1;
+      response = await callModel(run, { messages, jsonSchemaName: schema.jsonSchemaName, jsonSchema: schema.jsonSchema, apiKey: key.secret });
+    } catch (error) {
+      return modelFailed(run, error, key);
+    }
+    // Reconcile the tokens admission took with what the call really used (never throws), while the
+    // output is validated and committed.
+    const settling = admission.settle(response.usage);
+    run.usage.inputTokens += response.usage.inputTokens;
+    run.usage.outputTokens += response.usage.outputTokens;
+    const validation = validateOutput(response.content, schema);
+    if (validation.ok) {
+      const [, committed] = await Promise.all([settling, commit(run, { result: validation.value, model: response.model, modelCalls })]);
+      return committed;
+    }
+    count(deps, 'ValidationFailed');
+    await settling;
+    await deps.ledger.record({
+      ...ledgerBase(run),
+      kind: 'validation_failed',
+      reason: validation.parseStatus,
+      parseStatus: validation.parseStatus,
+      failingFields: validation.failingFields,
+      failingRules: validation.failingRules,
+      details: `model ${response.model}, repair ${repairsUsed} of ${maxRepairAttempts}, output ${response.content.length} chars`,
+    });
+    const action = decideFor(run, { kind: 'validation_failed', repairAttemptsUsed: repairsUsed, maxRepairAttempts });
+    if (action.type !== 'repair') return resolveAction(run, action, validation.parseStatus);
+    repairsUsed += 1;
+    messages = prompt.buildRepairMessages(text, response.content, validation.problems);
+    log(deps, 'info', 'repairing output', { ...runLogFields(run), parseStatus: validation.parseStatus, outcome: 'repair' });
+  }
+}
+
+/** One model call, timed into the run. */
+async function callModel(run: JobRun, request: Parameters<JobRun['deps']['model']['extract']>[0]): Promise<ExtractionResponse> {
+  count(run.deps, 'ModelCalls');
+  const started = performance.now();
+  try {
+    return await run.deps.model.extract(request);
+  } finally {
+    run.model.ms += performance.now() - started;
+    run.model.calls += 1;
+  }
+}
+
+/** The model call failed: the failure table says what it means; a throttle also cools the key. */
+async function modelFailed(run: JobRun, error: unknown, key: ProviderKey): Promise<ExtractionOutcome> {
+  const verdict = failureVerdict('model_call', error, { keyId: key.id });
+  if (verdict.type === 'rethrow') throw error;
+  if (verdict.type === 'reject') return rejectRun(run, { type: 'reject', reason: verdict.policyReason, detail: verdict.detail }, verdict.reason);
+  let outcome = verdict.outcome;
+  if (isThrottle(outcome)) {
+    count(run.deps, 'RateLimited');
+    const kind = outcome.classification.kind;
+    const keysLeft = await run.deps.keys.keysLeftAfter(key, { scope: kind === 'rate_limit' ? 'key' : 'quota_owner', reason: kind }).catch(() => undefined);
+    if (keysLeft !== undefined) outcome = { ...outcome, keysLeft };
+  }
+  const action = decideFor(run, outcome);
+  const laneOut = action.type === 'defer' ? await recordThrottle(run, action, key) : undefined;
+  return resolveAction(run, action, verdict.detail, laneOut);
+}
+
+/**
+ * What a throttle's deferral asks beyond the wait: record the key's (or quota owner's) cooldown in
+ * the shared rate state, so no consumer spends a call to learn it again, and find out whether any key
+ * is left. Failing to record never stops the deferral (admission learns the limit again, at worst).
+ * Returns when every key is out, until when.
+ */
+async function recordThrottle(run: JobRun, action: DeferAction, key: ProviderKey): Promise<LaneOut | undefined> {
+  const { deps } = run;
+  const fields = { ...runLogFields(run), keyId: key.id };
+  if (action.cooldown) {
+    try {
+      await deps.keys.cool(key, action.cooldown);
+      count(deps, 'KeyCooldown');
+      count(deps, COOLDOWN_METRICS[action.cooldown.reason]);
+      log(deps, 'info', 'key cooling', { ...fields, cooldown: action.cooldown });
+    } catch (error) {
+      log(deps, 'warn', 'could not record a key cooldown', { ...fields, cooldown: action.cooldown, error: errorName(error) });
+    }
+  }
+  if (action.pauseLane) {
+    // Resume at the earliest reset of any key, not only this one's.
+    const out = await deps.keys.laneOut?.().catch(() => null);
+    const until = Math.min(Date.parse(action.pauseLane.until), out ? out.until.getTime() : Infinity);
+    return { until: new Date(until), reason: action.pauseLane.reason };
+  }
+  if (action.cooldown && action.cooldown.reason !== 'rate_limit') {
+    // Two consumers can exhaust the last two keys at the same moment, each still seeing the other's
+    // key as usable. Each re-reads after recording its own cooldown, so at least one sees every key out.
+    return (await deps.keys.laneOut?.().catch(() => null)) ?? undefined;
+  }
+  return undefined;
+}
+
+/** No key could take the call: defer until the earliest is due, without calling the provider. */
+async function admissionDenied(run: JobRun, denial: KeyDenial): Promise<ExtractionOutcome> {
+  count(run.deps, 'AdmissionDenied');
+  const action = decideFor(run, { kind: 'admission_denied', retryAt: denial.retryAt });
+  return resolveAction(run, action, `admission denied: ${denial.detail}, retry at ${denial.retryAt.toISOString()}`, denial.laneOut);
+}
+
+/** Commits the valid output once (conditional write on the idempotency key). */
+async function commit(run: JobRun, output: { result: Record<string, unknown>; model: string; modelCalls: number }): Promise<ExtractionOutcome> {
+  const { job, deps, delivery } = run;
+  const usage = { ...run.usage };
+  let written;
+  try {
+    written = await deps.results.commitOnce(resultRecordFor(job, { ...output, usage }, deps.now()));
+  } catch (error) {
+    // Not acknowledged: the lane retries it like any real failure.
+    return settleFailure(run, 'commit', error);
+  }
+  if (written.status === 'duplicate') return suppressDuplicate(run, written.existing.jobId);
+  count(deps, 'Completed');
+  count(deps, 'AttemptsPerCompletion', job.attempt + delivery.receiveCount + job.deferrals);
+  log(deps, 'info', 'committed', {
+    ...runLogFields(run),
+    attempt: job.attempt,
+    deferrals: job.deferrals,
+    outcome: 'committed',
+    modelCalls: output.modelCalls,
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+  });
+  return { type: 'committed', modelCalls: output.modelCalls, usage };
+}

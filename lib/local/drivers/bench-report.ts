@@ -1,0 +1,269 @@
+/**
+ * What `npm run bench` reports: per strategy, drain time against the quota-bound minimum, model calls
+ * per completion, 429s, dead-letters, duplicates, lost jobs and the consumer's overhead per record;
+ * the floor and the overhead probe beside it; strategy (c) against its targets. Pure: no I/O.
+ */
+import type { LaneConfig } from '../../config/lanes.js';
+import { BENCH_TARGETS, type BenchStrategyId } from './bench-strategies.js';
+import { quantile, type Scorecard } from './scorecard.js';
+
+/** A distribution's summary (ms); nulls when there were no values. */
+export interface Distribution {
+  n: number;
+  p50: number | null;
+  p99: number | null;
+  mean: number | null;
+}
+
+/** What one strategy did. */
+export interface StrategyResult {
+  id: BenchStrategyId;
+  label: string;
+  description: string;
+  submitted: number;
+  committed: number;
+  deadLettered: number;
+  lost: number;
+  /** Still in the queue at the end (only after a time limit). */
+  waiting: number;
+  rejected: number;
+  needsReview: number;
+  /** Idempotency keys committed more than once (must be 0). */
+  doubleCommits: number;
+  /** Deliveries of an already committed job that the consumer answered from the results table. */
+  duplicatesSuppressed: number;
+  modelCalls: number;
+  modelCallsPerCompletion: number | null;
+  /** 429s the provider answered. */
+  throttled429: number;
+  /** Calls admission turned away without calling the provider. */
+  admissionDenied: number;
+  /** Re-sends with DelaySeconds (throttles and admission denials). */
+  deferrals: number;
+  /** Real failures (visibility backoff), 429s included under (a). */
+  failures: number;
+  /** First submission to last commit (ms). */
+  drainMs: number | null;
+  /** Jobs / (quota owners × RPM), slowest lane, in scaled minutes (the scorecard's bound). */
+  quotaBoundMinimumMs: number | null;
+  drainRatio: number | null;
+  /**
+   * The same bound less the provider's first-minute burst (its RPM buckets start full): the slowest
+   * lane's (jobs − limit) / limit minutes. A perfect scheduler's drain time.
+   */
+  burstAwareMinimumMs: number;
+  burstAwareRatio: number | null;
+  /** First submission until every job was in a terminal state (ms), or null on a time limit. */
+  settledMs: number | null;
+  /** Consumer overhead per record: record time minus time inside the model adapter (ms). */
+  overheadMs: Distribution;
+  /** The same, for records that called the model and settled (typically the commits). */
+  overheadCallingMs: Distribution;
+  /** Time inside the model adapter per call (ms). */
+  modelMsPerCall: Distribution;
+  /** Time of each admission `acquire` (ms): the shared key pool's DynamoDB reads and conditional writes under (c). */
+  admissionAcquireMs: Distribution;
+  /**
+   * Event-loop delay of this process while the strategy ran (ms): fauxqs, the fake provider, the
+   * poller and every consumer share it, so it is part of every record's time.
+   */
+  eventLoopDelayMs: { p50: number; p99: number; max: number };
+  /** Most records the consumers of all lanes held at once. */
+  maxRecordsInFlight: number;
+  /** Records in flight (all lanes) as each record saw it when its batch arrived, on average. */
+  meanRecordsInFlight: number;
+  /** Whole-batch failures the poller saw (a timeout or a crash: should be 0). */
+  wholeBatchFailures: number;
+  elapsedMs: number;
+  timedOut: boolean;
+  scorecard: Scorecard;
+}
+
+/** The floor: per message, a bare receive, one conditional put and a delete on the same emulators. */
+export interface FloorResult {
+  messages: number;
+  concurrency: number;
+  totalMs: Distribution;
+  receiveMs: Distribution;
+  putMs: Distribution;
+  deleteMs: Distribution;
+}
+
+/** The consumer of (c) with one job at a time: its overhead without contention. */
+export interface OverheadProbe {
+  messages: number;
+  /** Record time minus model time (ms). */
+  overheadMs: Distribution;
+  /** Time inside the model adapter per record (ms), for scale. */
+  modelMs: Distribution;
+  /**
+   * The AWS calls the consumer made per job, by command (the poller's receive and delete not
+   * included), with their p50 (ms): where the overhead goes.
+   */
+  callsPerJob: Record<string, { perJob: number; p50Ms: number | null }>;
+}
+
+/** One target of strategy (c): the value measured and whether it is met (null: not measured). */
+export interface TargetCheck {
+  target: number;
+  value: number | null;
+  met: boolean | null;
+}
+
+/** Everything one bench run found. */
+export interface BenchReport {
+  date: string;
+  machine: { cpuModel: string; cpus: number; memoryGb: number; os: string; node: string; loadAverageAtStart: number[]; loadAverageAtEnd: number[] };
+  settings: {
+    jobs: number;
+    jobsPerLane: Record<string, number>;
+    keysPerLane: number;
+    providerRpm: number;
+    providerTpm: number;
+    minuteMs: number;
+    /** Requests per scaled minute per lane (quota owners × RPM). */
+    laneRequestsPerMinute: number;
+    maxReceiveCount: number;
+    consumerConcurrencyPerLane: number;
+    batchSize: number;
+    backoff: LaneConfig['backoff'];
+  };
+  strategies: StrategyResult[];
+  /** (c)'s consumer, one job at a time (null: skipped). */
+  probe: OverheadProbe | null;
+  /** The floor, one message at a time (null: skipped). */
+  floor: FloorResult | null;
+  /**
+   * The floor with as many loops at once as records were in flight in (c), on average: what the same
+   * emulators give the bare work under that load (null: skipped, or (c) did not run).
+   */
+  loadedFloor: FloorResult | null;
+  targets: {
+    drainRatio: TargetCheck;
+    modelCallsPerCompletion: TargetCheck;
+    deadLettered: TargetCheck;
+    lost: TargetCheck;
+    /** The probe's p50 over the floor's p50: the same conditions on both sides (one message at a time). */
+    overheadToFloor: TargetCheck;
+  } | null;
+  /** (c)'s overhead p50 during its run over the loaded floor's p50 (informational). */
+  overheadToLoadedFloor: number | null;
+  elapsedMs: number;
+}
+
+/** `value` rounded to `digits` decimals. */
+export function round(value: number, digits = 3): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+/** p50, p99 and mean of `values` (ms, rounded to 0.01). */
+export function distribution(values: readonly number[]): Distribution {
+  if (values.length === 0) return { n: 0, p50: null, p99: null, mean: null };
+  const r = (v: number | null): number | null => (v === null ? null : round(v, 2));
+  return { n: values.length, p50: r(quantile(values, 0.5)), p99: r(quantile(values, 0.99)), mean: r(values.reduce((a, b) => a + b, 0) / values.length) };
+}
+
+/** Strategy (c)'s figures against the targets (null when (c) did not run). */
+export function checkTargets(strategies: readonly StrategyResult[], probe: OverheadProbe | null, floor: FloorResult | null): BenchReport['targets'] {
+  const c = strategies.find((s) => s.id === 'admission');
+  if (!c) return null;
+  const check = (target: number, value: number | null): TargetCheck => ({ target, value, met: value === null ? null : value <= target });
+  const overhead = probe?.overheadMs.p50 != null && floor?.totalMs.p50 ? round(probe.overheadMs.p50 / floor.totalMs.p50, 2) : null;
+  return {
+    drainRatio: check(BENCH_TARGETS.drainRatio, c.timedOut ? null : c.drainRatio),
+    modelCallsPerCompletion: check(BENCH_TARGETS.modelCallsPerCompletion, c.modelCallsPerCompletion),
+    deadLettered: check(BENCH_TARGETS.deadLettered, c.deadLettered),
+    lost: check(BENCH_TARGETS.lost, c.lost),
+    overheadToFloor: check(BENCH_TARGETS.overheadToFloor, overhead),
+  };
+}
+
+/**
+ * 0 when every strategy finished in time with nothing lost and nothing committed twice (and, with
+ * `--strict`, strategy (c) met every target); else 1. Naive dead-letters by design: that is not a failure.
+ */
+export function benchExitCode(report: BenchReport, options: { strict: boolean } = { strict: false }): number {
+  const clean = report.strategies.every((s) => !s.timedOut && s.lost === 0 && s.doubleCommits === 0);
+  if (!clean) return 1;
+  if (options.strict && report.targets && Object.values(report.targets).some((t) => t.met !== true)) return 1;
+  return 0;
+}
+
+/** Renders the report's table for people. */
+export function formatBenchReport(report: BenchReport): string {
+  const s = report.settings;
+  const ms = (v: number | null): string => (v === null ? '-' : v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`);
+  const num = (v: number | null, digits = 2): string => (v === null ? '-' : v.toFixed(digits));
+  const pair = (d: Distribution): string => (d.p50 === null ? '-' : `${num(d.p50)} / ${num(d.p99)}`);
+  const target = (t: TargetCheck | undefined, text: string): string => (t ? `${text} ${t.met === null ? '(n/a)' : t.met ? 'met' : 'MISSED'}` : '');
+  const t = report.targets ?? undefined;
+  const rows: [string, ...string[]][] = [
+    ['', ...report.strategies.map((x) => x.label), 'target (c)'],
+    ['drain / quota-bound minimum', ...report.strategies.map((x) => (x.drainRatio === null ? '-' : `${num(x.drainRatio)}x${x.timedOut ? ' (time limit)' : ''}`)), target(t?.drainRatio, '<= 1.15x')],
+    ['  drain time (last commit)', ...report.strategies.map((x) => ms(x.drainMs)), ''],
+    ['  quota-bound minimum', ...report.strategies.map((x) => ms(x.quotaBoundMinimumMs)), ''],
+    ['  drain / burst-aware minimum', ...report.strategies.map((x) => (x.burstAwareRatio === null ? '-' : `${num(x.burstAwareRatio)}x`)), ''],
+    ['  all jobs settled after', ...report.strategies.map((x) => ms(x.settledMs)), ''],
+    ['committed', ...report.strategies.map((x) => `${x.committed} of ${x.submitted}`), ''],
+    ['model calls per completion', ...report.strategies.map((x) => `${num(x.modelCallsPerCompletion)} (${x.modelCalls})`), target(t?.modelCallsPerCompletion, '<= 1.03')],
+    ['429s', ...report.strategies.map((x) => String(x.throttled429)), ''],
+    ['admission denied (no call)', ...report.strategies.map((x) => String(x.admissionDenied)), ''],
+    ['re-sends / visibility failures', ...report.strategies.map((x) => `${x.deferrals} / ${x.failures}`), ''],
+    ['dead-lettered', ...report.strategies.map((x) => String(x.deadLettered)), target(t?.deadLettered, '0')],
+    ['duplicates: double commits / suppressed', ...report.strategies.map((x) => `${x.doubleCommits} / ${x.duplicatesSuppressed}`), ''],
+    ['lost', ...report.strategies.map((x) => String(x.lost)), target(t?.lost, '0')],
+    ['consumer overhead under load p50 / p99 (ms)', ...report.strategies.map((x) => pair(x.overheadMs)), ''],
+    ['  records with a model call (ms)', ...report.strategies.map((x) => pair(x.overheadCallingMs)), ''],
+    ['  records timed', ...report.strategies.map((x) => String(x.overheadMs.n)), ''],
+    ['  admission acquire p50 / p99 (ms)', ...report.strategies.map((x) => pair(x.admissionAcquireMs)), ''],
+    ['  records in flight: mean seen / most', ...report.strategies.map((x) => `${num(x.meanRecordsInFlight, 1)} / ${x.maxRecordsInFlight}`), ''],
+    ['  event-loop delay p50 / p99 (ms)', ...report.strategies.map((x) => `${num(x.eventLoopDelayMs.p50)} / ${num(x.eventLoopDelayMs.p99)}`), ''],
+    ['model adapter time per call p50 (ms)', ...report.strategies.map((x) => num(x.modelMsPerCall.p50)), ''],
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  const lines = rows.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd());
+  const floorLine = (label: string, f: FloorResult | null): string =>
+    f
+      ? `${label} (${f.concurrency} at a time, ${f.messages} messages): p50 / p99 ${pair(f.totalMs)} ms (receive ${pair(f.receiveMs)}, put ${pair(f.putMs)}, delete ${pair(f.deleteMs)})`
+      : `${label}: not measured`;
+  const probe = report.probe;
+  const overheadLines = [
+    'Consumer overhead per message, excluding model time, beside the floor (bare receive + one conditional put + delete',
+    'per message, a loop on the same DynamoDB Local and fauxqs):',
+    probe
+      ? `  (c) consumer, one job at a time (${probe.messages} jobs): p50 / p99 ${pair(probe.overheadMs)} ms (model adapter ${pair(probe.modelMs)} ms)`
+      : '  (c) consumer, one job at a time: not measured (--probe-messages 0)',
+    ...(probe
+      ? [
+          `    its AWS calls per job (p50 ms): ${Object.entries(probe.callsPerJob)
+            .map(([name, c]) => `${name} ${c.perJob} (${num(c.p50Ms)})`)
+            .join(', ')}`,
+        ]
+      : []),
+    `  ${floorLine('floor', report.floor)}`,
+    `  => ${target(t?.overheadToFloor, `consumer p50 / floor p50 = ${num(t?.overheadToFloor.value ?? null)}x, target <= 2x:`)}`,
+    `  ${floorLine('floor under (c)\'s load', report.loadedFloor)}`,
+    `  => (c) under load p50 / loaded floor p50 = ${num(report.overheadToLoadedFloor)}x (informational)`,
+  ];
+  const lanes = Object.entries(s.jobsPerLane).map(([lane, n]) => `${lane} ${n}`).join(', ');
+  const m = report.machine;
+  return [
+    `ratelane bench — ${report.date}`,
+    `machine: ${m.cpus} x ${m.cpuModel}, ${m.memoryGb} GB, ${m.os}, Node ${m.node}; load average at start ${m.loadAverageAtStart.map((l) => l.toFixed(2)).join(' ')}, at end ${m.loadAverageAtEnd.map((l) => l.toFixed(2)).join(' ')}`,
+    `jobs: ${s.jobs} (${lanes}); per lane ${s.keysPerLane} key(s) x ${s.providerRpm} rpm = ${s.laneRequestsPerMinute} requests per provider minute; a minute lasts ${s.minuteMs} ms; ` +
+      `maxReceiveCount ${s.maxReceiveCount}; ${s.consumerConcurrencyPerLane} concurrent invocations x batch ${s.batchSize} per lane; ` +
+      `failure backoff ${s.backoff.failureBaseSeconds}..${s.backoff.failureCapSeconds} s, throttle backoff ${s.backoff.throttleBaseSeconds}..${s.backoff.throttleCapSeconds} s`,
+    '',
+    ...lines,
+    '',
+    ...overheadLines,
+    '',
+    'quota-bound minimum: jobs / (keys x rpm) of the slowest lane, in provider minutes. The provider\'s RPM buckets start full,',
+    'so one minute of requests can go at once: the burst-aware minimum leaves that minute out (a perfect drain).',
+    'Consumer overhead: from the start of processRecord until it settled or threw, minus the time inside the model adapter;',
+    'the poller\'s receive and delete (Lambda\'s event source mapping in AWS) are not in it, but are in the floor. Under load,',
+    'every record of a batch runs at once, and DynamoDB Local, fauxqs, the fake provider and the consumers share 2 CPUs.',
+    `total run time ${(report.elapsedMs / 1000).toFixed(1)} s`,
+  ].join('\n');
+}

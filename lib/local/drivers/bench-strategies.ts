@@ -1,0 +1,112 @@
+/**
+ * The strategies `npm run bench` compares, as in the simulator (lib/sim/strategies.ts):
+ * - (a) naive: every failure, a 429 included, is a real failure: back through the visibility timeout
+ *   with the lane's exponential backoff (capped full jitter from `ApproximateReceiveCount`), and the
+ *   redrive policy dead-letters it after `maxReceiveCount` (5) receives. No re-send, no admission. Done
+ *   by reclassifying the model adapter's throttle errors as `not_rate_limit` before the consumer sees
+ *   them, so the consumer and the policy run unchanged.
+ * - (b) reschedule: 429s are deferred by a re-send with `DelaySeconds` (the policy's defer path);
+ *   admission off (keys round robin, no shared cooldowns, no lane pause).
+ * - (c) admission: (b) plus admission control (shared key pool, token buckets per quota owner,
+ *   cooldowns, lane pause).
+ *
+ * Each strategy gets its own queues, bucket and tables (a name suffix) and a fresh fake provider.
+ */
+import type { LaneConfig, LaneSet } from '../../config/lanes.js';
+import { ProviderError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from '../../providers/model.js';
+import { localRunLanes, type LocalLaneSettings } from './lanes.js';
+import { withOverrides } from './overrides.js';
+
+/** The strategies the bench compares. */
+export type BenchStrategyId = 'naive' | 'reschedule' | 'admission';
+
+/** One strategy: what changes in the consumer's wiring. */
+export interface BenchStrategy {
+  id: BenchStrategyId;
+  label: string;
+  description: string;
+  /** Throttles (429s) are handed to the consumer as real failures. */
+  throttleIsFailure: boolean;
+  /** Admission control on. */
+  admission: boolean;
+}
+
+/** Every strategy, by id. */
+export const BENCH_STRATEGIES: Readonly<Record<BenchStrategyId, BenchStrategy>> = Object.freeze({
+  naive: {
+    id: 'naive',
+    label: '(a) naive',
+    description: 'every failure incl. 429 -> visibility-timeout backoff, DLQ after 5 receives; no admission',
+    throttleIsFailure: true,
+    admission: false,
+  },
+  reschedule: {
+    id: 'reschedule',
+    label: '(b) reschedule',
+    description: '429 -> re-send with DelaySeconds (policy defer path); no admission',
+    throttleIsFailure: false,
+    admission: false,
+  },
+  admission: {
+    id: 'admission',
+    label: '(c) admission',
+    description: '(b) + admission: key pool, token buckets, shared cooldowns, lane pause',
+    throttleIsFailure: false,
+    admission: true,
+  },
+});
+
+/** The strategies in the order they run and are reported. */
+export const STRATEGY_ORDER: readonly BenchStrategyId[] = ['naive', 'reschedule', 'admission'];
+/** The names `--strategies` accepts: a letter or the id. */
+export const STRATEGY_ALIASES: Readonly<Record<string, BenchStrategyId>> = { a: 'naive', naive: 'naive', b: 'reschedule', reschedule: 'reschedule', c: 'admission', admission: 'admission' };
+
+/** Targets for strategy (c), as the README states them ("Benchmark results"). */
+export const BENCH_TARGETS = Object.freeze({
+  /** drain time / quota-bound minimum, at most */
+  drainRatio: 1.15,
+  /** model calls per completion, at most */
+  modelCallsPerCompletion: 1.03,
+  deadLettered: 0,
+  lost: 0,
+  /** consumer overhead p50 / floor p50, at most */
+  overheadToFloor: 2,
+});
+
+const THROTTLE_KINDS = new Set(['rate_limit', 'quota_exhausted', 'billing']);
+
+/**
+ * The naive consumer's view of the model: a throttle (429) is an ordinary provider error
+ * (`not_rate_limit`), so the consumer fails it through the visibility timeout like any other.
+ */
+export function naiveModel(model: ModelAdapter): ModelAdapter {
+  return withOverrides(model, {
+    extract: async (request: ExtractionRequest): Promise<ExtractionResponse> => {
+      try {
+        return await model.extract(request);
+      } catch (error) {
+        if (error instanceof ProviderError && THROTTLE_KINDS.has(error.classification.kind)) {
+          throw new ProviderError(error.message, error.provider, error.status, { kind: 'not_rate_limit', retryAfterMs: null, resetAt: null }, {
+            cause: error,
+            requestTooLarge: error.requestTooLarge,
+          });
+        }
+        throw error;
+      }
+    },
+  });
+}
+
+/** The bench lanes of one strategy: `localRunLanes` with every resource name suffixed by `tag`. */
+export function benchLanes(options: Omit<LocalLaneSettings, 'providerDaily'>, tag: string): LaneSet {
+  const base = localRunLanes({ ...options, providerDaily: 100_000_000 });
+  return Object.fromEntries(
+    Object.entries(base).map(([name, lane]) => [
+      name,
+      {
+        ...lane,
+        resources: Object.fromEntries(Object.entries(lane.resources).map(([k, v]) => [k, `${v}-${tag}`])) as LaneConfig['resources'],
+      },
+    ]),
+  );
+}

@@ -1,0 +1,240 @@
+/**
+ * One strategy of `npm run bench`: its own lanes (a name suffix) and fake provider on the shared
+ * DynamoDB Local and fauxqs, the job set submitted at once, watched until it drained, then measured.
+ */
+import { randomBytes } from 'node:crypto';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import type { KeyPool } from '../../admission/keys.js';
+import type { LaneSet } from '../../config/lanes.js';
+import type { ConsumerDeps, RecordTiming } from '../../consumer/process-record.js';
+import type { PollerEvent } from '../lambda/poller.js';
+import type { LocalServices } from '../services/services.js';
+import { startLocalStack, type LocalStack } from '../stack.js';
+import type { BenchOptions } from './bench.js';
+import { distribution, round, type StrategyResult } from './bench-report.js';
+import { benchLanes, naiveModel, type BenchStrategy } from './bench-strategies.js';
+import { burstAwareMinimumMs, corpusDocuments, quotaBoundMinimumMs } from './lanes.js';
+import { collectFinalState, scorecardOf } from './outcome.js';
+import { elapsedLabel, stopPollers, watchUntilDrained, type DrainSnapshot } from './observe.js';
+import { withOverrides } from './overrides.js';
+import type { Scorecard } from './scorecard.js';
+import { submitToStack, type StackSubmission } from './submit.js';
+
+/** Where the bench's consumer logs go by default. */
+export const BENCH_LOG_FILE = '.cache/bench/consumer.log';
+
+/** What the consumers and pollers of one strategy showed while it ran. */
+interface StrategyProbe {
+  timings: RecordTiming[];
+  /** Time of each admission `acquire` (ms). */
+  acquireMs: number[];
+  wholeBatchFailures: number;
+  recordsInFlight: number;
+  maxRecordsInFlight: number;
+  /** Records in flight as each record saw it on arrival, summed. */
+  inFlightSeen: number;
+  recordsReceived: number;
+  loopDelay: IntervalHistogram;
+  /** The strategy's consumer: the naive model when throttles are failures, timed key pool and records. */
+  overrideDeps(deps: ConsumerDeps): ConsumerDeps;
+  onPollerEvent(event: PollerEvent): void;
+}
+
+/** Runs one strategy on the shared services and measures it. */
+export async function runStrategy(strategy: BenchStrategy, options: BenchOptions, services: LocalServices, say: (line: string) => void): Promise<StrategyResult> {
+  const started = Date.now();
+  const lanes = benchLanes(options, `${strategy.id.slice(0, 5)}-${randomBytes(3).toString('hex')}`);
+  const probe = strategyProbe(strategy);
+  const stack = await startStrategyStack(strategy, options, services, lanes, probe, say);
+  try {
+    const documents = corpusDocuments(options.jobs);
+    probe.loopDelay.enable();
+    const submission = await submitToStack(stack, lanes, documents);
+    const bound = quotaBoundMinimumMs(lanes, submission.submitted, options.minuteMs);
+    const { submission: result, sent, submitStarted } = submission;
+    say(
+      `${strategy.label}: submitted ${sent.length} of ${documents.length} jobs in ${Date.now() - submitStarted} ms${result.failed ? ` (${result.failed} NOT sent)` : ''}; quota-bound minimum ${(bound / 1000).toFixed(1)} s`,
+    );
+    const { timedOut, quietSince } = await watchStrategy(stack, strategy, options, submission, bound, say);
+    probe.loopDelay.disable();
+    await stopPollers(stack);
+    const scorecard = scorecardOf(stack, await collectFinalState(stack, services.fauxqs), submission, {
+      metrics: stack.telemetry.totals.total,
+      elapsedMs: Date.now() - submitStarted,
+      timedOut,
+      quotaBoundMinimumMs: bound,
+    });
+    const measured = strategyResult(strategy, probe, scorecard, {
+      failures: stack.telemetry.totals.total.Failed ?? 0,
+      burstAwareMs: burstAwareMinimumMs(lanes, submission.submitted, options.minuteMs),
+      settledMs: timedOut || quietSince === null ? null : quietSince - submitStarted,
+      elapsedMs: Date.now() - started,
+      timedOut,
+    });
+    say(
+      `${strategy.label}: done in ${(measured.elapsedMs / 1000).toFixed(1)} s: committed ${measured.committed}, dead-lettered ${measured.deadLettered}, lost ${measured.lost}, ` +
+        `drain ${measured.drainRatio ?? '-'}x the bound, ${measured.modelCallsPerCompletion ?? '-'} calls per completion, overhead p50 ${measured.overheadMs.p50 ?? '-'} ms`,
+    );
+    return measured;
+  } finally {
+    await stack.stop();
+  }
+}
+
+/** The counters of one strategy, and the consumer wiring that feeds them. */
+function strategyProbe(strategy: BenchStrategy): StrategyProbe {
+  const probe: StrategyProbe = {
+    timings: [],
+    acquireMs: [],
+    wholeBatchFailures: 0,
+    recordsInFlight: 0,
+    maxRecordsInFlight: 0,
+    inFlightSeen: 0,
+    recordsReceived: 0,
+    loopDelay: monitorEventLoopDelay({ resolution: 10 }),
+    overrideDeps: (deps) => ({
+      ...deps,
+      ...(strategy.throttleIsFailure ? { model: naiveModel(deps.model) } : {}),
+      keys: timedKeys(deps.keys, probe.acquireMs),
+      onRecordTiming: (timing) => probe.timings.push(timing),
+    }),
+    onPollerEvent: (event) => {
+      if (event.type === 'batchFailed') probe.wholeBatchFailures += 1;
+      if (event.type === 'batchReceived') {
+        probe.recordsInFlight += event.messageIds.length;
+        probe.maxRecordsInFlight = Math.max(probe.maxRecordsInFlight, probe.recordsInFlight);
+        probe.inFlightSeen += probe.recordsInFlight * event.messageIds.length;
+        probe.recordsReceived += event.messageIds.length;
+      }
+      if (event.type === 'invocationFinished') probe.recordsInFlight -= event.records;
+    },
+  };
+  return probe;
+}
+
+/** A key pool whose every `acquire` is timed into `acquireMs`. */
+function timedKeys(keys: KeyPool, acquireMs: number[]): KeyPool {
+  return withOverrides(keys, {
+    acquire: async (request) => {
+      const t0 = performance.now();
+      try {
+        return await keys.acquire(request);
+      } finally {
+        acquireMs.push(performance.now() - t0);
+      }
+    },
+  });
+}
+
+/** Starts the strategy's stack on the shared services: its lanes, a fresh provider at the bench quota, its consumer. */
+async function startStrategyStack(strategy: BenchStrategy, options: BenchOptions, services: LocalServices, lanes: LaneSet, probe: StrategyProbe, say: (line: string) => void): Promise<LocalStack> {
+  return startLocalStack({
+    lanes,
+    endpoints: services.endpoints,
+    logFile: options.logFile ?? BENCH_LOG_FILE,
+    provider: {
+      limits: { requestsPerMinute: options.providerRpm, tokensPerMinute: options.providerTpm, requestsPerDay: 100_000_000 },
+      minuteMs: options.minuteMs,
+      dayMs: options.minuteMs * 1440,
+      seed: options.seed,
+    },
+    ...(strategy.admission ? {} : { admission: false as const }),
+    overrideDeps: (_lane, deps) => probe.overrideDeps(deps),
+    onPollerEvent: (_lane, event) => probe.onPollerEvent(event),
+    onLanePause: (lane, state) => say(`  ${strategy.label}: lane ${lane} ${state.paused ? `PAUSED until ${state.until?.toISOString()} (${state.reason})` : 'resumed'}`),
+  });
+}
+
+/** Waits until the strategy's queues drained (checks every 500 ms), with progress every 2..10 s. */
+async function watchStrategy(
+  stack: LocalStack,
+  strategy: BenchStrategy,
+  options: BenchOptions,
+  { sent, submitStarted }: StackSubmission,
+  bound: number,
+  say: (line: string) => void,
+): Promise<{ timedOut: boolean; quietSince: number | null }> {
+  const progressEveryMs = Math.max(2_000, Math.min(10_000, bound / 6));
+  let lastProgress = Date.now();
+  const progress = (q: DrainSnapshot): void => {
+    const m = stack.telemetry.totals.total;
+    const throttled = Object.values(stack.provider.stats().rateLimited).reduce((a, b) => a + b, 0);
+    say(
+      `  [${strategy.label} ${elapsedLabel(submitStarted)} s] committed ${m.Completed ?? 0}/${sent.length} · in queue ${q.waiting} (delayed ${q.delayed}) · DLQ ${q.deadLettered} · ` +
+        `model calls ${m.ModelCalls ?? 0} · 429s ${throttled} · denied ${m.AdmissionDenied ?? 0} · re-sent ${m.Deferred ?? 0} · failed ${m.Failed ?? 0}`,
+    );
+  };
+  return watchUntilDrained(stack, {
+    intervalMs: 500,
+    deadline: submitStarted + options.timeLimitSeconds * 1000,
+    onCheck: (snapshot, end) => {
+      if (Date.now() - lastProgress >= progressEveryMs) {
+        lastProgress = Date.now();
+        progress(snapshot);
+      }
+      if (end) progress(snapshot);
+      if (end === 'timeLimit') say(`  ${strategy.label}: time limit of ${options.timeLimitSeconds} s reached; ${snapshot.waiting} message(s) still waiting`);
+    },
+  });
+}
+
+/** What the run counted beside the scorecard. */
+interface StrategyFigures {
+  /** Real failures (the consumer's `Failed` metric). */
+  failures: number;
+  burstAwareMs: number;
+  settledMs: number | null;
+  elapsedMs: number;
+  timedOut: boolean;
+}
+
+/** One strategy's figures: the scorecard's, the consumer overhead and the event-loop delay. */
+function strategyResult(strategy: BenchStrategy, probe: StrategyProbe, scorecard: Scorecard, figures: StrategyFigures): StrategyResult {
+  const { timings, loopDelay } = probe;
+  const overhead = timings.map((t) => Math.max(0, t.totalMs - t.modelMs));
+  const calling = timings.filter((t) => t.modelCalls > 0 && t.settled).map((t) => Math.max(0, t.totalMs - t.modelMs));
+  const perCall = timings.filter((t) => t.modelCalls > 0).map((t) => t.modelMs / t.modelCalls);
+  const burst = figures.burstAwareMs;
+  return {
+    id: strategy.id,
+    label: strategy.label,
+    description: strategy.description,
+    submitted: scorecard.submitted,
+    committed: scorecard.committed,
+    deadLettered: scorecard.deadLettered,
+    lost: scorecard.lost,
+    waiting: scorecard.waiting,
+    rejected: scorecard.rejected,
+    needsReview: scorecard.needsReview,
+    doubleCommits: scorecard.doubleCommits,
+    duplicatesSuppressed: scorecard.duplicatesSuppressed,
+    modelCalls: scorecard.modelCalls,
+    modelCallsPerCompletion: scorecard.modelCallsPerCompletion,
+    throttled429: scorecard.throttled429,
+    admissionDenied: scorecard.admissionDenied,
+    deferrals: scorecard.deferrals,
+    failures: figures.failures,
+    drainMs: scorecard.drainMs,
+    quotaBoundMinimumMs: scorecard.quotaBoundMinimumMs,
+    drainRatio: scorecard.drainRatio,
+    burstAwareMinimumMs: Math.round(burst),
+    burstAwareRatio: scorecard.drainMs !== null && burst > 0 ? round(scorecard.drainMs / burst) : null,
+    settledMs: figures.settledMs,
+    overheadMs: distribution(overhead),
+    overheadCallingMs: distribution(calling),
+    modelMsPerCall: distribution(perCall),
+    admissionAcquireMs: distribution(probe.acquireMs),
+    // The histogram holds each 10 ms timer's whole interval: the delay is what exceeds 10 ms.
+    eventLoopDelayMs: {
+      p50: round(Math.max(0, loopDelay.percentile(50) / 1e6 - 10), 2),
+      p99: round(Math.max(0, loopDelay.percentile(99) / 1e6 - 10), 2),
+      max: round(Math.max(0, loopDelay.max / 1e6 - 10), 2),
+    },
+    maxRecordsInFlight: probe.maxRecordsInFlight,
+    meanRecordsInFlight: probe.recordsReceived > 0 ? round(probe.inFlightSeen / probe.recordsReceived, 1) : 0,
+    wholeBatchFailures: probe.wholeBatchFailures,
+    elapsedMs: figures.elapsedMs,
+    timedOut: figures.timedOut,
+    scorecard,
+  };
+}

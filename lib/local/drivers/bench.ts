@@ -1,0 +1,160 @@
+/**
+ * `npm run bench`: the same job set, in one run, through three strategies on the local stack
+ * (DynamoDB Local, fauxqs, the fake provider at a fixed quota, the real consumer under the
+ * Lambda-like poller), then the consumer's own overhead beside a floor measured on the same emulators.
+ *
+ * The strategies are in bench-strategies.ts, one strategy's run in bench-strategy.ts, the floor and
+ * the overhead probe in bench-floor.ts, the report and its targets in bench-report.ts. Consumer
+ * overhead is reported three ways, each beside a floor on the same emulators:
+ * - under load, per strategy (every record of a batch runs at once, all on 2 CPUs), beside the floor
+ *   run with as many loops at once as (c) had records in flight on average (informational);
+ * - the probe: the (c) consumer with one job at a time and a quota that never binds, beside the floor
+ *   one message at a time: the same conditions on both sides, so this pair is the target's figure.
+ */
+import os from 'node:os';
+import type { CommandIo } from '../../commands/command.js';
+import { onShutdown } from '../services/processes.js';
+import { startLocalServices, type LocalServices } from '../services/services.js';
+import { measureFloor, probeOverhead } from './bench-floor.js';
+import { checkTargets, formatBenchReport, round, type BenchReport, type FloorResult, type OverheadProbe, type StrategyResult } from './bench-report.js';
+import { BENCH_STRATEGIES, benchLanes, type BenchStrategyId } from './bench-strategies.js';
+import { runStrategy } from './bench-strategy.js';
+import { corpusDocuments } from './lanes.js';
+import { lineWriter } from './observe.js';
+
+export { BENCH_STRATEGIES, BENCH_TARGETS, STRATEGY_ALIASES, STRATEGY_ORDER, benchLanes, naiveModel, type BenchStrategy, type BenchStrategyId } from './bench-strategies.js';
+export { benchExitCode, checkTargets, distribution, formatBenchReport, type BenchReport, type Distribution, type FloorResult, type OverheadProbe, type StrategyResult, type TargetCheck } from './bench-report.js';
+export { measureFloor } from './bench-floor.js';
+
+/** Options of one bench run (the CLI flags). */
+export interface BenchOptions {
+  jobs: number;
+  /** Provider keys per lane (each its own quota owner). */
+  keys: number;
+  providerRpm: number;
+  providerTpm: number;
+  /** How long a provider "minute" lasts here; the lanes' time settings scale with it. */
+  minuteMs: number;
+  strategies: BenchStrategyId[];
+  /** Messages each floor loop times (after a short warm-up); 0 skips the floors. */
+  floorMessages: number;
+  /** Jobs the overhead probe sends one at a time through the consumer of (c); 0 skips it. */
+  probeMessages: number;
+  seed: number;
+  /** Per strategy: stop waiting after this many seconds. */
+  timeLimitSeconds: number;
+  /** Exit 1 when strategy (c) misses a target (default: targets are reported, not enforced). */
+  strict: boolean;
+  json: boolean;
+  logFile: string | undefined;
+}
+
+/** The overhead figures beside the strategies: the probe, the floor and the floor under (c)'s load. */
+interface OverheadFigures {
+  probe: OverheadProbe | null;
+  floor: FloorResult | null;
+  loadedFloor: FloorResult | null;
+}
+
+/** Runs the bench and returns its report (printed to `io`; `--json` adds one JSON line at the end). */
+export async function runBench(options: BenchOptions, io: CommandIo): Promise<BenchReport> {
+  const say = lineWriter(io.stderr);
+  const started = Date.now();
+  const host = machine();
+  say(
+    `ratelane bench: ${options.jobs} jobs, ${options.keys} key(s) per lane x ${options.providerRpm} rpm, a provider minute lasts ${options.minuteMs} ms; ` +
+      `strategies ${options.strategies.join(', ')}; load average ${host.loadAverageAtStart.join(' ')} on ${host.cpus} CPU(s)`,
+  );
+  say('  starting DynamoDB Local and fauxqs…');
+  const services = await startLocalServices();
+  const unregister = onShutdown(() => services.stop());
+  try {
+    say(`  up in ${Date.now() - started} ms: DynamoDB Local ${services.endpoints.dynamodb} (pid ${services.dynamoPid ?? '-'}), SQS/S3 ${services.endpoints.sqs}`);
+    const strategies: StrategyResult[] = [];
+    for (const id of options.strategies) {
+      const strategy = BENCH_STRATEGIES[id];
+      say(`${strategy.label}: ${strategy.description}`);
+      strategies.push(await runStrategy(strategy, options, services, say));
+    }
+    const overhead = await measureOverhead(options, services, strategies, say);
+    const report = benchReport(options, host, strategies, overhead, started);
+    say('');
+    io.stdout.write(`${formatBenchReport(report)}\n`);
+    if (options.json) io.stdout.write(`${JSON.stringify(report)}\n`);
+    return report;
+  } finally {
+    unregister();
+    await services.stop();
+  }
+}
+
+/** The probe (unless `--probe-messages 0`), then the floor one at a time and under (c)'s load (unless `--floor-messages 0`). */
+async function measureOverhead(options: BenchOptions, services: LocalServices, strategies: readonly StrategyResult[], say: (line: string) => void): Promise<OverheadFigures> {
+  let probe: OverheadProbe | null = null;
+  if (options.probeMessages > 0) {
+    say(`overhead probe: ${options.probeMessages} jobs, one at a time, through the consumer of (c) (quota not binding)…`);
+    probe = await probeOverhead(options, services, options.probeMessages);
+    say(`overhead probe: p50 ${probe.overheadMs.p50} ms, p99 ${probe.overheadMs.p99} ms`);
+  }
+  let floor: FloorResult | null = null;
+  let loadedFloor: FloorResult | null = null;
+  if (options.floorMessages > 0) {
+    say(`floor: ${options.floorMessages} messages, one at a time: receive + conditional put + delete on the same emulators…`);
+    floor = await measureFloor(services.endpoints, { messages: options.floorMessages, concurrency: 1 });
+    say(`floor: p50 ${floor.totalMs.p50} ms, p99 ${floor.totalMs.p99} ms`);
+    const c = strategies.find((x) => x.id === 'admission');
+    if (c && c.meanRecordsInFlight > 1) {
+      const concurrency = Math.max(2, Math.round(c.meanRecordsInFlight));
+      say(`floor under load: ${options.floorMessages} messages, ${concurrency} at a time (the records (c) had in flight on average)…`);
+      loadedFloor = await measureFloor(services.endpoints, { messages: Math.max(options.floorMessages, concurrency * 3), concurrency });
+      say(`floor under load: p50 ${loadedFloor.totalMs.p50} ms, p99 ${loadedFloor.totalMs.p99} ms`);
+    }
+  }
+  return { probe, floor, loadedFloor };
+}
+
+/** The whole report: the machine, the settings, each strategy, the overhead figures and (c)'s targets. */
+function benchReport(options: BenchOptions, host: Omit<BenchReport['machine'], 'loadAverageAtEnd'>, strategies: StrategyResult[], overhead: OverheadFigures, started: number): BenchReport {
+  const anyLane = Object.values(benchLanes(options, 'probe'))[0]!;
+  const jobsPerLane: Record<string, number> = {};
+  for (const doc of corpusDocuments(options.jobs)) jobsPerLane[doc.region] = (jobsPerLane[doc.region] ?? 0) + 1;
+  const { probe, floor, loadedFloor } = overhead;
+  const cUnderLoad = strategies.find((x) => x.id === 'admission')?.overheadMs.p50 ?? null;
+  return {
+    date: new Date(started).toISOString(),
+    machine: { ...host, loadAverageAtEnd: os.loadavg().map((l) => round(l, 2)) },
+    settings: {
+      jobs: options.jobs,
+      jobsPerLane,
+      keysPerLane: options.keys,
+      providerRpm: options.providerRpm,
+      providerTpm: options.providerTpm,
+      minuteMs: options.minuteMs,
+      laneRequestsPerMinute: options.keys * options.providerRpm,
+      maxReceiveCount: anyLane.queue.maxReceiveCount,
+      consumerConcurrencyPerLane: anyLane.consumer.maximumConcurrency,
+      batchSize: anyLane.queue.batchSize,
+      backoff: anyLane.backoff,
+    },
+    strategies,
+    probe,
+    floor,
+    loadedFloor,
+    targets: checkTargets(strategies, probe, floor),
+    overheadToLoadedFloor: cUnderLoad !== null && loadedFloor?.totalMs.p50 ? round(cUnderLoad / loadedFloor.totalMs.p50, 2) : null,
+    elapsedMs: Date.now() - started,
+  };
+}
+
+/** The machine the bench ran on, and its load average at the start. */
+function machine(): Omit<BenchReport['machine'], 'loadAverageAtEnd'> {
+  const cpus = os.cpus();
+  return {
+    cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+    cpus: cpus.length,
+    memoryGb: round(os.totalmem() / 1024 ** 3, 1),
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    loadAverageAtStart: os.loadavg().map((l) => round(l, 2)),
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * `npm run local`: start the local stack, submit the sample corpus across both lanes (English
+ * invoices to `us`, German to `eu`), run until every job is in a terminal state or a time limit,
+ * show progress, print the scorecard, stop everything.
+ */
+import type { CommandIo } from '../../commands/command.js';
+import type { LaneSet } from '../../config/lanes.js';
+import { startLocalStack, type LocalStack } from '../stack.js';
+import { corpusDocuments, localRunLanes, quotaBoundMinimumMs, type LocalLaneSettings } from './lanes.js';
+import { elapsedLabel, lineWriter, stackReadyLine, stopPollers, watchUntilDrained, type DrainSnapshot } from './observe.js';
+import { collectFinalState, scorecardOf } from './outcome.js';
+import { formatScorecard, type Scorecard } from './scorecard.js';
+import { submitToStack, type StackSubmission } from './submit.js';
+
+/** Options of one local run (the CLI flags). */
+export interface LocalRunOptions extends LocalLaneSettings {
+  /** Jobs to submit (0: the corpus once). */
+  jobs: number;
+  /** How long a provider "day" lasts here (default 1440 minutes). */
+  dayMs: number;
+  /** Admission (shared key pool, buckets, lane pause) on (default) or off. */
+  admission: boolean;
+  faults: { serverError: number; timeout: number; garbageJson: number; schemaInvalid: number };
+  seed: number;
+  timeLimitSeconds: number;
+  json: boolean;
+  logFile: string | undefined;
+}
+
+/** Where consumer logs and EMF metrics go by default. */
+export const LOCAL_RUN_LOG_FILE = '.cache/local-run/consumer.log';
+
+/** Runs the local pipeline end to end and returns the scorecard (printed to `io`; `--json` adds one JSON line). */
+export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise<Scorecard> {
+  const say = lineWriter(io.stderr);
+  const started = Date.now();
+  const lanes = localRunLanes(options);
+  const logFile = options.logFile ?? LOCAL_RUN_LOG_FILE;
+  const stack = await startRunStack(options, lanes, logFile, say);
+  try {
+    say(stackReadyLine(stack, started));
+    const documents = corpusDocuments(options.jobs);
+    const submission = await submitToStack(stack, lanes, documents);
+    say(submittedLine(lanes, submission, documents.length));
+    const { timedOut } = await watchUntilDrained(stack, {
+      intervalMs: 1000,
+      deadline: started + options.timeLimitSeconds * 1000,
+      onCheck: (snapshot, end) => {
+        say(progressLine(stack, submission, snapshot, started));
+        if (end === 'timeLimit') say(`  time limit of ${options.timeLimitSeconds} s reached; ${snapshot.waiting} job(s) still waiting`);
+      },
+    });
+    await stopPollers(stack);
+    const card = scorecardOf(stack, await collectFinalState(stack), submission, {
+      metrics: stack.telemetry.totals.total,
+      elapsedMs: Date.now() - started,
+      timedOut,
+      quotaBoundMinimumMs: quotaBoundMinimumMs(lanes, submission.submitted, options.minuteMs),
+    });
+    say('');
+    io.stdout.write(`${formatScorecard(card)}\n`);
+    say(`  consumer logs and EMF metrics: ${logFile}`);
+    if (options.json) io.stdout.write(`${JSON.stringify(card)}\n`);
+    return card;
+  } finally {
+    await stack.stop();
+  }
+}
+
+/** Starts the stack of a local run: its services, the fake provider at the run's limits and faults, the consumers. */
+async function startRunStack(options: LocalRunOptions, lanes: LaneSet, logFile: string, say: (line: string) => void): Promise<LocalStack> {
+  say(`ratelane local: starting DynamoDB Local, fauxqs and the fake provider (a provider minute lasts ${options.minuteMs} ms)…`);
+  return startLocalStack({
+    lanes,
+    logFile,
+    provider: {
+      limits: { requestsPerMinute: options.providerRpm, tokensPerMinute: options.providerTpm, requestsPerDay: options.providerDaily },
+      minuteMs: options.minuteMs,
+      dayMs: options.dayMs,
+      faults: options.faults,
+      seed: options.seed,
+    },
+    ...(options.admission ? {} : { admission: false as const }),
+    onLanePause: (lane, state) =>
+      say(
+        state.paused
+          ? `  lane ${lane} PAUSED until ${state.until?.toISOString()} (${state.reason}): every key is out; messages stay in the queue`
+          : `  lane ${lane} resumed`,
+      ),
+  });
+}
+
+/** `submitted N of M jobs (us …, eu …) in … ms`. */
+function submittedLine(lanes: LaneSet, { submission, sent, submitStarted }: StackSubmission, documents: number): string {
+  const perLane = Object.keys(lanes).map((name) => `${name} ${sent.filter((r) => r.region === name).length}`).join(', ');
+  return `  submitted ${sent.length} of ${documents} jobs (${perLane}) in ${Date.now() - submitStarted} ms${submission.failed ? `; ${submission.failed} NOT sent` : ''}`;
+}
+
+/** One progress line: commits, queues, calls, 429s, admission, outcomes, paused lanes. */
+function progressLine(stack: LocalStack, { sent }: StackSubmission, q: DrainSnapshot, started: number): string {
+  const m = stack.telemetry.totals.total;
+  const rateLimited = Object.values(stack.provider.stats().rateLimited).reduce((a, b) => a + b, 0);
+  return (
+    `  [${elapsedLabel(started)} s] committed ${m.Completed ?? 0}/${sent.length} · in queue ${q.waiting} (delayed ${q.delayed}, in flight ${q.inFlight}) · ` +
+    `model calls ${m.ModelCalls ?? 0} · 429s ${rateLimited} · admission denied ${m.AdmissionDenied ?? 0} · deferred ${m.Deferred ?? 0} · ` +
+    `rejected ${m.Rejected ?? 0} · review ${m.NeedsReview ?? 0} · DLQ ${q.deadLettered}${q.paused.length > 0 ? ` · PAUSED ${q.paused.join(', ')}` : ''}`
+  );
+}

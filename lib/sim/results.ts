@@ -1,0 +1,140 @@
+/**
+ * What a simulation run reports: the figures of one strategy in one scenario, assembled from the
+ * run's tallies, the queue's, the provider's and admission's counters, priced per million jobs.
+ */
+import { costPerMillionJobs, type CostPerMillion, type Usage } from './cost.js';
+import type { JobTable } from './jobs.js';
+import type { ProviderCounters, ProviderModel } from './provider-model.js';
+import { quotaBoundMs, type Scenario } from './scenarios.js';
+import type { AdmissionCounters, SimKeyPool } from './sim-key-pool.js';
+import type { SqsCounters, SqsModel } from './sqs-model.js';
+import type { Strategy } from './strategies.js';
+
+/** Figures of one strategy in one scenario. */
+export interface StrategyResult {
+  scenario: string;
+  strategy: string;
+  label: string;
+  jobs: number;
+  completed: number;
+  deadLettered: number;
+  rejected: number;
+  /** Jobs neither settled nor in the queue (must be 0). */
+  lost: number;
+  /** Jobs still queued when the horizon ended the run. */
+  unfinished: number;
+  /** First job received → last job settled (committed, dead-lettered or rejected), ms. */
+  drainMs: number;
+  boundMs: number;
+  drainOverBound: number;
+  modelCalls: number;
+  callsPerCompletion: number;
+  rateLimited: number;
+  quotaExhausted: number;
+  failedCalls: number;
+  /** Calls that did not produce a completion: 429s and failed calls. */
+  wastedCalls: number;
+  /** Records delivered to consumers. */
+  receives: number;
+  /** Re-sends of jobs not yet eligible (waits past 900 s). */
+  hops: number;
+  /** Re-sends after a throttle or an admission denial. */
+  deferrals: number;
+  admissionDenials: number;
+  lanePauses: number;
+  usage: Usage;
+  costPerMillion: CostPerMillion;
+  sqs: SqsCounters;
+  provider: ProviderCounters;
+  admission: AdmissionCounters | null;
+  events: number;
+  wallMs: number;
+}
+
+/** What a run counts besides the jobs' states. */
+export interface Tally {
+  /** The first receive (epoch ms; `Infinity` before it). */
+  firstReceive: number;
+  receives: number;
+  hops: number;
+  deferrals: number;
+  admissionDenials: number;
+  lanePauses: number;
+  /** EventBridge Scheduler schedules created (one per pause). */
+  schedules: number;
+  /** DynamoDB request units outside admission (duplicate checks, commits, ledger, pause claims). */
+  dynamoReads: number;
+  dynamoWrites: number;
+  invocations: number;
+  /** Lambda duration × memory, in GB-ms. */
+  gbMs: number;
+  events: number;
+}
+
+/** A run's tallies before it starts. */
+export function newTally(): Tally {
+  return { firstReceive: Infinity, receives: 0, hops: 0, deferrals: 0, admissionDenials: 0, lanePauses: 0, schedules: 0, dynamoReads: 0, dynamoWrites: 0, invocations: 0, gbMs: 0, events: 0 };
+}
+
+/** The figures of a finished run (its queue's empty receives already counted). */
+export function strategyResult(run: {
+  scenario: Scenario;
+  strategy: Strategy;
+  jobs: JobTable;
+  /** How many jobs were submitted. */
+  submitted: number;
+  tally: Tally;
+  sqs: SqsModel;
+  provider: ProviderModel;
+  admission: SimKeyPool | null;
+  wallMs: number;
+}): StrategyResult {
+  const { scenario, strategy, jobs, submitted, tally, sqs, admission } = run;
+  const unsettled = submitted - jobs.terminal;
+  const lost = Math.max(0, unsettled - sqs.size);
+  const drainMs = jobs.lastSettled - Math.min(tally.firstReceive, jobs.lastSettled);
+  const boundMs = quotaBoundMs(scenario, submitted, jobs.totalTokens);
+  const units = admission?.counters;
+  const usage: Usage = {
+    sqsRequests: sqs.counters.billedRequests,
+    dynamoReadUnits: tally.dynamoReads + (units ? units.cooldownReads : 0),
+    dynamoWriteUnits: tally.dynamoWrites + (units ? units.bucketWrites + units.bucketConflicts + units.cooldownWrites : 0),
+    lambdaInvocations: tally.invocations,
+    lambdaGbSeconds: tally.gbMs / 1000,
+    schedules: tally.schedules,
+  };
+  const provider = { ...run.provider.counters };
+  const wasted = provider.rateLimited + provider.quotaExhausted + provider.failures;
+  return {
+    scenario: scenario.id,
+    strategy: strategy.id,
+    label: strategy.label,
+    jobs: submitted,
+    completed: jobs.completed,
+    deadLettered: jobs.deadLettered,
+    rejected: jobs.rejected,
+    lost,
+    unfinished: unsettled - lost,
+    drainMs,
+    boundMs,
+    drainOverBound: boundMs > 0 ? drainMs / boundMs : 0,
+    modelCalls: provider.calls,
+    callsPerCompletion: jobs.completed > 0 ? provider.calls / jobs.completed : Infinity,
+    rateLimited: provider.rateLimited,
+    quotaExhausted: provider.quotaExhausted,
+    failedCalls: provider.failures,
+    wastedCalls: wasted,
+    receives: tally.receives,
+    hops: tally.hops,
+    deferrals: tally.deferrals,
+    admissionDenials: tally.admissionDenials,
+    lanePauses: tally.lanePauses,
+    usage,
+    costPerMillion: costPerMillionJobs(usage, submitted),
+    sqs: { ...sqs.counters },
+    provider,
+    admission: units ? { ...units } : null,
+    events: tally.events,
+    wallMs: run.wallMs,
+  };
+}

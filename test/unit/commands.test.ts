@@ -1,0 +1,144 @@
+/**
+ * The one command shape and flags helper (lib/commands): how `--help`, usage errors and `--json`
+ * usage errors come out, how flags are read and checked, and the registry.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { runCommand, UsageError, type Command, type CommandIo } from '../../lib/commands/command.js';
+import { booleanFlag, endpointsFrom, numberFlag, parseFlags, repeatedFlag, stringFlag } from '../../lib/commands/flags.js';
+import { COMMANDS, findCommand, USAGE } from '../../lib/commands/index.js';
+
+/** An io that collects what a command writes. */
+function capture(): { io: CommandIo; out: () => string; err: () => string } {
+  let out = '';
+  let err = '';
+  return { io: { stdout: { write: (s: string) => (out += s) }, stderr: { write: (s: string) => (err += s) }, env: {} }, out: () => out, err: () => err };
+}
+
+/** A command that echoes its one flag. */
+function echoCommand(overrides: Partial<Command<{ n: number; json: boolean }>> = {}): Command<{ n: number; json: boolean }> {
+  return {
+    name: 'echo',
+    usage: 'Usage: echo [--n N]\n',
+    helpTo: 'stderr',
+    parse: (argv) => parseFlags(argv, { n: numberFlag({ min: 1, max: 9, fallback: 1 }), json: booleanFlag() }),
+    run: async (options, io) => {
+      io.stdout.write(`n=${options.n}\n`);
+      return 0;
+    },
+    ...overrides,
+  };
+}
+
+describe('runCommand', () => {
+  it('runs with the parsed options and resolves the exit code', async () => {
+    // Prepare
+    const c = capture();
+    // Act
+    const code = await runCommand(echoCommand(), ['--n', '3'], c.io);
+    // Assess
+    assert.equal(code, 0);
+    assert.equal(c.out(), 'n=3\n');
+  });
+
+  it('prints the usage for --help and -h on the command\'s stream and exits 0', async () => {
+    // Prepare
+    const onStderr = capture();
+    const onStdout = capture();
+    // Act
+    const codes = [await runCommand(echoCommand(), ['--help'], onStderr.io), await runCommand(echoCommand({ helpTo: 'stdout' }), ['-h'], onStdout.io)];
+    // Assess
+    assert.deepEqual(codes, [0, 0]);
+    assert.equal(onStderr.err(), 'Usage: echo [--n N]\n');
+    assert.equal(onStdout.out(), 'Usage: echo [--n N]\n');
+  });
+
+  it('prints the message and the usage for a bad flag and exits 2', async () => {
+    // Prepare
+    const bad = capture();
+    const unknown = capture();
+    // Act
+    const codes = [await runCommand(echoCommand(), ['--n', '10'], bad.io), await runCommand(echoCommand(), ['--nope'], unknown.io)];
+    // Assess
+    assert.deepEqual(codes, [2, 2]);
+    assert.equal(bad.err(), 'error: --n must be a number in 1..9, got "10"\n\nUsage: echo [--n N]\n');
+    assert.match(unknown.err(), /^error: Unknown option '--nope'/);
+    assert.equal(bad.out(), '');
+  });
+
+  it('with --json, a usage error of a JSON command is one JSON object on stdout', async () => {
+    // Prepare
+    const c = capture();
+    const command = echoCommand({
+      jsonUsageErrors: true,
+      run: async () => {
+        throw new UsageError('nothing to do');
+      },
+    });
+    // Act
+    const code = await runCommand(command, ['--json'], c.io);
+    // Assess
+    assert.equal(code, 2);
+    assert.deepEqual(JSON.parse(c.out()), { ok: false, error: { kind: 'usage', message: 'nothing to do' } });
+    assert.equal(c.err(), '');
+  });
+});
+
+describe('flags', () => {
+  it('reads numbers in a range (rounded down on request), integers, booleans, strings and repeated strings', () => {
+    // Act
+    const v = parseFlags(['--a', '2.7', '--b', '3', '--flag', '--s', 'x', '--r', 'one', '--r', 'two'], {
+      a: numberFlag({ min: 0, max: 5, round: 'floor' }),
+      b: numberFlag({ min: 0, max: 5, integer: true, fallback: 0 }),
+      c: numberFlag({ min: 0, max: 1, belowMax: true, fallback: 0.5 }),
+      flag: booleanFlag(),
+      off: booleanFlag(),
+      s: stringFlag(),
+      r: repeatedFlag(),
+      none: repeatedFlag(),
+    });
+    // Assess
+    assert.deepEqual(v, { a: 2, b: 3, c: 0.5, flag: true, off: false, s: 'x', r: ['one', 'two'], none: [] });
+  });
+
+  it('rejects blanks, fractions for integers, the excluded bound, missing values and positionals', () => {
+    // Act + Assess
+    const spec = { n: numberFlag({ min: 0, max: 1, belowMax: true }), i: numberFlag({ min: 0, max: 9, integer: true }) };
+    assert.throws(() => parseFlags(['--n', ' '], spec), /--n must be a number in \[0, 1\), got " "/);
+    assert.throws(() => parseFlags(['--n', '1'], spec), UsageError);
+    assert.throws(() => parseFlags(['--i', '1.5'], spec), /--i must be an integer in 0..9/);
+    assert.throws(() => parseFlags(['--i'], spec), UsageError);
+    assert.throws(() => parseFlags(['extra'], spec), UsageError);
+    assert.throws(() => parseFlags(['--x'], spec, { unknownOption: (o) => `unknown option ${o}` }), /^UsageError: unknown option --x$/);
+  });
+
+  it('reads endpoints from the flag, else RATELANE_ENDPOINTS, and rejects what is not endpoints JSON', () => {
+    // Prepare
+    const json = JSON.stringify({ sqs: 'http://127.0.0.1:1', s3: 'http://127.0.0.1:1' });
+    // Act
+    const fromFlag = endpointsFrom(json, {});
+    const fromEnv = endpointsFrom(undefined, { RATELANE_ENDPOINTS: json });
+    const none = endpointsFrom(undefined, {});
+    // Assess
+    assert.deepEqual(fromFlag, { sqs: 'http://127.0.0.1:1', s3: 'http://127.0.0.1:1', dynamodb: 'http://127.0.0.1:1' });
+    assert.deepEqual(fromEnv, fromFlag);
+    assert.equal(none, undefined);
+    assert.throws(() => endpointsFrom('{nope', {}), /--endpoints is not valid JSON/);
+    assert.throws(() => endpointsFrom(undefined, { RATELANE_ENDPOINTS: '{"sqs":1}' }), /^UsageError: RATELANE_ENDPOINTS: /);
+  });
+});
+
+describe('the registry', () => {
+  it('lists every command with its summary and loads each one under its own name', async () => {
+    // Act
+    const loaded = await Promise.all(Object.entries(COMMANDS).map(async ([name, entry]) => [name, (await entry.load()).name]));
+    // Assess
+    assert.deepEqual(Object.keys(COMMANDS), ['local', 'submit', 'resume', 'soak', 'bench', 'sim']);
+    for (const [name, loadedName] of loaded) {
+      assert.equal(loadedName, name);
+      assert.match(USAGE, new RegExp(`\\n  ${name} +\\S.*\\(npm run ${name} -- --help\\)`));
+    }
+    assert.equal(findCommand('toString'), undefined);
+    assert.equal(findCommand(undefined), undefined);
+  });
+});
