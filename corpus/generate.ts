@@ -54,7 +54,7 @@ function main(): void {
       const dir = `invoices/${layout.language}`;
       mkdirSync(`${root}${dir}`, { recursive: true });
       writeFileSync(`${root}${dir}/${id}.txt`, text);
-      writeFileSync(`${root}${dir}/${id}.expected.json`, JSON.stringify(parsed, null, 2) + '\n');
+      writeFileSync(`${root}${dir}/${id}.expected.json`, `${JSON.stringify(parsed, null, 2)}\n`);
       manifest.push({
         id,
         language: layout.language,
@@ -67,7 +67,7 @@ function main(): void {
     }
   }
   manifest.sort((a, b) => a.id.localeCompare(b.id));
-  writeFileSync(`${root}manifest.json`, JSON.stringify(manifest, null, 2) + '\n');
+  writeFileSync(`${root}manifest.json`, `${JSON.stringify(manifest, null, 2)}\n`);
   console.log(`wrote ${manifest.length} documents (${counters.en} en, ${counters.de} de)`);
 }
 

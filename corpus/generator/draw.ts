@@ -73,7 +73,8 @@ export function drawInvoice(draw: Draw): { invoice: Invoice; lines: DrawnLine[] 
   return { invoice, lines };
 }
 
-export const poNumber = (): string => pick([() => `4500${int(100000, 999999)}`, () => `PO-${int(10000, 99999)}`, () => `2026-PO-${int(100, 999)}`, () => `BN-${int(1000, 9999)}`])();
+export const poNumber = (): string =>
+  pick([() => `4500${int(100000, 999999)}`, () => `PO-${int(10000, 99999)}`, () => `2026-PO-${int(100, 999)}`, () => `BN-${int(1000, 9999)}`])();
 export const sequence = (): number => int(12, 4800);
 
 export interface Rendered {

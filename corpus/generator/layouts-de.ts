@@ -44,10 +44,14 @@ export function renderDeDin(): Rendered {
   }
   out.push('');
   if (placeDateLine) out.push(`${' '.repeat(leftWidth)}${city}, ${formatDate(invoice.issueDate, dateStyle)}`, '');
-  out.push(pick(['Rechnung', 'RECHNUNG']), '', 'Sehr geehrte Damen und Herren,', '', pick([
-    'wir erlauben uns, Ihnen folgende Leistungen in Rechnung zu stellen:',
-    'vielen Dank für Ihren Auftrag. Wir berechnen Ihnen:',
-  ]), '');
+  out.push(
+    pick(['Rechnung', 'RECHNUNG']),
+    '',
+    'Sehr geehrte Damen und Herren,',
+    '',
+    pick(['wir erlauben uns, Ihnen folgende Leistungen in Rechnung zu stellen:', 'vielen Dank für Ihren Auftrag. Wir berechnen Ihnen:']),
+    '',
+  );
   const money = (value: number) => formatMoney(value, 'EUR', 'de', 'symbol-after');
   const rows = [
     ['Pos.', 'Bezeichnung', 'Menge', 'Einzelpreis', 'Gesamtpreis'],
@@ -56,7 +60,8 @@ export function renderDeDin(): Rendered {
   const table = columns(rows, [false, false, true, true, true]);
   const width = Math.max(...table.map((l) => l.length));
   out.push(table[0] ?? '', '─'.repeat(width), ...table.slice(1), '─'.repeat(width));
-  const taxLabel = taxRate === 0 ? 'USt. 0 % (Reverse Charge):' : `${pick(['zzgl. ', ''])}${formatRate(taxRate, 'de')} % ${pick(['USt.', 'MwSt.', 'Umsatzsteuer'])}:`;
+  const taxLabel =
+    taxRate === 0 ? 'USt. 0 % (Reverse Charge):' : `${pick(['zzgl. ', ''])}${formatRate(taxRate, 'de')} % ${pick(['USt.', 'MwSt.', 'Umsatzsteuer'])}:`;
   out.push(
     ...totalsBlock(
       [
@@ -74,8 +79,10 @@ export function renderDeDin(): Rendered {
   out.push('', 'Mit freundlichen Grüßen', '', seller.name, '', '─'.repeat(Math.min(width, 60)));
   out.push(`${seller.name} | Sitz: ${city} | HRB ${int(10000, 99999)} | Geschäftsführung: ${pick(['Max Müller', 'Petra Brandt', 'Jonas Wolf'])}`);
   out.push(`USt-IdNr.: ${seller.vatId ?? ''} | Steuernummer: ${int(100, 999)}/${int(100, 999)}/${int(10000, 99999)}`);
-  out.push(`Bankverbindung: ${pick(['Stadtsparkasse', 'Volksbank', 'Commerzbank'])} | IBAN: DE${int(10, 99)} ${int(1000, 9999)} ${int(1000, 9999)} ${int(1000, 9999)} ${int(1000, 9999)} ${int(10, 99)} | BIC: ${pick(['SSKMDEMMXXX', 'GENODEF1S04', 'COBADEFFXXX'])}`);
-  return { invoice, text: out.join('\n') + '\n' };
+  out.push(
+    `Bankverbindung: ${pick(['Stadtsparkasse', 'Volksbank', 'Commerzbank'])} | IBAN: DE${int(10, 99)} ${int(1000, 9999)} ${int(1000, 9999)} ${int(1000, 9999)} ${int(1000, 9999)} ${int(10, 99)} | BIC: ${pick(['SSKMDEMMXXX', 'GENODEF1S04', 'COBADEFFXXX'])}`,
+  );
+  return { invoice, text: `${out.join('\n')}\n` };
 }
 
 /** de-labelled: "Rechnung Nr." title, labelled party blocks, two-line position blocks. */
@@ -125,7 +132,7 @@ export function renderDeLabelled(): Rendered {
   out.push('');
   if (crossBorder) out.push('Die Steuerschuld geht auf den Leistungsempfänger über.');
   out.push(pick(['Vielen Dank für Ihr Vertrauen.', 'Wir danken für Ihren Auftrag.', 'Bei Rückfragen stehen wir gerne zur Verfügung.']));
-  return { invoice, text: out.join('\n') + '\n' };
+  return { invoice, text: `${out.join('\n')}\n` };
 }
 
 /** de-ch: Swiss invoice in CHF with apostrophe thousands, MWST, pipe table and a QR-bill receipt section. */
@@ -158,7 +165,13 @@ export function renderDeSwiss(): Rendered {
   out.push(...columns(grid, [false, false], 3), '');
   const rows = [
     ['Pos', 'Artikel', 'Anzahl', 'Preis CHF', 'Betrag CHF'],
-    ...invoice.lineItems.map((l, i) => [String(i + 1), l.description, formatQuantity(l.quantity, 'ch'), formatNumber(l.unitPrice, 2, 'ch'), formatNumber(l.amount, 2, 'ch')]),
+    ...invoice.lineItems.map((l, i) => [
+      String(i + 1),
+      l.description,
+      formatQuantity(l.quantity, 'ch'),
+      formatNumber(l.unitPrice, 2, 'ch'),
+      formatNumber(l.amount, 2, 'ch'),
+    ]),
   ];
   out.push(...pipeTable(rows, [true, false, true, true, true], true), '');
   const money = (value: number) => formatMoney(value, 'CHF', 'ch', 'code-before');
@@ -179,7 +192,7 @@ export function renderDeSwiss(): Rendered {
   out.push(`CH${int(10, 99)} 3000 ${int(1000, 9999)} ${int(1000, 9999)} ${int(1000, 9999)} ${int(1, 9)}`, seller.name, ...seller.address);
   out.push('Referenz', `${int(10, 99)} ${int(10000, 99999)} ${int(10000, 99999)} ${int(10000, 99999)} ${int(10000, 99999)} ${int(10000, 99999)}`);
   out.push('Zahlbar durch', buyer.name, ...buyer.address, '', 'Währung   Betrag', `CHF       ${formatNumber(invoice.total, 2, 'ch')}`, '', 'Annahmestelle');
-  return { invoice, text: out.join('\n') + '\n' };
+  return { invoice, text: `${out.join('\n')}\n` };
 }
 
 const AGB = [
@@ -232,7 +245,12 @@ export function renderDeAgb(): Rendered {
   });
   const dateStyle = pick(['iso', 'de-dot-short', 'de-dot'] as const);
   const out: string[] = [seller.name, `${seller.address.join(', ')}, ${countryLine(seller, 'de')}`];
-  out.push(`Tel. +${seller.country === 'AT' ? 43 : 49} ${int(30, 89)} ${int(100000, 9999999)} | buchhaltung@${seller.name.split(' ')[0]?.toLowerCase().replace(/[^a-z]/g, '')}.example`);
+  out.push(
+    `Tel. +${seller.country === 'AT' ? 43 : 49} ${int(30, 89)} ${int(100000, 9999999)} | buchhaltung@${seller.name
+      .split(' ')[0]
+      ?.toLowerCase()
+      .replace(/[^a-z]/g, '')}.example`,
+  );
   out.push(`USt-IdNr. ${seller.vatId ?? ''}`, '');
   out.push(`RECHNUNG Nr. ${invoice.invoiceNumber}`, '');
   out.push(`Rechnungsdatum: ${formatDate(invoice.issueDate, dateStyle)}`);
@@ -263,5 +281,5 @@ export function renderDeAgb(): Rendered {
   if (!invoice.dueDate) out.push('Zahlungsbedingungen: 14 Tage netto ab Rechnungsdatum.');
   out.push('Bitte geben Sie bei Zahlung die Rechnungsnummer als Verwendungszweck an.', '');
   out.push(...AGB);
-  return { invoice, text: out.join('\n') + '\n' };
+  return { invoice, text: `${out.join('\n')}\n` };
 }

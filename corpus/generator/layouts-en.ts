@@ -73,7 +73,7 @@ export function renderEnClassic(round: number): Rendered {
   if (reverseCharge) out.push('Reverse charge: VAT to be accounted for by the recipient (Art. 196 Directive 2006/112/EC).');
   out.push(pick(['Thank you for your business!', 'Thank you for your order.', 'We appreciate your prompt payment.']));
   if (chance(0.5)) out.push(`Payment by bank transfer to account ${int(10000000, 99999999)}, routing ${int(100000000, 999999999)}.`);
-  return { invoice, text: out.join('\n') + '\n' };
+  return { invoice, text: `${out.join('\n')}\n` };
 }
 
 /** en-compact: "Invoice #" title, From/To blocks, "qty x item @ price = amount" lines, US-style slashed dates with a stated convention. */
@@ -118,8 +118,15 @@ export function renderEnCompact(): Rendered {
   out.push(`Subtotal: ${money(invoice.subtotal)}`);
   out.push(`${taxLabel} ${formatRate(taxRate, 'en')}%: ${money(invoice.taxAmount)}`);
   out.push(`${pick(['Total due', 'Total', 'Balance due'])}: ${money(invoice.total)}`);
-  out.push('', pick(['Questions? Reply to this email or call us.', 'Please include the invoice number with your payment.', 'Late payments may incur a fee of 1.5% per month.']));
-  return { invoice, text: out.join('\n') + '\n' };
+  out.push(
+    '',
+    pick([
+      'Questions? Reply to this email or call us.',
+      'Please include the invoice number with your payment.',
+      'Late payments may incur a fee of 1.5% per month.',
+    ]),
+  );
+  return { invoice, text: `${out.join('\n')}\n` };
 }
 
 const UK_TERMS = [
@@ -195,19 +202,28 @@ export function renderEnUkLong(): Rendered {
     ...totalsBlock(
       [
         ['Total net amount:', formatMoney(invoice.subtotal, 'GBP', 'en', 'symbol')],
-        [`VAT @ ${formatRate(taxRate, 'en')}%${exportOfServices ? ' (outside the scope of UK VAT)' : ''}:`, formatMoney(invoice.taxAmount, 'GBP', 'en', 'symbol')],
+        [
+          `VAT @ ${formatRate(taxRate, 'en')}%${exportOfServices ? ' (outside the scope of UK VAT)' : ''}:`,
+          formatMoney(invoice.taxAmount, 'GBP', 'en', 'symbol'),
+        ],
         ['Total amount payable:', formatMoney(invoice.total, 'GBP', 'en', 'symbol')],
       ],
       0,
     ),
   );
-  out.push('', 'Payment details', `Bank: ${pick(['Barclays Bank plc', 'Lloyds Bank plc', 'NatWest'])}`, `Sort code: ${int(10, 99)}-${int(10, 99)}-${int(10, 99)}`, `Account number: ${int(10000000, 99999999)}`);
+  out.push(
+    '',
+    'Payment details',
+    `Bank: ${pick(['Barclays Bank plc', 'Lloyds Bank plc', 'NatWest'])}`,
+    `Sort code: ${int(10, 99)}-${int(10, 99)}-${int(10, 99)}`,
+    `Account number: ${int(10000000, 99999999)}`,
+  );
   out.push(`Please quote invoice number ${invoice.invoiceNumber} as the payment reference.`, '');
   out.push(...UK_TERMS);
   if (chance(0.5)) {
     out.push('', `${seller.name} is registered in England and Wales, company number ${int(1000000, 9999999)}.`);
   }
-  return { invoice, text: out.join('\n') + '\n' };
+  return { invoice, text: `${out.join('\n')}\n` };
 }
 
 /** en-keyvalue: "Issued by"/"Invoice to" single-line parties, label/value grid without colons, quantity-first table. */
@@ -215,7 +231,14 @@ export function renderEnKeyValue(round: number): Rendered {
   const kind = (['CH_EN', 'DE', 'US', 'CH_EN'] as const)[round % 4] ?? 'CH_EN';
   const seller = pick(SELLERS[kind]);
   const currency = kind === 'CH_EN' ? 'CHF' : kind === 'DE' ? 'EUR' : 'USD';
-  const buyer = kind === 'DE' ? pick([...BUYERS_EU, BUYERS_DE[3] as Party]) : kind === 'CH_EN' ? (chance(0.7) ? pick(BUYERS_CH) : pick(BUYERS_EN.filter((b) => b.country === 'US'))) : pick(BUYERS_EN.filter((b) => b.country === 'US'));
+  const buyer =
+    kind === 'DE'
+      ? pick([...BUYERS_EU, BUYERS_DE[3] as Party])
+      : kind === 'CH_EN'
+        ? chance(0.7)
+          ? pick(BUYERS_CH)
+          : pick(BUYERS_EN.filter((b) => b.country === 'US'))
+        : pick(BUYERS_EN.filter((b) => b.country === 'US'));
   const taxRate = kind === 'CH_EN' ? (buyer.country === 'CH' ? 8.1 : 0) : kind === 'DE' ? (buyer.country === 'DE' ? 19 : 0) : pick([0, 7, 8.25]);
   const { invoice } = drawInvoice({
     seller,
@@ -268,6 +291,8 @@ export function renderEnKeyValue(round: number): Rendered {
   if (kind === 'DE' && taxRate === 0) out.push('Intra-Community supply of services: the recipient is liable for VAT (reverse charge).');
   if (kind === 'CH_EN' && taxRate === 0) out.push('Export of services: not subject to Swiss VAT.');
   if (!invoice.dueDate) out.push('Payment terms: 30 days net.');
-  out.push(pick(['Notes: Prices exclude shipping unless stated.', 'Notes: Thank you for choosing us again this year.', 'Notes: Warranty 24 months on hardware.']));
-  return { invoice, text: out.join('\n') + '\n' };
+  out.push(
+    pick(['Notes: Prices exclude shipping unless stated.', 'Notes: Thank you for choosing us again this year.', 'Notes: Warranty 24 months on hardware.']),
+  );
+  return { invoice, text: `${out.join('\n')}\n` };
 }

@@ -125,7 +125,12 @@ export function sdkPauseCalls(options: { region: string; mappingIdParameter: str
             FlexibleTimeWindow: { Mode: 'OFF' },
             ActionAfterCompletion: 'DELETE',
             Description: input.description,
-            Target: { Arn: RESUME_TARGET_ARN, RoleArn: input.roleArn, Input: input.input, RetryPolicy: { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86_400 } },
+            Target: {
+              Arn: RESUME_TARGET_ARN,
+              RoleArn: input.roleArn,
+              Input: input.input,
+              RetryPolicy: { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86_400 },
+            },
           }),
         );
         return true;

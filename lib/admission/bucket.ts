@@ -128,8 +128,7 @@ export function fullBucket(limits: BucketLimits, now: number): BucketState {
   };
 }
 
-const refill = (level: number, capacity: number, elapsedMs: number, periodMs: number): number =>
-  Math.min(capacity, level + (elapsedMs * capacity) / periodMs);
+const refill = (level: number, capacity: number, elapsedMs: number, periodMs: number): number => Math.min(capacity, level + (elapsedMs * capacity) / periodMs);
 
 /** The levels at `now` (refilled since `updatedAt`; a clock behind `updatedAt` refills nothing). */
 export function levelsAt(state: BucketState, limits: BucketLimits, now: number): BucketLevels {
@@ -178,7 +177,13 @@ const EPSILON = 1e-9;
  * Takes `cost` from the bucket at `now`, or says when to come back. With `reserve`, a denial also
  * moves `reservedUntil` one slot past the returned `retryAt` (the caller writes `next` back).
  */
-export function takeFromBucket(state: BucketState | undefined, limits: BucketLimits, cost: BucketCost, now: number, options: { reserve: boolean }): TakeVerdict {
+export function takeFromBucket(
+  state: BucketState | undefined,
+  limits: BucketLimits,
+  cost: BucketCost,
+  now: number,
+  options: { reserve: boolean },
+): TakeVerdict {
   const current = state ?? fullBucket(limits, now);
   const at = Math.max(now, current.updatedAt);
   if (current.cooldown && current.cooldown.until > at) {

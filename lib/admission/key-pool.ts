@@ -15,7 +15,18 @@ import type { BucketLimits } from './bucket.js';
 import type { CooldownSnapshot } from './choice.js';
 import type { CooldownTarget, KeyAdmission, KeyPool, KeyRequest, KeyUsage, ProviderKey } from './keys.js';
 import { NoProviderKeyError } from './keys.js';
-import { acquireOps, coolOps, keysLeftOps, laneOutOps, newPoolState, settleOps, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-core.js';
+import {
+  acquireOps,
+  coolOps,
+  keysLeftOps,
+  laneOutOps,
+  newPoolState,
+  settleOps,
+  type PoolConfig,
+  type PoolOps,
+  type PoolState,
+  type StoreOp,
+} from './pool-core.js';
 import type { RateStateStore } from './rate-state.js';
 import type { AdmissionSettings } from './settings.js';
 

@@ -106,10 +106,7 @@ export function roundRobinKeys(keys: readonly ProviderKey[]): KeyPool & { next()
  * Pairs the lane config's key ids with secrets from a `{ "<key id>": "<secret>" }` object (the
  * shape of the lane's Secrets Manager secret). Throws naming missing ids, never secrets.
  */
-export function keysFromSecret(
-  configured: readonly { id: string; quotaOwner: string }[],
-  secret: Readonly<Record<string, unknown>>,
-): ProviderKey[] {
+export function keysFromSecret(configured: readonly { id: string; quotaOwner: string }[], secret: Readonly<Record<string, unknown>>): ProviderKey[] {
   const missing = configured.filter((k) => typeof secret[k.id] !== 'string' || (secret[k.id] as string).length === 0).map((k) => k.id);
   if (missing.length > 0) throw new NoProviderKeyError(`provider secret has no value for key id(s): ${missing.join(', ')}`);
   return configured.map((k) => ({ id: k.id, quotaOwner: k.quotaOwner, secret: secret[k.id] as string }));

@@ -31,9 +31,7 @@ export interface LanePauseRequester {
 
 /** Claims the pause in the rate-state table, then pauses through the controller. */
 export class LanePauser implements LanePauseRequester {
-  constructor(
-    private readonly options: { store: RateStateStore; controller: LanePauseController; now?: () => number },
-  ) {}
+  constructor(private readonly options: { store: RateStateStore; controller: LanePauseController; now?: () => number }) {}
 
   async requestPause(until: Date, reason: LanePauseReason): Promise<boolean> {
     const now = (this.options.now ?? Date.now)();

@@ -331,7 +331,13 @@ export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: Pool
  * After a granted call answered: learns the output-token estimate from `outputTokens` and corrects
  * the owner's token level by the real usage minus the `takenTokens` the grant took.
  */
-export function* settleOps(config: PoolConfig, state: PoolState, owner: string, takenTokens: number, usage: { inputTokens: number; outputTokens: number }): PoolOps<void> {
+export function* settleOps(
+  config: PoolConfig,
+  state: PoolState,
+  owner: string,
+  takenTokens: number,
+  usage: { inputTokens: number; outputTokens: number },
+): PoolOps<void> {
   state.outputEstimate = learnOutputEstimate(state.outputEstimate, usage.outputTokens, config.settings);
   const delta = usage.inputTokens + usage.outputTokens - takenTokens;
   if (Math.abs(delta) < 1) return;
@@ -372,4 +378,3 @@ export function* laneOutOps(config: PoolConfig, state: PoolState): PoolOps<LaneO
   const snapshot = yield* cooldowns(config, state, true);
   return laneOutUntil(config.keys, snapshot, config.now());
 }
-

@@ -94,7 +94,8 @@ export function bucketPk(owner: string): string {
   return `bucket#${owner}`;
 }
 
-const isConditionFailure = (error: unknown): error is { name: string; Item?: Record<string, AttributeValue> } => errorName(error) === 'ConditionalCheckFailedException';
+const isConditionFailure = (error: unknown): error is { name: string; Item?: Record<string, AttributeValue> } =>
+  errorName(error) === 'ConditionalCheckFailedException';
 
 function cooldownOf(item: Record<string, unknown>): CooldownRecord | undefined {
   const pk = String(item.pk ?? '');
@@ -240,7 +241,8 @@ export class DynamoRateStateStore implements RateStateStore {
             TableName: this.tableName,
             Key: { pk: { S: bucketPk(owner) } },
             UpdateExpression:
-              'SET requests = :requests, tokens = :tokens, daily = :daily, updatedAt = :updatedAt, reservedUntil = :reservedUntil, version = :version, dayResetAt = :dayResetAt, reservedDaily = :reservedDaily, reservedDayEnd = :reservedDayEnd, expiresAt = :expiresAt, quotaOwner = :owner' + cooldown,
+              'SET requests = :requests, tokens = :tokens, daily = :daily, updatedAt = :updatedAt, reservedUntil = :reservedUntil, version = :version, dayResetAt = :dayResetAt, reservedDaily = :reservedDaily, reservedDayEnd = :reservedDayEnd, expiresAt = :expiresAt, quotaOwner = :owner' +
+              cooldown,
             ConditionExpression: expectedVersion === undefined ? 'attribute_not_exists(pk)' : 'version = :expected',
             ExpressionAttributeValues: values,
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -302,7 +304,11 @@ export class DynamoRateStateStore implements RateStateStore {
   async readPause(): Promise<PauseRecord | undefined> {
     const item = await this.get(PAUSE_PK);
     if (!item || typeof item.until !== 'number') return undefined;
-    return { until: item.until, reason: item.reason === 'billing' ? 'billing' : 'quota_exhausted', pausedAt: typeof item.pausedAt === 'number' ? item.pausedAt : 0 };
+    return {
+      until: item.until,
+      reason: item.reason === 'billing' ? 'billing' : 'quota_exhausted',
+      pausedAt: typeof item.pausedAt === 'number' ? item.pausedAt : 0,
+    };
   }
 
   async clearPause(): Promise<void> {

@@ -78,7 +78,8 @@ export class AdmissionSettingsError extends RatelaneError {
 /** The defaults with `overrides` applied, checked. */
 export function admissionSettings(overrides: Partial<AdmissionSettings> = {}): AdmissionSettings {
   const settings = { ...DEFAULT_ADMISSION_SETTINGS, ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) } as AdmissionSettings;
-  if (!(settings.safetyMargin >= 0 && settings.safetyMargin <= 0.5)) throw new AdmissionSettingsError(`safetyMargin must be in 0..0.5, got ${settings.safetyMargin}`);
+  if (!(settings.safetyMargin >= 0 && settings.safetyMargin <= 0.5))
+    throw new AdmissionSettingsError(`safetyMargin must be in 0..0.5, got ${settings.safetyMargin}`);
   for (const name of ['windowMs', 'dayMs', 'maxBucketAttempts', 'billingRecheckMs'] as const) {
     if (!(settings[name] > 0 && Number.isFinite(settings[name]))) throw new AdmissionSettingsError(`${name} must be a positive number, got ${settings[name]}`);
   }
@@ -89,9 +90,12 @@ export function admissionSettings(overrides: Partial<AdmissionSettings> = {}): A
     throw new AdmissionSettingsError(`outputTokenEstimateWeight must be in 0..1, got ${settings.outputTokenEstimateWeight}`);
   }
   if (settings.outputTokenEstimateMin > settings.outputTokenEstimateMax) {
-    throw new AdmissionSettingsError(`outputTokenEstimateMin (${settings.outputTokenEstimateMin}) is above outputTokenEstimateMax (${settings.outputTokenEstimateMax})`);
+    throw new AdmissionSettingsError(
+      `outputTokenEstimateMin (${settings.outputTokenEstimateMin}) is above outputTokenEstimateMax (${settings.outputTokenEstimateMax})`,
+    );
   }
-  if (settings.dailyWindow !== 'fixed' && settings.dailyWindow !== 'continuous') throw new AdmissionSettingsError(`dailyWindow must be fixed or continuous, got ${String(settings.dailyWindow)}`);
+  if (settings.dailyWindow !== 'fixed' && settings.dailyWindow !== 'continuous')
+    throw new AdmissionSettingsError(`dailyWindow must be fixed or continuous, got ${String(settings.dailyWindow)}`);
   return settings;
 }
 
@@ -118,7 +122,11 @@ export function bucketLimitsFor(lane: Pick<LaneConfig, 'provider'>, settings: Ad
  * moving `weight` of the way from `current` to the report, within `[min, max]`. A report that is not
  * a finite number of 0 or more leaves it as it is.
  */
-export function learnOutputEstimate(current: number, outputTokens: number, settings: Pick<AdmissionSettings, 'outputTokenEstimateWeight' | 'outputTokenEstimateMin' | 'outputTokenEstimateMax'>): number {
+export function learnOutputEstimate(
+  current: number,
+  outputTokens: number,
+  settings: Pick<AdmissionSettings, 'outputTokenEstimateWeight' | 'outputTokenEstimateMin' | 'outputTokenEstimateMax'>,
+): number {
   if (!(Number.isFinite(outputTokens) && outputTokens >= 0)) return current;
   const next = current + settings.outputTokenEstimateWeight * (outputTokens - current);
   return Math.min(settings.outputTokenEstimateMax, Math.max(settings.outputTokenEstimateMin, next));

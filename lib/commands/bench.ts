@@ -58,7 +58,10 @@ const BENCH_FLAGS = {
 function strategiesFrom(list: string | undefined): BenchStrategyId[] {
   if (list === undefined) return [...STRATEGY_ORDER];
   const asked = new Set<BenchStrategyId>();
-  for (const name of list.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)) {
+  for (const name of list
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean)) {
     const id = STRATEGY_ALIASES[name];
     if (!id) throw new UsageError(`--strategies: unknown strategy "${name}" (use a|naive, b|reschedule, c|admission)`);
     asked.add(id);

@@ -92,11 +92,15 @@ export interface ParseFlagsOptions {
  */
 export function parseFlags<S extends Record<string, Flag<unknown>>>(argv: readonly string[], flags: S, options: ParseFlagsOptions = {}): FlagValues<S> {
   const declared = Object.fromEntries(
-    Object.entries(flags).map(([name, flag]) => [name, { type: flag.type, ...(flag.multiple ? { multiple: true } : {}), ...(flag.short ? { short: flag.short } : {}) }]),
+    Object.entries(flags).map(([name, flag]) => [
+      name,
+      { type: flag.type, ...(flag.multiple ? { multiple: true } : {}), ...(flag.short ? { short: flag.short } : {}) },
+    ]),
   );
   let values: Record<string, unknown>;
   try {
-    values = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: { ...declared, help: { type: 'boolean', short: 'h' } } }).values as Record<string, unknown>;
+    values = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: { ...declared, help: { type: 'boolean', short: 'h' } } })
+      .values as Record<string, unknown>;
   } catch (error) {
     const unknown = (error as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'([^']+)'/.exec((error as Error).message)?.[1] : undefined;
     const message = unknown !== undefined && options.unknownOption ? options.unknownOption(unknown) : (error as Error).message;

@@ -16,11 +16,20 @@ export interface CommandEntry {
 
 /** Every command, in the order the usage lists them. */
 export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
-  local: { summary: 'run the pipeline on the local stack and print a scorecard', load: async () => (await import('./local.js')).localCommand as Command<unknown> },
+  local: {
+    summary: 'run the pipeline on the local stack and print a scorecard',
+    load: async () => (await import('./local.js')).localCommand as Command<unknown>,
+  },
   submit: { summary: "submit documents to a region lane's queue", load: async () => (await import('./submit.js')).submitCommand as Command<unknown> },
-  resume: { summary: 'resume a paused lane (after a billing pause, or early)', load: async () => (await import('./resume.js')).resumeCommand as Command<unknown> },
+  resume: {
+    summary: 'resume a paused lane (after a billing pause, or early)',
+    load: async () => (await import('./resume.js')).resumeCommand as Command<unknown>,
+  },
   soak: { summary: 'many jobs with random faults, then a reconciliation', load: async () => (await import('./soak.js')).soakCommand as Command<unknown> },
-  bench: { summary: 'strategies side by side on the local stack, and overhead', load: async () => (await import('./bench.js')).benchCommand as Command<unknown> },
+  bench: {
+    summary: 'strategies side by side on the local stack, and overhead',
+    load: async () => (await import('./bench.js')).benchCommand as Command<unknown>,
+  },
   sim: { summary: 'virtual-time simulator: strategies at scale, no emulators', load: async () => (await import('./sim.js')).simCommand as Command<unknown> },
 };
 
@@ -35,5 +44,5 @@ ${Object.entries(COMMANDS)
 
 /** The registry entry of a command name, if there is one. */
 export function findCommand(name: string | undefined): CommandEntry | undefined {
-  return name !== undefined && Object.prototype.hasOwnProperty.call(COMMANDS, name) ? COMMANDS[name] : undefined;
+  return name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
 }

@@ -75,7 +75,11 @@ export async function liftCooldowns(store: RateStateStore, reasons: readonly Coo
  * controller (the local stack's poller; in AWS the mapping). For the local stack and tests:
  * `resumeLaneNow({ store: lane.admission.store, controller: lane.pause, reasons: ['billing'] })`.
  */
-export async function resumeLaneNow(options: { store: RateStateStore; controller: LanePauseController; reasons?: readonly CooldownReason[] }): Promise<string[]> {
+export async function resumeLaneNow(options: {
+  store: RateStateStore;
+  controller: LanePauseController;
+  reasons?: readonly CooldownReason[];
+}): Promise<string[]> {
   const lifted = await liftCooldowns(options.store, options.reasons ?? ['billing']);
   await options.controller.resume();
   return lifted;
@@ -119,7 +123,13 @@ function parseResumeArgs(argv: readonly string[], lanes: LaneSet): ResumeOptions
 }
 
 /** Lifts the cooldowns, then (in AWS) enables the mapping and deletes pending resume schedules. */
-async function resume(options: ResumeOptions, endpoints: ServiceEndpoints | undefined, summary: ResumeSummary, wiring: ResumeWiring, say: (line: string) => void): Promise<void> {
+async function resume(
+  options: ResumeOptions,
+  endpoints: ServiceEndpoints | undefined,
+  summary: ResumeSummary,
+  wiring: ResumeWiring,
+  say: (line: string) => void,
+): Promise<void> {
   const { lane } = options;
   let clients: ReturnType<typeof createAwsClients> | undefined;
   try {
@@ -132,10 +142,16 @@ async function resume(options: ResumeOptions, endpoints: ServiceEndpoints | unde
     summary.pauseRecordRemoved = (await store.readPause()) !== undefined;
     summary.clearedCooldowns = await liftCooldowns(store, options.clear);
     const cleared = summary.clearedCooldowns;
-    say(`ratelane resume ${lane.name}: cleared ${cleared.length} cooldown(s)${cleared.length ? `: ${cleared.join(', ')}` : ''}; pause record ${summary.pauseRecordRemoved ? 'removed' : 'was not set'}`);
+    say(
+      `ratelane resume ${lane.name}: cleared ${cleared.length} cooldown(s)${cleared.length ? `: ${cleared.join(', ')}` : ''}; pause record ${summary.pauseRecordRemoved ? 'removed' : 'was not set'}`,
+    );
 
     const names = pauseResourceNames(lane.name);
-    const calls = wiring.pauseCalls ? wiring.pauseCalls(lane) : endpoints ? null : sdkPauseCalls({ region: lane.region, mappingIdParameter: names.mappingIdParameter });
+    const calls = wiring.pauseCalls
+      ? wiring.pauseCalls(lane)
+      : endpoints
+        ? null
+        : sdkPauseCalls({ region: lane.region, mappingIdParameter: names.mappingIdParameter });
     if (!calls) {
       say('  local endpoints: no event source mapping to enable (a running local stack resumes its poller on its own timer)');
       return;

@@ -14,11 +14,20 @@
  * Exit codes: 0 all sent; 1 some valid document could not be sent; 2 bad usage, or some document
  * was rejected (the others were sent unless `--all-or-nothing`).
  */
+import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createAwsClients, type AwsClients, type ServiceEndpoints } from '../aws/clients.js';
 import { DEFAULT_LANES, type LaneSet } from '../config/lanes.js';
-import { SubmissionRejectedError, submitDocuments, type DocumentInput, type LaneClients, type SubmitDeps, type SubmitProgress, type SubmitResult } from '../queue/producer.js';
+import {
+  SubmissionRejectedError,
+  submitDocuments,
+  type DocumentInput,
+  type LaneClients,
+  type SubmitDeps,
+  type SubmitProgress,
+  type SubmitResult,
+} from '../queue/producer.js';
 import { errorName } from '../shared/errors.js';
 import { UsageError, type Command, type CommandIo } from './command.js';
 import { booleanFlag, endpointsFrom, jsonFlag, parseFlags, repeatedFlag, stringFlag } from './flags.js';
@@ -117,7 +126,7 @@ function parseSubmitArgs(argv: readonly string[]): SubmitOptions {
 
 /** Every regular, non-hidden file directly inside `dir`, sorted by name. @throws {UsageError} */
 async function filesInDir(dir: string): Promise<string[]> {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch (error) {
@@ -157,7 +166,13 @@ async function documentsFrom(options: SubmitOptions): Promise<DocumentInput[]> {
 function describeProgress(event: SubmitProgress): string {
   switch (event.type) {
     case 'validated':
-      return `validated ${event.total} document(s)${Object.keys(event.lanes).length ? `: ${Object.entries(event.lanes).map(([lane, n]) => `${lane} ${n}`).join(', ')}` : ''}${event.rejected ? `; ${event.rejected} rejected, not sent` : ''}`;
+      return `validated ${event.total} document(s)${
+        Object.keys(event.lanes).length
+          ? `: ${Object.entries(event.lanes)
+              .map(([lane, n]) => `${lane} ${n}`)
+              .join(', ')}`
+          : ''
+      }${event.rejected ? `; ${event.rejected} rejected, not sent` : ''}`;
     case 'stored':
       return `[${event.region}] stored ${event.stored} document(s)${event.failed ? `, ${event.failed} could not be stored` : ''}`;
     case 'batch':
@@ -182,7 +197,9 @@ function summarize(result: SubmitResult): string {
     }
   }
   if (result.rejected) {
-    lines.push(`${result.rejected} document(s) rejected and not sent; ${result.sent} of ${result.total} sent anyway (--all-or-nothing sends none when any is invalid)`);
+    lines.push(
+      `${result.rejected} document(s) rejected and not sent; ${result.sent} of ${result.total} sent anyway (--all-or-nothing sends none when any is invalid)`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -201,7 +218,10 @@ function reportFailure(error: unknown, options: SubmitOptions, io: CommandIo): n
     for (const item of error.items) io.stderr.write(`  #${item.index}${item.sourceId ? ` ${item.sourceId}` : ''}: ${item.reason}: ${item.detail}\n`);
     return SUBMIT_EXIT.rejected;
   }
-  return fail(SUBMIT_EXIT.notAllSent, { kind: 'internal', message: `unexpected ${errorName(error) ?? 'Error'}: ${error instanceof Error ? error.message : String(error)}` });
+  return fail(SUBMIT_EXIT.notAllSent, {
+    kind: 'internal',
+    message: `unexpected ${errorName(error) ?? 'Error'}: ${error instanceof Error ? error.message : String(error)}`,
+  });
 }
 
 /** Submits the documents the options name; errors become messages (or `{ ok: false, error }` with `--json`). */

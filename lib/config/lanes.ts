@@ -156,7 +156,11 @@ export const QueueSettingsSchema = z
     visibilityTimeoutSeconds: z.number().int().min(0).max(AWS_LIMITS.maxVisibilityTimeoutSeconds),
     maxReceiveCount: z.number().int().min(1).max(1000),
     receiveWaitTimeSeconds: z.number().int().min(0).max(20),
-    retentionSeconds: z.number().int().min(60).max(14 * 24 * 3600),
+    retentionSeconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(14 * 24 * 3600),
   })
   .strict();
 

@@ -24,7 +24,10 @@ export type ConsumerLogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
  * Powertools Logger and Metrics for one lane's consumer, with the lane and region as metric
  * dimensions and as keys on every log line.
  */
-export function createConsumerTelemetry(lane: LaneConfig, options: { serviceName?: string; logLevel?: ConsumerLogLevel | undefined } = {}): {
+export function createConsumerTelemetry(
+  lane: LaneConfig,
+  options: { serviceName?: string; logLevel?: ConsumerLogLevel | undefined } = {},
+): {
   logger: Logger;
   metrics: Metrics;
 } {

@@ -8,7 +8,18 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { LanePauseRequester } from '../admission/pause.js';
 import type { Job } from '../contract/job.js';
-import { count, ledgerBase, log, newJobRun, runLogFields, type Delivery, type ExtractionDeps, type ExtractionOutcome, type JobRun, type LaneOut } from '../extraction/index.js';
+import {
+  count,
+  ledgerBase,
+  log,
+  newJobRun,
+  runLogFields,
+  type Delivery,
+  type ExtractionDeps,
+  type ExtractionOutcome,
+  type JobRun,
+  type LaneOut,
+} from '../extraction/index.js';
 import type { DeferAction, FailAction } from '../policy/index.js';
 import { sendToDeadLetterQueue } from '../queue/dead-letter.js';
 import { extendVisibility, resendDeferred } from '../queue/reschedule.js';
@@ -95,7 +106,12 @@ async function defer(run: JobRun, deps: QueueLaneDeps, action: DeferAction, deta
   if (hop) return;
   // The re-send is what makes the original safe to acknowledge; the ledger line is an audit trail.
   await deps.ledger
-    .record({ ...ledgerBase(run, next), kind: 'deferred', reason: action.reason, details: `${action.basis}: wait ${action.waitSeconds} s, delay ${sent.delaySeconds} s${detail ? `; ${detail}` : ''}` })
+    .record({
+      ...ledgerBase(run, next),
+      kind: 'deferred',
+      reason: action.reason,
+      details: `${action.basis}: wait ${action.waitSeconds} s, delay ${sent.delaySeconds} s${detail ? `; ${detail}` : ''}`,
+    })
     .catch((error: unknown) => log(deps, 'warn', 'ledger write for a deferral failed', { jobId: run.job.jobId, error: errorName(error) }));
 }
 
@@ -114,7 +130,12 @@ async function fail(run: JobRun, deps: QueueLaneDeps, delivery: QueueDelivery, a
     }
   }
   try {
-    await extendVisibility({ sqs: deps.sqs, queueUrl: deps.queueUrl, receiptHandle: delivery.receiptHandle, visibilityTimeoutSeconds: action.visibilityTimeoutSeconds });
+    await extendVisibility({
+      sqs: deps.sqs,
+      queueUrl: deps.queueUrl,
+      receiptHandle: delivery.receiptHandle,
+      visibilityTimeoutSeconds: action.visibilityTimeoutSeconds,
+    });
   } catch (error) {
     log(deps, 'warn', 'could not set the visibility backoff', { ...fields, error: errorName(error) });
   }

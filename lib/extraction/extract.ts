@@ -10,7 +10,7 @@ import type { DeferAction } from '../policy/index.js';
 import type { ExtractionResponse } from '../providers/model.js';
 import { errorName } from '../shared/errors.js';
 import { COOLDOWN_METRICS } from '../shared/telemetry.js';
-import { resultRecordFor } from '../store/results.js';
+import { resultRecordFor, type CommitOutcome } from '../store/results.js';
 import { count, ledgerBase, log, runLogFields, type JobRun } from './context.js';
 import { InternalError } from './errors.js';
 import { failureVerdict, isThrottle } from './failures.js';
@@ -151,7 +151,7 @@ async function admissionDenied(run: JobRun, denial: KeyDenial): Promise<Extracti
 async function commit(run: JobRun, output: { result: Record<string, unknown>; model: string; modelCalls: number }): Promise<ExtractionOutcome> {
   const { job, deps, delivery } = run;
   const usage = { ...run.usage };
-  let written;
+  let written: CommitOutcome;
   try {
     written = await deps.results.commitOnce(resultRecordFor(job, { ...output, usage }, deps.now()));
   } catch (error) {

@@ -42,7 +42,10 @@ const rule = <E>(step: FailureStep, matches: (error: unknown) => error is E, ver
 });
 
 const any = (_error: unknown): _error is unknown => true;
-const isDocumentError = (code: string) => (error: unknown): error is DocumentStoreError => error instanceof DocumentStoreError && error.details.code === code;
+const isDocumentError =
+  (code: string) =>
+  (error: unknown): error is DocumentStoreError =>
+    error instanceof DocumentStoreError && error.details.code === code;
 const isProviderError = (error: unknown): error is ProviderError => error instanceof ProviderError;
 const isTooLarge = (error: unknown): error is ProviderError => error instanceof ProviderError && error.requestTooLarge;
 const isTransportError = (error: unknown): error is ProviderTransportError => error instanceof ProviderTransportError;
@@ -51,7 +54,12 @@ const unknownTransport = (detail: string): FailureVerdict => ({ type: 'decide', 
 
 /** The table, first match wins within a step. */
 const FAILURE_TABLE: readonly FailureRule[] = [
-  rule('document_read', isDocumentError('NoSuchKey'), () => ({ type: 'reject', reason: 'input_missing', policyReason: 'invalid_body', detail: 'input NoSuchKey' })),
+  rule('document_read', isDocumentError('NoSuchKey'), () => ({
+    type: 'reject',
+    reason: 'input_missing',
+    policyReason: 'invalid_body',
+    detail: 'input NoSuchKey',
+  })),
   rule('document_read', isDocumentError('ContentHashMismatch'), () => ({
     type: 'reject',
     reason: 'input_hash_mismatch',
@@ -89,7 +97,9 @@ export function failureVerdict(step: FailureStep, error: unknown, context: Failu
 }
 
 /** A provider's throttle: a rate limit, a spent quota or a billing problem (not a real failure). */
-export function isThrottle(outcome: JobOutcome): outcome is Extract<JobOutcome, { kind: 'provider_error' }> & { classification: { kind: 'rate_limit' | 'quota_exhausted' | 'billing' } } {
+export function isThrottle(
+  outcome: JobOutcome,
+): outcome is Extract<JobOutcome, { kind: 'provider_error' }> & { classification: { kind: 'rate_limit' | 'quota_exhausted' | 'billing' } } {
   if (outcome.kind !== 'provider_error') return false;
   const kind = outcome.classification.kind;
   return kind === 'rate_limit' || kind === 'quota_exhausted' || kind === 'billing';

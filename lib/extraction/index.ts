@@ -9,7 +9,18 @@ import { extract } from './extract.js';
 import { intake } from './intake.js';
 import type { ExtractionOutcome } from './outcome.js';
 
-export { count, deliveryLogFields, ledgerBase, log, newJobRun, runLogFields, type Delivery, type ExtractionDeps, type JobRun, type ModelTime } from './context.js';
+export {
+  count,
+  deliveryLogFields,
+  ledgerBase,
+  log,
+  newJobRun,
+  runLogFields,
+  type Delivery,
+  type ExtractionDeps,
+  type JobRun,
+  type ModelTime,
+} from './context.js';
 export { InternalError } from './errors.js';
 export { failureVerdict, type FailureStep, type FailureVerdict } from './failures.js';
 export { extract } from './extract.js';

@@ -31,7 +31,9 @@ export async function intake(body: string, delivery: Delivery, deps: ExtractionD
   const run = newJobRun(deps, delivery, job, model);
   const settled = (outcome: ExtractionOutcome): IntakeResult => ({ type: 'settled', outcome });
   if (!isKnownPromptVersion(job.schemaVersion, job.promptVersion)) {
-    return settled(await rejectRun(run, { type: 'reject', reason: 'unknown_version', detail: `schema ${job.schemaVersion} / prompt ${job.promptVersion} not registered` }));
+    return settled(
+      await rejectRun(run, { type: 'reject', reason: 'unknown_version', detail: `schema ${job.schemaVersion} / prompt ${job.promptVersion} not registered` }),
+    );
   }
   const gate = gateBeforeCall(job, deps.lane.name, deps.now(), delivery.receiveCount);
   if (gate.type === 'reject') return settled(await rejectRun(run, gate));
@@ -65,7 +67,11 @@ async function inputProblem(run: JobRun, text: string): Promise<RejectedOutcome 
   const tokens = estimateTokens(text);
   const budget = deps.lane.provider.limits.tokensPerMinute;
   if (tokens > budget) {
-    return rejectRun(run, { type: 'reject', reason: 'invalid_body', detail: `input is ~${tokens} tokens, over the lane's input budget of ${budget}` }, 'too_large');
+    return rejectRun(
+      run,
+      { type: 'reject', reason: 'invalid_body', detail: `input is ~${tokens} tokens, over the lane's input budget of ${budget}` },
+      'too_large',
+    );
   }
   return undefined;
 }

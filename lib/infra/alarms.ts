@@ -39,7 +39,12 @@ export class LaneAlarms extends Construct {
     super(scope, id);
     const { lane, queues } = props;
     const stack = Stack.of(this);
-    const alarmArns = stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: `ratelane-${lane.name}-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const alarmArns = stack.formatArn({
+      service: 'cloudwatch',
+      resource: 'alarm',
+      resourceName: `ratelane-${lane.name}-*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
 
     // SNS has no service-managed encryption CloudWatch can publish through: a customer key that
     // CloudWatch (for this account's ratelane alarms only) may use.

@@ -3,7 +3,7 @@
  * cdk-nag's AwsSolutions checks over all of them. Regions, account and alarm e-mails come from CDK
  * context: `-c usRegion=us-west-2 -c euRegion=eu-west-1 -c account=123456789012 -c alarmEmail=ops@example.com`.
  */
-import { App, Validations } from 'aws-cdk-lib';
+import { type App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { type LaneOverride, type LaneSet, DEFAULT_LANES, resolveLanes } from '../config/lanes.js';
 import { LaneStack, laneStackName } from './lane-stack.js';

@@ -12,14 +12,19 @@ import { Effect, Policy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { ScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
 import { ParameterTier, StringParameter } from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import type { LaneConfig } from '../config/lanes.js';
 import type { LaneQueues } from './queues.js';
 import { CONSUMER_ENV } from '../shared/environment.js';
-import { consumerFunctionName, DOCUMENT_PREFIX, mappingIdParameterName as mappingIdParameterOf, pauseScheduleGroupName as pauseScheduleGroupOf } from '../shared/resources.js';
+import {
+  consumerFunctionName,
+  DOCUMENT_PREFIX,
+  mappingIdParameterName as mappingIdParameterOf,
+  pauseScheduleGroupName as pauseScheduleGroupOf,
+} from '../shared/resources.js';
 import { consumerServiceName, METRICS_NAMESPACE } from '../shared/telemetry.js';
 import type { LaneStorage } from './storage.js';
 
@@ -36,7 +41,8 @@ export const CONSUMER_ESBUILD_TARGET = 'node24';
  * ESM bundles lose CommonJS's `require`; bundled CommonJS dependencies still call it for Node
  * built-ins, so the bundle gets one back from `createRequire`.
  */
-export const ESM_REQUIRE_BANNER = "import { createRequire as __ratelaneCreateRequire } from 'node:module'; const require = __ratelaneCreateRequire(import.meta.url);";
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __ratelaneCreateRequire } from 'node:module'; const require = __ratelaneCreateRequire(import.meta.url);";
 
 /**
  * Actions the consumer role has on its own ingress queue: receive/delete/visibility for the event
@@ -153,9 +159,7 @@ export class LaneConsumer extends Construct {
     });
 
     // Grants, one statement per resource, exact actions.
-    this.role.addToPrincipalPolicy(
-      new PolicyStatement({ sid: 'WriteOwnLogs', actions: [...CONSUMER_LOG_ACTIONS], resources: [this.logGroup.logGroupArn] }),
-    );
+    this.role.addToPrincipalPolicy(new PolicyStatement({ sid: 'WriteOwnLogs', actions: [...CONSUMER_LOG_ACTIONS], resources: [this.logGroup.logGroupArn] }));
     this.role.addToPrincipalPolicy(
       new PolicyStatement({ sid: 'ResendToOwnQueue', actions: [...CONSUMER_QUEUE_EXTRA_ACTIONS], resources: [queues.queue.queueArn] }),
     );
@@ -187,9 +191,7 @@ export class LaneConsumer extends Construct {
       resourceName: mappingIdParameterName.slice(1),
       arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
     });
-    this.role.addToPrincipalPolicy(
-      new PolicyStatement({ sid: 'ReadMappingId', actions: ['ssm:GetParameter'], resources: [mappingIdParameterArn] }),
-    );
+    this.role.addToPrincipalPolicy(new PolicyStatement({ sid: 'ReadMappingId', actions: ['ssm:GetParameter'], resources: [mappingIdParameterArn] }));
 
     this.eventSource = new SqsEventSource(queues.queue, {
       batchSize: lane.queue.batchSize,

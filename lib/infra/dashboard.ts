@@ -3,7 +3,7 @@
  * completion, duplicates suppressed, validation failures, and the state of the lane's alarms.
  */
 import { Duration } from 'aws-cdk-lib';
-import { AlarmStatusWidget, Dashboard, GraphWidget, HorizontalAnnotation, Stats } from 'aws-cdk-lib/aws-cloudwatch';
+import { AlarmStatusWidget, Dashboard, GraphWidget, type HorizontalAnnotation, Stats } from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import type { LaneConfig } from '../config/lanes.js';
 import type { LaneAlarms } from './alarms.js';
@@ -44,9 +44,7 @@ export class LaneDashboard extends Construct {
       dashboardName: `ratelane-${lane.name}`,
       defaultInterval: Duration.hours(3),
     });
-    this.dashboard.addWidgets(
-      new AlarmStatusWidget({ title: alarmTitle, alarms: Object.values(alarms.alarms), width: 24, height: 3 }),
-    );
+    this.dashboard.addWidgets(new AlarmStatusWidget({ title: alarmTitle, alarms: Object.values(alarms.alarms), width: 24, height: 3 }));
     this.dashboard.addWidgets(
       new GraphWidget({
         region: lane.region,

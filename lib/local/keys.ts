@@ -30,10 +30,7 @@ type Env = Readonly<Record<string, string | undefined>>;
  * the keys file. Throws {@link NoProviderKeyError} when no source is set (for a lane that needs
  * secrets), when the JSON is malformed (without echoing it), or naming the key ids without a secret.
  */
-export function loadLocalProviderKeys(
-  lane: Pick<LaneConfig, 'name' | 'provider'>,
-  env: Env = process.env,
-): ProviderKey[] {
+export function loadLocalProviderKeys(lane: Pick<LaneConfig, 'name' | 'provider'>, env: Env = process.env): ProviderKey[] {
   const needsSecrets = providerNeedsKeySecrets(lane.provider);
   const secrets = readSecrets(lane.name, env, needsSecrets);
   if (secrets === null) {
@@ -56,11 +53,7 @@ export function loadLocalProviderKeys(
   return lane.provider.keys.map((k) => ({ id: k.id, quotaOwner: k.quotaOwner, secret: typeof values[k.id] === 'string' ? (values[k.id] as string) : '' }));
 }
 
-function readSecrets(
-  laneName: string,
-  env: Env,
-  needsSecrets: boolean,
-): { values: Record<string, unknown>; from: string } | null {
+function readSecrets(laneName: string, env: Env, needsSecrets: boolean): { values: Record<string, unknown>; from: string } | null {
   const variable = laneKeysVariable(laneName);
   const inline = env[variable];
   if (inline !== undefined && inline.trim() !== '') {
@@ -82,7 +75,9 @@ function readSecrets(
     throw new NoProviderKeyError(`lane ${laneName}: ${PROVIDER_KEYS_FILE_VARIABLE} file ${file} has no "${laneName}" section`);
   }
   if (section === null || typeof section !== 'object' || Array.isArray(section)) {
-    throw new NoProviderKeyError(`lane ${laneName}: the "${laneName}" section of ${PROVIDER_KEYS_FILE_VARIABLE} file ${file} must be an object {"<key id>": "<secret>"}`);
+    throw new NoProviderKeyError(
+      `lane ${laneName}: the "${laneName}" section of ${PROVIDER_KEYS_FILE_VARIABLE} file ${file} must be an object {"<key id>": "<secret>"}`,
+    );
   }
   return { values: section as Record<string, unknown>, from: `${PROVIDER_KEYS_FILE_VARIABLE} file ${file} ("${laneName}")` };
 }

@@ -144,7 +144,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const childPids: number[] = [];
     if (!endpoints) {
       const [dynamo, sqs]: [DynamoLocal, FauxqsLocal] = await Promise.all([startDynamoLocal(), startFauxqsLocal()]);
-      stoppers.push(() => dynamo.stop(), () => sqs.stop());
+      stoppers.push(
+        () => dynamo.stop(),
+        () => sqs.stop(),
+      );
       if (dynamo.pid !== undefined) childPids.push(dynamo.pid);
       fauxqs = sqs;
       endpoints = { sqs: sqs.endpoint, s3: sqs.endpoint, dynamodb: dynamo.endpoint };

@@ -7,13 +7,7 @@ import type { Action, DeferAction, FailAction, FailReason, RejectAction } from '
 import { fullJitterBackoffMs } from './backoff.js';
 import type { ProviderErrorClassification } from './classification.js';
 import { toVisibilityTimeoutSeconds } from './limits.js';
-import {
-  type BodyDecisionInput,
-  DEFAULT_BILLING_COOLDOWN_SECONDS,
-  type DecisionInput,
-  type JobDecisionInput,
-  type ProviderErrorOutcome,
-} from './outcome.js';
+import { type BodyDecisionInput, DEFAULT_BILLING_COOLDOWN_SECONDS, type DecisionInput, type JobDecisionInput, type ProviderErrorOutcome } from './outcome.js';
 import { carriedAttempt, deadlineMs, deferOrReject, hop, rejectDeadline } from './schedule.js';
 import { isoAt, toEpochMs } from './time.js';
 
@@ -85,12 +79,17 @@ export function decide(input: DecisionInput): Action {
     case 'not_yet_eligible':
       return hop(job, nowMs, receiveCountOf(input));
     case 'admission_denied':
-      return deferOrReject(job, nowMs, {
-        reason: 'admission_denied',
-        basis: 'admission_retry_at',
-        waitMs: Math.max(MIN_ADMISSION_WAIT_MS, toEpochMs(outcome.retryAt) - nowMs),
-        deferrals: job.deferrals + 1,
-      }, receiveCountOf(input));
+      return deferOrReject(
+        job,
+        nowMs,
+        {
+          reason: 'admission_denied',
+          basis: 'admission_retry_at',
+          waitMs: Math.max(MIN_ADMISSION_WAIT_MS, toEpochMs(outcome.retryAt) - nowMs),
+          deferrals: job.deferrals + 1,
+        },
+        receiveCountOf(input),
+      );
     case 'provider_error':
       return decideProviderError(input, outcome, nowMs);
     case 'transport_failure':
@@ -126,36 +125,51 @@ function decideProviderError(input: JobDecisionInput, outcome: ProviderErrorOutc
           capMs,
           random,
         });
-      return deferOrReject(job, nowMs, {
-        reason: 'rate_limit',
-        basis: hintMs === null ? 'backoff' : 'provider_hint',
-        waitMs,
-        deferrals: job.deferrals + 1,
-        // The key's window is only known when the provider states it; otherwise cool it briefly
-        // (the throttle base): being wrong about a short cooldown costs little.
-        cooldown: { until: isoAt(nowMs + (hintMs ?? backoff.throttleBaseSeconds * 1000)), scope: 'key', reason: 'rate_limit' },
-      }, receiveCountOf(input));
+      return deferOrReject(
+        job,
+        nowMs,
+        {
+          reason: 'rate_limit',
+          basis: hintMs === null ? 'backoff' : 'provider_hint',
+          waitMs,
+          deferrals: job.deferrals + 1,
+          // The key's window is only known when the provider states it; otherwise cool it briefly
+          // (the throttle base): being wrong about a short cooldown costs little.
+          cooldown: { until: isoAt(nowMs + (hintMs ?? backoff.throttleBaseSeconds * 1000)), scope: 'key', reason: 'rate_limit' },
+        },
+        receiveCountOf(input),
+      );
     }
     case 'quota_exhausted': {
       const credible = hintMs !== null && hintMs >= capMs;
-      const action = deferOrReject(job, nowMs, {
-        reason: 'quota_exhausted',
-        basis: credible ? 'provider_hint' : 'quota_floor',
-        waitMs: credible ? hintMs : capMs,
-        deferrals: job.deferrals + 1,
-      }, receiveCountOf(input));
+      const action = deferOrReject(
+        job,
+        nowMs,
+        {
+          reason: 'quota_exhausted',
+          basis: credible ? 'provider_hint' : 'quota_floor',
+          waitMs: credible ? hintMs : capMs,
+          deferrals: job.deferrals + 1,
+        },
+        receiveCountOf(input),
+      );
       if (action.type === 'reject') return action;
       return withCooldown(action, { until: action.eligibleAt, scope: 'quota_owner', reason: 'quota_exhausted' }, outcome.keysLeft);
     }
     case 'billing': {
       const cooldownSeconds = backoff.billingCooldownSeconds ?? DEFAULT_BILLING_COOLDOWN_SECONDS;
-      const action = deferOrReject(job, nowMs, {
-        reason: 'billing',
-        basis: 'billing_cap',
-        waitMs: capMs,
-        deferrals: job.deferrals + 1,
-        alarm: 'billing',
-      }, receiveCountOf(input));
+      const action = deferOrReject(
+        job,
+        nowMs,
+        {
+          reason: 'billing',
+          basis: 'billing_cap',
+          waitMs: capMs,
+          deferrals: job.deferrals + 1,
+          alarm: 'billing',
+        },
+        receiveCountOf(input),
+      );
       if (action.type === 'reject') return action;
       // Credit belongs to the account, so every key of the same quota owner is out.
       return withCooldown(action, { until: isoAt(nowMs + cooldownSeconds * 1000), scope: 'quota_owner', reason: 'billing' }, outcome.keysLeft);

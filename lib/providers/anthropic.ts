@@ -7,13 +7,7 @@
  */
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { classifyProviderError, isRequestTooLarge } from './classify.js';
-import {
-  ProviderError,
-  ProviderTransportError,
-  type ExtractionRequest,
-  type ExtractionResponse,
-  type ModelAdapter,
-} from './model.js';
+import { ProviderError, ProviderTransportError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from './model.js';
 
 const PROVIDER = 'anthropic' as const;
 
@@ -78,8 +72,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ModelA
           },
           { signal: request.signal },
         );
-        const toolUse =
-          message.content.find((b) => b.type === 'tool_use' && b.name === toolName) ?? message.content.find((b) => b.type === 'tool_use');
+        const toolUse = message.content.find((b) => b.type === 'tool_use' && b.name === toolName) ?? message.content.find((b) => b.type === 'tool_use');
         const content =
           toolUse?.type === 'tool_use'
             ? (JSON.stringify(toolUse.input ?? null) ?? 'null')

@@ -20,13 +20,7 @@ import {
   type SystemContentBlock,
 } from '@aws-sdk/client-bedrock-runtime';
 import { classifyProviderError, isRequestTooLarge } from './classify.js';
-import {
-  ProviderError,
-  ProviderTransportError,
-  type ExtractionRequest,
-  type ExtractionResponse,
-  type ModelAdapter,
-} from './model.js';
+import { ProviderError, ProviderTransportError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from './model.js';
 import { startDeadline } from './deadline.js';
 
 const PROVIDER = 'bedrock' as const;

@@ -30,18 +30,7 @@ import { extractFacts, normalizeHeaders, type ErrorFacts, type HeaderInput } fro
 import { absoluteResetFromText, statedWait } from './stated-wait.js';
 
 /** The providers whose error dialects the classifier knows. */
-export const PROVIDER_NAMES = [
-  'openai',
-  'azure-openai',
-  'anthropic',
-  'gemini',
-  'vertex',
-  'bedrock',
-  'mistral',
-  'groq',
-  'openrouter',
-  'cohere',
-] as const;
+export const PROVIDER_NAMES = ['openai', 'azure-openai', 'anthropic', 'gemini', 'vertex', 'bedrock', 'mistral', 'groq', 'openrouter', 'cohere'] as const;
 
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
 
@@ -109,15 +98,7 @@ export function classifyAt(input: ProviderErrorInput, nowMs: number): ProviderEr
   const overloaded = !billing && !quotaExplicit && detectOverload(provider, status, text, codes);
   const quotaWindow = !billing && !overloaded && (quotaExplicit || (throttle && detectQuotaWindow(text, codes, facts)));
 
-  let kind: ThrottleKind = billing
-    ? 'billing'
-    : quotaWindow
-      ? 'quota_exhausted'
-      : overloaded
-        ? 'overloaded'
-        : throttle
-          ? 'rate_limit'
-          : 'not_rate_limit';
+  let kind: ThrottleKind = billing ? 'billing' : quotaWindow ? 'quota_exhausted' : overloaded ? 'overloaded' : throttle ? 'rate_limit' : 'not_rate_limit';
 
   const wait = statedWait({ headers, facts, text, serverNow, kind, provider });
   if (kind === 'rate_limit' && wait.ms !== null && wait.ms >= QUOTA_WAIT_THRESHOLD_MS) kind = 'quota_exhausted';
@@ -279,7 +260,11 @@ const THROTTLE_CODES = [
 function detectThrottle(status: number, text: string, codes: Set<string>): boolean {
   if (status === 429) return true;
   if (hasCode(codes, ...THROTTLE_CODES)) return true;
-  if (/rate ?limit(?:ed)? (?:reached|exceeded|is exceeded)|rate[- ]limited|too many requests|quota exceeded|exceeded (?:your |the )?(?:[a-z ]+ )?quota|resource (?:has been )?exhausted|exceeded (?:your )?(?:token |call )?rate limit|request rate is too high/.test(text)) {
+  if (
+    /rate ?limit(?:ed)? (?:reached|exceeded|is exceeded)|rate[- ]limited|too many requests|quota exceeded|exceeded (?:your |the )?(?:[a-z ]+ )?quota|resource (?:has been )?exhausted|exceeded (?:your )?(?:token |call )?rate limit|request rate is too high/.test(
+      text,
+    )
+  ) {
     return true;
   }
   // "Too many tokens" is Bedrock's throttle wording (429 / ThrottlingException, caught above); on

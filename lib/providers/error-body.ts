@@ -24,7 +24,9 @@ export function normalizeHeaders(input: HeaderInput): Record<string, string> {
   };
   if (input === null || input === undefined || typeof input !== 'object') return out;
   if (typeof (input as { forEach?: unknown }).forEach === 'function' && !Array.isArray(input)) {
-    (input as { forEach(cb: (value: string, key: string) => void): void }).forEach((value, key) => put(key, value));
+    (input as { forEach(cb: (value: string, key: string) => void): void }).forEach((value, key) => {
+      put(key, value);
+    });
     return out;
   }
   if (Symbol.iterator in (input as object)) {

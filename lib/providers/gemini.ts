@@ -16,13 +16,7 @@
  */
 import { ApiError, GoogleGenAI, type Content } from '@google/genai';
 import { classifyProviderError, isRequestTooLarge } from './classify.js';
-import {
-  ProviderError,
-  ProviderTransportError,
-  type ExtractionRequest,
-  type ExtractionResponse,
-  type ModelAdapter,
-} from './model.js';
+import { ProviderError, ProviderTransportError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from './model.js';
 import { startDeadline } from './deadline.js';
 
 /** Gemini API or Vertex AI: the classifier dialect of the adapter's errors. */

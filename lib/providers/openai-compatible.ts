@@ -5,13 +5,7 @@
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AzureOpenAI } from 'openai';
 import { classifyProviderError, isRequestTooLarge, type ProviderName } from './classify.js';
-import {
-  ProviderError,
-  ProviderTransportError,
-  type ExtractionRequest,
-  type ExtractionResponse,
-  type ModelAdapter,
-} from './model.js';
+import { ProviderError, ProviderTransportError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from './model.js';
 
 /** Settings of an OpenAI-compatible adapter. */
 export interface OpenAiCompatibleOptions {

@@ -73,9 +73,7 @@ function resetHeaderWait(ctx: WaitContext): (ResetCandidate & { exhausted: boole
       /^x-rate-?limit-reset$/.exec(name);
     if (!m) continue;
     const limit = m[1] ?? '';
-    const parsed = name.startsWith('anthropic-')
-      ? rfc3339Wait(value, serverNow)
-      : (parseResetValue(value, serverNow) ?? null);
+    const parsed = name.startsWith('anthropic-') ? rfc3339Wait(value, serverNow) : (parseResetValue(value, serverNow) ?? null);
     if (parsed === null) continue;
     const remainingName = name.replace(/-reset/, '-remaining');
     const remaining = all[remainingName];
@@ -115,7 +113,18 @@ function mentionedLimit(text: string, codes: Set<string>): string | null {
 // Absolute reset times stated in the message or implied by a documented code.
 
 const MONTHS: Record<string, number> = {
-  jan: 0, feb: 1, mar: 2, apr: 3, may: 4, jun: 5, jul: 6, aug: 7, sep: 8, oct: 9, nov: 10, dec: 11,
+  jan: 0,
+  feb: 1,
+  mar: 2,
+  apr: 3,
+  may: 4,
+  jun: 5,
+  jul: 6,
+  aug: 7,
+  sep: 8,
+  oct: 9,
+  nov: 10,
+  dec: 11,
 };
 
 /** An absolute reset stated in a message ("regain access on …", "resets at …") or implied by a code. */

@@ -211,7 +211,18 @@ export async function prepareDocument(raw: unknown, index: number, deps: IntakeD
 
 /** The job of a checked document, checked against the job contract and SQS's message size. */
 function buildJob(
-  d: { index: number; lane: LaneConfig; text: string; jobId: string; sourceId: string; contentSha256: string; schemaVersion: string; promptVersion: string; deadline: string | undefined; now: Date },
+  d: {
+    index: number;
+    lane: LaneConfig;
+    text: string;
+    jobId: string;
+    sourceId: string;
+    contentSha256: string;
+    schemaVersion: string;
+    promptVersion: string;
+    deadline: string | undefined;
+    now: Date;
+  },
   badDoc: (why: RejectionReason, detail: string) => RejectedItem,
 ): Prepared | RejectedItem {
   const { lane, text, sourceId, contentSha256, schemaVersion, promptVersion } = d;

@@ -88,11 +88,7 @@ export async function resendDeferred(input: ResendDeferredInput): Promise<Resend
   const attributes = jobMessageAttributes(job);
   const sizeBytes = messageSizeBytes(body, attributes);
   if (sizeBytes > AWS_LIMITS.maxMessageBytes) {
-    throw new ResendFailedError(
-      `job ${job.jobId} is ${sizeBytes} bytes as a message, over SQS's ${AWS_LIMITS.maxMessageBytes}`,
-      'too_large',
-      queueUrl,
-    );
+    throw new ResendFailedError(`job ${job.jobId} is ${sizeBytes} bytes as a message, over SQS's ${AWS_LIMITS.maxMessageBytes}`, 'too_large', queueUrl);
   }
   let messageId: string | undefined;
   try {

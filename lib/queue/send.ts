@@ -112,7 +112,11 @@ export async function sendLane(items: Prepared[], ctx: SendContext): Promise<voi
           return out.QueueUrl;
         });
   } catch (error) {
-    const failure: ItemError = { code: sdkErrorCode(error), message: `queue ${lane.resources.queueName} in ${lane.region}: ${shortMessage(error)}`, stage: 'queue_url' };
+    const failure: ItemError = {
+      code: sdkErrorCode(error),
+      message: `queue ${lane.resources.queueName} in ${lane.region}: ${shortMessage(error)}`,
+      stage: 'queue_url',
+    };
     for (const p of items) ctx.record(p, { status: 'failed', error: failure });
     return;
   }
@@ -183,8 +187,15 @@ async function sendBatch(batch: Prepared[], batchNo: number, queueUrl: string, s
       const failure: ItemError = { code: sdkErrorCode(error), message: shortMessage(error), stage: 'send' };
       const retrying = attempt < ctx.retry.maxAttempts && isRetryableError(error);
       ctx.deps.onProgress?.({
-        type: 'batch', region, batch: batchNo, attempt, entries: entries.length, sent: 0,
-        failed: retrying ? 0 : entries.length, retrying: retrying ? entries.length : 0, threw: failure.code,
+        type: 'batch',
+        region,
+        batch: batchNo,
+        attempt,
+        entries: entries.length,
+        sent: 0,
+        failed: retrying ? 0 : entries.length,
+        retrying: retrying ? entries.length : 0,
+        threw: failure.code,
       });
       if (!retrying) {
         for (const p of pending.values()) ctx.record(p, { status: 'failed', error: failure });

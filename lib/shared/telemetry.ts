@@ -72,7 +72,18 @@ export function consumerDimensions(lane: { name: string; region: string }): Reco
 }
 
 /** The `outcome` field of a record's log lines. */
-export const LOG_OUTCOMES = ['committed', 'duplicate', 'rejected', 'needs_review', 'repair', 'deferred', 'hop', 'failed', 'dead_lettered', 'lane_paused'] as const;
+export const LOG_OUTCOMES = [
+  'committed',
+  'duplicate',
+  'rejected',
+  'needs_review',
+  'repair',
+  'deferred',
+  'hop',
+  'failed',
+  'dead_lettered',
+  'lane_paused',
+] as const;
 
 /** One of {@link LOG_OUTCOMES}. */
 export type LogOutcome = (typeof LOG_OUTCOMES)[number];
@@ -141,8 +152,4 @@ export const DEFERRAL_REASONS = ['not_yet_eligible', 'admission_denied', 'rate_l
 export const FAILURE_REASONS = ['overloaded', 'transport_failure', 'provider_error'] as const;
 
 /** Every reason the ledger records. */
-export type LedgerReason =
-  | RejectionReason
-  | (typeof VALIDATION_REASONS)[number]
-  | (typeof DEFERRAL_REASONS)[number]
-  | (typeof FAILURE_REASONS)[number];
+export type LedgerReason = RejectionReason | (typeof VALIDATION_REASONS)[number] | (typeof DEFERRAL_REASONS)[number] | (typeof FAILURE_REASONS)[number];

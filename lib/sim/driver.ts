@@ -140,8 +140,21 @@ export function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'sce
   lines.push(
     `ratelane sim: ${int(settings.jobs)} jobs, ${int(settings.consumers)} consumers, batches of ${settings.batchSize}, maxReceiveCount ${settings.maxReceiveCount}, failure rate ${settings.failureRate}, seed ${settings.seed}; (c): initial output-token estimate ${settings.admissionOutputTokenEstimate} (then learned)`,
   );
-  lines.push(`${report.date}, ${report.machine.cpus} x ${report.machine.cpuModel}, Node ${report.machine.node}; wall time ${(report.wallMs / 1000).toFixed(1)} s`);
-  const header = ['strategy', 'drain', 'bound', 'drain/bound', 'calls/completion', 'wasted calls (429 + failed)', 'dead-letters', 'lost', 'unfinished', 'AWS $/1M jobs (SQS+DDB+Lambda+Sched)'];
+  lines.push(
+    `${report.date}, ${report.machine.cpus} x ${report.machine.cpuModel}, Node ${report.machine.node}; wall time ${(report.wallMs / 1000).toFixed(1)} s`,
+  );
+  const header = [
+    'strategy',
+    'drain',
+    'bound',
+    'drain/bound',
+    'calls/completion',
+    'wasted calls (429 + failed)',
+    'dead-letters',
+    'lost',
+    'unfinished',
+    'AWS $/1M jobs (SQS+DDB+Lambda+Sched)',
+  ];
   for (const scenario of report.scenarios) {
     const rows = report.results.filter((r) => r.scenario === scenario.id);
     if (rows.length === 0) continue;
@@ -169,7 +182,9 @@ export function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'sce
     lines.push('');
     lines.push('targets for (c): drain <= 1.15x bound, <= 1.03 calls per completion, 0 dead-letters, 0 lost');
     for (const t of report.targets) {
-      lines.push(`  ${t.scenario} ${t.target}: measured ${Number.isInteger(t.measured) ? t.measured : t.measured.toFixed(3)}, limit ${t.limit} -> ${t.met ? 'met' : 'MISSED'}`);
+      lines.push(
+        `  ${t.scenario} ${t.target}: measured ${Number.isInteger(t.measured) ? t.measured : t.measured.toFixed(3)}, limit ${t.limit} -> ${t.met ? 'met' : 'MISSED'}`,
+      );
     }
   }
   return lines;
@@ -207,7 +222,8 @@ export async function runSim(options: SimOptions, io: SimIo): Promise<SimReport>
         try {
           result = await runInWorker(task, settings, onProgress(task));
         } catch (error) {
-          if (!options.quiet) io.stderr(`sim: worker failed (${(error as Error).message.split('\n')[0]}); running ${task.scenario}/${task.strategy} in-process`);
+          if (!options.quiet)
+            io.stderr(`sim: worker failed (${(error as Error).message.split('\n')[0]}); running ${task.scenario}/${task.strategy} in-process`);
           result = simulate(SCENARIOS[task.scenario], STRATEGIES[task.strategy], settings, { onProgress: onProgress(task) });
         }
         finish(task, result);
@@ -220,8 +236,20 @@ export async function runSim(options: SimOptions, io: SimIo): Promise<SimReport>
   for (const r of ordered) {
     if (r.strategy !== 'admission') continue;
     const scenario = r.scenario as ScenarioId;
-    targets.push({ scenario, target: 'drainOverBound', limit: TARGETS.drainOverBound, measured: r.drainOverBound, met: r.drainOverBound <= TARGETS.drainOverBound });
-    targets.push({ scenario, target: 'callsPerCompletion', limit: TARGETS.callsPerCompletion, measured: r.callsPerCompletion, met: r.callsPerCompletion <= TARGETS.callsPerCompletion });
+    targets.push({
+      scenario,
+      target: 'drainOverBound',
+      limit: TARGETS.drainOverBound,
+      measured: r.drainOverBound,
+      met: r.drainOverBound <= TARGETS.drainOverBound,
+    });
+    targets.push({
+      scenario,
+      target: 'callsPerCompletion',
+      limit: TARGETS.callsPerCompletion,
+      measured: r.callsPerCompletion,
+      met: r.callsPerCompletion <= TARGETS.callsPerCompletion,
+    });
     targets.push({ scenario, target: 'deadLettered', limit: 0, measured: r.deadLettered, met: r.deadLettered === 0 });
     targets.push({ scenario, target: 'lost', limit: 0, measured: r.lost + r.unfinished, met: r.lost + r.unfinished === 0 });
   }
@@ -238,7 +266,13 @@ export async function runSim(options: SimOptions, io: SimIo): Promise<SimReport>
     },
     wallMs: performance.now() - started,
     settings,
-    scenarios: options.scenarios.map((id) => ({ id, title: SCENARIOS[id].title, start: new Date(SCENARIOS[id].start).toISOString(), keys: SCENARIOS[id].keys, limits: SCENARIOS[id].limits })),
+    scenarios: options.scenarios.map((id) => ({
+      id,
+      title: SCENARIOS[id].title,
+      start: new Date(SCENARIOS[id].start).toISOString(),
+      keys: SCENARIOS[id].keys,
+      limits: SCENARIOS[id].limits,
+    })),
     results: ordered,
     targets,
     prices: { region: PRICES_REGION, checked: PRICES_CHECKED, items: PRICES },

@@ -153,7 +153,14 @@ class Simulation {
           this.onSide(payload, t);
           break;
         case EV_SETTLE:
-          this.admission!.settle(this.jobs.settleConsumer[payload]!, this.jobs.settleKey[payload]!, this.jobs.settleTaken[payload]!, this.jobs.inputTokens[payload]!, this.jobs.outputTokens[payload]!, t);
+          this.admission!.settle(
+            this.jobs.settleConsumer[payload]!,
+            this.jobs.settleKey[payload]!,
+            this.jobs.settleTaken[payload]!,
+            this.jobs.inputTokens[payload]!,
+            this.jobs.outputTokens[payload]!,
+            t,
+          );
           break;
         case EV_RESUME:
           this.onResume(t);
@@ -161,13 +168,29 @@ class Simulation {
       }
       if ((this.tally.events & 4095) === 0 && this.hooks.onProgress && performance.now() >= nextReport) {
         nextReport = performance.now() + interval;
-        this.hooks.onProgress({ virtualMs: t - start, terminal: this.jobs.terminal, jobs: this.N, events: this.tally.events, modelCalls: this.provider.counters.calls });
+        this.hooks.onProgress({
+          virtualMs: t - start,
+          terminal: this.jobs.terminal,
+          jobs: this.N,
+          events: this.tally.events,
+          modelCalls: this.provider.counters.calls,
+        });
       }
     }
     this.accountIdle(now);
     this.sqs.countEmptyReceives(Math.floor(this.idlePollMs / LONG_POLL_MS));
     const { jobs, tally, sqs, provider, admission } = this;
-    return strategyResult({ scenario, strategy: this.strategy, jobs, submitted: this.N, tally, sqs, provider, admission, wallMs: performance.now() - wallStart });
+    return strategyResult({
+      scenario,
+      strategy: this.strategy,
+      jobs,
+      submitted: this.N,
+      tally,
+      sqs,
+      provider,
+      admission,
+      wallMs: performance.now() - wallStart,
+    });
   }
 
   private schedule(time: number, type: number, payload: number): void {
@@ -300,7 +323,12 @@ class Simulation {
       : callAt + rng.between(t.failureLatencyMinMs, t.failureLatencyMaxMs);
     let keysLeft: number | undefined;
     if (admission && throttled && !this.strategy.throttleIsFailure) {
-      keysLeft = admission.keysLeftAfter(consumer, key, result === CALL_RATE_LIMIT ? { scope: 'key', reason: 'rate_limit' } : { scope: 'quota_owner', reason: 'quota_exhausted' }, answeredAt);
+      keysLeft = admission.keysLeftAfter(
+        consumer,
+        key,
+        result === CALL_RATE_LIMIT ? { scope: 'key', reason: 'rate_limit' } : { scope: 'quota_owner', reason: 'quota_exhausted' },
+        answeredAt,
+      );
     }
     const outcome = outcomeForError(this.strategy, result, { retryAfterMs: this.provider.retryAfterMs, resetAt: this.provider.resetAt }, keysLeft);
     const action = this.decideAt(job, receiveCount, answeredAt, outcome);

@@ -85,7 +85,8 @@ function digits(s: string, from: number, count: number): number {
 
 /** `Date.parse` of exactly `YYYY-MM-DDTHH:MM:SS.mmmZ`; `undefined` for any other text. */
 export function fastParseIso(s: string): number | undefined {
-  if (s.length !== 24 || s.charCodeAt(23) !== 90 /* Z */ || s[4] !== '-' || s[7] !== '-' || s[10] !== 'T' || s[13] !== ':' || s[16] !== ':' || s[19] !== '.') return undefined;
+  if (s.length !== 24 || s.charCodeAt(23) !== 90 /* Z */ || s[4] !== '-' || s[7] !== '-' || s[10] !== 'T' || s[13] !== ':' || s[16] !== ':' || s[19] !== '.')
+    return undefined;
   const y = digits(s, 0, 4);
   const mo = digits(s, 5, 2);
   const d = digits(s, 8, 2);

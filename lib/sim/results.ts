@@ -73,7 +73,20 @@ export interface Tally {
 
 /** A run's tallies before it starts. */
 export function newTally(): Tally {
-  return { firstReceive: Infinity, receives: 0, hops: 0, deferrals: 0, admissionDenials: 0, lanePauses: 0, schedules: 0, dynamoReads: 0, dynamoWrites: 0, invocations: 0, gbMs: 0, events: 0 };
+  return {
+    firstReceive: Infinity,
+    receives: 0,
+    hops: 0,
+    deferrals: 0,
+    admissionDenials: 0,
+    lanePauses: 0,
+    schedules: 0,
+    dynamoReads: 0,
+    dynamoWrites: 0,
+    invocations: 0,
+    gbMs: 0,
+    events: 0,
+  };
 }
 
 /** The figures of a finished run (its queue's empty receives already counted). */

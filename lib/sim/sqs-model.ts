@@ -103,7 +103,11 @@ export class SqsModel {
   private inFlightCount = 0;
 
   constructor(options: SqsModelOptions, initialCapacity = 1 << 14) {
-    if (!Number.isInteger(options.maxReceiveCount) || options.maxReceiveCount < SQS_LIMITS.minReceiveCount || options.maxReceiveCount > SQS_LIMITS.maxReceiveCount) {
+    if (
+      !Number.isInteger(options.maxReceiveCount) ||
+      options.maxReceiveCount < SQS_LIMITS.minReceiveCount ||
+      options.maxReceiveCount > SQS_LIMITS.maxReceiveCount
+    ) {
       throw new RangeError(`maxReceiveCount must be an integer in 1..1000, got ${options.maxReceiveCount}`);
     }
     checkVisibilitySeconds(options.visibilityTimeoutSeconds);

@@ -60,10 +60,7 @@ export function documentKeyFor(contentSha256: string): string {
  * @param contentSha256 the text's SHA-256 when the caller already has it (it is recomputed otherwise)
  * @throws {DocumentStoreError} when the put fails (`cause` holds the SDK error)
  */
-export async function putDocument(
-  s3: S3Client,
-  input: { bucket: string; text: string; contentSha256?: string },
-): Promise<StoredDocument> {
+export async function putDocument(s3: S3Client, input: { bucket: string; text: string; contentSha256?: string }): Promise<StoredDocument> {
   const body = Buffer.from(input.text, 'utf8');
   const contentSha256 = input.contentSha256 ?? sha256Hex(body);
   const key = documentKeyFor(contentSha256);
@@ -80,7 +77,11 @@ export async function putDocument(
     );
   } catch (error) {
     const code = errorCode(error);
-    throw new DocumentStoreError(`could not store document ${key} (${body.byteLength} bytes) in bucket ${input.bucket}: ${code}`, { bucket: input.bucket, key, code }, { cause: error });
+    throw new DocumentStoreError(
+      `could not store document ${key} (${body.byteLength} bytes) in bucket ${input.bucket}: ${code}`,
+      { bucket: input.bucket, key, code },
+      { cause: error },
+    );
   }
   return { bucket: input.bucket, key, contentSha256, bytes: body.byteLength };
 }
@@ -99,7 +100,11 @@ export async function readDocument(s3: S3Client, ref: { bucket: string; key: str
     text = await out.Body.transformToString('utf-8');
   } catch (error) {
     const code = errorCode(error);
-    throw new DocumentStoreError(`could not read document ${ref.key} from bucket ${ref.bucket}: ${code}`, { bucket: ref.bucket, key: ref.key, code }, { cause: error });
+    throw new DocumentStoreError(
+      `could not read document ${ref.key} from bucket ${ref.bucket}: ${code}`,
+      { bucket: ref.bucket, key: ref.key, code },
+      { cause: error },
+    );
   }
   if (ref.expectedSha256 !== undefined) {
     const actual = sha256Hex(text);

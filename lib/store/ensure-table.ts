@@ -26,10 +26,7 @@ export interface EnsureTableOptions {
 }
 
 function keySchemaOf(shape: TableShape): KeySchemaElement[] {
-  return [
-    { AttributeName: shape.partitionKey, KeyType: 'HASH' },
-    ...(shape.sortKey ? [{ AttributeName: shape.sortKey, KeyType: 'RANGE' as const }] : []),
-  ];
+  return [{ AttributeName: shape.partitionKey, KeyType: 'HASH' }, ...(shape.sortKey ? [{ AttributeName: shape.sortKey, KeyType: 'RANGE' as const }] : [])];
 }
 
 function attributeDefinitionsOf(shape: TableShape): AttributeDefinition[] {

@@ -2,13 +2,7 @@
  * The results table: one item per idempotency key, written once. This class only turns its methods into
  * DynamoDB calls; the consumer decides what a duplicate or a failed write means for the message.
  */
-import {
-  GetItemCommand,
-  PutItemCommand,
-  ScanCommand,
-  type AttributeValue,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, ScanCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Job } from '../contract/job.js';
 import { errorName } from '../shared/errors.js';

@@ -287,7 +287,11 @@ export interface TestConsumerOptions {
 }
 
 /** A consumer handler with real stores and queues, the given model, and Powertools output captured. */
-export function testConsumer(t: TestLane, model: ModelAdapter, options: TestConsumerOptions = {}): { handler: SqsHandler; deps: ConsumerDeps; sink: CapturingSink } {
+export function testConsumer(
+  t: TestLane,
+  model: ModelAdapter,
+  options: TestConsumerOptions = {},
+): { handler: SqsHandler; deps: ConsumerDeps; sink: CapturingSink } {
   const sink = options.sink ?? new CapturingSink();
   const { logger, metrics } = createConsumerTelemetry(t.lane, { logLevel: options.logLevel ?? 'DEBUG' });
   const console = sink.console();

@@ -108,10 +108,7 @@ export interface SqsFaultSwitch {
  * unavailable); `when: 'after'` sends, then throws as if the answer was lost (the call took effect
  * but the caller cannot know).
  */
-export function failSqsCommands(
-  sqs: SQSClient,
-  options: { commands: readonly string[]; times: number; when?: 'before' | 'after' },
-): SqsFaultSwitch {
+export function failSqsCommands(sqs: SQSClient, options: { commands: readonly string[]; times: number; when?: 'before' | 'after' }): SqsFaultSwitch {
   const state: SqsFaultSwitch = { remaining: options.times, calls: {}, failed: {} };
   const when = options.when ?? 'before';
   sqs.middlewareStack.add(

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { App, type CfnElement, Stack } from 'aws-cdk-lib';
+import { App, type CfnElement, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { DEFAULT_LANES, type LaneConfig } from '../../lib/config/lanes.js';
 import { buildLaneApp } from '../../lib/infra/app.js';
@@ -109,7 +109,9 @@ for (const lane of lanes) {
       const bucket = template.toJSON().Resources[bucketId];
       // Assess
       assert.equal(bucket.Properties.BucketName, lane.resources.bucketName);
-      assert.deepEqual(bucket.Properties.BucketEncryption, { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] });
+      assert.deepEqual(bucket.Properties.BucketEncryption, {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      });
       assert.deepEqual(bucket.Properties.PublicAccessBlockConfiguration, {
         BlockPublicAcls: true,
         BlockPublicPolicy: true,
@@ -181,7 +183,9 @@ for (const lane of lanes) {
         template.hasResourceProperties('AWS::SQS::QueuePolicy', {
           Queues: [{ Ref: id }],
           PolicyDocument: {
-            Statement: [Match.objectLike({ Effect: 'Deny', Action: 'sqs:*', Principal: { AWS: '*' }, Condition: { Bool: { 'aws:SecureTransport': 'false' } } })],
+            Statement: [
+              Match.objectLike({ Effect: 'Deny', Action: 'sqs:*', Principal: { AWS: '*' }, Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+            ],
           },
         });
       }
@@ -303,7 +307,10 @@ for (const lane of lanes) {
         'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:scheduler:${lane.region}:${ACCOUNT}:schedule/ratelane-${lane.name}-pause/*`]],
       });
       const parameterArn = JSON.stringify({
-        'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:ssm:${lane.region}:${ACCOUNT}:parameter/ratelane/${lane.name}/consumer/event-source-mapping-id`]],
+        'Fn::Join': [
+          '',
+          ['arn:', { Ref: 'AWS::Partition' }, `:ssm:${lane.region}:${ACCOUNT}:parameter/ratelane/${lane.name}/consumer/event-source-mapping-id`],
+        ],
       });
       const objectsArn = JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [id(stack.storage.bucket), 'Arn'] }, '/documents/*']] });
       // Act
@@ -324,11 +331,7 @@ for (const lane of lanes) {
         [scheduleArn, ['scheduler:CreateSchedule']],
         [getAtt(id(stack.consumer.schedulerRole)), ['iam:PassRole']],
       ]);
-      assert.deepEqual(
-        sorted(byResource.keys()),
-        sorted(expected.keys()),
-        'the consumer role reaches exactly these resources',
-      );
+      assert.deepEqual(sorted(byResource.keys()), sorted(expected.keys()), 'the consumer role reaches exactly these resources');
       for (const [resource, actions] of expected) assert.deepEqual(sorted(byResource.get(resource) ?? []), sorted(actions), resource);
       // the DLQ only receives, the bucket is only read
       assert.deepEqual(CONSUMER_DLQ_ACTIONS, ['sqs:SendMessage']);
@@ -338,7 +341,9 @@ for (const lane of lanes) {
       assert.deepEqual(passRole?.Condition, { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } });
       // the role itself trusts only Lambda and has no managed policies
       const role = json.Resources[roleId].Properties;
-      assert.deepEqual(role.AssumeRolePolicyDocument.Statement, [{ Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } }]);
+      assert.deepEqual(role.AssumeRolePolicyDocument.Statement, [
+        { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } },
+      ]);
       assert.equal(role.ManagedPolicyArns, undefined);
     });
 
@@ -351,7 +356,12 @@ for (const lane of lanes) {
       const statements = roleStatements(json, roleId);
       // Assess
       assert.deepEqual(role.AssumeRolePolicyDocument.Statement, [
-        { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'scheduler.amazonaws.com' }, Condition: { StringEquals: { 'aws:SourceAccount': ACCOUNT } } },
+        {
+          Action: 'sts:AssumeRole',
+          Effect: 'Allow',
+          Principal: { Service: 'scheduler.amazonaws.com' },
+          Condition: { StringEquals: { 'aws:SourceAccount': ACCOUNT } },
+        },
       ]);
       assert.equal(role.ManagedPolicyArns, undefined);
       assert.equal(statements.length, 1);
@@ -394,7 +404,11 @@ for (const lane of lanes) {
       assert.deepEqual(topic.KmsMasterKeyId, { 'Fn::GetAtt': [keyId, 'Arn'] });
       assert.equal(topic.TopicName, `ratelane-${lane.name}-alarms`);
       assert.equal(key.EnableKeyRotation, true);
-      const alarmSource = { ArnLike: { 'aws:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:cloudwatch:${lane.region}:${ACCOUNT}:alarm:ratelane-${lane.name}-*`]] } } };
+      const alarmSource = {
+        ArnLike: {
+          'aws:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:cloudwatch:${lane.region}:${ACCOUNT}:alarm:ratelane-${lane.name}-*`]] },
+        },
+      };
       assert.ok(
         key.KeyPolicy.Statement.some(
           (s: Statement) =>
@@ -476,8 +490,16 @@ for (const lane of lanes) {
         Threshold: lane.alarms.throttleSharePercent,
         Metrics: [
           { Id: 'expr_1', Expression: '100 * FILL(rateLimited, 0) / modelCalls', ReturnData: true, Label: Match.anyValue() },
-          { Id: 'rateLimited', ReturnData: false, MetricStat: { Metric: { Namespace: 'ratelane', MetricName: 'RateLimited', Dimensions: dims }, Period: 300, Stat: 'Sum' } },
-          { Id: 'modelCalls', ReturnData: false, MetricStat: { Metric: { Namespace: 'ratelane', MetricName: 'ModelCalls', Dimensions: dims }, Period: 300, Stat: 'Sum' } },
+          {
+            Id: 'rateLimited',
+            ReturnData: false,
+            MetricStat: { Metric: { Namespace: 'ratelane', MetricName: 'RateLimited', Dimensions: dims }, Period: 300, Stat: 'Sum' },
+          },
+          {
+            Id: 'modelCalls',
+            ReturnData: false,
+            MetricStat: { Metric: { Namespace: 'ratelane', MetricName: 'ModelCalls', Dimensions: dims }, Period: 300, Stat: 'Sum' },
+          },
         ],
       });
     });

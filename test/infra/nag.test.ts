@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { App, Stack, Validations } from 'aws-cdk-lib';
+import { App, type Stack, Validations } from 'aws-cdk-lib';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
@@ -17,11 +17,15 @@ const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
 
 /** Every acknowledgement recorded in the tree: construct path, rule id, reason. */
 function acknowledgements(root: IConstruct): Array<{ path: string; id: string; reason: string }> {
-  return root.node.findAll().flatMap((c) =>
-    c.node.metadata
-      .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
-      .flatMap((m) => Object.entries(m.data as Record<string, string>).map(([id, reason]) => ({ path: c.node.path, id: id.replace(/^annotation::/i, ''), reason }))),
-  );
+  return root.node
+    .findAll()
+    .flatMap((c) =>
+      c.node.metadata
+        .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+        .flatMap((m) =>
+          Object.entries(m.data as Record<string, string>).map(([id, reason]) => ({ path: c.node.path, id: id.replace(/^annotation::/i, ''), reason })),
+        ),
+    );
 }
 
 describe('cdk-nag AwsSolutions', () => {
@@ -46,7 +50,10 @@ describe('cdk-nag AwsSolutions', () => {
     // Act
     const report = new AwsSolutionsChecks(app).validateScope(app);
     // Assess
-    assert.deepEqual(report.violations.map((v) => v.ruleName), []);
+    assert.deepEqual(
+      report.violations.map((v) => v.ruleName),
+      [],
+    );
   });
 
   it('acknowledges only these findings, each with a real reason', () => {
@@ -62,10 +69,7 @@ describe('cdk-nag AwsSolutions', () => {
       `ratelane-${lane}/Consumer/Role AwsSolutions-IAM5[Resource::<StorageSource42D3DA3E.Arn>/documents/*]`,
       `ratelane-${lane}/Consumer/PausePolicy AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:${region}:<AWS::AccountId>:schedule/ratelane-${lane}-pause/*]`,
     ];
-    assert.deepEqual(
-      acks.map((a) => `${a.path} ${a.id}`).sort(),
-      [...expected('us', 'us-east-1'), ...expected('eu', 'eu-central-1')].sort(),
-    );
+    assert.deepEqual(acks.map((a) => `${a.path} ${a.id}`).sort(), [...expected('us', 'us-east-1'), ...expected('eu', 'eu-central-1')].sort());
     for (const a of acks) {
       assert.ok(a.reason.length >= 80, `${a.id} at ${a.path} has a reason that explains itself: "${a.reason}"`);
       assert.doesNotMatch(a.reason, /\b(todo|fixme|n\/a|not needed|ignore)\b/i);
@@ -98,7 +102,10 @@ describe('cdk-nag AwsSolutions', () => {
       }
       // Assess
       const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')) as {
-        pluginReports: Array<{ pluginName: string; violations: Array<{ ruleName: string; violatingResources: Array<{ constructPath?: string; resourceLogicalId?: string }> }> }>;
+        pluginReports: Array<{
+          pluginName: string;
+          violations: Array<{ ruleName: string; violatingResources: Array<{ constructPath?: string; resourceLogicalId?: string }> }>;
+        }>;
       };
       const nag = report.pluginReports.find((r) => r.pluginName === 'AwsSolutions');
       assert.ok(nag, `an AwsSolutions report in ${JSON.stringify(report.pluginReports.map((r) => r.pluginName))}`);

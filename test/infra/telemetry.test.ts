@@ -70,11 +70,15 @@ describe('infra telemetry contract', () => {
     it(`the ${lane.name} stack sets an environment the consumer's schema accepts`, () => {
       // Prepare
       const json = Template.fromStack(stacks[lane.name]!).toJSON();
-      const fn = Object.values<any>(json.Resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.[CONSUMER_ENV.laneConfig]);
+      const fn = Object.values<any>(json.Resources).find(
+        (r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.[CONSUMER_ENV.laneConfig],
+      );
       assert.ok(fn, 'the consumer function');
       const variables = fn.Properties.Environment.Variables as Record<string, unknown>;
       // Act: tokens (queue URLs, ARNs) become placeholders of the right shape
-      const resolved = Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : 'https://sqs.example.amazonaws.com/123456789012/q']));
+      const resolved = Object.fromEntries(
+        Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : 'https://sqs.example.amazonaws.com/123456789012/q']),
+      );
       const parsed = ConsumerEnvironmentSchema.safeParse(resolved);
       // Assess
       assert.ok(parsed.success, parsed.success ? '' : parsed.error.message);

@@ -243,7 +243,10 @@ describe('Anthropic adapter', () => {
     // Prepare
     const server = await loopback(() => ({
       status: 400,
-      body: error('invalid_request_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.'),
+      body: error(
+        'invalid_request_error',
+        'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.',
+      ),
     }));
     // Act
     const failed = await failure(adapterFor(server), ProviderError);
@@ -396,7 +399,9 @@ describe('Gemini adapter', () => {
     // Prepare
     const server = await loopback(() => ({
       status: 400,
-      body: { error: { code: 400, message: 'The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).', status: 'INVALID_ARGUMENT' } },
+      body: {
+        error: { code: 400, message: 'The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).', status: 'INVALID_ARGUMENT' },
+      },
     }));
     // Act
     const failed = await failure(adapterFor(server), ProviderError);
@@ -432,16 +437,19 @@ describe('Bedrock adapter', () => {
 
   it('forces one tool whose inputSchema.json is the schema, signs for the lane region, and maps toolUse input and usage', async () => {
     // Prepare
-    const server = await loopback(() => ({
-      status: 200,
-      headers: { 'x-amzn-requestid': 'e686a393-fd1a-4f8c-9ec0-3654e3d5ece3' },
-      body: {
-        output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 'tooluse_test', name: 'invoice_v1', input: RESULT } }] } },
-        stopReason: 'tool_use',
-        usage: { inputTokens: 512, outputTokens: 48, totalTokens: 560 },
-        metrics: { latencyMs: 812 },
-      },
-    }), H2);
+    const server = await loopback(
+      () => ({
+        status: 200,
+        headers: { 'x-amzn-requestid': 'e686a393-fd1a-4f8c-9ec0-3654e3d5ece3' },
+        body: {
+          output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 'tooluse_test', name: 'invoice_v1', input: RESULT } }] } },
+          stopReason: 'tool_use',
+          usage: { inputTokens: 512, outputTokens: 48, totalTokens: 560 },
+          metrics: { latencyMs: 812 },
+        },
+      }),
+      H2,
+    );
     // Act
     const response = await adapterFor(server).extract(extraction({ ...iam, maxOutputTokens: 800 }));
     // Assess
@@ -467,15 +475,18 @@ describe('Bedrock adapter', () => {
 
   it('sends a Bedrock API key as a bearer token', async () => {
     // Prepare
-    const server = await loopback(() => ({
-      status: 200,
-      body: {
-        output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 't', name: 'invoice_v1', input: RESULT } }] } },
-        stopReason: 'tool_use',
-        usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
-        metrics: { latencyMs: 1 },
-      },
-    }), H2);
+    const server = await loopback(
+      () => ({
+        status: 200,
+        body: {
+          output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 't', name: 'invoice_v1', input: RESULT } }] } },
+          stopReason: 'tool_use',
+          usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+          metrics: { latencyMs: 1 },
+        },
+      }),
+      H2,
+    );
     // Act
     await adapterFor(server).extract(extraction({ apiKey: 'ABSKbedrock-api-key-test' }));
     // Assess
@@ -507,7 +518,12 @@ describe('Bedrock adapter', () => {
   it('maps ServiceQuotaExceededException to quota_exhausted', async () => {
     // Prepare
     const server = await loopback(
-      () => awsError(400, 'ServiceQuotaExceededException', 'Your request exceeds the service quota for your account. You can view your quotas at https://console.aws.amazon.com/servicequotas.'),
+      () =>
+        awsError(
+          400,
+          'ServiceQuotaExceededException',
+          'Your request exceeds the service quota for your account. You can view your quotas at https://console.aws.amazon.com/servicequotas.',
+        ),
       H2,
     );
     // Act

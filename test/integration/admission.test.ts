@@ -6,7 +6,14 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Writable } from 'node:stream';
-import { createLaneAdmission, DynamoRateStateStore, LanePauser, SharedKeyPool, admissionSettings, type LanePauseController } from '../../lib/admission/index.js';
+import {
+  createLaneAdmission,
+  DynamoRateStateStore,
+  LanePauser,
+  SharedKeyPool,
+  admissionSettings,
+  type LanePauseController,
+} from '../../lib/admission/index.js';
 import type { LocalPauseState } from '../../lib/local/pause.js';
 import { runResumeCommand } from '../../lib/commands/resume.js';
 import { resolveLanes } from '../../lib/config/lanes.js';
@@ -125,10 +132,20 @@ function quotaExhaustedModel(resetAt: Date): ModelAdapter & { calls: string[] } 
 describe('admission: the consumer', () => {
   it('cools each quota owner once, pauses the lane when none is left, then defers without a call', async () => {
     // Prepare: two keys of two quota owners; every call is a daily-quota 429 resetting in 2 hours
-    const t = await provisionTestLane({ provider: { keys: [{ id: 'key-1', quotaOwner: 'o1' }, { id: 'key-2', quotaOwner: 'o2' }] } });
+    const t = await provisionTestLane({
+      provider: {
+        keys: [
+          { id: 'key-1', quotaOwner: 'o1' },
+          { id: 'key-2', quotaOwner: 'o2' },
+        ],
+      },
+    });
     lanes.push(t);
     const docs = englishDocuments(3);
-    const submitted = await submitTo(t, docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#${t.lane.resources.queueName}` })));
+    const submitted = await submitTo(
+      t,
+      docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#${t.lane.resources.queueName}` })),
+    );
     const keys: ProviderKey[] = t.lane.provider.keys.map((k) => ({ ...k, secret: `sk-${k.id}` }));
     const pauses: { until: Date; reason: string }[] = [];
     const controller: LanePauseController = { pause: async (until, reason) => void pauses.push({ until, reason }), resume: async () => undefined };
@@ -239,7 +256,10 @@ describe('admission: the local stack', () => {
       // Act: the day starts now
       stack.provider.resetDay();
       const dayStart = Date.now();
-      const submitted = await submitTo(t, docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#daily-${l.lane.resources.queueName}` })));
+      const submitted = await submitTo(
+        t,
+        docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#daily-${l.lane.resources.queueName}` })),
+      );
       await waitUntil('30 commits', async () => (await l.results.count()) >= 30, 40_000, 250);
       await l.poller?.stop();
 
@@ -286,7 +306,10 @@ describe('admission: billing waits for a person', () => {
       const l = stack.lanes.us!;
       const t: TestLane = { ...l, destroy: () => undefined };
       const docs = englishDocuments(3);
-      const items = await submitTo(t, docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#billing-${l.lane.resources.queueName}` })));
+      const items = await submitTo(
+        t,
+        docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#billing-${l.lane.resources.queueName}` })),
+      );
 
       // Act 1: the lane pauses (billing: a day, unless a person resumes it)
       await waitUntil('the lane paused', () => l.pause?.state.paused === true, 10_000, 50);
@@ -304,7 +327,10 @@ describe('admission: billing waits for a person', () => {
       stack.provider.setKeyOutOfCredit(secret, false);
       const { resumeLaneNow } = await import('../../lib/commands/resume.js');
       const lifted = await resumeLaneNow({ store: l.admission!.store, controller: l.pause!, reasons: ['billing'] });
-      assert.ok(lifted.some((x) => x.includes('(billing)')), lifted.join(', '));
+      assert.ok(
+        lifted.some((x) => x.includes('(billing)')),
+        lifted.join(', '),
+      );
       await waitUntil('3 commits', async () => (await t.results.count()) >= 3, 20_000, 200).catch(async (e) => {
         for (const i of items) console.log(JSON.stringify((await t.ledger.entriesFor(i.jobId)).map((x) => [x.kind, x.reason, x.details])));
         console.log(JSON.stringify(l.pause?.state), JSON.stringify(await queueCounts(t)), l.poller?.state, JSON.stringify(stack.telemetry.totals.total));

@@ -92,7 +92,10 @@ describe('bad input at intake', () => {
       [11, 'document_too_large'],
     ];
     const rejected = result.results.filter((r) => r.status === 'rejected');
-    assert.deepEqual(rejected.map((r) => [r.index, r.error?.code]), expected);
+    assert.deepEqual(
+      rejected.map((r) => [r.index, r.error?.code]),
+      expected,
+    );
     assert.ok(rejected.every((r) => r.error?.stage === 'validation' && r.messageId === undefined));
     assert.match(rejected.find((r) => r.index === 10)!.error!.message, /tokens, over the input budget of 100000/);
     assert.match(rejected.find((r) => r.index === 11)!.error!.message, /bytes, over the limit of 1048576/);
@@ -100,10 +103,13 @@ describe('bad input at intake', () => {
     assert.ok(!JSON.stringify(result).includes(MARKER), 'no document text in the result');
     // ...and the rest of the batch unaffected: exactly the good ones sent, nothing else on the queue or in the bucket
     assert.deepEqual([result.total, result.sent, result.failed, result.rejected], [13, 2, 0, 11]);
-    assert.deepEqual(result.results.filter((r) => r.status === 'sent').map((r) => [r.index, r.sourceId]), [
-      [0, 'good-1'],
-      [12, 'good-2'],
-    ]);
+    assert.deepEqual(
+      result.results.filter((r) => r.status === 'sent').map((r) => [r.index, r.sourceId]),
+      [
+        [0, 'good-1'],
+        [12, 'good-2'],
+      ],
+    );
     const messages = await receive(t, { max: 10, waitSeconds: 1, visibilityTimeout: 300 });
     assert.deepEqual(messages.map((m) => jobOf(m).input.sourceId).sort(), ['good-1', 'good-2']);
     assert.ok(messages.every((m) => !m.Body!.includes(MARKER)));
@@ -116,12 +122,15 @@ describe('bad input at intake', () => {
       (e: unknown) => e,
     );
     assert.ok(error instanceof SubmissionRejectedError);
-    assert.deepEqual(error.items.map((i) => [i.index, i.reason]), expected);
+    assert.deepEqual(
+      error.items.map((i) => [i.index, i.reason]),
+      expected,
+    );
     assert.ok(!error.message.includes(MARKER) && !JSON.stringify(error.items).includes(MARKER), 'no document text in the error');
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 2, delayed: 0 }, 'nothing more sent');
   });
 
-  it('a document over SQS\'s 256 KiB message limit travels by reference: the message stays small and the job commits', async () => {
+  it("a document over SQS's 256 KiB message limit travels by reference: the message stays small and the job commits", async () => {
     // Prepare: ~300 KiB of text, within the lane's input budget
     const t = await newLane({ provider: { limits: { tokensPerMinute: TPM } } });
     const [doc] = englishDocuments(1);
@@ -151,7 +160,10 @@ describe('bad input in the queue', () => {
     const docs = englishDocuments(4);
     const bigText = padded(docs[3]!.text, 300 * 1024);
     const goodTexts = [docs[0]!.text, docs[1]!.text, docs[2]!.text, bigText];
-    const good = await submitTo(t, goodTexts.map((text, i) => ({ text, sourceId: `good-${i}` })));
+    const good = await submitTo(
+      t,
+      goodTexts.map((text, i) => ({ text, sourceId: `good-${i}` })),
+    );
     // Hand-made jobs, as another producer would write them (the good first document is in the bucket)
     const now = new Date().toISOString();
     const firstSha = sha256Hex(docs[0]!.text);
@@ -194,7 +206,11 @@ describe('bad input in the queue', () => {
       array: { body: '[1, 2, 3]', reason: 'invalid_body', byMessage: true },
       missingField: { body: JSON.stringify(withoutKey), reason: 'invalid_body', byMessage: true },
       noContractVersion: { body: JSON.stringify(withoutVersion), reason: 'unknown_version', byMessage: true },
-      futureContract: { body: JSON.stringify(job('bad-contract', { contractVersion: (JOB_CONTRACT_VERSION + 1) as 1 })), reason: 'unknown_version', byMessage: true },
+      futureContract: {
+        body: JSON.stringify(job('bad-contract', { contractVersion: (JOB_CONTRACT_VERSION + 1) as 1 })),
+        reason: 'unknown_version',
+        byMessage: true,
+      },
       inlineText: { body: JSON.stringify({ ...job('bad-inline'), text: `${MARKER} `.repeat(8_000) }), reason: 'invalid_body', byMessage: true },
       unknownSchema: { body: JSON.stringify(job('bad-schema', { schemaVersion: 'invoice@9' })), reason: 'unknown_version' },
       unknownPrompt: { body: JSON.stringify(job('bad-prompt', { promptVersion: 'invoice-extract@99' })), reason: 'unknown_version' },
@@ -215,7 +231,14 @@ describe('bad input in the queue', () => {
 
     // Assess: the batch succeeded as a whole
     const failedBodies = batch.filter((m) => response.batchItemFailures.some((f) => f.itemIdentifier === m.MessageId)).map((m) => m.Body!.slice(0, 120));
-    assert.deepEqual(failedBodies, [], sink.lines.filter((l) => /"level":"(WARN|ERROR)"/.test(l)).join('\n').slice(0, 3000));
+    assert.deepEqual(
+      failedBodies,
+      [],
+      sink.lines
+        .filter((l) => /"level":"(WARN|ERROR)"/.test(l))
+        .join('\n')
+        .slice(0, 3000),
+    );
     // ...the model was called for the good documents only, once each
     assert.deepEqual(model.calls.map((c) => c.sha).sort(), goodTexts.map((text) => sha256Hex(text)).sort());
     // ...the good ones are committed, nothing else
@@ -238,8 +261,14 @@ describe('bad input in the queue', () => {
     assert.equal(m.ModelCalls, 4);
     // ...no text of any document in a log line, a metric or the ledger
     const ledger = await t.ledger.scanAll();
-    assert.deepEqual(ledger.filter((e) => JSON.stringify(e).includes(MARKER)), []);
-    assert.deepEqual(sink.lines.filter((l) => l.includes(MARKER)), []);
+    assert.deepEqual(
+      ledger.filter((e) => JSON.stringify(e).includes(MARKER)),
+      [],
+    );
+    assert.deepEqual(
+      sink.lines.filter((l) => l.includes(MARKER)),
+      [],
+    );
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 });
     assert.deepEqual(await queueCounts(t, 'dlq'), { visible: 0, notVisible: 0, delayed: 0 });
   });

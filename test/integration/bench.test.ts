@@ -37,9 +37,30 @@ describe('npm run bench: flags', () => {
   it('reads every flag, and strategies by letter or name in the fixed order', () => {
     // Act
     const options = benchCommand.parse([
-      '--jobs', '50', '--keys', '3', '--provider-rpm', '12', '--provider-tpm', '5000', '--minute-ms', '2000',
-      '--strategies', 'c,a', '--floor-messages', '0', '--probe-messages', '7', '--seed', '9', '--time-limit', '60',
-      '--log-file', '/tmp/x.log', '--strict', '--json',
+      '--jobs',
+      '50',
+      '--keys',
+      '3',
+      '--provider-rpm',
+      '12',
+      '--provider-tpm',
+      '5000',
+      '--minute-ms',
+      '2000',
+      '--strategies',
+      'c,a',
+      '--floor-messages',
+      '0',
+      '--probe-messages',
+      '7',
+      '--seed',
+      '9',
+      '--time-limit',
+      '60',
+      '--log-file',
+      '/tmp/x.log',
+      '--strict',
+      '--json',
     ]);
     // Assess
     assert.deepEqual(options, {
@@ -65,7 +86,10 @@ describe('npm run bench: flags', () => {
     for (const argv of [['--jobs', '0'], ['--minute-ms', '10'], ['--strategies', 'd'], ['--strategies', ','], ['--keys', 'x'], ['--nope']]) {
       assert.throws(() => benchCommand.parse(argv), UsageError, argv.join(' '));
     }
-    assert.throws(() => benchCommand.parse(['--help']), (error: unknown) => error instanceof UsageError && error.message === '');
+    assert.throws(
+      () => benchCommand.parse(['--help']),
+      (error: unknown) => error instanceof UsageError && error.message === '',
+    );
     assert.match(BENCH_USAGE, /--strategies/);
   });
 });
@@ -76,13 +100,31 @@ describe('npm run bench: a tiny run', () => {
     const out = sink();
     const err = sink();
     const options = benchCommand.parse([
-      '--jobs', '30', '--keys', '1', '--provider-rpm', '10', '--minute-ms', '2000',
-      '--strategies', 'a,c', '--floor-messages', '20', '--probe-messages', '5', '--time-limit', '60', '--json',
+      '--jobs',
+      '30',
+      '--keys',
+      '1',
+      '--provider-rpm',
+      '10',
+      '--minute-ms',
+      '2000',
+      '--strategies',
+      'a,c',
+      '--floor-messages',
+      '20',
+      '--probe-messages',
+      '5',
+      '--time-limit',
+      '60',
+      '--json',
     ]);
     // Act
     const report = await runBench(options, { stdout: out.stream, stderr: err.stream });
     // Assess: the shape
-    assert.deepEqual(report.strategies.map((s) => s.id), ['naive', 'admission']);
+    assert.deepEqual(
+      report.strategies.map((s) => s.id),
+      ['naive', 'admission'],
+    );
     for (const s of report.strategies) {
       assert.equal(s.submitted, 30);
       assert.equal(s.lost, 0, `${s.label} lost jobs`);

@@ -30,7 +30,10 @@ describe('consumer: throttles are rescheduled, never failed', () => {
     // Prepare: five ready jobs; the model answers 429 "retry in 3 s" for the third one
     const t = await newLane();
     const docs = englishDocuments(5);
-    const submitted = await submitTo(t, docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#${t.lane.resources.queueName}` })));
+    const submitted = await submitTo(
+      t,
+      docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#${t.lane.resources.queueName}` })),
+    );
     const throttledSha = sha256Hex(docs[2]!.text);
     const retryAfterMs = 3000;
     const model = scriptedModel((call) => (call.sha === throttledSha ? throttle({ kind: 'rate_limit', retryAfterMs }) : undefined));
@@ -141,7 +144,10 @@ describe('consumer: throttles are rescheduled, never failed', () => {
     assert.equal(sink.totals.total.Deferred, 1);
     assert.equal(sink.totals.total.Failed, undefined);
     const ledger = await t.ledger.entriesFor(original.jobId);
-    assert.deepEqual(ledger.map((e) => [e.kind, e.reason]), [['deferred', 'quota_exhausted']]);
+    assert.deepEqual(
+      ledger.map((e) => [e.kind, e.reason]),
+      [['deferred', 'quota_exhausted']],
+    );
   });
 
   it('a billing 429 (out of credit) waits the throttle cap, alarms, and never fails the record', async () => {
@@ -266,7 +272,10 @@ describe('consumer: throttles are rescheduled, never failed', () => {
     assert.deepEqual(response.batchItemFailures, []);
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 });
     const ledger = await t.ledger.entriesFor(item!.jobId);
-    assert.deepEqual(ledger.map((e) => [e.kind, e.reason]), [['rejected', 'deadline']]);
+    assert.deepEqual(
+      ledger.map((e) => [e.kind, e.reason]),
+      [['rejected', 'deadline']],
+    );
   });
 
   it('a failed re-send leaves the original to come back; then it is deferred and committed; nothing lost', async () => {

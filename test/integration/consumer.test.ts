@@ -136,7 +136,10 @@ describe('consumer: real failures', () => {
     assert.equal(jobOf(dead!).jobId, item!.jobId);
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 });
     const ledger = await t.ledger.entriesFor(item!.jobId);
-    assert.deepEqual(ledger.map((e) => [e.kind, e.reason, e.receiveCount]), [['dead_letter_pending', 'transport_failure', 2]]);
+    assert.deepEqual(
+      ledger.map((e) => [e.kind, e.reason, e.receiveCount]),
+      [['dead_letter_pending', 'transport_failure', 2]],
+    );
     assert.match(ledger[0]!.details ?? '', /timed out/);
     assert.equal(model.calls.length, 2);
     assert.equal(sink.totals.total.Failed, 2);
@@ -213,9 +216,15 @@ describe('consumer: guards', () => {
     assert.equal(model.calls.length, 0, 'the model was never called');
     assert.equal(await t.results.count(), 0);
     const regionLedger = await t.ledger.entriesFor(item!.jobId);
-    assert.deepEqual(regionLedger.map((e) => [e.kind, e.reason, e.region]), [['rejected', 'region_mismatch', 'eu']]);
+    assert.deepEqual(
+      regionLedger.map((e) => [e.kind, e.reason, e.region]),
+      [['rejected', 'region_mismatch', 'eu']],
+    );
     const badLedger = await t.ledger.entriesFor(`msg:${badId}`);
-    assert.deepEqual(badLedger.map((e) => [e.kind, e.reason]), [['rejected', 'invalid_body']]);
+    assert.deepEqual(
+      badLedger.map((e) => [e.kind, e.reason]),
+      [['rejected', 'invalid_body']],
+    );
     assert.equal(sink.totals.total.RegionMismatch, 1);
     assert.equal(sink.totals.total.Rejected, 2);
     assert.equal(sink.totals.total.ModelCalls, undefined);
@@ -228,7 +237,10 @@ describe('consumer: eligibility, versions and inputs', () => {
     // Prepare: one job eligible in 2 hours, one in ~1.5 s; the deps' SQS client records its sends
     const t = await newLane();
     const docs = englishDocuments(2);
-    const items = await submitTo(t, docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#hop` })));
+    const items = await submitTo(
+      t,
+      docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#hop` })),
+    );
     const submitted = await receive(t, { max: 2 });
     assert.equal(submitted.length, 2);
     const [far, near] = items.map((item) => jobOf(submitted.find((m) => jobOf(m).jobId === item.jobId)!));
@@ -266,7 +278,10 @@ describe('consumer: eligibility, versions and inputs', () => {
     assert.deepEqual(JSON.parse(sentNear.MessageBody!), nearJob);
     assert.equal(sink.totals.total.EligibilityHops, 2);
     // the near one came back (alone: the far one is still delayed) and committed with one model call
-    assert.deepEqual(back.map((m) => jobOf(m).jobId), [nearJob.jobId]);
+    assert.deepEqual(
+      back.map((m) => jobOf(m).jobId),
+      [nearJob.jobId],
+    );
     assert.deepEqual(second.response.batchItemFailures, []);
     assert.equal(model.calls.length, 1);
     assert.equal((await t.results.get(nearJob.idempotencyKey))?.deferrals, 0);
@@ -279,7 +294,10 @@ describe('consumer: eligibility, versions and inputs', () => {
     // Prepare
     const t = await newLane();
     const docs = englishDocuments(2);
-    const items = await submitTo(t, docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#inputs` })));
+    const items = await submitTo(
+      t,
+      docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#inputs` })),
+    );
     const submitted = await receive(t, { max: 2 });
     for (const m of submitted) await t.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: t.queueUrl, ReceiptHandle: m.ReceiptHandle! }));
     const [a, b] = items.map((item) => jobOf(submitted.find((m) => jobOf(m).jobId === item.jobId)!));
@@ -294,8 +312,14 @@ describe('consumer: eligibility, versions and inputs', () => {
     // Assess
     assert.deepEqual(response.batchItemFailures, []);
     assert.equal(model.calls.length, 0);
-    assert.deepEqual((await t.ledger.entriesFor(a!.jobId)).map((e) => [e.kind, e.reason]), [['rejected', 'unknown_version']]);
-    assert.deepEqual((await t.ledger.entriesFor(b!.jobId)).map((e) => [e.kind, e.reason]), [['rejected', 'input_missing']]);
+    assert.deepEqual(
+      (await t.ledger.entriesFor(a!.jobId)).map((e) => [e.kind, e.reason]),
+      [['rejected', 'unknown_version']],
+    );
+    assert.deepEqual(
+      (await t.ledger.entriesFor(b!.jobId)).map((e) => [e.kind, e.reason]),
+      [['rejected', 'input_missing']],
+    );
     assert.equal(sink.totals.total.Rejected, 2);
     assert.equal(await t.results.count(), 0);
   });
@@ -378,7 +402,10 @@ describe('consumer: no source text in logs or metrics', () => {
       return { ...d, text: d.text.replace(description, `${description} ${SENTINEL}`) };
     });
     const t = await newLane();
-    const submitted = await submitTo(t, docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#sentinel` })));
+    const submitted = await submitTo(
+      t,
+      docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#sentinel` })),
+    );
     const [reviewSha, repairSha, throttleSha] = docs.map((d) => sha256Hex(d.text));
     const model = scriptedModel((call) => {
       const answer = extractInvoice(call.text);
@@ -454,7 +481,10 @@ describe('consumer on the full local stack', () => {
       const docs = loadCorpus().slice(0, 30);
 
       // Act
-      const submitted = await submitTo(t, docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#stack` })));
+      const submitted = await submitTo(
+        t,
+        docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#stack` })),
+      );
       await waitUntil('30 commits', async () => (await l.results.count()) >= 30, 45_000, 250);
       await sleep(500); // let in-flight duplicates (if any) land
       await l.poller?.stop();

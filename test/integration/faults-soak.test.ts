@@ -42,7 +42,10 @@ describe('npm run soak: flags', () => {
     for (const bad of [['--jobs', '0'], ['--crash', 'lots'], ['--fault-5xx', '0.6', '--fault-timeout', '0.6'], ['--bogus'], ['--jobs']]) {
       assert.throws(() => soakCommand.parse(bad), UsageError, bad.join(' '));
     }
-    assert.throws(() => soakCommand.parse(['--help']), (e: unknown) => e instanceof UsageError && e.message === '');
+    assert.throws(
+      () => soakCommand.parse(['--help']),
+      (e: unknown) => e instanceof UsageError && e.message === '',
+    );
   });
 });
 
@@ -68,20 +71,34 @@ describe('npm run soak: 200 jobs with every fault', () => {
     // Prepare: raised rates so each fault happens in a small run. The out-of-credit key is left to
     // faults.test.ts, which checks that fault on its own.
     const options = soakCommand.parse([
-      '--jobs', '200',
-      '--crash', '0.03',
-      '--duplicates', '0.15',
-      '--fault-store', '0.04',
-      '--fault-sqs', '0.04',
-      '--fault-5xx', '0.05',
-      '--fault-timeout', '0.03',
-      '--fault-garbage', '0.05',
-      '--fault-invalid', '0.05',
-      '--sentinels', '0.3',
-      '--credit-outage', '0',
-      '--seed', '7',
-      '--time-limit', '150',
-      '--log-file', `.cache/soak-test/consumer-${process.pid}.log`,
+      '--jobs',
+      '200',
+      '--crash',
+      '0.03',
+      '--duplicates',
+      '0.15',
+      '--fault-store',
+      '0.04',
+      '--fault-sqs',
+      '0.04',
+      '--fault-5xx',
+      '0.05',
+      '--fault-timeout',
+      '0.03',
+      '--fault-garbage',
+      '0.05',
+      '--fault-invalid',
+      '0.05',
+      '--sentinels',
+      '0.3',
+      '--credit-outage',
+      '0',
+      '--seed',
+      '7',
+      '--time-limit',
+      '150',
+      '--log-file',
+      `.cache/soak-test/consumer-${process.pid}.log`,
       '--json',
     ]);
     const stdout = capture();
@@ -97,7 +114,11 @@ describe('npm run soak: 200 jobs with every fault', () => {
     assert.equal(report.lost, 0, context);
     assert.equal(report.doubleCommits, 0, context);
     assert.equal(report.strayResults, 0);
-    assert.equal(STATE_PRECEDENCE.reduce((n, s) => n + report.states[s], 0), 200, 'one final state per job');
+    assert.equal(
+      STATE_PRECEDENCE.reduce((n, s) => n + report.states[s], 0),
+      200,
+      'one final state per job',
+    );
     assert.equal(report.states.waiting, 0);
     assert.ok(report.states.committed >= 190, context);
     assert.equal(soakExitCode(report), 0);
@@ -105,7 +126,10 @@ describe('npm run soak: 200 jobs with every fault', () => {
     assert.ok(report.injected.duplicateMessages > 0, context);
     assert.ok(Object.values(report.injected.crashes).reduce((a, b) => a + b, 0) > 0, context);
     assert.ok(report.injected.outages.commit > 0, context);
-    assert.ok(Object.values(report.injected.providerFaults).every((n) => n > 0), context);
+    assert.ok(
+      Object.values(report.injected.providerFaults).every((n) => n > 0),
+      context,
+    );
     assert.ok((report.metrics.DuplicateSuppressed ?? 0) > 0);
     // ...no document text and no key secret in any log line or metric
     assert.ok(report.sentinel.documents > 0);

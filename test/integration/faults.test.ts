@@ -135,7 +135,10 @@ describe('faults: the consumer dies between two steps', () => {
     // Prepare: three jobs in one batch; the crash comes after the first commit, the others run on
     const t = await newLane();
     const docs = englishDocuments(3);
-    const items = await submitTo(t, docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#crash-batch` })));
+    const items = await submitTo(
+      t,
+      docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#crash-batch` })),
+    );
     const model = scriptedModel();
     const sink = new CapturingSink();
     const commits = unavailableCommits(0);
@@ -169,7 +172,10 @@ describe('faults: a service is unavailable', () => {
     // Prepare
     const t = await newLane();
     const docs = englishDocuments(3);
-    const items = await submitTo(t, docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#ddb-down` })));
+    const items = await submitTo(
+      t,
+      docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#ddb-down` })),
+    );
     const model = scriptedModel();
     const { faults, log } = unavailableCommits(2);
     const consumer = testConsumer(t, model);
@@ -330,7 +336,11 @@ function stackLane(override: LaneOverride = {}): LaneConfig {
   }).us!;
 }
 
-async function withStack(lane: LaneConfig, options: Omit<LocalStackOptions, 'lanes' | 'endpoints'>, body: (stack: LocalStack, t: TestLane) => Promise<void>): Promise<void> {
+async function withStack(
+  lane: LaneConfig,
+  options: Omit<LocalStackOptions, 'lanes' | 'endpoints'>,
+  body: (stack: LocalStack, t: TestLane) => Promise<void>,
+): Promise<void> {
   const stack = await startLocalStack({ lanes: { us: lane }, endpoints: testEndpoints(), ...options });
   try {
     await body(stack, { ...stack.lanes.us!, destroy: () => undefined });
@@ -345,13 +355,21 @@ describe('faults on the full local stack', () => {
     const lane = stackLane({ queue: { maxReceiveCount: 2 }, provider: { timeoutMs: 400 } });
     await withStack(lane, { provider: { faults: { serverError: 0.5, timeout: 0.5 }, seed: 11 } }, async (stack, t) => {
       const docs = englishDocuments(4);
-      const items = await submitTo(t, docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#5xx` })));
+      const items = await submitTo(
+        t,
+        docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#5xx` })),
+      );
 
       // Act
-      await waitUntil('4 jobs in the DLQ', async () => {
-        const dlq = await queueCounts(t, 'dlq');
-        return dlq.visible + dlq.notVisible + dlq.delayed >= 4;
-      }, 40_000, 250);
+      await waitUntil(
+        '4 jobs in the DLQ',
+        async () => {
+          const dlq = await queueCounts(t, 'dlq');
+          return dlq.visible + dlq.notVisible + dlq.delayed >= 4;
+        },
+        40_000,
+        250,
+      );
       await stack.lanes.us!.poller?.stop();
 
       // Assess
@@ -364,7 +382,11 @@ describe('faults on the full local stack', () => {
       assert.equal(await t.results.count(), 0);
       for (const item of items) {
         const ledger = await t.ledger.entriesFor(item.jobId);
-        assert.deepEqual(ledger.map((e) => [e.kind, e.receiveCount]), [['dead_letter_pending', 2]], `ledger of ${item.jobId}`);
+        assert.deepEqual(
+          ledger.map((e) => [e.kind, e.receiveCount]),
+          [['dead_letter_pending', 2]],
+          `ledger of ${item.jobId}`,
+        );
         assert.ok(['overloaded', 'provider_error', 'transport_failure'].includes(ledger[0]!.reason), ledger[0]!.reason);
         assert.match(ledger[0]!.details ?? '', /HTTP 50\d|timed out/);
       }
@@ -379,7 +401,10 @@ describe('faults on the full local stack', () => {
     const lane = stackLane();
     await withStack(lane, { provider: { faults: { garbageJson: 0.5, schemaInvalid: 0.5 }, seed: 5 } }, async (stack, t) => {
       const docs = englishDocuments(4);
-      const items = await submitTo(t, docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#garbage-stack` })));
+      const items = await submitTo(
+        t,
+        docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#garbage-stack` })),
+      );
 
       // Act
       await waitUntil('4 jobs need review', async () => (stack.telemetry.totals.total.NeedsReview ?? 0) >= 4, 30_000, 200);
@@ -392,7 +417,11 @@ describe('faults on the full local stack', () => {
       assert.equal(stats.requests, 8, 'one call and one repair call per job');
       for (const item of items) {
         const ledger = await t.ledger.entriesFor(item.jobId);
-        assert.deepEqual(ledger.map((e) => e.kind), ['validation_failed', 'validation_failed', 'needs_review'], `ledger of ${item.jobId}`);
+        assert.deepEqual(
+          ledger.map((e) => e.kind),
+          ['validation_failed', 'validation_failed', 'needs_review'],
+          `ledger of ${item.jobId}`,
+        );
         for (const entry of ledger.slice(0, 2)) {
           assert.ok(['not_json', 'schema_invalid', 'domain_invalid'].includes(entry.parseStatus ?? ''), entry.parseStatus);
           assert.equal(entry.schemaVersion, 'invoice@1');
@@ -416,13 +445,21 @@ describe('faults on the full local stack', () => {
     const secret = localKeySecret('us', lane.provider.keys[0]!.id);
     await withStack(lane, { provider: { outOfCreditKeys: [secret], seed: 3 } }, async (stack, t) => {
       const docs = englishDocuments(3);
-      const items = await submitTo(t, docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#credit` })));
+      const items = await submitTo(
+        t,
+        docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#credit` })),
+      );
 
       // Act 1: every job is told "not now"; then they wait longer than a failure path would take
-      await waitUntil('every job deferred', async () => {
-        const ledgers = await Promise.all(items.map((i) => t.ledger.entriesFor(i.jobId)));
-        return ledgers.every((entries) => entries.some((e) => e.kind === 'deferred'));
-      }, 20_000, 200);
+      await waitUntil(
+        'every job deferred',
+        async () => {
+          const ledgers = await Promise.all(items.map((i) => t.ledger.entriesFor(i.jobId)));
+          return ledgers.every((entries) => entries.some((e) => e.kind === 'deferred'));
+        },
+        20_000,
+        200,
+      );
       await sleep(4000);
       const during = { ...stack.telemetry.totals.total };
       const callsDuring = stack.provider.stats().requests;

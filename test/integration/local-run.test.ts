@@ -119,7 +119,12 @@ describe('requirements', () => {
 describe('provider keys from the environment', () => {
   it('uses the lane keys given in RATELANE_<LANE>_PROVIDER_KEYS and never prints them', async () => {
     // Prepare
-    const env = { ...process.env, RATELANE_TEST_ENDPOINTS: '', RATELANE_US_PROVIDER_KEYS: '{"key-1":"sk-from-env-us-SECRET"}', RATELANE_EU_PROVIDER_KEYS: '{"key-1":"sk-from-env-eu-SECRET"}' };
+    const env = {
+      ...process.env,
+      RATELANE_TEST_ENDPOINTS: '',
+      RATELANE_US_PROVIDER_KEYS: '{"key-1":"sk-from-env-us-SECRET"}',
+      RATELANE_EU_PROVIDER_KEYS: '{"key-1":"sk-from-env-eu-SECRET"}',
+    };
     const child = spawn(process.execPath, [...CLI, '--jobs', '6', '--json'], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -128,7 +133,18 @@ describe('provider keys from the environment', () => {
     const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
     // Assess
     assert.equal(code, 0, out);
-    assert.equal((JSON.parse(out.trim().split('\n').filter((l) => l.startsWith('{')).at(-1) ?? '{}') as { committed?: number }).committed, 6);
+    assert.equal(
+      (
+        JSON.parse(
+          out
+            .trim()
+            .split('\n')
+            .filter((l) => l.startsWith('{'))
+            .at(-1) ?? '{}',
+        ) as { committed?: number }
+      ).committed,
+      6,
+    );
     assert.doesNotMatch(out, /SECRET/);
   });
 

@@ -12,12 +12,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createAwsClients, type AwsClients } from '../../lib/aws/clients.js';
-import {
-  EventSourcePoller,
-  PollerConfigError,
-  type EventSourcePollerOptions,
-  type PollerEvent,
-} from '../../lib/local/lambda/poller.js';
+import { EventSourcePoller, PollerConfigError, type EventSourcePollerOptions, type PollerEvent } from '../../lib/local/lambda/poller.js';
 import { testEndpoints, uniqueName } from '../helpers/endpoints.js';
 
 const REGION = 'us-east-1';
@@ -130,7 +125,10 @@ describe('EventSourcePoller (Lambda SQS event source mapping stand-in)', () => {
   it('deletes every record of a successful invocation', async () => {
     // Prepare
     const queue = await createQueue();
-    await send(queue, Array.from({ length: 25 }, (_, i) => `ok-${i}`));
+    await send(
+      queue,
+      Array.from({ length: 25 }, (_, i) => `ok-${i}`),
+    );
     const seen = tracker();
     const responses = [undefined, null, { batchItemFailures: [] }];
     let calls = 0;
@@ -204,8 +202,16 @@ describe('EventSourcePoller (Lambda SQS event source mapping stand-in)', () => {
     const plain = event.Records.find((r) => r.body === 'plain');
     assert.ok(withAttributes && plain);
     assert.deepEqual(Object.keys(withAttributes).sort(), [
-      'attributes', 'awsRegion', 'body', 'eventSource', 'eventSourceARN', 'md5OfBody', 'md5OfMessageAttributes',
-      'messageAttributes', 'messageId', 'receiptHandle',
+      'attributes',
+      'awsRegion',
+      'body',
+      'eventSource',
+      'eventSourceARN',
+      'md5OfBody',
+      'md5OfMessageAttributes',
+      'messageAttributes',
+      'messageId',
+      'receiptHandle',
     ]);
     assert.equal(withAttributes.eventSource, 'aws:sqs');
     assert.equal(withAttributes.eventSourceARN, queue.arn);
@@ -283,13 +289,15 @@ describe('EventSourcePoller (Lambda SQS event source mapping stand-in)', () => {
         assert.equal(failed[0]?.type === 'batchFailed' && failed[0].reason, c.reason);
       });
     }
-
   });
 
   it('never runs more than maximumConcurrency invocations at once', async () => {
     // Prepare
     const queue = await createQueue({ visibilityTimeout: 5 });
-    await send(queue, Array.from({ length: 60 }, (_, i) => `m-${i}`));
+    await send(
+      queue,
+      Array.from({ length: 60 }, (_, i) => `m-${i}`),
+    );
     let running = 0;
     let maxRunning = 0;
     // Act

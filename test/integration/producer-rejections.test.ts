@@ -10,21 +10,25 @@ import { SubmissionRejectedError, submitDocuments, type SubmitDeps } from '../..
 import { baseDeps, clientsIn, drain, objectKeys, setupLanes } from '../helpers/producer-lanes.js';
 
 describe('producer: rejections', () => {
-
   const valid = { text: 'a perfectly fine invoice', region: 'us' };
   const badCases: { name: string; doc: Record<string, unknown>; reason: string; deps?: Partial<SubmitDeps> }[] = [
-      { name: 'unknown region', doc: { text: 'x', region: 'mars' }, reason: 'unknown_region' },
-      { name: 'empty text', doc: { text: '', region: 'us' }, reason: 'empty_document' },
-      { name: 'whitespace-only text', doc: { text: ' \n\t\u00a0 ', region: 'us' }, reason: 'empty_document' },
-      { name: 'over max bytes', doc: { text: 'SECRET-OVERSIZE '.repeat(20), region: 'us' }, reason: 'document_too_large', deps: { maxDocumentBytes: 100 } },
-      { name: 'over token budget', doc: { text: 'y'.repeat(400), region: 'us' }, reason: 'document_too_large', deps: { maxInputTokens: 50 } },
-      { name: 'unknown version', doc: { text: 'x', region: 'us', schemaVersion: 'invoice@9' }, reason: 'unknown_version', deps: { isKnownVersion: (s) => s === 'invoice@1' } },
-      { name: 'malformed version', doc: { text: 'x', region: 'us', promptVersion: 'latest' }, reason: 'unknown_version' },
-      { name: 'past deadline', doc: { text: 'x', region: 'us', deadline: '2001-01-01T00:00:00Z' }, reason: 'deadline_passed' },
-      { name: 'both text and path', doc: { text: 'x', path: 'a.txt', region: 'us' }, reason: 'bad_input' },
-      { name: 'neither text nor path', doc: { region: 'us' }, reason: 'bad_input' },
-      { name: 'missing file', doc: { path: '/nonexistent/ratelane/doc.txt', region: 'us' }, reason: 'bad_input' },
-      { name: 'bad job id', doc: { text: 'x', region: 'us', jobId: 'has spaces' }, reason: 'bad_input' },
+    { name: 'unknown region', doc: { text: 'x', region: 'mars' }, reason: 'unknown_region' },
+    { name: 'empty text', doc: { text: '', region: 'us' }, reason: 'empty_document' },
+    { name: 'whitespace-only text', doc: { text: ' \n\t\u00a0 ', region: 'us' }, reason: 'empty_document' },
+    { name: 'over max bytes', doc: { text: 'SECRET-OVERSIZE '.repeat(20), region: 'us' }, reason: 'document_too_large', deps: { maxDocumentBytes: 100 } },
+    { name: 'over token budget', doc: { text: 'y'.repeat(400), region: 'us' }, reason: 'document_too_large', deps: { maxInputTokens: 50 } },
+    {
+      name: 'unknown version',
+      doc: { text: 'x', region: 'us', schemaVersion: 'invoice@9' },
+      reason: 'unknown_version',
+      deps: { isKnownVersion: (s) => s === 'invoice@1' },
+    },
+    { name: 'malformed version', doc: { text: 'x', region: 'us', promptVersion: 'latest' }, reason: 'unknown_version' },
+    { name: 'past deadline', doc: { text: 'x', region: 'us', deadline: '2001-01-01T00:00:00Z' }, reason: 'deadline_passed' },
+    { name: 'both text and path', doc: { text: 'x', path: 'a.txt', region: 'us' }, reason: 'bad_input' },
+    { name: 'neither text nor path', doc: { region: 'us' }, reason: 'bad_input' },
+    { name: 'missing file', doc: { path: '/nonexistent/ratelane/doc.txt', region: 'us' }, reason: 'bad_input' },
+    { name: 'bad job id', doc: { text: 'x', region: 'us', jobId: 'has spaces' }, reason: 'bad_input' },
   ];
 
   describe('by default, rejects each bad document with its reason and still sends the valid ones', () => {
@@ -47,7 +51,10 @@ describe('producer: rejections', () => {
         assert.equal(bad.messageId, undefined);
         assert.ok(!JSON.stringify(result).includes('SECRET-OVERSIZE'), 'no document text in the result');
         const messages = await drain(clientsIn('us-east-1').sqs, t.queueUrl.us);
-        assert.deepEqual(messages.map((m) => m.MessageId), [result.results[0]!.messageId]);
+        assert.deepEqual(
+          messages.map((m) => m.MessageId),
+          [result.results[0]!.messageId],
+        );
         assert.deepEqual(await objectKeys('us-east-1', t.bucket.us), [`documents/${sha256Hex(valid.text)}.txt`]);
       });
     }
@@ -88,7 +95,10 @@ describe('producer: rejections', () => {
       const euSources = (await drain(clientsIn('eu-central-1').sqs, t.queueUrl.eu)).map((m) => JobSchema.parse(JSON.parse(m.Body!)).input.sourceId);
       assert.deepEqual(usSources.sort(), ['g-us-1', 'g-us-2']);
       assert.deepEqual(euSources, ['g-eu']);
-      assert.deepEqual(await objectKeys('us-east-1', t.bucket.us), [sha256Hex('good us invoice 1'), sha256Hex('good us invoice 2')].map((h) => `documents/${h}.txt`).sort());
+      assert.deepEqual(
+        await objectKeys('us-east-1', t.bucket.us),
+        [sha256Hex('good us invoice 1'), sha256Hex('good us invoice 2')].map((h) => `documents/${h}.txt`).sort(),
+      );
       assert.deepEqual(await objectKeys('eu-central-1', t.bucket.eu), [`documents/${sha256Hex('good eu invoice')}.txt`]);
     });
 
@@ -147,7 +157,15 @@ describe('producer: rejections', () => {
       const t = await setupLanes();
       // Act
       const error = await submitDocuments(
-        { documents: [{ text: '', region: 'us' }, valid, { text: 'x', region: 'ap' }, { text: 'z', region: 'eu', jobId: 'j1' }, { text: 'w', region: 'eu', jobId: 'j1' }] },
+        {
+          documents: [
+            { text: '', region: 'us' },
+            valid,
+            { text: 'x', region: 'ap' },
+            { text: 'z', region: 'eu', jobId: 'j1' },
+            { text: 'w', region: 'eu', jobId: 'j1' },
+          ],
+        },
         baseDeps(t.lanes, { atomic: true }),
       ).catch((e: unknown) => e);
       // Assess

@@ -31,7 +31,10 @@ describe('producer: submitDocuments', () => {
     // Assess
     assert.equal(result.sent, 3);
     assert.equal(result.failed, 0);
-    assert.deepEqual(result.results.map((r) => r.region), ['us', 'eu', 'us']);
+    assert.deepEqual(
+      result.results.map((r) => r.region),
+      ['us', 'eu', 'us'],
+    );
     assert.deepEqual([...new Set(deps.regionsAsked)].sort(), ['eu-central-1', 'us-east-1']);
     const usMessages = await drain(clientsIn('us-east-1').sqs, t.queueUrl.us);
     const euMessages = await drain(clientsIn('eu-central-1').sqs, t.queueUrl.eu);
@@ -42,7 +45,10 @@ describe('producer: submitDocuments', () => {
     assert.ok(usJobs.every((j) => j.region === 'us' && j.input.bucket === t.bucket.us));
     assert.ok(euJobs.every((j) => j.region === 'eu' && j.input.bucket === t.bucket.eu));
     assert.deepEqual(await objectKeys('us-east-1', t.bucket.us), usJobs.map((j) => j.input.key).sort());
-    assert.deepEqual(await objectKeys('eu-central-1', t.bucket.eu), euJobs.map((j) => j.input.key));
+    assert.deepEqual(
+      await objectKeys('eu-central-1', t.bucket.eu),
+      euJobs.map((j) => j.input.key),
+    );
     assert.deepEqual(usMessages.map((m) => m.MessageId).sort(), [result.results[0]!.messageId, result.results[2]!.messageId].sort());
   });
 
@@ -53,10 +59,7 @@ describe('producer: submitDocuments', () => {
     const now = new Date('2030-01-02T03:04:05.000Z');
     const deps = baseDeps(t.lanes, { now: () => now, newJobId: () => 'job-0001' });
     // Act
-    const result = await submitDocuments(
-      { documents: [{ text, sourceId: 'erp://invoices/17', region: 'eu', deadline: '2030-01-03T00:00:00Z' }] },
-      deps,
-    );
+    const result = await submitDocuments({ documents: [{ text, sourceId: 'erp://invoices/17', region: 'eu', deadline: '2030-01-03T00:00:00Z' }] }, deps);
     // Assess
     const [message] = await drain(clientsIn('eu-central-1').sqs, t.queueUrl.eu);
     assert.ok(message?.Body);
@@ -102,7 +105,10 @@ describe('producer: submitDocuments', () => {
     // Assess
     assert.deepEqual(spy.calls, [10, 10, 5]);
     assert.equal(result.sent, 25);
-    assert.deepEqual(result.results.map((r) => r.index), Array.from({ length: 25 }, (_, i) => i));
+    assert.deepEqual(
+      result.results.map((r) => r.index),
+      Array.from({ length: 25 }, (_, i) => i),
+    );
     assert.equal((await drain(clients.sqs, t.queueUrl.us)).length, 25);
     assert.equal((await objectKeys('us-east-1', t.bucket.us)).length, 25);
   });
@@ -114,10 +120,15 @@ describe('producer: submitDocuments', () => {
     const bySize = planBatches(items);
     const byCount = planBatches(Array.from({ length: 21 }, () => ({ messageBytes: 10 })));
     // Assess
-    assert.deepEqual(bySize.map((b) => b.length), [2, 2, 1]);
-    assert.deepEqual(byCount.map((b) => b.length), [10, 10, 1]);
+    assert.deepEqual(
+      bySize.map((b) => b.length),
+      [2, 2, 1],
+    );
+    assert.deepEqual(
+      byCount.map((b) => b.length),
+      [10, 10, 1],
+    );
   });
-
 
   it('retries an entry that failed server-side and reports a sender fault without retrying it', async () => {
     // Prepare
@@ -158,13 +169,23 @@ describe('producer: submitDocuments', () => {
     const deps = baseDeps(t.lanes, { clientsFor: (r) => (r === 'us-east-1' ? flaky : down), retry: { maxAttempts: 3 } });
     // Act
     const result = await submitDocuments(
-      { documents: [{ text: 'u1', region: 'us' }, { text: 'e1', region: 'eu' }, { text: 'u2', region: 'us' }, { text: 'e2', region: 'eu' }] },
+      {
+        documents: [
+          { text: 'u1', region: 'us' },
+          { text: 'e1', region: 'eu' },
+          { text: 'u2', region: 'us' },
+          { text: 'e2', region: 'eu' },
+        ],
+      },
       deps,
     );
     // Assess
     assert.deepEqual(flakySpy.calls, [2, 2]);
     assert.deepEqual(downSpy.calls, [2, 2, 2]);
-    assert.deepEqual(result.results.map((r) => r.status), ['sent', 'failed', 'sent', 'failed']);
+    assert.deepEqual(
+      result.results.map((r) => r.status),
+      ['sent', 'failed', 'sent', 'failed'],
+    );
     assert.equal(result.results[1]!.error?.code, 'ECONNREFUSED');
     assert.equal(result.results[1]!.error?.stage, 'send');
     assert.equal((await drain(flaky.sqs, t.queueUrl.us)).length, 2);
@@ -179,7 +200,15 @@ describe('producer: submitDocuments', () => {
       eu: { resources: { queueName: t.lanes.eu!.resources.queueName, bucketName: t.bucket.eu } },
     });
     // Act
-    const result = await submitDocuments({ documents: [{ text: 'a', region: 'us' }, { text: 'b', region: 'us' }] }, baseDeps(lanes));
+    const result = await submitDocuments(
+      {
+        documents: [
+          { text: 'a', region: 'us' },
+          { text: 'b', region: 'us' },
+        ],
+      },
+      baseDeps(lanes),
+    );
     // Assess
     assert.equal(result.failed, 2);
     assert.ok(result.results.every((r) => r.status === 'failed' && r.error?.stage === 'queue_url'));

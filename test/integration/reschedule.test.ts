@@ -52,7 +52,8 @@ function captureRequests(sqs: SQSClient, commandName: string): Array<Record<stri
     (next, context) => async (args) => {
       const body = (args.request as { body?: unknown }).body;
       // The JSON protocol serializes to bytes (a Uint8Array); older versions used a string.
-      const text = body instanceof Uint8Array ? Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8') : typeof body === 'string' ? body : undefined;
+      const text =
+        body instanceof Uint8Array ? Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8') : typeof body === 'string' ? body : undefined;
       if (context.commandName === commandName && text !== undefined) bodies.push(JSON.parse(text) as Record<string, unknown>);
       return next(args);
     },
@@ -133,7 +134,13 @@ describe('queue re-scheduling on fauxqs', () => {
     it('sends at most 900 s and whole seconds, rounding up', async () => {
       // Prepare
       const queueUrl = await newQueue();
-      const sqs = new SQSClient({ region: 'us-east-1', endpoint: testEndpoints().sqs, useQueueUrlAsEndpoint: false, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
+      const sqs = new SQSClient({
+        region: 'us-east-1',
+        endpoint: testEndpoints().sqs,
+        useQueueUrlAsEndpoint: false,
+        credentials: LOCAL_CREDENTIALS,
+        maxAttempts: 1,
+      });
       const sentBodies = captureRequests(sqs, 'SendMessageCommand');
       const job = deferredOnce(sampleJob(), new Date(Date.now() + 3600_000));
 
@@ -148,10 +155,7 @@ describe('queue re-scheduling on fauxqs', () => {
         sentBodies.map((b) => b.DelaySeconds),
         [900, 2, 0],
       );
-      assert.deepEqual(
-        [long.delaySeconds, fractional.delaySeconds, negative.delaySeconds],
-        [900, 2, 0],
-      );
+      assert.deepEqual([long.delaySeconds, fractional.delaySeconds, negative.delaySeconds], [900, 2, 0]);
       assert.equal(clampDelaySeconds(Number.POSITIVE_INFINITY), 900);
       assert.equal(clampDelaySeconds(901), 900);
       assert.equal(clampDelaySeconds(900), 900);
@@ -160,20 +164,38 @@ describe('queue re-scheduling on fauxqs', () => {
     it('refuses an invalid job or a NaN delay without sending anything', async () => {
       // Prepare
       const queueUrl = await newQueue();
-      const sqs = new SQSClient({ region: 'us-east-1', endpoint: testEndpoints().sqs, useQueueUrlAsEndpoint: false, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
+      const sqs = new SQSClient({
+        region: 'us-east-1',
+        endpoint: testEndpoints().sqs,
+        useQueueUrlAsEndpoint: false,
+        credentials: LOCAL_CREDENTIALS,
+        maxAttempts: 1,
+      });
       const sentBodies = captureRequests(sqs, 'SendMessageCommand');
       const invalid = { ...sampleJob(), deferrals: -1 };
 
       // Act + Assess
-      await assert.rejects(resendDeferred({ sqs, queueUrl, job: invalid, delaySeconds: 5 }), (e: unknown) => e instanceof ResendFailedError && e.reason === 'invalid_job');
-      await assert.rejects(resendDeferred({ sqs, queueUrl, job: sampleJob(), delaySeconds: Number.NaN }), (e: unknown) => e instanceof ResendFailedError && e.reason === 'invalid_delay');
+      await assert.rejects(
+        resendDeferred({ sqs, queueUrl, job: invalid, delaySeconds: 5 }),
+        (e: unknown) => e instanceof ResendFailedError && e.reason === 'invalid_job',
+      );
+      await assert.rejects(
+        resendDeferred({ sqs, queueUrl, job: sampleJob(), delaySeconds: Number.NaN }),
+        (e: unknown) => e instanceof ResendFailedError && e.reason === 'invalid_delay',
+      );
       assert.equal(sentBodies.length, 0);
       sqs.destroy();
     });
 
     it('throws ResendFailedError with the cause when SQS cannot be reached', async () => {
       // Prepare
-      const dead = new SQSClient({ region: 'us-east-1', endpoint: 'http://127.0.0.1:1', useQueueUrlAsEndpoint: false, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
+      const dead = new SQSClient({
+        region: 'us-east-1',
+        endpoint: 'http://127.0.0.1:1',
+        useQueueUrlAsEndpoint: false,
+        credentials: LOCAL_CREDENTIALS,
+        maxAttempts: 1,
+      });
 
       // Act
       const error = await resendDeferred({ sqs: dead, queueUrl: 'http://127.0.0.1:1/000000000000/jobs', job: sampleJob(), delaySeconds: 5 }).then(
@@ -232,7 +254,13 @@ describe('queue re-scheduling on fauxqs', () => {
       const queueUrl = await newQueue();
       await sendOriginal(queueUrl, sampleJob());
       const first = await receiveOne(queueUrl, { visibilityTimeout: 30 });
-      const sqs = new SQSClient({ region: 'us-east-1', endpoint: testEndpoints().sqs, useQueueUrlAsEndpoint: false, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
+      const sqs = new SQSClient({
+        region: 'us-east-1',
+        endpoint: testEndpoints().sqs,
+        useQueueUrlAsEndpoint: false,
+        credentials: LOCAL_CREDENTIALS,
+        maxAttempts: 1,
+      });
       const sentBodies = captureRequests(sqs, 'ChangeMessageVisibilityCommand');
 
       // Act
@@ -253,7 +281,13 @@ describe('queue re-scheduling on fauxqs', () => {
 
     it('throws VisibilityChangeFailedError with the cause when SQS cannot be reached', async () => {
       // Prepare
-      const dead = new SQSClient({ region: 'us-east-1', endpoint: 'http://127.0.0.1:1', useQueueUrlAsEndpoint: false, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
+      const dead = new SQSClient({
+        region: 'us-east-1',
+        endpoint: 'http://127.0.0.1:1',
+        useQueueUrlAsEndpoint: false,
+        credentials: LOCAL_CREDENTIALS,
+        maxAttempts: 1,
+      });
 
       // Act + Assess
       await assert.rejects(

@@ -37,7 +37,12 @@ function sampleJob(n: number): Job {
 function recordFor(job: Job, jobId = job.jobId): ResultRecord {
   return resultRecordFor(
     { ...job, jobId },
-    { result: { invoiceNumber: 'INV-1', total: 12.5, lines: [{ sku: 'a', qty: 2 }], note: '' }, usage: { inputTokens: 310, outputTokens: 42 }, model: 'fake-1', modelCalls: 1 },
+    {
+      result: { invoiceNumber: 'INV-1', total: 12.5, lines: [{ sku: 'a', qty: 2 }], note: '' },
+      usage: { inputTokens: 310, outputTokens: 42 },
+      model: 'fake-1',
+      modelCalls: 1,
+    },
     new Date('2030-01-01T00:05:00.000Z'),
   );
 }
@@ -289,7 +294,15 @@ describe('store adapters on DynamoDB Local', () => {
       const clocked = new Ledger({ dynamodb: clients.dynamodb, tableName, retentionDays: 1, now: () => now });
 
       // Act
-      const entry = await clocked.record({ jobId: 'msg:abc', region: 'eu', kind: 'rejected', reason: 'not_json', attempt: 0, deferrals: 0, parseStatus: 'not_json' });
+      const entry = await clocked.record({
+        jobId: 'msg:abc',
+        region: 'eu',
+        kind: 'rejected',
+        reason: 'not_json',
+        attempt: 0,
+        deferrals: 0,
+        parseStatus: 'not_json',
+      });
       await clocked.record({ jobId: 'job-other', region: 'eu', kind: 'committed', reason: 'committed', attempt: 0, deferrals: 0 });
       const all = await clocked.scanAll();
 

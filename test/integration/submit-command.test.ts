@@ -34,7 +34,19 @@ describe('producer: ratelane submit', () => {
       const c = capture();
       // Act
       const code = await submit(
-        ['--region', 'eu', '--file', join(dir, 'one.txt'), '--dir', join(dir, 'batch'), '--text', 'inline invoice', '--json', '--endpoints', JSON.stringify(endpoints)],
+        [
+          '--region',
+          'eu',
+          '--file',
+          join(dir, 'one.txt'),
+          '--dir',
+          join(dir, 'batch'),
+          '--text',
+          'inline invoice',
+          '--json',
+          '--endpoints',
+          JSON.stringify(endpoints),
+        ],
         c.io,
         { lanes: t.lanes },
       );
@@ -63,9 +75,13 @@ describe('producer: ratelane submit', () => {
     const t = await setupLanes();
     const c = capture();
     // Act
-    const code = await submit(['--region', 'us', '--text', 'hello', '--source-id', 'ticket-9'], { ...c.io, env: { RATELANE_ENDPOINTS: JSON.stringify(endpoints) } }, {
-      lanes: t.lanes,
-    });
+    const code = await submit(
+      ['--region', 'us', '--text', 'hello', '--source-id', 'ticket-9'],
+      { ...c.io, env: { RATELANE_ENDPOINTS: JSON.stringify(endpoints) } },
+      {
+        lanes: t.lanes,
+      },
+    );
     // Assess
     assert.equal(code, 0);
     assert.match(c.out.join(''), /submitted 1 document\(s\): 1 sent, 0 failed\n {2}sent {4}#0 ticket-9 -> us job /);
@@ -79,9 +95,13 @@ describe('producer: ratelane submit', () => {
     const cj = capture();
     // Act
     const code = await submit(['--region', 'us', '--text', '   ', '--text', 'fine', '--endpoints', JSON.stringify(endpoints)], c.io, { lanes: t.lanes });
-    const codeJson = await submit(['--region', 'us', '--text', 'CLI-MARKER fine too', '--text', '', '--json', '--endpoints', JSON.stringify(endpoints)], cj.io, {
-      lanes: t.lanes,
-    });
+    const codeJson = await submit(
+      ['--region', 'us', '--text', 'CLI-MARKER fine too', '--text', '', '--json', '--endpoints', JSON.stringify(endpoints)],
+      cj.io,
+      {
+        lanes: t.lanes,
+      },
+    );
     // Assess
     assert.equal(code, 2);
     const out = c.out.join('');
@@ -92,13 +112,21 @@ describe('producer: ratelane submit', () => {
     assert.match(c.err.join(''), /validated 1 document\(s\): us 1; 1 rejected, not sent/);
     assert.equal(codeJson, 2);
     assert.equal(cj.out.length, 1, 'exactly one JSON object on stdout');
-    const summary = JSON.parse(cj.out[0]!) as { ok: boolean; sent: number; rejected: number; results: { index: number; status: string; error?: { code: string; stage: string } }[] };
+    const summary = JSON.parse(cj.out[0]!) as {
+      ok: boolean;
+      sent: number;
+      rejected: number;
+      results: { index: number; status: string; error?: { code: string; stage: string } }[];
+    };
     assert.equal(summary.ok, false);
     assert.deepEqual([summary.sent, summary.rejected], [1, 1]);
-    assert.deepEqual(summary.results.map((r) => [r.index, r.status, r.error?.code ?? null, r.error?.stage ?? null]), [
-      [0, 'sent', null, null],
-      [1, 'rejected', 'empty_document', 'validation'],
-    ]);
+    assert.deepEqual(
+      summary.results.map((r) => [r.index, r.status, r.error?.code ?? null, r.error?.stage ?? null]),
+      [
+        [0, 'sent', null, null],
+        [1, 'rejected', 'empty_document', 'validation'],
+      ],
+    );
     assert.ok(!cj.out.join('').includes('CLI-MARKER') && !cj.err.join('').includes('CLI-MARKER'));
     const sources = (await drain(clientsIn('us-east-1').sqs, t.queueUrl.us)).map((m) => JobSchema.parse(JSON.parse(m.Body!)).input.sourceId);
     assert.deepEqual(sources.sort(), [`text:${sha256Hex('CLI-MARKER fine too')}`, `text:${sha256Hex('fine')}`].sort());
@@ -110,12 +138,20 @@ describe('producer: ratelane submit', () => {
     const c = capture();
     const ch = capture();
     // Act
-    const code = await submit(['--region', 'us', '--text', '   ', '--text', 'fine', '--all-or-nothing', '--json', '--endpoints', JSON.stringify(endpoints)], c.io, {
-      lanes: t.lanes,
-    });
-    const codeHuman = await submit(['--region', 'us', '--text', 'fine', '--text', 'x', '--all-or-nothing', '--schema-version', 'nope', '--endpoints', JSON.stringify(endpoints)], ch.io, {
-      lanes: t.lanes,
-    });
+    const code = await submit(
+      ['--region', 'us', '--text', '   ', '--text', 'fine', '--all-or-nothing', '--json', '--endpoints', JSON.stringify(endpoints)],
+      c.io,
+      {
+        lanes: t.lanes,
+      },
+    );
+    const codeHuman = await submit(
+      ['--region', 'us', '--text', 'fine', '--text', 'x', '--all-or-nothing', '--schema-version', 'nope', '--endpoints', JSON.stringify(endpoints)],
+      ch.io,
+      {
+        lanes: t.lanes,
+      },
+    );
     // Assess
     assert.equal(codeHuman, 2);
     assert.match(ch.err.join(''), /rejected 2 of 2 document\(s\); nothing was sent\n {2}#0 text:[a-f0-9]{64}: unknown_version: /);
@@ -123,7 +159,10 @@ describe('producer: ratelane submit', () => {
     const out = JSON.parse(c.out[0]!) as { ok: boolean; error: { kind: string; items: { index: number; reason: string }[] } };
     assert.equal(out.ok, false);
     assert.equal(out.error.kind, 'rejected');
-    assert.deepEqual(out.error.items.map((i) => [i.index, i.reason]), [[0, 'empty_document']]);
+    assert.deepEqual(
+      out.error.items.map((i) => [i.index, i.reason]),
+      [[0, 'empty_document']],
+    );
     assert.equal((await drain(clientsIn('us-east-1').sqs, t.queueUrl.us)).length, 0);
   });
 

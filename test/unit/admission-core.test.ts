@@ -216,7 +216,9 @@ describe('admission core: the simulator and SharedKeyPool decide alike', () => {
     assert.equal(simEntries.length, poolEntries.length, 'as many steps');
     for (let i = 0; i < simEntries.length; i++) assert.deepEqual(simEntries[i], poolEntries[i], `step ${i}: ${poolEntries[i]!.step}`);
     // and the script went through every case it is meant to
-    const denials = poolEntries.flatMap((e) => (typeof e.result === 'object' && e.result !== null && 'detail' in e.result ? [{ at: e.at, ...(e.result as Extract<Answer, { detail: string }>) }] : []));
+    const denials = poolEntries.flatMap((e) =>
+      typeof e.result === 'object' && e.result !== null && 'detail' in e.result ? [{ at: e.at, ...(e.result as Extract<Answer, { detail: string }>) }] : [],
+    );
     const grants = poolEntries.filter((e) => typeof e.result === 'object' && e.result !== null && 'granted' in e.result);
     assert.ok(grants.length > 20, `grants: ${grants.length}`);
     const reserved = denials.filter((d) => d.detail === 'no budget (requests)' && d.at === T0);
@@ -232,7 +234,10 @@ describe('admission core: the simulator and SharedKeyPool decide alike', () => {
     assert.deepEqual(keysLeft, [4, 3, 1, 0]);
     assert.deepEqual(poolEntries.find((e) => e.step === 'laneOut by 1')!.result, { until: MIDNIGHT, reason: 'quota_exhausted' });
     assert.equal(denials.find((d) => d.detail.startsWith('all 4 key'))?.laneOut?.until, MIDNIGHT, 'every key cooling');
-    assert.ok(grants.some((e) => e.at === MIDNIGHT + 1000), 'granted again after midnight');
+    assert.ok(
+      grants.some((e) => e.at === MIDNIGHT + 1000),
+      'granted again after midnight',
+    );
     const [first, second, third] = poolEntries.at(-1)!.estimates;
     assert.ok(first !== 100 && second !== 100 && third === 100, `each instance learns from its own calls: ${first}, ${second}, ${third}`);
   });

@@ -4,7 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AwsLanePauseController, atExpression, RESUME_TARGET_ARN, resumeScheduleName, type AwsPauseCalls, type ResumeScheduleInput } from '../../lib/admission/aws-pause.js';
+import {
+  AwsLanePauseController,
+  atExpression,
+  RESUME_TARGET_ARN,
+  resumeScheduleName,
+  type AwsPauseCalls,
+  type ResumeScheduleInput,
+} from '../../lib/admission/aws-pause.js';
 import { LanePauser, type LanePauseController } from '../../lib/admission/pause.js';
 import type { PauseRecord, RateStateStore } from '../../lib/admission/rate-state.js';
 
@@ -37,7 +44,13 @@ describe('admission: lane pause in AWS', () => {
     const log: string[] = [];
     const calls = fakeCalls(log);
     const until = new Date(T0 + 3 * 3600_000 + 250);
-    const controller = new AwsLanePauseController({ lane: 'us', calls, scheduleGroup: 'ratelane-us-pause', schedulerRoleArn: 'arn:aws:iam::1:role/r', now: () => T0 });
+    const controller = new AwsLanePauseController({
+      lane: 'us',
+      calls,
+      scheduleGroup: 'ratelane-us-pause',
+      schedulerRoleArn: 'arn:aws:iam::1:role/r',
+      now: () => T0,
+    });
     // Act
     await controller.pause(until, 'quota_exhausted');
     // Assess
@@ -54,7 +67,13 @@ describe('admission: lane pause in AWS', () => {
   it('never disables the mapping when the resume schedule cannot be created', async () => {
     // Prepare: Scheduler refuses the schedule
     const log: string[] = [];
-    const controller = new AwsLanePauseController({ lane: 'us', calls: fakeCalls(log, { failSchedule: true }), scheduleGroup: 'g', schedulerRoleArn: 'r', now: () => T0 });
+    const controller = new AwsLanePauseController({
+      lane: 'us',
+      calls: fakeCalls(log, { failSchedule: true }),
+      scheduleGroup: 'g',
+      schedulerRoleArn: 'r',
+      now: () => T0,
+    });
     // Act
     const paused = controller.pause(new Date(T0 + 3600_000), 'billing');
     // Assess

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { adjustTokens, configuredDailyReset, fullBucket, levelsAt, takeFromBucket, withCooldown, type BucketLimits, type BucketState } from '../../lib/admission/bucket.js';
+import { adjustTokens, configuredDailyReset, levelsAt, takeFromBucket, withCooldown, type BucketLimits, type BucketState } from '../../lib/admission/bucket.js';
 import { blockerOf, chooseKeys, EMPTY_SNAPSHOT, keysLeftAfter, laneOutUntil, type CooldownRecord, type CooldownSnapshot } from '../../lib/admission/choice.js';
 import { SharedKeyPool } from '../../lib/admission/key-pool.js';
 import { admissionSettings, AdmissionSettingsError, bucketLimitsFor, learnOutputEstimate } from '../../lib/admission/settings.js';
@@ -64,7 +64,10 @@ describe('admission: token bucket', () => {
       state = v.next;
     }
     // Assess: one request refills every 10 s
-    assert.deepEqual(retryAts.map((t) => Math.round((t - T0) / 1000)), [10, 20, 30, 40]);
+    assert.deepEqual(
+      retryAts.map((t) => Math.round((t - T0) / 1000)),
+      [10, 20, 30, 40],
+    );
   });
 
   it('limits by tokens too, and reconciles the estimate with the real usage', () => {
@@ -116,7 +119,8 @@ describe('admission: token bucket', () => {
 describe('admission: the daily quota', () => {
   const DAY = 86_400_000;
   const daily3: BucketLimits = { ...LIMITS, requestsPerWindow: 1000, requestsPerDay: 3 };
-  const take = (state: BucketState | undefined, limits: BucketLimits, at: number, reserve = false) => takeFromBucket(state, limits, { requests: 1, tokens: 1 }, at, { reserve });
+  const take = (state: BucketState | undefined, limits: BucketLimits, at: number, reserve = false) =>
+    takeFromBucket(state, limits, { requests: 1, tokens: 1 }, at, { reserve });
 
   it('is a fixed window: spent, it refuses until the daily reset, then comes back whole (no trickle)', () => {
     // Prepare: T0 is 00:00 UTC; the day's 3 requests spent at 01:00
@@ -165,7 +169,10 @@ describe('admission: the daily quota', () => {
       state = v.next;
     }
     // Assess: three slots at the next reset one refill apart (60 ms at 1000 a minute), then the day after
-    assert.deepEqual(slots.map((t) => Math.round(t)), [DAY, DAY + 60, DAY + 120, 2 * DAY, 2 * DAY + 60]);
+    assert.deepEqual(
+      slots.map((t) => Math.round(t)),
+      [DAY, DAY + 60, DAY + 120, 2 * DAY, 2 * DAY + 60],
+    );
     // the promise is only counted for days still to come: once that day begins, takes spend its level
     const then = take(state, daily3, T0 + DAY);
     assert.ok(then.admitted);
@@ -217,7 +224,12 @@ const POOL_KEYS: ProviderKey[] = [
   { id: 'k2', quotaOwner: 'o2', secret: 's2' },
 ];
 
-function pool(options: { limits?: Partial<BucketLimits>; settings?: Parameters<typeof admissionSettings>[0]; now: () => number; store?: MemoryRateStateStore }): SharedKeyPool {
+function pool(options: {
+  limits?: Partial<BucketLimits>;
+  settings?: Parameters<typeof admissionSettings>[0];
+  now: () => number;
+  store?: MemoryRateStateStore;
+}): SharedKeyPool {
   return new SharedKeyPool({
     keys: POOL_KEYS,
     store: options.store ?? new MemoryRateStateStore(),
@@ -241,7 +253,10 @@ describe('admission: the key pool', () => {
     const retryAts: number[] = [];
     for (let i = 0; i < 8; i++) retryAts.push(denial(await p.acquire({ estimatedTokens: 10 })).retryAt.getTime() - T0);
     // Assess: two callers per 10 s refill (one per owner), not 8 slots queued on one owner (10..80 s)
-    assert.deepEqual(retryAts.map((t) => Math.round(t / 1000)).sort((a, b) => a - b), [10, 10, 20, 20, 30, 30, 40, 40]);
+    assert.deepEqual(
+      retryAts.map((t) => Math.round(t / 1000)).sort((a, b) => a - b),
+      [10, 10, 20, 20, 30, 30, 40, 40],
+    );
   });
 
   it('learns the output-token estimate from the usage calls report, and takes it for the next calls', async () => {
@@ -293,16 +308,28 @@ describe('admission: key choice', () => {
     // Act: from cursor 1, k3 cooling
     const choice = chooseKeys(keys, 1, snap({ scope: 'key', id: 'k3', reason: 'rate_limit', until: T0 + 1000 }), T0);
     // Assess
-    assert.deepEqual(choice.free.map((f) => f.key.id), ['k2', 'k1']);
-    assert.deepEqual(choice.cooling.map((c) => c.key.id), ['k3']);
-    assert.deepEqual(chooseKeys(keys, 0, EMPTY_SNAPSHOT, T0).free.map((f) => f.key.id), ['k1', 'k2', 'k3']);
+    assert.deepEqual(
+      choice.free.map((f) => f.key.id),
+      ['k2', 'k1'],
+    );
+    assert.deepEqual(
+      choice.cooling.map((c) => c.key.id),
+      ['k3'],
+    );
+    assert.deepEqual(
+      chooseKeys(keys, 0, EMPTY_SNAPSHOT, T0).free.map((f) => f.key.id),
+      ['k1', 'k2', 'k3'],
+    );
   });
 
   it('keys that share a quota owner cool together; an ended cooldown does not count', () => {
     // Prepare: o1 (k1 and k2) cooling
     const s = snap({ scope: 'quota_owner', id: 'o1', reason: 'quota_exhausted', until: T0 + 1000 });
     // Act + Assess
-    assert.deepEqual(chooseKeys(keys, 0, s, T0).free.map((f) => f.key.id), ['k3']);
+    assert.deepEqual(
+      chooseKeys(keys, 0, s, T0).free.map((f) => f.key.id),
+      ['k3'],
+    );
     assert.equal(blockerOf(keys[1]!, s, T0)?.reason, 'quota_exhausted');
     assert.equal(blockerOf(keys[1]!, s, T0 + 1000), undefined);
   });
@@ -339,7 +366,10 @@ describe('admission: key choice', () => {
     // Act + Assess: o2 has spent its day until T0 + 1 h: every key is out, until the earliest
     assert.deepEqual(laneOutUntil(keys, s, T0, new Map([['o2', T0 + 3_600_000]])), { until: T0 + 3_600_000, reason: 'quota_exhausted' });
     // o2 is rate limited for a second, but its day is spent: still out
-    const short = snap({ scope: 'quota_owner', id: 'o1', reason: 'quota_exhausted', until: T0 + 7_200_000 }, { scope: 'key', id: 'k3', reason: 'rate_limit', until: T0 + 1000 });
+    const short = snap(
+      { scope: 'quota_owner', id: 'o1', reason: 'quota_exhausted', until: T0 + 7_200_000 },
+      { scope: 'key', id: 'k3', reason: 'rate_limit', until: T0 + 1000 },
+    );
     assert.deepEqual(laneOutUntil(keys, short, T0, new Map([['o2', T0 + 3_600_000]])), { until: T0 + 3_600_000, reason: 'quota_exhausted' });
     assert.equal(laneOutUntil(keys, s, T0, new Map()), null, 'without it, o2 is free');
   });
@@ -373,7 +403,15 @@ describe('admission: settings', () => {
     // Act
     const limits = bucketLimitsFor(lane, admissionSettings({ safetyMargin: 0.1, windowMs: 6000, dayMs: 6000 * 1440 }));
     // Assess: and settings admission cannot work with are refused
-    assert.deepEqual(limits, { requestsPerWindow: 54, tokensPerWindow: 9000, windowMs: 6000, requestsPerDay: 900, dayMs: 8_640_000, dailyWindow: 'fixed', dailyResetOffsetMs: 0 });
+    assert.deepEqual(limits, {
+      requestsPerWindow: 54,
+      tokensPerWindow: 9000,
+      windowMs: 6000,
+      requestsPerDay: 900,
+      dayMs: 8_640_000,
+      dailyWindow: 'fixed',
+      dailyResetOffsetMs: 0,
+    });
     assert.throws(() => admissionSettings({ safetyMargin: 0.9 }), AdmissionSettingsError);
     assert.throws(() => admissionSettings({ windowMs: 0 }), AdmissionSettingsError);
     assert.equal(admissionSettings({ windowMs: undefined as unknown as number }).windowMs, 60_000, 'undefined keeps the default');

@@ -57,7 +57,10 @@ describe('provider error fixtures', () => {
     // Assess
     assert.ok(fixtures.length >= 40, `only ${fixtures.length} fixtures`);
     for (const provider of PROVIDER_NAMES) {
-      assert.ok(fixtures.some((f) => f.provider === provider), `no fixture for ${provider}`);
+      assert.ok(
+        fixtures.some((f) => f.provider === provider),
+        `no fixture for ${provider}`,
+      );
     }
     for (const fixture of fixtures) {
       assert.match(fixture.source, /^https:\/\//, `${fixture.file}: ${fixture.name} has no source URL`);
@@ -166,14 +169,29 @@ describe('classifyProviderError input handling', () => {
 
   it('picks the tokens reset for a token limit and the requests reset for a request limit', () => {
     // Prepare
-    const headers = { 'x-ratelimit-reset-requests': '1s', 'x-ratelimit-reset-tokens': '6m0s', 'x-ratelimit-remaining-requests': '10', 'x-ratelimit-remaining-tokens': '0' };
+    const headers = {
+      'x-ratelimit-reset-requests': '1s',
+      'x-ratelimit-reset-tokens': '6m0s',
+      'x-ratelimit-remaining-requests': '10',
+      'x-ratelimit-remaining-tokens': '0',
+    };
     // Act
     const tokens = classifyAt(
-      { provider: 'openai', status: 429, headers, body: { error: { message: 'Rate limit reached on tokens per min (TPM)', type: 'tokens', code: 'rate_limit_exceeded' } } },
+      {
+        provider: 'openai',
+        status: 429,
+        headers,
+        body: { error: { message: 'Rate limit reached on tokens per min (TPM)', type: 'tokens', code: 'rate_limit_exceeded' } },
+      },
       0,
     );
     const requests = classifyAt(
-      { provider: 'openai', status: 429, headers, body: { error: { message: 'Rate limit reached on requests per min (RPM)', type: 'requests', code: 'rate_limit_exceeded' } } },
+      {
+        provider: 'openai',
+        status: 429,
+        headers,
+        body: { error: { message: 'Rate limit reached on requests per min (RPM)', type: 'requests', code: 'rate_limit_exceeded' } },
+      },
       0,
     );
     // Assess

@@ -41,7 +41,7 @@ describe('runCommand', () => {
     assert.equal(c.out(), 'n=3\n');
   });
 
-  it('prints the usage for --help and -h on the command\'s stream and exits 0', async () => {
+  it("prints the usage for --help and -h on the command's stream and exits 0", async () => {
     // Prepare
     const onStderr = capture();
     const onStdout = capture();

@@ -8,8 +8,27 @@ const corpus = loadCorpus();
 
 /** Keywords OpenAI structured outputs accept in strict mode. */
 const STRICT_KEYWORDS = new Set([
-  'type', 'properties', 'required', 'additionalProperties', 'items', 'anyOf', 'enum', 'const', 'description', 'title',
-  'pattern', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems', '$defs', '$ref',
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'anyOf',
+  'enum',
+  'const',
+  'description',
+  'title',
+  'pattern',
+  'format',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+  '$defs',
+  '$ref',
 ]);
 const STRICT_FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
 
@@ -29,7 +48,9 @@ function strictModeProblems(node: unknown, path: string): string[] {
     for (const [name, child] of Object.entries(properties)) problems.push(...strictModeProblems(child, `${path}.${name}`));
   }
   if (schema.items !== undefined) problems.push(...strictModeProblems(schema.items, `${path}[]`));
-  if (Array.isArray(schema.anyOf)) schema.anyOf.forEach((child, i) => problems.push(...strictModeProblems(child, `${path}|${i}`)));
+  if (Array.isArray(schema.anyOf)) {
+    for (const [i, child] of schema.anyOf.entries()) problems.push(...strictModeProblems(child, `${path}|${i}`));
+  }
   return problems;
 }
 

@@ -23,10 +23,7 @@ describe('lane config', () => {
   });
 
   it('rejects a visibility timeout under 6x the function timeout', () => {
-    assert.throws(
-      () => resolveLanes({ us: { queue: { visibilityTimeoutSeconds: 100 }, consumer: { timeoutSeconds: 60 } } }),
-      /at least 6x/,
-    );
+    assert.throws(() => resolveLanes({ us: { queue: { visibilityTimeoutSeconds: 100 }, consumer: { timeoutSeconds: 60 } } }), /at least 6x/);
   });
 
   it('takes reserved concurrency only when it covers the mapping maximum concurrency', () => {

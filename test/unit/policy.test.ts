@@ -244,13 +244,16 @@ describe('decide: rate_limit (short window)', () => {
       [5, 40, 150],
     ];
     // Act
-    const delays = cases.map(([receiveCount, deferrals]) =>
-      asDefer(decide(input(providerError({ kind: 'rate_limit' }), { job: job({ deferrals }), approximateReceiveCount: receiveCount })))
-        .delaySeconds,
+    const delays = cases.map(
+      ([receiveCount, deferrals]) =>
+        asDefer(decide(input(providerError({ kind: 'rate_limit' }), { job: job({ deferrals }), approximateReceiveCount: receiveCount }))).delaySeconds,
     );
     const atCap = asDefer(decide(input(providerError({ kind: 'rate_limit' }), { job: job({ deferrals: 60 }), random: () => 0.999_999 })));
     // Assess
-    assert.deepEqual(delays, cases.map(([, , expected]) => expected));
+    assert.deepEqual(
+      delays,
+      cases.map(([, , expected]) => expected),
+    );
     assert.equal(atCap.delaySeconds, 300);
     assert.equal(atCap.basis, 'backoff');
   });
@@ -338,9 +341,7 @@ describe('decide: billing', () => {
 
   it('honours a configured billing cooldown and pauses the lane when it was the last key', () => {
     // Act
-    const action = asDefer(
-      decide(input(providerError({ kind: 'billing' }, 0), { backoff: { ...BACKOFF, billingCooldownSeconds: 7 * 24 * 3600 } })),
-    );
+    const action = asDefer(decide(input(providerError({ kind: 'billing' }, 0), { backoff: { ...BACKOFF, billingCooldownSeconds: 7 * 24 * 3600 } })));
     // Assess
     assert.equal(action.cooldown?.until, iso(NOW + 7 * 24 * HOUR));
     assert.deepEqual(action.pauseLane, { until: iso(NOW + 7 * 24 * HOUR), reason: 'billing' });
@@ -380,7 +381,9 @@ describe('decide: real failures', () => {
     // Prepare: the job failed twice as an earlier message, then was deferred (re-sent: receive count 1 again)
     const carried = job({ attempt: 3 });
     // Act
-    const second = asFail(decide(input({ kind: 'transport_failure', cause: 'server_error' }, { job: carried, approximateReceiveCount: 1, maxReceiveCount: 5 })));
+    const second = asFail(
+      decide(input({ kind: 'transport_failure', cause: 'server_error' }, { job: carried, approximateReceiveCount: 1, maxReceiveCount: 5 })),
+    );
     const last = asFail(decide(input({ kind: 'transport_failure', cause: 'server_error' }, { job: carried, approximateReceiveCount: 2, maxReceiveCount: 5 })));
     // Assess
     assert.equal(second.lastReceive, false);
@@ -388,7 +391,7 @@ describe('decide: real failures', () => {
     assert.equal(last.lastReceive, true);
   });
 
-  it('carries this message\'s failed receives into the attempt of a deferred re-send', () => {
+  it("carries this message's failed receives into the attempt of a deferred re-send", () => {
     // Prepare: the third receive of a message (two real failures before) hits a rate limit
     const throttled = providerError({ kind: 'rate_limit', retryAfterMs: 5_000 });
     // Act

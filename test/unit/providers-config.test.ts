@@ -105,14 +105,25 @@ describe('lane provider config', () => {
   it('rejects unknown provider fields and duplicate key ids', () => {
     assert.throws(() => usLane({ region: 'x' } as never), LaneConfigError);
     assert.throws(
-      () => usLane({ keys: [{ id: 'k1', quotaOwner: 'o' }, { id: 'k1', quotaOwner: 'o' }] }),
+      () =>
+        usLane({
+          keys: [
+            { id: 'k1', quotaOwner: 'o' },
+            { id: 'k1', quotaOwner: 'o' },
+          ],
+        }),
       /duplicate key id k1/,
     );
   });
 });
 
 describe('loadLocalProviderKeys', () => {
-  const lane = usLane({ keys: [{ id: 'key-1', quotaOwner: 'org-a' }, { id: 'key-2', quotaOwner: 'org-b' }] });
+  const lane = usLane({
+    keys: [
+      { id: 'key-1', quotaOwner: 'org-a' },
+      { id: 'key-2', quotaOwner: 'org-b' },
+    ],
+  });
 
   it('reads the lane variable', () => {
     // Prepare
@@ -139,8 +150,14 @@ describe('loadLocalProviderKeys', () => {
       RATELANE_US_PROVIDER_KEYS: '{"key-1":"var-one","key-2":"var-two"}',
     });
     // Assess
-    assert.deepEqual(fromFile.map((k) => k.secret), ['file-one', 'file-two']);
-    assert.deepEqual(fromVariable.map((k) => k.secret), ['var-one', 'var-two']);
+    assert.deepEqual(
+      fromFile.map((k) => k.secret),
+      ['file-one', 'file-two'],
+    );
+    assert.deepEqual(
+      fromVariable.map((k) => k.secret),
+      ['var-one', 'var-two'],
+    );
   });
 
   it('names missing key ids, never secrets', () => {
@@ -184,7 +201,10 @@ describe('loadLocalProviderKeys', () => {
     const vertex = usLane({ kind: 'gemini', model: 'gemini-2.5-flash', vertex: VERTEX });
     // Act + Assess
     assert.deepEqual(loadLocalProviderKeys(bedrock, {}), [{ id: 'key-1', quotaOwner: 'us-org', secret: '' }]);
-    assert.deepEqual(loadLocalProviderKeys(vertex, {}).map((k) => k.id), ['key-1']);
+    assert.deepEqual(
+      loadLocalProviderKeys(vertex, {}).map((k) => k.id),
+      ['key-1'],
+    );
     const apiKeyLane = usLane({ kind: 'bedrock', model: 'amazon.nova-lite-v1:0', auth: 'api-key' });
     assert.throws(() => loadLocalProviderKeys(apiKeyLane, {}), NoProviderKeyError);
     assert.deepEqual(loadLocalProviderKeys(apiKeyLane, { RATELANE_US_PROVIDER_KEYS: '{"key-1":"bedrock-key"}' })[0]?.secret, 'bedrock-key');

@@ -18,7 +18,23 @@ describe('ratelane sim: flags', () => {
 
   it('reads options, with values inline or after', () => {
     // Act
-    const o = simCommand.parse(['--jobs=5000', '--consumers', '50', '--scenario', 'day', '--strategy', 'admission,naive', '--seed', '3', '--json', '--quiet', '--parallel', '1', '--output-estimate', '200']);
+    const o = simCommand.parse([
+      '--jobs=5000',
+      '--consumers',
+      '50',
+      '--scenario',
+      'day',
+      '--strategy',
+      'admission,naive',
+      '--seed',
+      '3',
+      '--json',
+      '--quiet',
+      '--parallel',
+      '1',
+      '--output-estimate',
+      '200',
+    ]);
     // Assess
     assert.equal(o.jobs, 5000);
     assert.equal(o.consumers, 50);
@@ -35,7 +51,7 @@ describe('ratelane sim: flags', () => {
     assert.throws(() => simCommand.parse(['--strategy', 'retry']), /unknown retry/);
     assert.throws(() => simCommand.parse(['--frobnicate']), /unknown option/);
     assert.throws(() => simCommand.parse(['--failure-rate', '1']), UsageError);
-    assert.throws(() => simCommand.parse(['--reservation', 'due-at']), /unknown option/, 'the reservation choice is the pool\'s, not a flag');
+    assert.throws(() => simCommand.parse(['--reservation', 'due-at']), /unknown option/, "the reservation choice is the pool's, not a flag");
   });
 });
 
@@ -45,14 +61,20 @@ describe('runSim', () => {
     const out: string[] = [];
     const err: string[] = [];
     // Act
-    const report = await runSim(simCommand.parse(['--jobs', '300', '--consumers', '20', '--parallel', '1', '--json']), { stdout: (l) => out.push(l), stderr: (l) => err.push(l) });
+    const report = await runSim(simCommand.parse(['--jobs', '300', '--consumers', '20', '--parallel', '1', '--json']), {
+      stdout: (l) => out.push(l),
+      stderr: (l) => err.push(l),
+    });
     // Assess
     const last = JSON.parse(out.at(-1)!) as SimReport;
     assert.equal(last.kind, 'ratelane-sim');
     assert.equal(last.results.length, 6);
     assert.equal(report.results.length, 6);
     assert.ok(out.some((l) => l.includes('(c) admission')));
-    assert.ok(err.some((l) => l.includes('done in')), 'progress goes to stderr');
+    assert.ok(
+      err.some((l) => l.includes('done in')),
+      'progress goes to stderr',
+    );
     for (const r of last.results) assert.equal(r.completed + r.deadLettered + r.rejected + r.lost + r.unfinished, 300);
     assert.equal(last.targets.length, 8);
   });

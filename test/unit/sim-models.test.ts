@@ -24,7 +24,7 @@ describe('TimeHeap', () => {
     // Prepare
     const heap = new TimeHeap(2);
     const input = [5, 1, 3, 1.5, 9, 0, 3.5, 2, 8, 7, 6, 4, 0.5, 10, 11, 12, 13, 14];
-    input.forEach((t, i) => heap.push(t, i));
+    for (const [i, t] of input.entries()) heap.push(t, i);
     // Act
     const times: number[] = [];
     while (heap.size > 0) {
@@ -32,7 +32,10 @@ describe('TimeHeap', () => {
       heap.pop();
     }
     // Assess
-    assert.deepEqual(times, [...input].sort((a, b) => a - b));
+    assert.deepEqual(
+      times,
+      [...input].sort((a, b) => a - b),
+    );
     assert.equal(heap.peekTime(), Infinity);
   });
 
@@ -117,7 +120,13 @@ describe('SqsModel', () => {
 describe('ProviderModel', () => {
   it('answers 429 rate_limit with a retry hint once a 5 RPM key is spent, and refills continuously', () => {
     // Prepare
-    const provider = new ProviderModel({ keys: 1, limits: { requestsPerMinute: 5, tokensPerMinute: 1_000_000, requestsPerDay: 1000 }, dailyResetOffsetMs: 0, failureRate: 0, start: T0 - 3_600_000 });
+    const provider = new ProviderModel({
+      keys: 1,
+      limits: { requestsPerMinute: 5, tokensPerMinute: 1_000_000, requestsPerDay: 1000 },
+      dailyResetOffsetMs: 0,
+      failureRate: 0,
+      start: T0 - 3_600_000,
+    });
     const t = T0 - 3_600_000;
     // Act + Assess
     for (let i = 0; i < 5; i++) assert.equal(provider.call(0, 100, t, 0.5), CALL_OK);
@@ -130,7 +139,13 @@ describe('ProviderModel', () => {
 
   it('answers quota_exhausted with the next 00:00 UTC reset, and the quota comes back whole then', () => {
     // Prepare: 3 requests a day per key
-    const provider = new ProviderModel({ keys: 2, limits: { requestsPerMinute: 100, tokensPerMinute: 1_000_000, requestsPerDay: 3 }, dailyResetOffsetMs: 0, failureRate: 0, start: T0 });
+    const provider = new ProviderModel({
+      keys: 2,
+      limits: { requestsPerMinute: 100, tokensPerMinute: 1_000_000, requestsPerDay: 3 },
+      dailyResetOffsetMs: 0,
+      failureRate: 0,
+      start: T0,
+    });
     // Act + Assess
     for (let i = 0; i < 3; i++) assert.equal(provider.call(1, 10, T0 + i, 0.5), CALL_OK);
     assert.equal(provider.call(1, 10, T0 + 10, 0.5), CALL_QUOTA);
@@ -159,8 +174,14 @@ describe('fast dates', () => {
     }
     assert.equal(fastParseIso('2026-03-02T09:00:00Z'), undefined);
     const original = Date.prototype.toISOString;
-    assert.equal(withFastDates(() => new Date(-1).toISOString()), '1969-12-31T23:59:59.999Z');
-    assert.equal(withFastDates(() => Date.parse('not a date')), NaN);
+    assert.equal(
+      withFastDates(() => new Date(-1).toISOString()),
+      '1969-12-31T23:59:59.999Z',
+    );
+    assert.equal(
+      withFastDates(() => Date.parse('not a date')),
+      NaN,
+    );
     assert.equal(Date.prototype.toISOString, original, 'restored');
   });
 });
@@ -176,7 +197,14 @@ describe('SimKeyPool', () => {
     const store = new MemoryRateStateStore();
     const keys = model.keys.map((k) => ({ ...k, secret: `sk-${k.id}` }));
     const pools = [0, 1].map(
-      () => new SharedKeyPool({ keys, store, limits: bucketLimitsFor({ provider: { limits } } as unknown as Pick<LaneConfig, 'provider'>, settings), settings, now: () => now }),
+      () =>
+        new SharedKeyPool({
+          keys,
+          store,
+          limits: bucketLimitsFor({ provider: { limits } } as unknown as Pick<LaneConfig, 'provider'>, settings),
+          settings,
+          now: () => now,
+        }),
     );
     const rng = new Rng(7);
     const sawLaneOut: boolean[] = [];

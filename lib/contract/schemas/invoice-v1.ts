@@ -37,9 +37,7 @@ export const InvoiceV1 = z
   .object({
     invoiceNumber: text.describe('The invoice number as printed, without its label'),
     issueDate: calendarDate.describe('Invoice (issue) date, YYYY-MM-DD; not the delivery date'),
-    dueDate: calendarDate
-      .nullable()
-      .describe('Payment due date when a date is stated, YYYY-MM-DD; null when only terms (e.g. "net 30") or nothing is stated'),
+    dueDate: calendarDate.nullable().describe('Payment due date when a date is stated, YYYY-MM-DD; null when only terms (e.g. "net 30") or nothing is stated'),
     currency: z
       .string()
       .regex(/^[A-Z]{3}$/)
@@ -87,9 +85,7 @@ function withoutDialectMarker(schema: Record<string, unknown>): Record<string, u
  * JSON schema of {@link InvoiceV1} for `response_format: { type: 'json_schema', json_schema: { name, schema, strict: true } }`.
  * The `$schema` dialect marker is dropped; everything else is `z.toJSONSchema(InvoiceV1)`.
  */
-export const invoiceV1JsonSchema: Record<string, unknown> = withoutDialectMarker(
-  z.toJSONSchema(InvoiceV1) as Record<string, unknown>,
-);
+export const invoiceV1JsonSchema: Record<string, unknown> = withoutDialectMarker(z.toJSONSchema(InvoiceV1) as Record<string, unknown>);
 
 /** One broken business rule. `message` names fields and numbers only, never document text. */
 export interface DomainRuleViolation {

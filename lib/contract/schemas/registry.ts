@@ -4,13 +4,7 @@
  * versions; a consumer rejects a job whose versions are not registered here before any model call.
  */
 import type { z } from 'zod';
-import {
-  INVOICE_V1_JSON_SCHEMA_NAME,
-  InvoiceV1,
-  invoiceV1DomainRules,
-  invoiceV1JsonSchema,
-  type DomainRuleViolation,
-} from './invoice-v1.js';
+import { INVOICE_V1_JSON_SCHEMA_NAME, InvoiceV1, invoiceV1DomainRules, invoiceV1JsonSchema, type DomainRuleViolation } from './invoice-v1.js';
 import { RatelaneError } from '../../shared/errors.js';
 
 /** One chat message of a prompt. */
@@ -74,7 +68,7 @@ const INVOICE_SYSTEM_PROMPT = [
   '- Dates as YYYY-MM-DD. Read German dates (04.03.2026, 4. März 2026) day first; read slashed dates by the convention the document states.',
   '- issueDate is the invoice date, not a delivery or service date.',
   '- dueDate only when the document states a due date; payment terms such as "net 30" or "zahlbar innerhalb 14 Tagen" give null.',
-  '- Amounts as plain numbers with at most two decimals: 1.234,56 and 1,234.56 and 1\'234.56 are all 1234.56.',
+  "- Amounts as plain numbers with at most two decimals: 1.234,56 and 1,234.56 and 1'234.56 are all 1234.56.",
   '- taxRate in percent (19 for 19 %), 0 for tax-exempt or reverse-charge invoices.',
   '- Copy invoiceNumber, purchaseOrder, names, VAT IDs and line descriptions exactly as printed, without labels.',
   '- A customer number, order confirmation or delivery note number is not a purchaseOrder; null when no purchase order is given.',

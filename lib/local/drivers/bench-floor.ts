@@ -74,7 +74,9 @@ export async function measureFloor(endpoints: ServiceEndpoints, options: { messa
     const body = (i: number): string => JSON.stringify({ jobId: `floor-${tag}-${i}`, pad: 'x'.repeat(700) });
     for (let i = 0; i < total; i += 10) {
       const n = Math.min(10, total - i);
-      await clients.sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: Array.from({ length: n }, (_, j) => ({ Id: String(j), MessageBody: body(i + j) })) }));
+      await clients.sqs.send(
+        new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: Array.from({ length: n }, (_, j) => ({ Id: String(j), MessageBody: body(i + j) })) }),
+      );
     }
     const totals: number[] = [];
     const receives: number[] = [];
@@ -128,7 +130,12 @@ export async function probeOverhead(options: BenchOptions, services: LocalServic
     lanes,
     endpoints: services.endpoints,
     logFile: options.logFile ?? '.cache/bench/consumer.log',
-    provider: { limits: { requestsPerMinute: 1_000_000, tokensPerMinute: 100_000_000, requestsPerDay: 100_000_000 }, minuteMs: options.minuteMs, dayMs: options.minuteMs * 1440, seed: options.seed },
+    provider: {
+      limits: { requestsPerMinute: 1_000_000, tokensPerMinute: 100_000_000, requestsPerDay: 100_000_000 },
+      minuteMs: options.minuteMs,
+      dayMs: options.minuteMs * 1440,
+      seed: options.seed,
+    },
     overrideDeps: (_lane, deps): ConsumerDeps => ({ ...deps, onRecordTiming: (timing) => waiter?.(timing) }),
   });
   const producer = createAwsClients(lanes.us!.region, services.endpoints);
@@ -149,7 +156,8 @@ export async function probeOverhead(options: BenchOptions, services: LocalServic
             return await next(args);
           } finally {
             const name = context.commandName ?? 'unknown';
-            if (counting && name !== 'ReceiveMessageCommand' && name !== 'DeleteMessageBatchCommand') (calls[name.replace(/Command$/, '')] ??= []).push(performance.now() - started);
+            if (counting && name !== 'ReceiveMessageCommand' && name !== 'DeleteMessageBatchCommand')
+              (calls[name.replace(/Command$/, '')] ??= []).push(performance.now() - started);
           }
         },
         { step: 'initialize', name: 'benchProbeTiming' },

@@ -200,13 +200,21 @@ export function formatBenchReport(report: BenchReport): string {
   const t = report.targets ?? undefined;
   const rows: [string, ...string[]][] = [
     ['', ...report.strategies.map((x) => x.label), 'target (c)'],
-    ['drain / quota-bound minimum', ...report.strategies.map((x) => (x.drainRatio === null ? '-' : `${num(x.drainRatio)}x${x.timedOut ? ' (time limit)' : ''}`)), target(t?.drainRatio, '<= 1.15x')],
+    [
+      'drain / quota-bound minimum',
+      ...report.strategies.map((x) => (x.drainRatio === null ? '-' : `${num(x.drainRatio)}x${x.timedOut ? ' (time limit)' : ''}`)),
+      target(t?.drainRatio, '<= 1.15x'),
+    ],
     ['  drain time (last commit)', ...report.strategies.map((x) => ms(x.drainMs)), ''],
     ['  quota-bound minimum', ...report.strategies.map((x) => ms(x.quotaBoundMinimumMs)), ''],
     ['  drain / burst-aware minimum', ...report.strategies.map((x) => (x.burstAwareRatio === null ? '-' : `${num(x.burstAwareRatio)}x`)), ''],
     ['  all jobs settled after', ...report.strategies.map((x) => ms(x.settledMs)), ''],
     ['committed', ...report.strategies.map((x) => `${x.committed} of ${x.submitted}`), ''],
-    ['model calls per completion', ...report.strategies.map((x) => `${num(x.modelCallsPerCompletion)} (${x.modelCalls})`), target(t?.modelCallsPerCompletion, '<= 1.03')],
+    [
+      'model calls per completion',
+      ...report.strategies.map((x) => `${num(x.modelCallsPerCompletion)} (${x.modelCalls})`),
+      target(t?.modelCallsPerCompletion, '<= 1.03'),
+    ],
     ['429s', ...report.strategies.map((x) => String(x.throttled429)), ''],
     ['admission denied (no call)', ...report.strategies.map((x) => String(x.admissionDenied)), ''],
     ['re-sends / visibility failures', ...report.strategies.map((x) => `${x.deferrals} / ${x.failures}`), ''],
@@ -222,7 +230,12 @@ export function formatBenchReport(report: BenchReport): string {
     ['model adapter time per call p50 (ms)', ...report.strategies.map((x) => num(x.modelMsPerCall.p50)), ''],
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  const lines = rows.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd());
+  const lines = rows.map((r) =>
+    r
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd(),
+  );
   const floorLine = (label: string, f: FloorResult | null): string =>
     f
       ? `${label} (${f.concurrency} at a time, ${f.messages} messages): p50 / p99 ${pair(f.totalMs)} ms (receive ${pair(f.receiveMs)}, put ${pair(f.putMs)}, delete ${pair(f.deleteMs)})`
@@ -243,10 +256,12 @@ export function formatBenchReport(report: BenchReport): string {
       : []),
     `  ${floorLine('floor', report.floor)}`,
     `  => ${target(t?.overheadToFloor, `consumer p50 / floor p50 = ${num(t?.overheadToFloor.value ?? null)}x, target <= 2x:`)}`,
-    `  ${floorLine('floor under (c)\'s load', report.loadedFloor)}`,
+    `  ${floorLine("floor under (c)'s load", report.loadedFloor)}`,
     `  => (c) under load p50 / loaded floor p50 = ${num(report.overheadToLoadedFloor)}x (informational)`,
   ];
-  const lanes = Object.entries(s.jobsPerLane).map(([lane, n]) => `${lane} ${n}`).join(', ');
+  const lanes = Object.entries(s.jobsPerLane)
+    .map(([lane, n]) => `${lane} ${n}`)
+    .join(', ');
   const m = report.machine;
   return [
     `ratelane bench — ${report.date}`,
@@ -259,10 +274,10 @@ export function formatBenchReport(report: BenchReport): string {
     '',
     ...overheadLines,
     '',
-    'quota-bound minimum: jobs / (keys x rpm) of the slowest lane, in provider minutes. The provider\'s RPM buckets start full,',
+    "quota-bound minimum: jobs / (keys x rpm) of the slowest lane, in provider minutes. The provider's RPM buckets start full,",
     'so one minute of requests can go at once: the burst-aware minimum leaves that minute out (a perfect drain).',
     'Consumer overhead: from the start of processRecord until it settled or threw, minus the time inside the model adapter;',
-    'the poller\'s receive and delete (Lambda\'s event source mapping in AWS) are not in it, but are in the floor. Under load,',
+    "the poller's receive and delete (Lambda's event source mapping in AWS) are not in it, but are in the floor. Under load,",
     'every record of a batch runs at once, and DynamoDB Local, fauxqs, the fake provider and the consumers share 2 CPUs.',
     `total run time ${(report.elapsedMs / 1000).toFixed(1)} s`,
   ].join('\n');

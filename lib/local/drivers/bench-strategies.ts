@@ -59,7 +59,14 @@ export const BENCH_STRATEGIES: Readonly<Record<BenchStrategyId, BenchStrategy>> 
 /** The strategies in the order they run and are reported. */
 export const STRATEGY_ORDER: readonly BenchStrategyId[] = ['naive', 'reschedule', 'admission'];
 /** The names `--strategies` accepts: a letter or the id. */
-export const STRATEGY_ALIASES: Readonly<Record<string, BenchStrategyId>> = { a: 'naive', naive: 'naive', b: 'reschedule', reschedule: 'reschedule', c: 'admission', admission: 'admission' };
+export const STRATEGY_ALIASES: Readonly<Record<string, BenchStrategyId>> = {
+  a: 'naive',
+  naive: 'naive',
+  b: 'reschedule',
+  reschedule: 'reschedule',
+  c: 'admission',
+  admission: 'admission',
+};
 
 /** Targets for strategy (c), as the README states them ("Benchmark results"). */
 export const BENCH_TARGETS = Object.freeze({
@@ -86,10 +93,16 @@ export function naiveModel(model: ModelAdapter): ModelAdapter {
         return await model.extract(request);
       } catch (error) {
         if (error instanceof ProviderError && THROTTLE_KINDS.has(error.classification.kind)) {
-          throw new ProviderError(error.message, error.provider, error.status, { kind: 'not_rate_limit', retryAfterMs: null, resetAt: null }, {
-            cause: error,
-            requestTooLarge: error.requestTooLarge,
-          });
+          throw new ProviderError(
+            error.message,
+            error.provider,
+            error.status,
+            { kind: 'not_rate_limit', retryAfterMs: null, resetAt: null },
+            {
+              cause: error,
+              requestTooLarge: error.requestTooLarge,
+            },
+          );
         }
         throw error;
       }

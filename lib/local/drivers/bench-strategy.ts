@@ -41,7 +41,12 @@ interface StrategyProbe {
 }
 
 /** Runs one strategy on the shared services and measures it. */
-export async function runStrategy(strategy: BenchStrategy, options: BenchOptions, services: LocalServices, say: (line: string) => void): Promise<StrategyResult> {
+export async function runStrategy(
+  strategy: BenchStrategy,
+  options: BenchOptions,
+  services: LocalServices,
+  say: (line: string) => void,
+): Promise<StrategyResult> {
   const started = Date.now();
   const lanes = benchLanes(options, `${strategy.id.slice(0, 5)}-${randomBytes(3).toString('hex')}`);
   const probe = strategyProbe(strategy);
@@ -127,7 +132,14 @@ function timedKeys(keys: KeyPool, acquireMs: number[]): KeyPool {
 }
 
 /** Starts the strategy's stack on the shared services: its lanes, a fresh provider at the bench quota, its consumer. */
-async function startStrategyStack(strategy: BenchStrategy, options: BenchOptions, services: LocalServices, lanes: LaneSet, probe: StrategyProbe, say: (line: string) => void): Promise<LocalStack> {
+async function startStrategyStack(
+  strategy: BenchStrategy,
+  options: BenchOptions,
+  services: LocalServices,
+  lanes: LaneSet,
+  probe: StrategyProbe,
+  say: (line: string) => void,
+): Promise<LocalStack> {
   return startLocalStack({
     lanes,
     endpoints: services.endpoints,
@@ -141,7 +153,8 @@ async function startStrategyStack(strategy: BenchStrategy, options: BenchOptions
     ...(strategy.admission ? {} : { admission: false as const }),
     overrideDeps: (_lane, deps) => probe.overrideDeps(deps),
     onPollerEvent: (_lane, event) => probe.onPollerEvent(event),
-    onLanePause: (lane, state) => say(`  ${strategy.label}: lane ${lane} ${state.paused ? `PAUSED until ${state.until?.toISOString()} (${state.reason})` : 'resumed'}`),
+    onLanePause: (lane, state) =>
+      say(`  ${strategy.label}: lane ${lane} ${state.paused ? `PAUSED until ${state.until?.toISOString()} (${state.reason})` : 'resumed'}`),
   });
 }
 

@@ -22,8 +22,28 @@ import { runStrategy } from './bench-strategy.js';
 import { corpusDocuments } from './lanes.js';
 import { lineWriter } from './observe.js';
 
-export { BENCH_STRATEGIES, BENCH_TARGETS, STRATEGY_ALIASES, STRATEGY_ORDER, benchLanes, naiveModel, type BenchStrategy, type BenchStrategyId } from './bench-strategies.js';
-export { benchExitCode, checkTargets, distribution, formatBenchReport, type BenchReport, type Distribution, type FloorResult, type OverheadProbe, type StrategyResult, type TargetCheck } from './bench-report.js';
+export {
+  BENCH_STRATEGIES,
+  BENCH_TARGETS,
+  STRATEGY_ALIASES,
+  STRATEGY_ORDER,
+  benchLanes,
+  naiveModel,
+  type BenchStrategy,
+  type BenchStrategyId,
+} from './bench-strategies.js';
+export {
+  benchExitCode,
+  checkTargets,
+  distribution,
+  formatBenchReport,
+  type BenchReport,
+  type Distribution,
+  type FloorResult,
+  type OverheadProbe,
+  type StrategyResult,
+  type TargetCheck,
+} from './bench-report.js';
 export { measureFloor } from './bench-floor.js';
 
 /** Options of one bench run (the CLI flags). */
@@ -69,7 +89,9 @@ export async function runBench(options: BenchOptions, io: CommandIo): Promise<Be
   const services = await startLocalServices();
   const unregister = onShutdown(() => services.stop());
   try {
-    say(`  up in ${Date.now() - started} ms: DynamoDB Local ${services.endpoints.dynamodb} (pid ${services.dynamoPid ?? '-'}), SQS/S3 ${services.endpoints.sqs}`);
+    say(
+      `  up in ${Date.now() - started} ms: DynamoDB Local ${services.endpoints.dynamodb} (pid ${services.dynamoPid ?? '-'}), SQS/S3 ${services.endpoints.sqs}`,
+    );
     const strategies: StrategyResult[] = [];
     for (const id of options.strategies) {
       const strategy = BENCH_STRATEGIES[id];
@@ -89,7 +111,12 @@ export async function runBench(options: BenchOptions, io: CommandIo): Promise<Be
 }
 
 /** The probe (unless `--probe-messages 0`), then the floor one at a time and under (c)'s load (unless `--floor-messages 0`). */
-async function measureOverhead(options: BenchOptions, services: LocalServices, strategies: readonly StrategyResult[], say: (line: string) => void): Promise<OverheadFigures> {
+async function measureOverhead(
+  options: BenchOptions,
+  services: LocalServices,
+  strategies: readonly StrategyResult[],
+  say: (line: string) => void,
+): Promise<OverheadFigures> {
   let probe: OverheadProbe | null = null;
   if (options.probeMessages > 0) {
     say(`overhead probe: ${options.probeMessages} jobs, one at a time, through the consumer of (c) (quota not binding)…`);
@@ -114,7 +141,13 @@ async function measureOverhead(options: BenchOptions, services: LocalServices, s
 }
 
 /** The whole report: the machine, the settings, each strategy, the overhead figures and (c)'s targets. */
-function benchReport(options: BenchOptions, host: Omit<BenchReport['machine'], 'loadAverageAtEnd'>, strategies: StrategyResult[], overhead: OverheadFigures, started: number): BenchReport {
+function benchReport(
+  options: BenchOptions,
+  host: Omit<BenchReport['machine'], 'loadAverageAtEnd'>,
+  strategies: StrategyResult[],
+  overhead: OverheadFigures,
+  started: number,
+): BenchReport {
   const anyLane = Object.values(benchLanes(options, 'probe'))[0]!;
   const jobsPerLane: Record<string, number> = {};
   for (const doc of corpusDocuments(options.jobs)) jobsPerLane[doc.region] = (jobsPerLane[doc.region] ?? 0) + 1;

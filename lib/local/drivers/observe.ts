@@ -72,7 +72,9 @@ export interface DrainSnapshot {
 
 /** Reads every lane's queue and DLQ depths once. */
 export async function drainSnapshot(stack: LocalStack): Promise<DrainSnapshot> {
-  const depths = await Promise.all(Object.keys(stack.lanes).map(async (name) => [await queueDepth(stack, name, 'queueUrl'), await queueDepth(stack, name, 'dlqUrl')] as const));
+  const depths = await Promise.all(
+    Object.keys(stack.lanes).map(async (name) => [await queueDepth(stack, name, 'queueUrl'), await queueDepth(stack, name, 'dlqUrl')] as const),
+  );
   const lanes = Object.values(stack.lanes);
   return {
     waiting: depths.reduce((n, [q]) => n + q.visible + q.inFlight + q.delayed, 0),

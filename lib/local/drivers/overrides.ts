@@ -10,7 +10,7 @@
 export function withOverrides<T extends object>(target: T, overrides: Partial<T>): T {
   return new Proxy(target, {
     get(object, property) {
-      if (Object.prototype.hasOwnProperty.call(overrides, property)) return (overrides as Record<PropertyKey, unknown>)[property];
+      if (Object.hasOwn(overrides, property)) return (overrides as Record<PropertyKey, unknown>)[property];
       const value: unknown = Reflect.get(object, property, object);
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(object) : value;
     },

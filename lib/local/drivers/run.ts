@@ -92,7 +92,9 @@ async function startRunStack(options: LocalRunOptions, lanes: LaneSet, logFile: 
 
 /** `submitted N of M jobs (us …, eu …) in … ms`. */
 function submittedLine(lanes: LaneSet, { submission, sent, submitStarted }: StackSubmission, documents: number): string {
-  const perLane = Object.keys(lanes).map((name) => `${name} ${sent.filter((r) => r.region === name).length}`).join(', ');
+  const perLane = Object.keys(lanes)
+    .map((name) => `${name} ${sent.filter((r) => r.region === name).length}`)
+    .join(', ');
   return `  submitted ${sent.length} of ${documents} jobs (${perLane}) in ${Date.now() - submitStarted} ms${submission.failed ? `; ${submission.failed} NOT sent` : ''}`;
 }
 

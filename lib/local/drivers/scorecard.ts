@@ -155,9 +155,7 @@ export function computeScorecard(inputs: ScorecardInputs): Scorecard {
     modelCalls,
     modelCallsPerCompletion: committed > 0 ? round(modelCalls / committed) : null,
     attemptsPerCompletion:
-      inputs.attemptsPerCompletion.length > 0
-        ? round(inputs.attemptsPerCompletion.reduce((a, b) => a + b, 0) / inputs.attemptsPerCompletion.length)
-        : null,
+      inputs.attemptsPerCompletion.length > 0 ? round(inputs.attemptsPerCompletion.reduce((a, b) => a + b, 0) / inputs.attemptsPerCompletion.length) : null,
     validationFailures: m('ValidationFailed'),
     needsReview: count('needs_review'),
     rejected: rejectedJobs.size,
@@ -198,7 +196,14 @@ export function formatScorecard(card: Scorecard): string {
     ['429s seen', `${card.throttled429}${kinds ? ` (${kinds})` : ''}`],
     ['429 share of calls', card.throttleShareOfCalls === null ? '-' : `${(card.throttleShareOfCalls * 100).toFixed(2)} %`],
     ['admission denied (no call)', String(card.admissionDenied)],
-    ['key cooldowns', Object.keys(card.keyCooldowns).length === 0 ? '0' : Object.entries(card.keyCooldowns).map(([r, n]) => `${r} ${n}`).join(', ')],
+    [
+      'key cooldowns',
+      Object.keys(card.keyCooldowns).length === 0
+        ? '0'
+        : Object.entries(card.keyCooldowns)
+            .map(([r, n]) => `${r} ${n}`)
+            .join(', '),
+    ],
     ['lane pauses', String(card.lanePauses)],
     ['deferrals (re-sent for later)', String(card.deferrals)],
     ['model calls', `${card.modelCalls}${card.modelCallsPerCompletion === null ? '' : ` (${card.modelCallsPerCompletion} per completion)`}`],

@@ -38,7 +38,11 @@ export const neverSettles = (): Promise<never> => new Promise<never>(() => undef
 
 /** The error an SQS call gets when the service is unavailable. */
 export function sqsUnavailableError(command: string): Error {
-  return Object.assign(new Error(`injected: SQS unavailable for ${command}`), { name: 'ServiceUnavailable', $fault: 'server', $metadata: { httpStatusCode: 503 } });
+  return Object.assign(new Error(`injected: SQS unavailable for ${command}`), {
+    name: 'ServiceUnavailable',
+    $fault: 'server',
+    $metadata: { httpStatusCode: 503 },
+  });
 }
 
 /**

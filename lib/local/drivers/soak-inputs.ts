@@ -98,7 +98,13 @@ export function capturingProducer(stack: LocalStack): CapturingProducer {
     }
     return clients;
   };
-  return { clientsFor, sent, destroy: () => byRegion.forEach((clients) => clients.destroy()) };
+  return {
+    clientsFor,
+    sent,
+    destroy: () => {
+      for (const clients of byRegion.values()) clients.destroy();
+    },
+  };
 }
 
 /**
@@ -141,7 +147,11 @@ export class OperatorResumeError extends RatelaneError {
  * An operator's resume of a lane after a billing problem is fixed (`ratelane resume --lane <name>
  * --clear billing`), plus the local poller's resume, which the command leaves to the stack's timer.
  */
-export async function operatorResume(stack: LocalStack, name: string, lanes: LaneSet = Object.fromEntries(Object.values(stack.lanes).map((l) => [l.lane.name, l.lane]))): Promise<void> {
+export async function operatorResume(
+  stack: LocalStack,
+  name: string,
+  lanes: LaneSet = Object.fromEntries(Object.values(stack.lanes).map((l) => [l.lane.name, l.lane])),
+): Promise<void> {
   const lane = stack.lanes[name];
   if (!lane?.admission) return;
   const store = lane.admission.store;
@@ -172,7 +182,12 @@ export interface CreditOutage {
  * Schedules the soak's credit outage: one provider minute in, key-1 of every lane runs out of credit
  * for `minutes` provider minutes (none when 0); then the operator resumes every lane.
  */
-export function scheduleCreditOutage(stack: LocalStack, lanes: LaneSet, options: { minutes: number; minuteMs: number }, say: (line: string) => void): CreditOutage {
+export function scheduleCreditOutage(
+  stack: LocalStack,
+  lanes: LaneSet,
+  options: { minutes: number; minuteMs: number },
+  say: (line: string) => void,
+): CreditOutage {
   const keys = options.minutes > 0 ? Object.keys(lanes).map((name) => localKeySecret(name, 'key-1')) : [];
   const timers: NodeJS.Timeout[] = [];
   let totalMs = 0;
@@ -183,7 +198,8 @@ export function scheduleCreditOutage(stack: LocalStack, lanes: LaneSet, options:
     totalMs += Date.now() - startedAt;
     startedAt = undefined;
     // What the operator does once the bill is paid: lift the billing cooldowns and resume each lane.
-    for (const name of Object.keys(lanes)) await operatorResume(stack, name, lanes).catch((error: unknown) => say(`  resume of lane ${name} failed: ${(error as Error).message}`));
+    for (const name of Object.keys(lanes))
+      await operatorResume(stack, name, lanes).catch((error: unknown) => say(`  resume of lane ${name} failed: ${(error as Error).message}`));
     say(`  key-1 of every lane has credit again; lanes resumed (billing cooldowns cleared)`);
   };
   if (keys.length > 0) {
@@ -204,6 +220,8 @@ export function scheduleCreditOutage(stack: LocalStack, lanes: LaneSet, options:
       return totalMs;
     },
     end,
-    dispose: () => timers.forEach((timer) => clearTimeout(timer)),
+    dispose: () => {
+      for (const timer of timers) clearTimeout(timer);
+    },
   };
 }

@@ -24,7 +24,16 @@ import { localRunLanes, type LocalLaneSettings } from './lanes.js';
 import { elapsedLabel, lineWriter, stackReadyLine, stopPollers, watchUntilDrained, type DrainSnapshot } from './observe.js';
 import { collectFinalState, scorecardOf, type FinalState } from './outcome.js';
 import { withDepFaults, type CrashPoint, type DepFaults, type OutagePoint } from './soak-faults.js';
-import { capturingProducer, fileSize, newSentinel, scanLog, scheduleCreditOutage, sendDuplicates, soakDocuments, type CapturingProducer } from './soak-inputs.js';
+import {
+  capturingProducer,
+  fileSize,
+  newSentinel,
+  scanLog,
+  scheduleCreditOutage,
+  sendDuplicates,
+  soakDocuments,
+  type CapturingProducer,
+} from './soak-inputs.js';
 import { formatSoakReport, reconcile, type SoakReport } from './soak-report.js';
 import { submitToStack, type StackSubmission } from './submit.js';
 
@@ -96,7 +105,12 @@ export async function runSoak(options: SoakOptions, io: CommandIo): Promise<Soak
     const { timedOut } = await watchSoak(stack, options, jobs.submission, log, () => !outage.active, started, say);
     await outage.end();
     await stopPollers(stack);
-    const report = soakReport(options, stack, await collectFinalState(stack), jobs, log, { duplicateMessages, creditOutageMs: outage.totalMs, elapsedMs: Date.now() - started, timedOut });
+    const report = soakReport(options, stack, await collectFinalState(stack), jobs, log, {
+      duplicateMessages,
+      creditOutageMs: outage.totalMs,
+      elapsedMs: Date.now() - started,
+      timedOut,
+    });
     await stack.stop(); // flushes the log file
     const scan = await scanLog(logFile, logOffset, { sentinel: jobs.sentinel, secret: 'sk-local-' });
     Object.assign(report.sentinel, { leaks: scan.hits.sentinel ?? 0, secretLeaks: scan.hits.secret ?? 0, logLines: scan.lines });
@@ -121,7 +135,14 @@ interface SoakJobs {
 }
 
 /** Submits the soak's documents (a share carrying a new sentinel) through the capturing producer. */
-async function submitSoakJobs(stack: LocalStack, lanes: LaneSet, options: SoakOptions, producer: CapturingProducer, random: RandomSource, say: (line: string) => void): Promise<SoakJobs> {
+async function submitSoakJobs(
+  stack: LocalStack,
+  lanes: LaneSet,
+  options: SoakOptions,
+  producer: CapturingProducer,
+  random: RandomSource,
+  say: (line: string) => void,
+): Promise<SoakJobs> {
   const sentinel = newSentinel();
   const { documents, sentinelDocuments } = soakDocuments(options.jobs, sentinel, options.sentinels, random);
   const submission = await submitToStack(stack, lanes, documents, {
@@ -134,7 +155,9 @@ async function submitSoakJobs(stack: LocalStack, lanes: LaneSet, options: SoakOp
     },
   });
   const { submission: result, sent, submitStarted } = submission;
-  say(`  submitted ${sent.length} of ${documents.length} jobs in ${Date.now() - submitStarted} ms (${sentinelDocuments} carry the sentinel)${result.failed ? `; ${result.failed} NOT sent` : ''}`);
+  say(
+    `  submitted ${sent.length} of ${documents.length} jobs in ${Date.now() - submitStarted} ms (${sentinelDocuments} carry the sentinel)${result.failed ? `; ${result.failed} NOT sent` : ''}`,
+  );
   return { submission, sentinel, sentinelDocuments };
 }
 
@@ -225,7 +248,9 @@ async function watchSoak(
     readTimeoutMs: 10_000,
     mayEnd,
     onStall: (stalls) =>
-      say(`  queue depths did not answer within 10 s (${stalls} time(s)); poller stats ${JSON.stringify(Object.fromEntries(Object.values(stack.lanes).map((l) => [l.lane.name, l.poller?.stats])))}`),
+      say(
+        `  queue depths did not answer within 10 s (${stalls} time(s)); poller stats ${JSON.stringify(Object.fromEntries(Object.values(stack.lanes).map((l) => [l.lane.name, l.poller?.stats])))}`,
+      ),
     onCheck: (snapshot, end) => {
       if (Date.now() - lastProgress >= 5000 || end === 'drained') progress(snapshot);
       if (end === 'timeLimit') say(`  time limit of ${options.timeLimitSeconds} s reached; ${snapshot.waiting} message(s) still waiting`);

@@ -34,7 +34,12 @@ export class NoLocalLaneError extends RatelaneError {
 }
 
 /** Submits documents to a running local stack through the real producer. */
-export async function submitToStack(stack: LocalStack, lanes: LaneSet, documents: DocumentInput[], options: SubmitToStackOptions = {}): Promise<StackSubmission> {
+export async function submitToStack(
+  stack: LocalStack,
+  lanes: LaneSet,
+  documents: DocumentInput[],
+  options: SubmitToStackOptions = {},
+): Promise<StackSubmission> {
   const laneClients = (region: string): { sqs: SQSClient; s3: S3Client } => {
     const lane = Object.values(stack.lanes).find((l) => l.lane.name === region || l.lane.region === region);
     if (!lane) throw new NoLocalLaneError(`no local lane for ${region}`);

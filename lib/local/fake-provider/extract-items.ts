@@ -96,9 +96,12 @@ export function positionBlockItems(lines: readonly string[], language: Language)
 // ---------------------------------------------------------------------------------------------------------
 // Totals and currency
 
-const SUBTOTAL_LINE = /^\s*(?:Subtotal|Sub-total|Net\s+total|Total\s+net(?:\s+amount)?|Net\s+amount|Total\s+excl\.?\s+(?:VAT|tax)|Total\s+before\s+tax|Zwischensumme|Nettobetrag|Summe\s+netto|Gesamt\s+netto|Total\s+exkl\.?\s+MWST)\b/iu;
-const TAX_LINE = /^\s*(?:zzgl\.\s*|plus\s+|\+\s*)?(?:\d+(?:[.,]\d+)?\s*%\s*)?(?:VAT|Sales\s+tax|Tax|GST|USt\.?|MwSt\.?|MWST|Umsatzsteuer|Mehrwertsteuer)(?![\p{L}])/iu;
-const TOTAL_LINE = /^\s*(?:Total|Grand\s+total|Invoice\s+total|Amount\s+due|Amount\s+payable|Balance\s+due|Gesamtbetrag|Rechnungsbetrag|Bruttobetrag|Summe\s+brutto|Gesamtsumme|Endbetrag|Zu\s+zahlen)\b/iu;
+const SUBTOTAL_LINE =
+  /^\s*(?:Subtotal|Sub-total|Net\s+total|Total\s+net(?:\s+amount)?|Net\s+amount|Total\s+excl\.?\s+(?:VAT|tax)|Total\s+before\s+tax|Zwischensumme|Nettobetrag|Summe\s+netto|Gesamt\s+netto|Total\s+exkl\.?\s+MWST)\b/iu;
+const TAX_LINE =
+  /^\s*(?:zzgl\.\s*|plus\s+|\+\s*)?(?:\d+(?:[.,]\d+)?\s*%\s*)?(?:VAT|Sales\s+tax|Tax|GST|USt\.?|MwSt\.?|MWST|Umsatzsteuer|Mehrwertsteuer)(?![\p{L}])/iu;
+const TOTAL_LINE =
+  /^\s*(?:Total|Grand\s+total|Invoice\s+total|Amount\s+due|Amount\s+payable|Balance\s+due|Gesamtbetrag|Rechnungsbetrag|Bruttobetrag|Summe\s+brutto|Gesamtsumme|Endbetrag|Zu\s+zahlen)\b/iu;
 const RATE = /(\d+(?:[.,]\d+)?)\s*%/u;
 
 export interface Totals {

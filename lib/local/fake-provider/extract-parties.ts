@@ -49,7 +49,10 @@ function blockAfter(lines: readonly string[], index: number): Block | null {
   if (start >= lines.length) return null;
   let end = start;
   while (end + 1 < lines.length && !isBlank(lines[end + 1] ?? '')) end++;
-  const blockLines = lines.slice(start, end + 1).map(firstColumn).filter((l) => l !== '');
+  const blockLines = lines
+    .slice(start, end + 1)
+    .map(firstColumn)
+    .filter((l) => l !== '');
   return { start, end, lines: blockLines };
 }
 
@@ -103,10 +106,8 @@ function countryOf(addressParts: readonly string[], vatId: string | null): strin
   return addressParts.some((part) => US_STATE_ZIP.test(part)) ? 'US' : null;
 }
 
-const VAT_REFERENCE = new RegExp(
-  String.raw`(?:^|[\s|·,;(])((?:Ihre|Your|Customer|Buyer)\s+)?(?:VAT(?:\s+Reg\.?)?(?:\s+(?:ID|No\.?|number|registration\s+number))?|USt-?Id(?:Nr)?\.?|UID(?:-Nr\.?)?|MWST-Nr\.?)\s*:?\s*(CHE-\d{3}\.\d{3}\.\d{3}(?:\s(?:MWST|TVA|IVA))?|[A-Z]{2}U?\d[0-9A-Z]{1,12})(?![0-9A-Za-z])`,
-  'u',
-);
+const VAT_REFERENCE =
+  /(?:^|[\s|·,;(])((?:Ihre|Your|Customer|Buyer)\s+)?(?:VAT(?:\s+Reg\.?)?(?:\s+(?:ID|No\.?|number|registration\s+number))?|USt-?Id(?:Nr)?\.?|UID(?:-Nr\.?)?|MWST-Nr\.?)\s*:?\s*(CHE-\d{3}\.\d{3}\.\d{3}(?:\s(?:MWST|TVA|IVA))?|[A-Z]{2}U?\d[0-9A-Z]{1,12})(?![0-9A-Za-z])/u;
 
 interface VatReference {
   line: number;

@@ -71,7 +71,23 @@ export function round(value: number, decimals: number): number {
 
 const MONTH = String.raw`(Jan(?:uary|uar)?|Feb(?:ruary|ruar)?|Mar(?:ch)?|Mär(?:z)?|Maerz|Apr(?:il)?|Ma[iy]|Jun[ei]?|Jul[yi]?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|O[ck]t(?:ober)?|Nov(?:ember)?|De[cz](?:ember)?)\.?`;
 const MONTH_BY_PREFIX: Record<string, number> = {
-  jan: 1, feb: 2, mar: 3, mär: 3, mae: 3, apr: 4, may: 5, mai: 5, jun: 6, jul: 7, aug: 8, sep: 9, oct: 10, okt: 10, nov: 11, dec: 12, dez: 12,
+  jan: 1,
+  feb: 2,
+  mar: 3,
+  mär: 3,
+  mae: 3,
+  apr: 4,
+  may: 5,
+  mai: 5,
+  jun: 6,
+  jul: 7,
+  aug: 8,
+  sep: 9,
+  oct: 10,
+  okt: 10,
+  nov: 11,
+  dec: 12,
+  dez: 12,
 };
 
 interface DatePattern {

@@ -69,7 +69,9 @@ export function geminiQuotaBody(input: { kind: 'rpm' | 'tpm' | 'rpd'; model: str
     { '@type': 'type.googleapis.com/google.rpc.Help', links: [{ description: 'Learn more about Gemini API quotas', url: RATE_LIMITS_DOC }] },
     {
       '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
-      violations: [{ quotaMetric: quota.metric, quotaId: quota.id, quotaDimensions: { location: 'global', model: input.model }, quotaValue: String(input.limit) }],
+      violations: [
+        { quotaMetric: quota.metric, quotaId: quota.id, quotaDimensions: { location: 'global', model: input.model }, quotaValue: String(input.limit) },
+      ],
     },
     { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${Math.ceil(hintMs / 1000)}s` },
   ]);
@@ -162,11 +164,25 @@ export const geminiDialect: WireDialect = {
   },
   serverError(variant: number): WireReply {
     return variant < 0.5
-      ? { status: 500, body: geminiErrorBody(500, 'INTERNAL', 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting') }
+      ? {
+          status: 500,
+          body: geminiErrorBody(
+            500,
+            'INTERNAL',
+            'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting',
+          ),
+        }
       : { status: 503, body: geminiErrorBody(503, 'UNAVAILABLE', 'The model is overloaded. Please try again later.') };
   },
   internalError(): WireReply {
-    return { status: 500, body: geminiErrorBody(500, 'INTERNAL', 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting') };
+    return {
+      status: 500,
+      body: geminiErrorBody(
+        500,
+        'INTERNAL',
+        'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting',
+      ),
+    };
   },
   success(input: SuccessInput): WireReply {
     return { status: 200, body: geminiResponseBody(input) };

@@ -12,11 +12,11 @@ import { firstIdentifier, firstLabelledDate, InvoiceExtractionError, LABELS, pla
 
 export { InvoiceExtractionError, parseLocaleNumber } from './extract-text.js';
 
-
 // ---------------------------------------------------------------------------------------------------------
 // Language and conventions
 
-const GERMAN_WORDS = /\b(?:Rechnung|Rechnungs\w*|Datum|Menge|Betrag|Summe|Zwischensumme|zahlbar|Bezeichnung|Einzelpreis|Kunde|Gesamtbetrag|MwSt|USt|Umsatzsteuer|Sehr geehrte|Mit freundlichen)\b/giu;
+const GERMAN_WORDS =
+  /\b(?:Rechnung|Rechnungs\w*|Datum|Menge|Betrag|Summe|Zwischensumme|zahlbar|Bezeichnung|Einzelpreis|Kunde|Gesamtbetrag|MwSt|USt|Umsatzsteuer|Sehr geehrte|Mit freundlichen)\b/giu;
 const ENGLISH_WORDS = /\b(?:Invoice|Date|Due|Total|Subtotal|Amount|Description|Qty|Quantity|Price|Bill to|Customer|Payment|Tax|VAT)\b/giu;
 
 function detectLanguage(text: string): Language {
@@ -38,7 +38,10 @@ function slashConvention(text: string, language: Language, currency: string | nu
  * @throws {InvoiceExtractionError} when a required field cannot be found
  */
 export function extractInvoice(text: string): InvoiceV1 {
-  const lines = text.replace(/\r\n?/g, '\n').split('\n').map((line) => line.replace(/\s+$/u, ''));
+  const lines = text
+    .replace(/\r\n?/g, '\n')
+    .split('\n')
+    .map((line) => line.replace(/\s+$/u, ''));
   const language = detectLanguage(text);
   const totals = extractTotals(lines, language);
   const currency = extractCurrency(lines, totals.totalLine);

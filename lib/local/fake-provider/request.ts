@@ -102,7 +102,8 @@ export function parseChatRequest(raw: string): ParsedChatRequest {
     return invalid("This fake provider only answers response_format of type 'json_schema'.", 'response_format', 'invalid_value');
   }
   const jsonSchema = format.json_schema;
-  if (!isObject(jsonSchema)) return invalid("Missing required parameter: 'response_format.json_schema'.", 'response_format.json_schema', 'missing_required_parameter');
+  if (!isObject(jsonSchema))
+    return invalid("Missing required parameter: 'response_format.json_schema'.", 'response_format.json_schema', 'missing_required_parameter');
   if (typeof jsonSchema.name !== 'string' || jsonSchema.name === '') {
     return invalid("Missing required parameter: 'response_format.json_schema.name'.", 'response_format.json_schema.name', 'missing_required_parameter');
   }

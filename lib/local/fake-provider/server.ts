@@ -16,14 +16,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { ReplyContext, WireDialect, WireReply } from './dialect.js';
 import { breakSchema, FakeProviderConfigError, FaultInjector, garbleJson } from './faults.js';
-import {
-  GEMINI_GENERATE_PATH,
-  geminiDialect,
-  geminiInvalidKeyBody,
-  geminiMissingKeyBody,
-  geminiPlanGateBody,
-  parseGeminiRequest,
-} from './gemini.js';
+import { GEMINI_GENERATE_PATH, geminiDialect, geminiInvalidKeyBody, geminiMissingKeyBody, geminiPlanGateBody, parseGeminiRequest } from './gemini.js';
 import { QuotaLedger } from './limits.js';
 import { estimateTokens, parseChatRequest, promptTokensOf, type ChatRequest } from './request.js';
 import {
@@ -131,7 +124,11 @@ const openAiDialect: WireDialect = {
   },
   success(input) {
     const { model, content, finishReason, promptTokens, completionTokens, createdAt } = input;
-    return { status: 200, body: chatCompletionBody({ model, content, finishReason, promptTokens, completionTokens, createdAt }), headers: rateLimitHeaders(input.limits) };
+    return {
+      status: 200,
+      body: chatCompletionBody({ model, content, finishReason, promptTokens, completionTokens, createdAt }),
+      headers: rateLimitHeaders(input.limits),
+    };
   },
   processingHeaders(latencyMs) {
     return { 'openai-processing-ms': String(latencyMs) };
@@ -187,7 +184,8 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     organization: account.organization,
     limits: ledger.snapshot(account.owner, now()),
   });
-  const reply = (response: ServerResponse, answer: WireReply, headers: Headers) => send(response, answer.status, answer.body, { ...headers, ...answer.headers });
+  const reply = (response: ServerResponse, answer: WireReply, headers: Headers) =>
+    send(response, answer.status, answer.body, { ...headers, ...answer.headers });
 
   function refuseWithRateLimit(
     response: ServerResponse,
@@ -255,7 +253,11 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       if (draw.fault === null) c.successes += 1;
       else c.faults[draw.fault] += 1;
     });
-    reply(response, dialect.success({ ...contextOf(account, request), content, finishReason, promptTokens, completionTokens, createdAt: now() }), answerHeaders);
+    reply(
+      response,
+      dialect.success({ ...contextOf(account, request), content, finishReason, promptTokens, completionTokens, createdAt: now() }),
+      answerHeaders,
+    );
   }
 
   /** `POST /v1beta/models/{model}:generateContent`: the Gemini dialect over the same machinery. */

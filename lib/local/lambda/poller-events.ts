@@ -64,11 +64,4 @@ export interface ResumedEvent {
 }
 
 /** Everything the poller reports through `onEvent`. */
-export type PollerEvent =
-  | BatchReceivedEvent
-  | InvocationFinishedEvent
-  | BatchFailedEvent
-  | DeleteFailedEvent
-  | ReceiveErrorEvent
-  | PausedEvent
-  | ResumedEvent;
+export type PollerEvent = BatchReceivedEvent | InvocationFinishedEvent | BatchFailedEvent | DeleteFailedEvent | ReceiveErrorEvent | PausedEvent | ResumedEvent;

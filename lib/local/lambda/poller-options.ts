@@ -127,7 +127,7 @@ export function resolvePollerOptions(options: EventSourcePollerOptions): Resolve
   requireInt('memoryLimitInMB', resolved.memoryLimitInMB, 128, 10_240);
   requireInt('receiveErrorBackoffMs', resolved.receiveErrorBackoffMs, 0, 3_600_000);
   const arn = parseArn(resolved.queueArn);
-  if (!arn || arn.service !== 'sqs') throw new PollerConfigError(`queueArn is not an SQS queue ARN: ${resolved.queueArn}`);
+  if (arn?.service !== 'sqs') throw new PollerConfigError(`queueArn is not an SQS queue ARN: ${resolved.queueArn}`);
   if (arn.region !== resolved.awsRegion) {
     throw new PollerConfigError(`queue ${resolved.queueArn} is not in the mapping's region ${resolved.awsRegion}`);
   }
@@ -155,8 +155,6 @@ export async function checkQueue(options: Pick<ResolvedPollerOptions, 'sqs' | 'q
   }
   const visibility = Number(attributes.VisibilityTimeout);
   if (Number.isFinite(visibility) && visibility * 1000 < functionTimeoutMs) {
-    throw new PollerConfigError(
-      `Queue visibility timeout: ${visibility} seconds is less than Function timeout: ${functionTimeoutMs / 1000} seconds`,
-    );
+    throw new PollerConfigError(`Queue visibility timeout: ${visibility} seconds is less than Function timeout: ${functionTimeoutMs / 1000} seconds`);
   }
 }

@@ -105,10 +105,7 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
 export async function runWithTimeout<T>(fn: () => Promise<T>, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new FunctionTimeoutError(`Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`)),
-      timeoutMs,
-    );
+    timer = setTimeout(() => reject(new FunctionTimeoutError(`Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`)), timeoutMs);
   });
   try {
     const run = new Promise<T>((resolve) => resolve(fn()));

@@ -25,13 +25,7 @@ export interface EventSource {
 /** System attributes Lambda always puts on a record. */
 const REQUIRED_ATTRIBUTES = ['ApproximateReceiveCount', 'SentTimestamp', 'SenderId', 'ApproximateFirstReceiveTimestamp'] as const;
 /** System attributes Lambda adds when SQS returns them. */
-const OPTIONAL_ATTRIBUTES = [
-  'AWSTraceHeader',
-  'SequenceNumber',
-  'MessageGroupId',
-  'MessageDeduplicationId',
-  'DeadLetterQueueSourceArn',
-] as const;
+const OPTIONAL_ATTRIBUTES = ['AWSTraceHeader', 'SequenceNumber', 'MessageGroupId', 'MessageDeduplicationId', 'DeadLetterQueueSourceArn'] as const;
 
 const base64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64');
 
