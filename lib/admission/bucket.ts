@@ -16,6 +16,7 @@
  * the current day's reset also count against that future day's quota (`reservedDaily` for the day
  * ending at `reservedDayEnd`): once a day's quota is promised, the next slot is the day after.
  */
+import type { CooldownReason } from '../policy/index.js';
 
 /** Capacities and refill windows of one bucket (already reduced by any safety margin). */
 export interface BucketLimits {
@@ -71,7 +72,7 @@ export interface BucketState {
    * a consumer whose cached cooldowns are stale still learns it on its next take: every cooldown
    * write moves `version`, so the stale take's conditional update fails and returns this.
    */
-  cooldown?: { until: number; reason: 'rate_limit' | 'quota_exhausted' | 'billing' } | undefined;
+  cooldown?: { until: number; reason: CooldownReason } | undefined;
 }
 
 /** What one call spends. */

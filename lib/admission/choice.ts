@@ -3,15 +3,16 @@
  * A key is out while it, or its quota owner, has a cooldown that has not ended; keys that share a
  * quota owner cool together.
  */
+import type { CooldownReason, LaneOutReason } from '../policy/index.js';
+
+/** Why a key or quota owner is cooling. */
+export type { CooldownReason };
 
 /** A key as admission sees it (no secret). */
 export interface KeyRef {
   id: string;
   quotaOwner: string;
 }
-
-/** Why a key or quota owner is cooling. */
-export type CooldownReason = 'rate_limit' | 'quota_exhausted' | 'billing';
 
 /** A cooldown as stored: one key, or every key of one quota owner, is out until `until`. */
 export interface CooldownRecord {
@@ -32,7 +33,7 @@ export interface CooldownSnapshot {
 /** No cooldowns at all. */
 export const EMPTY_SNAPSHOT: CooldownSnapshot = { keys: new Map(), owners: new Map() };
 
-/** A long cooldown lasts until a reset or a person (daily quota, billing); a rate limit is short. */
+/** A long cooldown lasts until a reset or a person (daily quota, billing, auth); a rate limit is short. */
 export function isLongReason(reason: CooldownReason): boolean {
   return reason !== 'rate_limit';
 }
@@ -97,7 +98,7 @@ export function laneOutUntil(
   snapshot: CooldownSnapshot,
   now: number,
   dailyOut?: ReadonlyMap<string, number>,
-): { until: number; reason: 'quota_exhausted' | 'billing' } | null {
+): { until: number; reason: LaneOutReason } | null {
   let earliest: { until: number; reason: CooldownReason } | null = null;
   for (const key of keys) {
     const blocker = blockerOf(key, snapshot, now);
@@ -108,5 +109,5 @@ export function laneOutUntil(
     if (earliest === null || out.until < earliest.until) earliest = out;
   }
   if (earliest === null) return null;
-  return { until: earliest.until, reason: earliest.reason === 'billing' ? 'billing' : 'quota_exhausted' };
+  return { until: earliest.until, reason: earliest.reason === 'rate_limit' ? 'quota_exhausted' : earliest.reason };
 }

@@ -29,6 +29,7 @@ import {
 } from './pool-core.js';
 import type { RateStateStore } from './rate-state.js';
 import type { AdmissionSettings } from './settings.js';
+import type { LaneOutReason } from '../policy/index.js';
 
 export { DAILY_PAUSE_MIN_WINDOWS } from './pool-core.js';
 
@@ -174,7 +175,7 @@ export class SharedKeyPool implements KeyPool {
   }
 
   /** The lane's state as every consumer recorded it: when every key is out for a long reset, until when. */
-  async laneOut(): Promise<{ until: Date; reason: 'quota_exhausted' | 'billing' } | null> {
+  async laneOut(): Promise<{ until: Date; reason: LaneOutReason } | null> {
     const out = await this.run(laneOutOps(this.config, this.state));
     return out ? { until: new Date(out.until), reason: out.reason } : null;
   }

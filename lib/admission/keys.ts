@@ -6,6 +6,7 @@
  */
 import type { Cooldown } from '../policy/index.js';
 import { RatelaneError } from '../shared/errors.js';
+import type { LaneOutReason } from '../policy/index.js';
 
 /** One usable key: its id (logged), the quota owner it shares limits with, and its secret (never logged). */
 export interface ProviderKey {
@@ -42,7 +43,7 @@ export interface KeyDenial {
   /** For logs: why (cooling, no budget, contention). */
   detail: string;
   /** Set when every key is out for a long reset (daily quota, billing): the lane may pause until then. */
-  laneOut?: { until: Date; reason: 'quota_exhausted' | 'billing' } | undefined;
+  laneOut?: { until: Date; reason: LaneOutReason } | undefined;
 }
 
 /** A key for the call, or when to come back. */
@@ -68,7 +69,7 @@ export interface KeyPool {
   /** Records a cooldown the policy decided, so no consumer spends a call to learn it again. */
   cool(key: ProviderKey, cooldown: Cooldown): Promise<void>;
   /** When every key is out for a long reset: the earliest reset (optional: pools without shared state omit it). */
-  laneOut?(): Promise<{ until: Date; reason: 'quota_exhausted' | 'billing' } | null>;
+  laneOut?(): Promise<{ until: Date; reason: LaneOutReason } | null>;
 }
 
 /** Raised when a lane has no usable key. */

@@ -7,10 +7,15 @@
  * schedule (`aws-pause.ts`). The {@link LanePauser} claims the pause in the rate-state table first,
  * so of all consumers that see the lane run out, one pauses it.
  */
+import type { LaneOutReason } from '../policy/index.js';
 import type { RateStateStore } from './rate-state.js';
 
-/** Why a lane pauses. */
-export type LanePauseReason = 'quota_exhausted' | 'billing';
+/**
+ * Why a lane pauses: every key is out until a quota's reset (`quota_exhausted`) or until a person acts
+ * (`billing`, `auth`), or the lane's configuration is unusable (`configuration`: its provider secret is
+ * unset or malformed).
+ */
+export type LanePauseReason = LaneOutReason | 'configuration';
 
 /** Stops and resumes one lane's consumption. */
 export interface LanePauseController {

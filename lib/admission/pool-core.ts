@@ -25,6 +25,7 @@ import { adjustTokens, takeFromBucket, withCooldown, type BucketCost, type Bucke
 import { addCooldown, chooseKeys, EMPTY_SNAPSHOT, keysLeftAfter, laneOutUntil, type CooldownRecord, type CooldownSnapshot, type KeyRef } from './choice.js';
 import type { BucketWrite } from './rate-state.js';
 import { learnOutputEstimate, type AdmissionSettings } from './settings.js';
+import type { LaneOutReason } from '../policy/index.js';
 
 /**
  * A key whose owner's daily quota is spent counts as out for the lane pause only when its reset is at
@@ -118,7 +119,7 @@ export interface CoreDenial {
 /** Every key of the lane is out for a long reset, until `until` (epoch ms). */
 export interface LaneOut {
   until: number;
-  reason: 'quota_exhausted' | 'billing';
+  reason: LaneOutReason;
 }
 
 /** An acquire's answer. */
@@ -234,9 +235,9 @@ function* take(config: PoolConfig, state: PoolState, owner: string, arg: TakeArg
   return yield* update(config, state, owner, takeChange, arg);
 }
 
-/** When a job denied by a cooldown comes back: its end, but billing (a person may resume any time) is re-checked at `billingRecheckAt`. */
+/** When a job denied by a cooldown comes back: its end, but billing and auth (a person may act any time) are re-checked at `billingRecheckAt`. */
 function dueOf(until: number, reason: string, billingRecheckAt: number): number {
-  return reason === 'billing' ? Math.min(until, billingRecheckAt) : until;
+  return reason === 'billing' || reason === 'auth' ? Math.min(until, billingRecheckAt) : until;
 }
 
 /**

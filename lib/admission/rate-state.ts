@@ -26,6 +26,10 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { errorName, RatelaneError, shortMessage } from '../shared/errors.js';
 import type { BucketState } from './bucket.js';
 import type { CooldownReason, CooldownRecord, CooldownSnapshot, KeyRef } from './choice.js';
+import type { LanePauseReason } from './pause.js';
+
+/** Every reason a pause record may carry. */
+const PAUSE_REASONS: readonly LanePauseReason[] = ['quota_exhausted', 'billing', 'auth', 'configuration'];
 
 /** A rate-state call failed (network, throttling, service error): nothing can be assumed written. */
 export class RateStateUnavailableError extends RatelaneError {
@@ -45,7 +49,7 @@ export class RateStateUnavailableError extends RatelaneError {
 export interface PauseRecord {
   /** Epoch ms the lane resumes (or a person resumes it sooner). */
   until: number;
-  reason: 'quota_exhausted' | 'billing';
+  reason: LanePauseReason;
   /** Epoch ms the pause was claimed. */
   pausedAt: number;
 }
@@ -306,7 +310,7 @@ export class DynamoRateStateStore implements RateStateStore {
     if (!item || typeof item.until !== 'number') return undefined;
     return {
       until: item.until,
-      reason: item.reason === 'billing' ? 'billing' : 'quota_exhausted',
+      reason: PAUSE_REASONS.find((r) => r === item.reason) ?? 'quota_exhausted',
       pausedAt: typeof item.pausedAt === 'number' ? item.pausedAt : 0,
     };
   }

@@ -90,6 +90,7 @@ async function defer(run: JobRun, deps: QueueLaneDeps, action: DeferAction, deta
   const hop = action.reason === 'not_yet_eligible';
   count(deps, hop ? 'EligibilityHops' : 'Deferred');
   if (action.alarm === 'billing') count(deps, 'BillingAlarm');
+  if (action.alarm === 'auth') count(deps, 'AuthAlarm');
   log(deps, 'info', hop ? 'not yet eligible: hop' : 'deferred', {
     ...runLogFields(run),
     attempt: next.attempt,

@@ -99,7 +99,8 @@ async function modelFailed(run: JobRun, error: unknown, key: ProviderKey): Promi
   if (isThrottle(outcome)) {
     count(run.deps, 'RateLimited');
     const kind = outcome.classification.kind;
-    const keysLeft = await run.deps.keys.keysLeftAfter(key, { scope: kind === 'rate_limit' ? 'key' : 'quota_owner', reason: kind }).catch(() => undefined);
+    const scope = kind === 'rate_limit' || kind === 'auth' ? 'key' : 'quota_owner';
+    const keysLeft = await run.deps.keys.keysLeftAfter(key, { scope, reason: kind }).catch(() => undefined);
     if (keysLeft !== undefined) outcome = { ...outcome, keysLeft };
   }
   const action = decideFor(run, outcome);

@@ -96,11 +96,11 @@ export function failureVerdict(step: FailureStep, error: unknown, context: Failu
   return { type: 'rethrow' };
 }
 
-/** A provider's throttle: a rate limit, a spent quota or a billing problem (not a real failure). */
+/** A provider's throttle: a rate limit, a spent quota, a billing problem or a bad key (not a real failure of the job). */
 export function isThrottle(
   outcome: JobOutcome,
-): outcome is Extract<JobOutcome, { kind: 'provider_error' }> & { classification: { kind: 'rate_limit' | 'quota_exhausted' | 'billing' } } {
+): outcome is Extract<JobOutcome, { kind: 'provider_error' }> & { classification: { kind: 'rate_limit' | 'quota_exhausted' | 'billing' | 'auth' } } {
   if (outcome.kind !== 'provider_error') return false;
   const kind = outcome.classification.kind;
-  return kind === 'rate_limit' || kind === 'quota_exhausted' || kind === 'billing';
+  return kind === 'rate_limit' || kind === 'quota_exhausted' || kind === 'billing' || kind === 'auth';
 }

@@ -7,11 +7,12 @@ import type { Job } from '../contract/job.js';
 import type { DeferAction, FailAction } from '../policy/index.js';
 import type { TokenUsage } from '../providers/model.js';
 import type { RejectionReason } from '../shared/telemetry.js';
+import type { LaneOutReason } from '../policy/index.js';
 
 /** Every key is out until a long reset (daily quota) or a person (billing): the lane may pause until `until`. */
 export interface LaneOut {
   until: Date;
-  reason: 'quota_exhausted' | 'billing';
+  reason: LaneOutReason;
 }
 
 /** The result was committed (conditional write on the idempotency key). Terminal. */

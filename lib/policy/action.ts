@@ -18,7 +18,7 @@ export interface RejectAction {
 }
 
 /** Why a record is re-sent for later. */
-export type DeferReason = 'not_yet_eligible' | 'admission_denied' | 'rate_limit' | 'quota_exhausted' | 'billing';
+export type DeferReason = 'not_yet_eligible' | 'admission_denied' | 'rate_limit' | 'quota_exhausted' | 'billing' | 'auth' | 'invocation_deadline';
 
 /** Where a deferral's wait came from (for logs and metrics). */
 export type WaitBasis =
@@ -33,7 +33,20 @@ export type WaitBasis =
   /** an exhausted quota without a credible hint: the lane's throttle cap as the minimum */
   | 'quota_floor'
   /** a billing problem: re-check after the throttle cap */
-  | 'billing_cap';
+  | 'billing_cap'
+  /** an invalid or revoked key: re-check after the throttle cap (another key may take it) */
+  | 'auth_cap'
+  /** the invocation has no time left for the call: come back at once in a new message */
+  | 'invocation_deadline';
+
+/** Why a key or quota owner cools: a short window, a spent quota, or something only a person fixes. */
+export type CooldownReason = 'rate_limit' | 'quota_exhausted' | 'billing' | 'auth';
+
+/** Why every key can be out for long: a spent quota (until its reset), or billing and auth (until a person acts). */
+export type LaneOutReason = 'quota_exhausted' | 'billing' | 'auth';
+
+/** Alarms a person must see. */
+export type PersonAlarm = 'billing' | 'auth';
 
 /** A cooldown the consumer records so no consumer spends a call to learn the same limit again. */
 export interface Cooldown {
@@ -41,14 +54,14 @@ export interface Cooldown {
   until: string;
   /** The key that answered, or every key sharing its quota owner. */
   scope: 'key' | 'quota_owner';
-  reason: 'rate_limit' | 'quota_exhausted' | 'billing';
+  reason: CooldownReason;
 }
 
 /** Stop pulling from the lane's queue until `until` (every key is out). */
 export interface LanePause {
   /** Until when (ISO-8601). */
   until: string;
-  reason: 'quota_exhausted' | 'billing';
+  reason: LaneOutReason;
 }
 
 /**
@@ -76,7 +89,7 @@ export interface DeferAction {
   /** Pause the whole lane until a time. */
   pauseLane?: LanePause;
   /** Alarm a person. */
-  alarm?: 'billing';
+  alarm?: PersonAlarm;
 }
 
 /** Why a record failed for real. */

@@ -11,6 +11,8 @@ export type ThrottleKind =
   | 'quota_exhausted'
   /** out of credit or a plan gate: no automatic retry until a person acts */
   | 'billing'
+  /** the key itself is invalid, revoked or lacks permission: that key waits for a person, the others carry on */
+  | 'auth'
   /** provider capacity (e.g. Anthropic 529, "overloaded"): a real, retryable failure */
   | 'overloaded'
   /** anything else: normal failure rules */

@@ -7,7 +7,14 @@ import type { Action, DeferAction, FailAction, FailReason, RejectAction } from '
 import { fullJitterBackoffMs } from './backoff.js';
 import type { ProviderErrorClassification } from './classification.js';
 import { toVisibilityTimeoutSeconds } from './limits.js';
-import { type BodyDecisionInput, DEFAULT_BILLING_COOLDOWN_SECONDS, type DecisionInput, type JobDecisionInput, type ProviderErrorOutcome } from './outcome.js';
+import {
+  type BodyDecisionInput,
+  DEFAULT_AUTH_COOLDOWN_SECONDS,
+  DEFAULT_BILLING_COOLDOWN_SECONDS,
+  type DecisionInput,
+  type JobDecisionInput,
+  type ProviderErrorOutcome,
+} from './outcome.js';
 import { carriedAttempt, deadlineMs, deferOrReject, hop, rejectDeadline } from './schedule.js';
 import { isoAt, toEpochMs } from './time.js';
 
@@ -53,6 +60,8 @@ function isBodyInput(input: DecisionInput): input is BodyDecisionInput {
  *   cools the quota owner until then; pauses the lane when `keysLeft` is 0.
  * - provider `billing` → `defer` by the throttle cap (jobs wait, never dead-letter), `alarm: 'billing'`,
  *   cools the quota owner for the billing cooldown; pauses the lane when `keysLeft` is 0.
+ * - provider `auth` (an invalid or revoked key) → `defer` by the throttle cap, `alarm: 'auth'`, cools
+ *   that key (not its owner) for the auth cooldown; pauses the lane when `keysLeft` is 0.
  * - provider `overloaded` / `not_rate_limit`, `transport_failure` → `fail` with a visibility timeout of
  *   capped full jitter (failure base/cap, exponent `ApproximateReceiveCount − 1`, at most 43200 s);
  *   `lastReceive` says SQS dead-letters it next.
@@ -173,6 +182,24 @@ function decideProviderError(input: JobDecisionInput, outcome: ProviderErrorOutc
       if (action.type === 'reject') return action;
       // Credit belongs to the account, so every key of the same quota owner is out.
       return withCooldown(action, { until: isoAt(nowMs + cooldownSeconds * 1000), scope: 'quota_owner', reason: 'billing' }, outcome.keysLeft);
+    }
+    case 'auth': {
+      const cooldownSeconds = backoff.authCooldownSeconds ?? DEFAULT_AUTH_COOLDOWN_SECONDS;
+      const action = deferOrReject(
+        job,
+        nowMs,
+        {
+          reason: 'auth',
+          basis: 'auth_cap',
+          waitMs: capMs,
+          deferrals: job.deferrals + 1,
+          alarm: 'auth',
+        },
+        receiveCountOf(input),
+      );
+      if (action.type === 'reject') return action;
+      // The key is bad, not the account: only this key is out; the others carry on.
+      return withCooldown(action, { until: isoAt(nowMs + cooldownSeconds * 1000), scope: 'key', reason: 'auth' }, outcome.keysLeft);
     }
     case 'overloaded':
       return failOrReject(input, nowMs, 'overloaded', 'provider overloaded', hintMs);

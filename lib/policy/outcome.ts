@@ -44,7 +44,15 @@ export interface BackoffSettings {
    * {@link DEFAULT_BILLING_COOLDOWN_SECONDS}; a person can resume earlier.
    */
   billingCooldownSeconds?: number | undefined;
+  /**
+   * How long an invalid or revoked key (`auth`) cools (seconds). Defaults to
+   * {@link DEFAULT_AUTH_COOLDOWN_SECONDS}; replacing the key's secret or a person's resume lifts it.
+   */
+  authCooldownSeconds?: number | undefined;
 }
+
+/** Default auth cooldown: one day (the key's secret is replaced or a person resumes sooner; unattended, one probe a day). */
+export const DEFAULT_AUTH_COOLDOWN_SECONDS = 24 * 60 * 60;
 
 /** Default billing cooldown: one day (a person is alarmed and resumes sooner; unattended, one probe a day). */
 export const DEFAULT_BILLING_COOLDOWN_SECONDS = 24 * 60 * 60;

@@ -2,7 +2,7 @@
  * Turning a wait into a deferral: the deadline check, the whole-second `eligibleAt`, and the
  * `DelaySeconds` SQS can hold. Shared by the gate (hops) and the decision (throttles, admission).
  */
-import type { Cooldown, DeferAction, DeferReason, LanePause, RejectAction, WaitBasis } from './action.js';
+import type { Cooldown, DeferAction, DeferReason, LanePause, PersonAlarm, RejectAction, WaitBasis } from './action.js';
 import { ceilSeconds, toDelaySeconds } from './limits.js';
 import type { JobScheduling } from './outcome.js';
 import { isoAt, parseIsoMs } from './time.js';
@@ -38,7 +38,7 @@ export interface DeferPlan {
   deferrals: number;
   cooldown?: Cooldown | undefined;
   pauseLane?: LanePause | undefined;
-  alarm?: 'billing' | undefined;
+  alarm?: PersonAlarm | undefined;
 }
 
 /**

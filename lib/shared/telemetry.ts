@@ -40,6 +40,24 @@ export const CONSUMER_METRICS = [
   'DeadLettered',
   /** A billing (out of credit) throttle: a person must act. */
   'BillingAlarm',
+  /** A key answered as invalid, revoked or without permission: a person must replace it. */
+  'AuthAlarm',
+  /**
+   * 1 while the lane waits for a person (every key out for billing or auth, or the provider secret
+   * unset or malformed), else 0; emitted by every invocation. Missing data keeps an alarm's state:
+   * while the lane is paused nothing is emitted, so the alarm stays in ALARM until the lane runs again.
+   */
+  'LaneWaitingForPerson',
+  /** The provider secret is unset or malformed: the lane pauses (reason `configuration`). */
+  'ConfigurationError',
+  /** A record failed and comes back (any reason: see {@link RECORD_FAILURE_REASONS}); also per reason as a dimension. */
+  'RecordFailed',
+  /** Age of the oldest job (from its `createdAt`, across re-sends) among the records of one invocation (ms). */
+  'OldestJobAgeMs',
+  /** A committed job's age at its commit, from its `createdAt` (ms). */
+  'JobAgeAtCompletionMs',
+  /** The invocation had no time left for a model call: the job was re-sent to come back at once. */
+  'InvocationDeadlineDeferred',
   /** Admission had no key for the call: deferred without calling the provider. */
   'AdmissionDenied',
   /** A key or quota owner was cooled (any reason), and per reason below. */
@@ -47,6 +65,7 @@ export const CONSUMER_METRICS = [
   'KeyCooldownRateLimit',
   'KeyCooldownQuotaExhausted',
   'KeyCooldownBilling',
+  'KeyCooldownAuth',
   /** This consumer paused the lane (every key out). */
   'LanePaused',
 ] as const;
@@ -59,7 +78,8 @@ export const COOLDOWN_METRICS = {
   rate_limit: 'KeyCooldownRateLimit',
   quota_exhausted: 'KeyCooldownQuotaExhausted',
   billing: 'KeyCooldownBilling',
-} as const satisfies Record<'rate_limit' | 'quota_exhausted' | 'billing', ConsumerMetricName>;
+  auth: 'KeyCooldownAuth',
+} as const satisfies Record<'rate_limit' | 'quota_exhausted' | 'billing' | 'auth', ConsumerMetricName>;
 
 /** The Powertools service name of a lane's consumer (`POWERTOOLS_SERVICE_NAME`, a metric dimension). */
 export function consumerServiceName(lane: { name: string }): string {
@@ -70,6 +90,29 @@ export function consumerServiceName(lane: { name: string }): string {
 export function consumerDimensions(lane: { name: string; region: string }): Record<'service' | 'lane' | 'region', string> {
   return { service: consumerServiceName(lane), lane: lane.name, region: lane.region };
 }
+
+/** Why a record failed (the `reason` dimension of `RecordFailed`, and the `reason` of its log line). */
+export const RECORD_FAILURE_REASONS = [
+  /** A real failure the policy decided on (5xx, timeout, overload): it comes back after a visibility backoff. */
+  'retry',
+  /** The re-send of a deferral failed: the original comes back instead. */
+  'resend_failed',
+  /** Moving a spent job to the DLQ failed. */
+  'dead_letter_failed',
+  /** A ledger write failed. */
+  'ledger_unavailable',
+  /** The results table failed (other than during the commit the policy retries). */
+  'results_unavailable',
+  /** The rate-state table failed. */
+  'rate_state_unavailable',
+  /** The invocation ran out of time before the record was settled. */
+  'invocation_deadline',
+  /** Anything else (a bug: see the log line's error name). */
+  'unexpected',
+] as const;
+
+/** One of {@link RECORD_FAILURE_REASONS}. */
+export type RecordFailureReason = (typeof RECORD_FAILURE_REASONS)[number];
 
 /** The `outcome` field of a record's log lines. */
 export const LOG_OUTCOMES = [
@@ -139,6 +182,12 @@ export const REJECTION_REASONS = [
   'too_large',
 ] as const;
 
+/** Why a valid output still needs a person (the reason of a `needs_review` entry besides the validation reasons). */
+export const REVIEW_REASONS = [
+  /** The validated result is larger than a results item can hold (DynamoDB's 400 KB) or has values it cannot store. */
+  'result_unstorable',
+] as const;
+
 /** One of {@link REJECTION_REASONS}. */
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
 
@@ -146,10 +195,24 @@ export type RejectionReason = (typeof REJECTION_REASONS)[number];
 export const VALIDATION_REASONS = ['not_json', 'schema_invalid', 'domain_invalid'] as const;
 
 /** Why a job was re-sent for later (the reason of a `deferred` entry). */
-export const DEFERRAL_REASONS = ['not_yet_eligible', 'admission_denied', 'rate_limit', 'quota_exhausted', 'billing'] as const;
+export const DEFERRAL_REASONS = [
+  'not_yet_eligible',
+  'admission_denied',
+  'rate_limit',
+  'quota_exhausted',
+  'billing',
+  'auth',
+  'invocation_deadline',
+  'configuration',
+] as const;
 
 /** Why a job failed for real (the reason of a `dead_letter_pending` entry). */
 export const FAILURE_REASONS = ['overloaded', 'transport_failure', 'provider_error'] as const;
 
 /** Every reason the ledger records. */
-export type LedgerReason = RejectionReason | (typeof VALIDATION_REASONS)[number] | (typeof DEFERRAL_REASONS)[number] | (typeof FAILURE_REASONS)[number];
+export type LedgerReason =
+  | RejectionReason
+  | (typeof REVIEW_REASONS)[number]
+  | (typeof VALIDATION_REASONS)[number]
+  | (typeof DEFERRAL_REASONS)[number]
+  | (typeof FAILURE_REASONS)[number];
