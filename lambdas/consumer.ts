@@ -17,13 +17,17 @@ import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { AwsLanePauseController, sdkPauseCalls } from '../lib/admission/aws-pause.js';
 import { createLaneAdmission } from '../lib/admission/index.js';
-import { keysFromSecret } from '../lib/admission/keys.js';
+import { ProviderKeyRing } from '../lib/admission/key-ring.js';
 import { createAwsClients } from '../lib/aws/clients.js';
 import { LaneConfigSchema, providerNeedsKeySecrets } from '../lib/config/lanes.js';
 import { createConsumerDeps } from '../lib/consumer/deps.js';
+import { providerSecretCheck } from '../lib/consumer/configuration.js';
 import { createConsumerHandler, type SqsHandler } from '../lib/consumer/handler.js';
 import { CONSUMER_ENV, ConsumerEnvironmentSchema } from '../lib/shared/environment.js';
 import { RatelaneError } from '../lib/shared/errors.js';
+
+/** How long a read of the provider secret is reused (s): a rotated key is in use within this. */
+export const SECRET_MAX_AGE_SECONDS = 60;
 
 /** Raised when the function's environment is incomplete or wrong. */
 export class ConsumerEnvironmentError extends RatelaneError {
@@ -48,12 +52,13 @@ async function build(): Promise<SqsHandler> {
   if (region !== lane.region) throw new ConsumerEnvironmentError(`function runs in ${region} but its lane is ${lane.name} (${lane.region})`);
   const clients = createAwsClients(lane.region);
   const secretArn = env[CONSUMER_ENV.providerSecretArn];
-  if (providerNeedsKeySecrets(lane.provider) && !secretArn) throw new ConsumerEnvironmentError(`${CONSUMER_ENV.providerSecretArn} is not set`);
-  // Bedrock with IAM and Vertex authenticate with the function's role: their keys only name quota owners.
-  const keys =
-    providerNeedsKeySecrets(lane.provider) && secretArn
-      ? keysFromSecret(lane.provider.keys, (await getSecret<Record<string, unknown>>(secretArn, { transform: 'json', maxAge: 300 })) ?? {})
-      : lane.provider.keys.map((k) => ({ id: k.id, quotaOwner: k.quotaOwner, secret: '' }));
+  const needsSecrets = providerNeedsKeySecrets(lane.provider);
+  if (needsSecrets && !secretArn) throw new ConsumerEnvironmentError(`${CONSUMER_ENV.providerSecretArn} is not set`);
+  // The keys' secrets are (re)read before each batch, cached for SECRET_MAX_AGE_SECONDS: a rotated key is
+  // used within that. Bedrock with IAM and Vertex authenticate with the function's role: their keys
+  // only name quota owners and keep an empty secret.
+  const ring = new ProviderKeyRing(lane.provider.keys);
+  const keys = ring.keys;
   const scheduleGroup = env[CONSUMER_ENV.pauseScheduleGroup];
   const schedulerRoleArn = env[CONSUMER_ENV.pauseSchedulerRoleArn];
   const mappingIdParameter = env[CONSUMER_ENV.mappingIdParameter];
@@ -70,16 +75,24 @@ async function build(): Promise<SqsHandler> {
     settings: { ...(margin !== undefined ? { safetyMargin: margin } : {}), ...(outputTokens !== undefined ? { outputTokenEstimate: outputTokens } : {}) },
     controller,
   });
-  return createConsumerHandler(
-    createConsumerDeps(lane, clients, {
-      queueUrl: env[CONSUMER_ENV.queueUrl],
-      dlqUrl: env[CONSUMER_ENV.dlqUrl],
-      // One pool per execution environment: its short cache lives as long as the environment.
-      keys: admission.newPool(),
-      lanePause: admission.pauser,
-      logLevel: env[CONSUMER_ENV.logLevel],
-    }),
-  );
+  const deps = createConsumerDeps(lane, clients, {
+    queueUrl: env[CONSUMER_ENV.queueUrl],
+    dlqUrl: env[CONSUMER_ENV.dlqUrl],
+    // One pool per execution environment: its short cache lives as long as the environment.
+    keys: admission.newPool(),
+    lanePause: admission.pauser,
+    logLevel: env[CONSUMER_ENV.logLevel],
+  });
+  const checkConfiguration =
+    needsSecrets && secretArn
+      ? providerSecretCheck({
+          ring,
+          readSecret: () => getSecret(secretArn, { maxAge: SECRET_MAX_AGE_SECONDS }),
+          store: admission.store,
+          onLifted: (keyIds) => deps.logger.info('auth cooldown lifted: the key was replaced', { lane: lane.name, keyIds }),
+        })
+      : undefined;
+  return createConsumerHandler(deps, { checkConfiguration });
 }
 
 let built: Promise<SqsHandler> | undefined;

@@ -13,6 +13,7 @@ import { LambdaClient, UpdateEventSourceMappingCommand } from '@aws-sdk/client-l
 import { CreateScheduleCommand, DeleteScheduleCommand, ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { errorName } from '../shared/errors.js';
+import { ScopedAbortHttpHandler } from '../aws/abort-scope.js';
 import type { LanePauseController, LanePauseReason } from './pause.js';
 
 /** The AWS calls a lane pause makes, as plain functions (tests pass fakes). */
@@ -36,11 +37,24 @@ export interface ResumeScheduleInput {
   roleArn: string;
   /** The universal target's input: `{"UUID": …, "Enabled": true}`. */
   input: string;
+  /** The universal target's ARN, in the lane's partition. */
+  targetArn: string;
   description: string;
 }
 
-/** The universal target that enables the mapping. */
-export const RESUME_TARGET_ARN = 'arn:aws:scheduler:::aws-sdk:lambda:updateEventSourceMapping';
+/** The universal target that enables the mapping, in `partition` (`aws`, `aws-cn`, `aws-us-gov`). */
+export function resumeTargetArn(partition: string): string {
+  return `arn:${partition}:scheduler:::aws-sdk:lambda:updateEventSourceMapping`;
+}
+
+/** The universal target in the commercial partition. */
+export const RESUME_TARGET_ARN = resumeTargetArn('aws');
+
+/** The partition an ARN names (`arn:<partition>:…`), `aws` when it names none. */
+export function partitionOf(arn: string): string {
+  const match = /^arn:(aws[a-z-]*):/.exec(arn);
+  return match?.[1] ?? 'aws';
+}
 
 /** Scheduler's `at()` expression for an instant (UTC, whole seconds, rounded up). */
 export function atExpression(instant: Date): string {
@@ -79,6 +93,8 @@ export class AwsLanePauseController implements LanePauseController {
       expression: atExpression(at),
       roleArn: this.options.schedulerRoleArn,
       input: JSON.stringify({ UUID: uuid, Enabled: true }),
+      // The role is the stack's, in the stack's partition: the target lives there too.
+      targetArn: resumeTargetArn(partitionOf(this.options.schedulerRoleArn)),
       description: `ratelane ${lane}: resume after ${reason} (paused at ${new Date(now).toISOString()})`,
     });
     await calls.setMappingEnabled(uuid, false);
@@ -92,9 +108,11 @@ export class AwsLanePauseController implements LanePauseController {
 
 /** {@link AwsPauseCalls} with the AWS SDK, in one region. */
 export function sdkPauseCalls(options: { region: string; mappingIdParameter: string }): AwsPauseCalls {
-  const lambda = new LambdaClient({ region: options.region });
-  const scheduler = new SchedulerClient({ region: options.region });
-  const ssm = new SSMClient({ region: options.region });
+  // SDK retries off (ratelane owns its retries); calls honour the record's abort scope.
+  const config = () => ({ region: options.region, maxAttempts: 1, requestHandler: new ScopedAbortHttpHandler() });
+  const lambda = new LambdaClient(config());
+  const scheduler = new SchedulerClient(config());
+  const ssm = new SSMClient(config());
   let uuid: Promise<string> | undefined;
   return {
     mappingId() {
@@ -126,7 +144,7 @@ export function sdkPauseCalls(options: { region: string; mappingIdParameter: str
             ActionAfterCompletion: 'DELETE',
             Description: input.description,
             Target: {
-              Arn: RESUME_TARGET_ARN,
+              Arn: input.targetArn,
               RoleArn: input.roleArn,
               Input: input.input,
               RetryPolicy: { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86_400 },

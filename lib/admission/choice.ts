@@ -22,6 +22,8 @@ export interface CooldownRecord {
   reason: CooldownReason;
   /** Epoch ms. */
   until: number;
+  /** For an `auth` cooldown: the fingerprint of the key's secret that was refused (a new secret lifts it). */
+  fingerprint?: string | undefined;
 }
 
 /** Every cooldown known for a lane's keys and owners. */

@@ -30,6 +30,7 @@ import {
 import type { RateStateStore } from './rate-state.js';
 import type { AdmissionSettings } from './settings.js';
 import type { LaneOutReason } from '../policy/index.js';
+import { secretFingerprint } from './key-ring.js';
 
 export { DAILY_PAUSE_MIN_WINDOWS } from './pool-core.js';
 
@@ -171,7 +172,9 @@ export class SharedKeyPool implements KeyPool {
 
   /** Records the policy's cooldown, so no consumer spends a call to learn it again. */
   async cool(key: ProviderKey, cooldown: Cooldown): Promise<void> {
-    return this.run(coolOps(this.config, this.state, key, cooldown));
+    // An invalid key is recorded with its secret's fingerprint, so a replaced secret lifts the cooldown.
+    const fingerprint = cooldown.reason === 'auth' && key.secret ? secretFingerprint(key.secret) : undefined;
+    return this.run(coolOps(this.config, this.state, key, cooldown, fingerprint));
   }
 
   /** The lane's state as every consumer recorded it: when every key is out for a long reset, until when. */

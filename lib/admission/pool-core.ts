@@ -360,10 +360,10 @@ export function* keysLeftOps(config: PoolConfig, state: PoolState, key: KeyRef, 
  * cooldown also in its bucket (so a consumer with stale cooldowns learns it at its next take).
  * Throws {@link BucketContendedError} when the bucket stayed contended.
  */
-export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cooldown: Cooldown): PoolOps<void> {
+export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cooldown: Cooldown, fingerprint?: string): PoolOps<void> {
   const until = Date.parse(cooldown.until);
   if (!Number.isFinite(until)) return;
-  const record = cooldownRecordOf(key, { scope: cooldown.scope, reason: cooldown.reason, until });
+  const record = { ...cooldownRecordOf(key, { scope: cooldown.scope, reason: cooldown.reason, until }), ...(fingerprint ? { fingerprint } : {}) };
   learn(config, state, record);
   yield { kind: 'putCooldown', record, now: config.now() };
   if (record.scope !== 'quota_owner') return;

@@ -105,7 +105,13 @@ function cooldownOf(item: Record<string, unknown>): CooldownRecord | undefined {
   const pk = String(item.pk ?? '');
   const match = /^cooldown#(key|owner)#(.+)$/.exec(pk);
   if (!match || typeof item.until !== 'number' || typeof item.reason !== 'string') return undefined;
-  return { scope: match[1] === 'key' ? 'key' : 'quota_owner', id: match[2]!, reason: item.reason as CooldownReason, until: item.until };
+  return {
+    scope: match[1] === 'key' ? 'key' : 'quota_owner',
+    id: match[2]!,
+    reason: item.reason as CooldownReason,
+    until: item.until,
+    ...(typeof item.fingerprint === 'string' ? { fingerprint: item.fingerprint } : {}),
+  };
 }
 
 function bucketOf(item: Record<string, unknown> | undefined): BucketState | undefined {
@@ -176,6 +182,7 @@ export class DynamoRateStateStore implements RateStateStore {
               reason: record.reason,
               until: record.until,
               untilIso: new Date(record.until).toISOString(),
+              ...(record.fingerprint ? { fingerprint: record.fingerprint } : {}),
               updatedAt: now,
               expiresAt: Math.ceil(record.until / 1000) + COOLDOWN_TTL_GRACE_SECONDS,
             }),

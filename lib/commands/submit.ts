@@ -18,7 +18,8 @@ import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createAwsClients, type AwsClients, type ServiceEndpoints } from '../aws/clients.js';
-import { DEFAULT_LANES, type LaneSet } from '../config/lanes.js';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { DEFAULT_LANES, laneInAccount, type LaneSet } from '../config/lanes.js';
 import {
   SubmissionRejectedError,
   submitDocuments,
@@ -38,6 +39,8 @@ export interface SubmitWiring {
   lanes?: LaneSet;
   now?: () => Date;
   sleep?: SubmitDeps['sleep'];
+  /** Overrides how the caller's account is found (default: STS `GetCallerIdentity`). */
+  callerAccount?: (region: string | undefined) => Promise<string>;
   /** Overrides client creation (default: {@link createAwsClients} per region, with the endpoints). */
   clientsFor?: (region: string, endpoints: ServiceEndpoints | undefined) => LaneClients;
 }
@@ -51,7 +54,7 @@ export const SUBMIT_EXIT = { ok: 0, notAllSent: 1, rejected: 2 } as const;
 /** Usage text of `ratelane submit`. */
 export const SUBMIT_USAGE = `usage: ratelane submit --region <lane> [--file <path> ...] [--text <text> ...] [--dir <folder> ...]
                        [--source-id <id>] [--deadline <ISO 8601>] [--schema-version <v>] [--prompt-version <v>]
-                       [--endpoints '<json>'] [--all-or-nothing] [--json]
+                       [--account <id>] [--endpoints '<json>'] [--all-or-nothing] [--json]
 
   --region          region lane name (us, eu, ...) or its AWS region
   --file            a UTF-8 text file (repeatable)
@@ -59,6 +62,8 @@ export const SUBMIT_USAGE = `usage: ratelane submit --region <lane> [--file <pat
   --dir             every regular file directly inside a folder, sorted by name (repeatable)
   --source-id       the document's stable id (only with exactly one document)
   --deadline        process before this instant
+  --account         the lane's AWS account (its bucket is named after it); else env RATELANE_ACCOUNT; else the
+                    account of your credentials (STS GetCallerIdentity). Not used with local endpoints.
   --endpoints       local endpoints as JSON {"sqs","s3","dynamodb"}; else env RATELANE_ENDPOINTS; else real AWS
   --all-or-nothing  if any document is invalid, send none (default: send the valid ones, report the rest)
   --json            print one JSON object on stdout
@@ -79,6 +84,8 @@ export interface SubmitOptions {
   promptVersion: string | undefined;
   /** `--endpoints` as given (parsed in `run`, where `RATELANE_ENDPOINTS` is the fallback). */
   endpoints: string | undefined;
+  /** `--account` as given (in `run`, `RATELANE_ACCOUNT` then STS are the fallbacks). */
+  account: string | undefined;
   allOrNothing: boolean;
   json: boolean;
 }
@@ -94,6 +101,7 @@ const SUBMIT_FLAGS = {
   'schema-version': stringFlag(),
   'prompt-version': stringFlag(),
   endpoints: stringFlag(),
+  account: stringFlag(),
   'all-or-nothing': booleanFlag(),
   json: jsonFlag(),
 };
@@ -111,10 +119,13 @@ function parseSubmitArgs(argv: readonly string[]): SubmitOptions {
     schemaVersion: v['schema-version'],
     promptVersion: v['prompt-version'],
     endpoints: v.endpoints,
+    account: v.account,
     allOrNothing: v['all-or-nothing'],
     json: v.json,
   };
   if (!options.region) throw new UsageError('--region is required (a lane name such as us or eu)');
+  if (options.account !== undefined && !/^\d{12}$/.test(options.account))
+    throw new UsageError(`--account "${options.account}" is not a 12-digit AWS account id`);
   if (options.deadline !== undefined && Number.isNaN(Date.parse(options.deadline))) {
     throw new UsageError(`--deadline "${options.deadline}" is not a date; use ISO 8601, e.g. 2030-01-31T17:00:00Z`);
   }
@@ -224,6 +235,38 @@ function reportFailure(error: unknown, options: SubmitOptions, io: CommandIo): n
   });
 }
 
+/**
+ * The lanes as the producer addresses them: locally the config's names; in AWS each lane's bucket is
+ * named after the lane's account (`laneInAccount`), from `--account`, `RATELANE_ACCOUNT`, or the
+ * caller's own account.
+ */
+export async function lanesToSubmitTo(
+  lanes: LaneSet,
+  options: SubmitOptions,
+  io: CommandIo,
+  endpoints: ServiceEndpoints | undefined,
+  wiring: SubmitWiring,
+): Promise<LaneSet> {
+  if (endpoints) return lanes;
+  const env = io.env ?? process.env;
+  let account = options.account ?? env.RATELANE_ACCOUNT;
+  if (account === undefined) account = await (wiring.callerAccount ?? callerAccount)(lanes[options.region]?.region);
+  if (!/^\d{12}$/.test(account)) throw new UsageError(`the lane's account "${account}" is not a 12-digit AWS account id (set --account or RATELANE_ACCOUNT)`);
+  const withAccount = account;
+  return Object.fromEntries(Object.entries(lanes).map(([name, lane]) => [name, laneInAccount(lane, withAccount)]));
+}
+
+/** The account of the caller's credentials (STS `GetCallerIdentity`). */
+async function callerAccount(region: string | undefined): Promise<string> {
+  const sts = new STSClient({ ...(region ? { region } : {}), maxAttempts: 1 });
+  try {
+    const out = await sts.send(new GetCallerIdentityCommand({}));
+    return out.Account ?? '';
+  } finally {
+    sts.destroy();
+  }
+}
+
 /** Submits the documents the options name; errors become messages (or `{ ok: false, error }` with `--json`). */
 async function runSubmit(options: SubmitOptions, io: CommandIo, wiring: SubmitWiring): Promise<number> {
   const endpoints = endpointsFrom(options.endpoints, io.env ?? process.env);
@@ -239,10 +282,11 @@ async function runSubmit(options: SubmitOptions, io: CommandIo, wiring: SubmitWi
   };
   io.stderr.write(`ratelane submit: ${documents.length} document(s) to lane ${options.region} (${endpoints ? `local endpoints ${endpoints.sqs}` : 'AWS'})\n`);
   try {
+    const lanes = await lanesToSubmitTo(wiring.lanes ?? DEFAULT_LANES, options, io, endpoints, wiring);
     const result = await submitDocuments(
       { documents },
       {
-        lanes: wiring.lanes ?? DEFAULT_LANES,
+        lanes,
         clientsFor,
         now: wiring.now ?? (() => new Date()),
         ...(wiring.sleep ? { sleep: wiring.sleep } : {}),

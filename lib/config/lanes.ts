@@ -215,10 +215,28 @@ export const LaneConfigSchema = z
     consumer: ConsumerSettingsSchema,
     backoff: BackoffSettingsSchema,
     provider: ProviderConfigSchema,
-    alarms: z.object({ oldestMessageAgeSeconds: z.number().int().positive(), throttleSharePercent: z.number().positive().max(100) }).strict(),
+    alarms: z
+      .object({
+        /** The SQS age of the lane's oldest message (restarts with every re-send). */
+        oldestMessageAgeSeconds: z.number().int().positive(),
+        /**
+         * The age of the oldest job a consumer saw, from the job's `createdAt` across every re-send
+         * (the consumer's `OldestJobAgeMs`): what the message age cannot show for a job deferred again and again.
+         */
+        oldestJobAgeSeconds: z.number().int().positive(),
+        throttleSharePercent: z.number().positive().max(100),
+      })
+      .strict(),
   })
   .strict()
   .superRefine((lane, ctx) => {
+    if (lane.alarms.oldestJobAgeSeconds < lane.alarms.oldestMessageAgeSeconds) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['alarms', 'oldestJobAgeSeconds'],
+        message: `must be at least alarms.oldestMessageAgeSeconds (${lane.alarms.oldestMessageAgeSeconds}): a job is never younger than its message`,
+      });
+    }
     if (lane.queue.visibilityTimeoutSeconds < 6 * lane.consumer.timeoutSeconds) {
       ctx.addIssue({
         code: 'custom',
@@ -239,7 +257,7 @@ function defaultLane(name: string, region: string): LaneConfig {
     name,
     region,
     resources: {
-      bucketName: `ratelane-${name}-source-${region}`,
+      bucketName: defaultBucketName(name, region),
       queueName: `ratelane-${name}-jobs`,
       dlqName: `ratelane-${name}-jobs-dlq`,
       resultsTable: `ratelane-${name}-results`,
@@ -262,9 +280,12 @@ function defaultLane(name: string, region: string): LaneConfig {
       model: 'gpt-4o-mini',
       keys: [{ id: 'key-1', quotaOwner: `${name}-org` }],
       limits: { requestsPerMinute: 500, tokensPerMinute: 200_000, requestsPerDay: 10_000 },
-      timeoutMs: 30_000,
+      // 2 x 25 s (the call and one repair) + 5 s margin fits the 60 s function timeout: see checkFunctionTimeout.
+      timeoutMs: 25_000,
     },
-    alarms: { oldestMessageAgeSeconds: 900, throttleSharePercent: 20 },
+    // A job older than an hour has been deferred (or failed) many times over, or waits for a long
+    // quota reset: either way a person should know. Four times the message-age threshold.
+    alarms: { oldestMessageAgeSeconds: 900, oldestJobAgeSeconds: 3600, throttleSharePercent: 20 },
   };
 }
 
@@ -328,7 +349,7 @@ export function resolveLanes(overrides: Readonly<Record<string, LaneOverride>> =
       region,
       resources: {
         ...lane.resources,
-        ...(o.region && o.region !== lane.region ? { bucketName: `ratelane-${name}-source-${region}` } : {}),
+        ...(o.region && o.region !== lane.region ? { bucketName: defaultBucketName(name, region) } : {}),
         ...o.resources,
       },
       queue: { ...lane.queue, ...o.queue },
@@ -355,4 +376,165 @@ export function laneByName(lanes: LaneSet, name: string): LaneConfig {
   const lane = lanes[name];
   if (!lane) throw new LaneConfigError(`unknown region lane "${name}"; known lanes: ${Object.keys(lanes).join(', ')}`);
   return lane;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names in an AWS account
+// ---------------------------------------------------------------------------------------------
+
+/** The bucket name a lane gets by default (and keeps locally): lane and region, no account. */
+export function defaultBucketName(name: string, region: string): string {
+  return `ratelane-${name}-source-${region}`;
+}
+
+/**
+ * The bucket name of a lane deployed in `account`: bucket names are global across every AWS
+ * account, so the deployed name carries the account id too (a staging and a production account can
+ * both deploy the same lane, and nobody else's bucket can hold the name). At most 54 characters.
+ */
+export function accountBucketName(name: string, region: string, account: string): string {
+  return `ratelane-${name}-source-${account}-${region}`;
+}
+
+/**
+ * The lane as deployed in `account` (a 12-digit id, or the stack's account token): a bucket left at
+ * its default name gets the account-qualified name ({@link accountBucketName}); a bucket named
+ * explicitly in the config keeps that name. The stack, its consumer and a producer sending to AWS use
+ * this; the local stack keeps the config's names.
+ */
+export function laneInAccount(lane: LaneConfig, account: string): LaneConfig {
+  if (lane.resources.bucketName !== defaultBucketName(lane.name, lane.region)) return lane;
+  return { ...lane, resources: { ...lane.resources, bucketName: accountBucketName(lane.name, lane.region, account) } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a deployed lane must satisfy beyond the schema (checked by the stack at synth)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Repair calls the consumer allows after a model call whose output failed validation (the default of
+ * `lib/extraction/extract.ts`): one record may make 1 + this many model calls in one invocation.
+ */
+export const CONSUMER_REPAIR_ATTEMPTS = 1;
+
+/**
+ * Seconds one record needs in an invocation besides its model calls: reading the document and taking
+ * an admission slot before the first call, and after the last one the conditional commit, the ledger
+ * entry and the token settlement, or the re-send of a deferral. Each is one AWS call with SDK retries
+ * off, normally tens of milliseconds; 5 s leaves room for a slow answer of each without inflating the
+ * function timeout (the consumer also defers a record it has no time left for).
+ */
+export const INVOCATION_MARGIN_SECONDS = 5;
+
+/** The shortest function timeout that fits one record: provider timeout x (1 + repairs) + margin, in whole seconds. */
+export function requiredFunctionTimeoutSeconds(lane: Pick<LaneConfig, 'provider'>): number {
+  return Math.ceil((lane.provider.timeoutMs * (1 + CONSUMER_REPAIR_ATTEMPTS)) / 1000) + INVOCATION_MARGIN_SECONDS;
+}
+
+/**
+ * Checks that the consumer's function timeout fits one record's worst case (the call, its repairs and
+ * the margin); returns the problem, or `undefined`. Not part of the schema: tests and local runs use
+ * short function timeouts on purpose; the stack refuses at synth.
+ */
+export function checkFunctionTimeout(lane: Pick<LaneConfig, 'name' | 'consumer' | 'provider' | 'queue'>): string | undefined {
+  const required = requiredFunctionTimeoutSeconds(lane);
+  const timeout = lane.consumer.timeoutSeconds;
+  if (timeout >= required) return undefined;
+  const calls = 1 + CONSUMER_REPAIR_ATTEMPTS;
+  const maxProviderTimeoutMs = Math.floor(((timeout - INVOCATION_MARGIN_SECONDS) * 1000) / calls);
+  const raise =
+    required <= 900
+      ? `raise consumer.timeoutSeconds to at least ${required}${
+          lane.queue.visibilityTimeoutSeconds < 6 * required ? ` (and queue.visibilityTimeoutSeconds to at least ${6 * required})` : ''
+        }`
+      : 'the Lambda maximum of 900 s cannot hold it';
+  const lower = maxProviderTimeoutMs > 0 ? `, or lower provider.timeoutMs to at most ${maxProviderTimeoutMs}` : '';
+  return (
+    `lane ${lane.name}: consumer.timeoutSeconds ${timeout} s cannot hold one record: provider.timeoutMs ${lane.provider.timeoutMs} ms x ` +
+    `${calls} calls (1 + ${CONSUMER_REPAIR_ATTEMPTS} repair) + ${INVOCATION_MARGIN_SECONDS} s margin = ${required} s; ${raise}${lower}`
+  );
+}
+
+/**
+ * Geographies of Bedrock's system-defined cross-region inference profiles (`<geography>.<model id>`)
+ * and the lane regions that belong to each. A profile routes a request to another region of its
+ * geography (AWS's list of destination regions, per model); a lane only uses a profile of its own
+ * region's geography. `global.` profiles route to any commercial region and are refused.
+ */
+export const BEDROCK_PROFILE_GEOGRAPHIES: Readonly<Record<string, (region: string) => boolean>> = Object.freeze({
+  us: (region: string) => /^us-(?:east|west)-\d$/.test(region),
+  'us-gov': (region: string) => region.startsWith('us-gov-'),
+  eu: (region: string) => region.startsWith('eu-'),
+  apac: (region: string) => region.startsWith('ap-'),
+  jp: (region: string) => region === 'ap-northeast-1' || region === 'ap-northeast-3',
+  au: (region: string) => region === 'ap-southeast-2' || region === 'ap-southeast-4',
+});
+
+/** What a Bedrock lane's model id names: a foundation model in the lane's region, or a cross-region inference profile. */
+export type BedrockModelTarget =
+  | { readonly kind: 'foundation-model'; readonly modelId: string }
+  | { readonly kind: 'inference-profile'; readonly profileId: string; readonly geography: string; readonly modelId: string };
+
+/**
+ * Reads a Bedrock model id as the stack grants it. Throws {@link LaneConfigError} for what the stack
+ * cannot grant without leaving the lane's geography: an ARN (application inference profiles,
+ * provisioned throughput), a `global.` profile, or a profile of another geography than the lane's region.
+ */
+export function bedrockModelTarget(lane: Pick<LaneConfig, 'name' | 'region'>, model: string): BedrockModelTarget {
+  if (model.startsWith('arn:')) {
+    throw new LaneConfigError(
+      `lane ${lane.name}: Bedrock model "${model}" is an ARN; give a foundation model id (anthropic.claude-...) or a cross-region inference profile id of the lane's geography (us.anthropic.claude-...)`,
+    );
+  }
+  const dot = model.indexOf('.');
+  const prefix = dot > 0 ? model.slice(0, dot) : '';
+  if (prefix === 'global') {
+    throw new LaneConfigError(
+      `lane ${lane.name}: Bedrock model "${model}" is a global inference profile, which may run the model in any commercial region of the world; the ${lane.name} lane (${lane.region}) must stay in its geography: use the foundation model id or a profile of the lane's geography`,
+    );
+  }
+  const inGeography = BEDROCK_PROFILE_GEOGRAPHIES[prefix];
+  if (!inGeography) return { kind: 'foundation-model', modelId: model };
+  if (!inGeography(lane.region)) {
+    const own = Object.keys(BEDROCK_PROFILE_GEOGRAPHIES).filter((g) => BEDROCK_PROFILE_GEOGRAPHIES[g]?.(lane.region));
+    throw new LaneConfigError(
+      `lane ${lane.name}: Bedrock model "${model}" is a cross-region inference profile of geography "${prefix}", but the lane's region ${lane.region} is ${
+        own.length > 0 ? `in ${own.map((g) => `"${g}"`).join(' / ')}` : 'in none of the profile geographies'
+      }: a job must not be processed outside its lane's geography; use ${own.length > 0 ? `"${own[0]}.${model.slice(dot + 1)}" or ` : ''}the foundation model id "${model.slice(dot + 1)}"`,
+    );
+  }
+  return { kind: 'inference-profile', profileId: model, geography: prefix, modelId: model.slice(dot + 1) };
+}
+
+/**
+ * Everything that keeps a valid lane config from running in AWS, as messages naming the lane, the
+ * numbers and what to change: the function timeout (see {@link checkFunctionTimeout}), a Vertex AI
+ * provider (the stack gives the function no Google credentials), a Bedrock model it cannot grant
+ * (see {@link bedrockModelTarget}).
+ */
+export function deploymentProblems(lane: LaneConfig): string[] {
+  const problems: string[] = [];
+  const timeout = checkFunctionTimeout(lane);
+  if (timeout) problems.push(timeout);
+  const provider = lane.provider;
+  if (provider.kind === 'gemini' && provider.vertex) {
+    problems.push(
+      `lane ${lane.name}: provider kind gemini with vertex cannot be deployed: Vertex AI authenticates with Google credentials, and the stack gives the function none (no service-account key in the lane's secret, no workload identity federation); use the Gemini API with API keys (drop provider.vertex) or another provider kind`,
+    );
+  }
+  if (provider.kind === 'bedrock') {
+    try {
+      bedrockModelTarget(lane, provider.model);
+    } catch (error) {
+      if (!(error instanceof LaneConfigError)) throw error;
+      problems.push(error.message);
+    }
+  }
+  return problems;
+}
+
+/** Throws {@link LaneConfigError} listing every {@link deploymentProblems} of the lane. */
+export function assertDeployable(lane: LaneConfig): void {
+  const problems = deploymentProblems(lane);
+  if (problems.length > 0) throw new LaneConfigError(`lane ${lane.name} cannot be deployed:\n- ${problems.join('\n- ')}`);
 }

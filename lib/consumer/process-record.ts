@@ -6,7 +6,11 @@
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
+import { withAbortSignal } from '../aws/abort-scope.js';
+import type { Job } from '../contract/job.js';
 import { extractRecord, type ModelTime } from '../extraction/index.js';
+import type { Invocation } from './invocation.js';
+import { reportRecordFailure } from './record-failure.js';
 import { carryOut, type QueueDelivery, type QueueLaneDeps } from './queue-executor.js';
 
 export { RecordFailedError } from './queue-executor.js';
@@ -32,8 +36,17 @@ export interface RecordTiming {
   settled: boolean;
 }
 
+/** What one invocation's records share: its clock and stop signal, and what they report for the invocation. */
+export interface InvocationScope {
+  invocation: Invocation;
+  /** The oldest job (by `createdAt`) among the invocation's records, as an age in ms. */
+  oldestJobAgeMs: number;
+  /** Some record found every key out until a person acts (billing, auth). */
+  waitingForPerson: boolean;
+}
+
 /** The delivery facts of one SQS record. */
-export function queueDelivery(record: SQSRecord, now: Date): QueueDelivery {
+export function queueDelivery(record: SQSRecord, now: Date, scope?: InvocationScope): QueueDelivery {
   const receiveCount = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
   const sent = Number(record.attributes.SentTimestamp);
   return {
@@ -41,35 +54,66 @@ export function queueDelivery(record: SQSRecord, now: Date): QueueDelivery {
     receiptHandle: record.receiptHandle,
     receiveCount,
     queueAgeMs: Number.isFinite(sent) ? Math.max(0, now.getTime() - sent) : 0,
+    settled: false,
+    ...(scope
+      ? {
+          deadlineAt: scope.invocation.deadlineAt,
+          onJob: (job: Job) => {
+            const created = Date.parse(job.createdAt);
+            if (Number.isFinite(created)) scope.oldestJobAgeMs = Math.max(scope.oldestJobAgeMs, now.getTime() - created);
+          },
+        }
+      : {}),
   };
 }
 
 /**
  * Handles one record. Returns when the record is settled (committed, duplicate, rejected, needs
  * review, deferred by a successful re-send, or moved to the DLQ); throws `RecordFailedError` (or a
- * store/queue error) when SQS must bring it back.
+ * store/queue error) when SQS must bring it back, after logging and counting why. Within an
+ * invocation (`scope`), every AWS and model call it makes is aborted when the invocation's time is up,
+ * and the record fails then unless it was already settled.
  */
-export async function processRecord(record: SQSRecord, deps: ConsumerDeps): Promise<void> {
+export async function processRecord(record: SQSRecord, deps: ConsumerDeps, scope?: InvocationScope): Promise<void> {
   const onTiming = deps.onRecordTiming;
   const started = onTiming ? performance.now() : 0;
   const model: ModelTime = { ms: 0, calls: 0 };
-  if (!onTiming) return handleRecord(record, deps, model);
+  const delivery = queueDelivery(record, deps.now(), scope);
   let settled = false;
   try {
-    await handleRecord(record, deps, model);
+    await (scope
+      ? withinInvocation(scope.invocation, delivery, () => handleRecord(record, delivery, deps, model, scope))
+      : handleRecord(record, delivery, deps, model));
     settled = true;
+  } catch (error) {
+    reportRecordFailure(error, delivery, deps, scope?.invocation.signal.aborted ?? false);
+    throw error;
   } finally {
-    try {
-      onTiming({ totalMs: performance.now() - started, modelMs: model.ms, modelCalls: model.calls, settled });
-    } catch {
-      // A timing listener must not change what happens to the record.
+    if (onTiming) {
+      try {
+        onTiming({ totalMs: performance.now() - started, modelMs: model.ms, modelCalls: model.calls, settled });
+      } catch {
+        // A timing listener must not change what happens to the record.
+      }
     }
   }
 }
 
-async function handleRecord(record: SQSRecord, deps: ConsumerDeps, model: ModelTime): Promise<void> {
-  const delivery = queueDelivery(record, deps.now());
+/** Runs the record's work with the invocation's abort signal; when time is up first, it fails unless settled. */
+async function withinInvocation(invocation: Invocation, delivery: QueueDelivery, work: () => Promise<void>): Promise<void> {
+  const running = withAbortSignal(invocation.signal, work);
+  running.catch(() => undefined);
+  const stopped = invocation.stopped.catch((reason: unknown) => {
+    if (!delivery.settled) throw reason;
+  });
+  await Promise.race([running, stopped]);
+}
+
+async function handleRecord(record: SQSRecord, delivery: QueueDelivery, deps: ConsumerDeps, model: ModelTime, scope?: InvocationScope): Promise<void> {
   deps.metrics.addMetric('QueueAgeMs', MetricUnit.Milliseconds, delivery.queueAgeMs);
   const outcome = await extractRecord(record.body, delivery, deps, model);
+  if (scope && (outcome.type === 'deferred' || outcome.type === 'rejected') && (outcome.laneOut?.reason === 'billing' || outcome.laneOut?.reason === 'auth')) {
+    scope.waitingForPerson = true;
+  }
   await carryOut(outcome, delivery, deps);
 }

@@ -52,6 +52,12 @@ export class RecordFailedError extends RatelaneError {
 export interface QueueDelivery extends Delivery {
   /** Not logged. */
   receiptHandle: string;
+  /**
+   * Set once the record's fate is written (a commit, a rejection, a re-send, a dead-letter): from then
+   * on it must be acknowledged, even if the invocation's time runs out before the record returns —
+   * failing it then would bring a job back that is already re-sent or settled.
+   */
+  settled: boolean;
 }
 
 /**
@@ -62,12 +68,13 @@ export interface QueueDelivery extends Delivery {
 export async function carryOut(outcome: ExtractionOutcome, delivery: QueueDelivery, deps: QueueLaneDeps): Promise<void> {
   const laneOut = outcome.type === 'deferred' || outcome.type === 'rejected' ? outcome.laneOut : undefined;
   if (outcome.type !== 'deferred' && outcome.type !== 'failed') {
+    delivery.settled = true;
     if (laneOut) await pauseLane(deps, delivery, undefined, laneOut);
     return;
   }
   const run = newJobRun(deps, delivery, outcome.job);
   if (laneOut) await pauseLane(deps, delivery, run, laneOut);
-  if (outcome.type === 'deferred') return defer(run, deps, outcome.action, outcome.detail);
+  if (outcome.type === 'deferred') return defer(run, deps, delivery, outcome.action, outcome.detail);
   return fail(run, deps, delivery, outcome.action, outcome.detail);
 }
 
@@ -84,9 +91,10 @@ async function pauseLane(deps: QueueLaneDeps, delivery: Delivery, run: JobRun | 
   }
 }
 
-async function defer(run: JobRun, deps: QueueLaneDeps, action: DeferAction, detail?: string): Promise<void> {
+async function defer(run: JobRun, deps: QueueLaneDeps, delivery: QueueDelivery, action: DeferAction, detail?: string): Promise<void> {
   const next: Job = { ...run.job, attempt: action.attempt, deferrals: action.deferrals, eligibleAt: action.eligibleAt };
   const sent = await resendDeferred({ sqs: deps.sqs, queueUrl: deps.queueUrl, job: next, delaySeconds: action.delaySeconds });
+  delivery.settled = true;
   const hop = action.reason === 'not_yet_eligible';
   count(deps, hop ? 'EligibilityHops' : 'Deferred');
   if (action.alarm === 'billing') count(deps, 'BillingAlarm');
@@ -125,6 +133,7 @@ async function fail(run: JobRun, deps: QueueLaneDeps, delivery: QueueDelivery, a
       // Failures carried over from earlier messages exhausted the budget: SQS would not count them.
       const spent: Job = { ...job, attempt: action.carriedAttempt + delivery.receiveCount };
       await sendToDeadLetterQueue({ sqs: deps.sqs, dlqUrl: deps.dlqUrl, job: spent, reason: `${action.reason}: ${detail}` });
+      delivery.settled = true;
       count(deps, 'DeadLettered');
       log(deps, 'error', 'retry budget spent: moved to the DLQ', { ...fields, outcome: 'dead_lettered' });
       return;

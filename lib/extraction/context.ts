@@ -39,6 +39,13 @@ export interface Delivery {
   receiveCount: number;
   /** How long the message waited in the queue before this receive (ms; 0 for a request). */
   queueAgeMs: number;
+  /**
+   * Epoch ms by which the record must be settled (the invocation's or the request's deadline): no
+   * model call starts that cannot end before it with time left to settle. Absent: no deadline.
+   */
+  deadlineAt?: number | undefined;
+  /** Told the job once its body is parsed (the lane's own metrics, e.g. job age). */
+  onJob?: ((job: Job) => void) | undefined;
 }
 
 /** Time spent inside the model adapter for one record, and the calls made. */

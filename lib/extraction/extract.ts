@@ -3,7 +3,10 @@
  * throttle is recorded where every consumer sees it (the key's cooldown in the shared rate state) and
  * handed back as a deferral; the lane decides how the job waits.
  */
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { KeyDenial, KeyGrant, ProviderKey } from '../admission/keys.js';
+import { currentAbortSignal } from '../aws/abort-scope.js';
+import { CONSUMER_REPAIR_ATTEMPTS } from '../config/lanes.js';
 import { estimateTokens } from '../contract/job.js';
 import { getExtractionPrompt, getExtractionSchema } from '../contract/schemas/registry.js';
 import type { DeferAction } from '../policy/index.js';
@@ -11,11 +14,12 @@ import type { ExtractionResponse } from '../providers/model.js';
 import { errorName } from '../shared/errors.js';
 import { COOLDOWN_METRICS } from '../shared/telemetry.js';
 import { resultRecordFor, type CommitOutcome } from '../store/results.js';
+import { modelCallBudgetMs, modelCallFits } from './budget.js';
 import { count, ledgerBase, log, runLogFields, type JobRun } from './context.js';
 import { InternalError } from './errors.js';
 import { failureVerdict, isThrottle } from './failures.js';
 import type { ExtractionOutcome, LaneOut } from './outcome.js';
-import { decideFor, rejectRun, resolveAction, settleFailure, suppressDuplicate } from './settle.js';
+import { decideFor, resolveAction, settleFailure, suppressDuplicate } from './settle.js';
 import { validateOutput } from './validate.js';
 
 /**
@@ -27,11 +31,13 @@ export async function extract(run: JobRun, text: string): Promise<ExtractionOutc
   const schema = getExtractionSchema(job.schemaVersion);
   const prompt = getExtractionPrompt(job.schemaVersion, job.promptVersion);
   if (!prompt) throw new InternalError(`prompt ${job.promptVersion} vanished from the registry`);
-  const maxRepairAttempts = deps.maxRepairAttempts ?? 1;
+  const maxRepairAttempts = deps.maxRepairAttempts ?? CONSUMER_REPAIR_ATTEMPTS;
   let messages = prompt.buildMessages(text);
   let modelCalls = 0;
   let repairsUsed = 0;
   for (;;) {
+    // No call that cannot end, and its record be settled, within the record's time: come back at once instead.
+    if (!modelCallFits(deps.lane, deps.now().getTime(), run.delivery.deadlineAt)) return outOfTime(run, modelCalls);
     // Admission before the call: a key that is not cooling and has budget, or "come back at retryAt".
     let admission: KeyGrant | KeyDenial;
     try {
@@ -78,12 +84,21 @@ export async function extract(run: JobRun, text: string): Promise<ExtractionOutc
   }
 }
 
-/** One model call, timed into the run. */
-async function callModel(run: JobRun, request: Parameters<JobRun['deps']['model']['extract']>[0]): Promise<ExtractionResponse> {
+/** The record's time cannot hold the next call: re-sent to come back at once (the lane decides how). */
+async function outOfTime(run: JobRun, modelCalls: number): Promise<ExtractionOutcome> {
+  count(run.deps, 'InvocationDeadlineDeferred');
+  const left = run.delivery.deadlineAt === undefined ? 0 : Math.max(0, run.delivery.deadlineAt - run.deps.now().getTime());
+  const detail = `${left} ms left, a model call needs ${modelCallBudgetMs(run.deps.lane)} ms (after ${modelCalls} call(s))`;
+  return resolveAction(run, decideFor(run, { kind: 'out_of_time' }), detail);
+}
+
+/** One model call, timed into the run; aborted with the record's scope (`lib/aws/abort-scope.ts`). */
+async function callModel(run: JobRun, request: Omit<Parameters<JobRun['deps']['model']['extract']>[0], 'signal'>): Promise<ExtractionResponse> {
   count(run.deps, 'ModelCalls');
   const started = performance.now();
+  const signal = currentAbortSignal();
   try {
-    return await run.deps.model.extract(request);
+    return await run.deps.model.extract(signal ? { ...request, signal } : request);
   } finally {
     run.model.ms += performance.now() - started;
     run.model.calls += 1;
@@ -93,8 +108,8 @@ async function callModel(run: JobRun, request: Parameters<JobRun['deps']['model'
 /** The model call failed: the failure table says what it means; a throttle also cools the key. */
 async function modelFailed(run: JobRun, error: unknown, key: ProviderKey): Promise<ExtractionOutcome> {
   const verdict = failureVerdict('model_call', error, { keyId: key.id });
-  if (verdict.type === 'rethrow') throw error;
-  if (verdict.type === 'reject') return rejectRun(run, { type: 'reject', reason: verdict.policyReason, detail: verdict.detail }, verdict.reason);
+  // Only a provider's verdict or a transport failure goes on below; the rest is the table's as for any step.
+  if (verdict.type !== 'decide') return settleFailure(run, 'model_call', error, { keyId: key.id });
   let outcome = verdict.outcome;
   if (isThrottle(outcome)) {
     count(run.deps, 'RateLimited');
@@ -162,6 +177,8 @@ async function commit(run: JobRun, output: { result: Record<string, unknown>; mo
   if (written.status === 'duplicate') return suppressDuplicate(run, written.existing.jobId);
   count(deps, 'Completed');
   count(deps, 'AttemptsPerCompletion', job.attempt + delivery.receiveCount + job.deferrals);
+  const createdAt = Date.parse(job.createdAt);
+  if (Number.isFinite(createdAt)) deps.metrics.addMetric('JobAgeAtCompletionMs', MetricUnit.Milliseconds, Math.max(0, deps.now().getTime() - createdAt));
   log(deps, 'info', 'committed', {
     ...runLogFields(run),
     attempt: job.attempt,

@@ -7,9 +7,9 @@
 import type { JobOutcome, RejectReason } from '../policy/index.js';
 import { ProviderError, ProviderTransportError } from '../providers/model.js';
 import { errorName } from '../shared/errors.js';
-import type { RejectionReason } from '../shared/telemetry.js';
+import type { RejectionReason, ReviewReason } from '../shared/telemetry.js';
 import { DocumentStoreError } from '../store/documents.js';
-import { StoreUnavailableError } from '../store/errors.js';
+import { StoreRecordInvalidError, StoreUnavailableError } from '../store/errors.js';
 
 /** Where in the core an error happened. */
 export type FailureStep = 'document_read' | 'admission' | 'model_call' | 'commit';
@@ -18,6 +18,8 @@ export type FailureStep = 'document_read' | 'admission' | 'model_call' | 'commit
 export type FailureVerdict =
   /** Reject for good: `reason` goes to the ledger, `policyReason` is the policy's family of it. */
   | { type: 'reject'; reason: RejectionReason; policyReason: RejectReason; detail: string }
+  /** A person must look at the job: `reason` goes to the ledger (no retry, no further model call). */
+  | { type: 'review'; reason: ReviewReason; detail: string }
   /** Ask the policy (`decide`) what to do with `outcome`. */
   | { type: 'decide'; outcome: JobOutcome; detail: string }
   /** Not ours to interpret: throw it on (the record fails whole and comes back). */
@@ -50,6 +52,7 @@ const isProviderError = (error: unknown): error is ProviderError => error instan
 const isTooLarge = (error: unknown): error is ProviderError => error instanceof ProviderError && error.requestTooLarge;
 const isTransportError = (error: unknown): error is ProviderTransportError => error instanceof ProviderTransportError;
 const isStoreUnavailable = (error: unknown): error is StoreUnavailableError => error instanceof StoreUnavailableError;
+const isRecordInvalid = (error: unknown): error is StoreRecordInvalidError => error instanceof StoreRecordInvalidError;
 const unknownTransport = (detail: string): FailureVerdict => ({ type: 'decide', outcome: { kind: 'transport_failure', cause: 'unknown' }, detail });
 
 /** The table, first match wins within a step. */
@@ -86,6 +89,7 @@ const FAILURE_TABLE: readonly FailureRule[] = [
   })),
   rule('model_call', any, (error) => unknownTransport(`unexpected error ${errorName(error) ?? 'unknown'}`)),
   rule('commit', isStoreUnavailable, (error) => unknownTransport(`results store unavailable (${error.sdkErrorName ?? 'error'})`)),
+  rule('commit', isRecordInvalid, (error) => ({ type: 'review', reason: 'result_unstorable', detail: error.message })),
 ];
 
 /** What `error`, raised at `step`, means for the job (see the table above). */

@@ -28,6 +28,7 @@ export async function intake(body: string, delivery: Delivery, deps: ExtractionD
     if (!(error instanceof InvalidJobError)) throw error;
     return { type: 'settled', outcome: await rejectBody(error, delivery, deps) };
   }
+  delivery.onJob?.(job);
   const run = newJobRun(deps, delivery, job, model);
   const settled = (outcome: ExtractionOutcome): IntakeResult => ({ type: 'settled', outcome });
   if (!isKnownPromptVersion(job.schemaVersion, job.promptVersion)) {

@@ -54,6 +54,7 @@ export async function settleFailure(run: JobRun, step: FailureStep, error: unkno
   const verdict = failureVerdict(step, error, context);
   if (verdict.type === 'rethrow') throw error;
   if (verdict.type === 'reject') return rejectRun(run, { type: 'reject', reason: verdict.policyReason, detail: verdict.detail }, verdict.reason);
+  if (verdict.type === 'review') return needsReview(run, { type: 'needs_review', reason: 'validation_failed', detail: verdict.detail }, verdict.reason);
   return resolveAction(run, decideFor(run, verdict.outcome), verdict.detail);
 }
 

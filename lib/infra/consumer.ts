@@ -1,8 +1,10 @@
 /**
  * A lane's queue consumer: the `lambdas/consumer.ts` function bundled by the local esbuild (no
  * Docker), its SQS event source (ReportBatchItemFailures, MaximumConcurrency), a role with only what
- * the consumer calls, and what a lane pause needs: permission to disable/enable this one mapping now,
- * and an EventBridge Scheduler role that may only re-enable it later.
+ * the consumer calls (the provider's own grant included: `bedrock:InvokeModel` for a Bedrock lane
+ * with IAM auth, the secret for providers with API keys), and what a lane pause needs: permission to
+ * disable/enable this one mapping now, and an EventBridge Scheduler role that may only re-enable it
+ * later. Every ARN is built with the stack's partition.
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +18,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { ScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
 import { ParameterTier, StringParameter } from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
-import type { LaneConfig } from '../config/lanes.js';
+import { type BedrockModelTarget, bedrockModelTarget, type LaneConfig } from '../config/lanes.js';
 import type { LaneQueues } from './queues.js';
 import { CONSUMER_ENV } from '../shared/environment.js';
 import {
@@ -61,10 +63,20 @@ export const CONSUMER_QUEUE_ACTIONS = [
 const CONSUMER_QUEUE_EXTRA_ACTIONS = ['sqs:SendMessage'] as const;
 export const CONSUMER_DLQ_ACTIONS = ['sqs:SendMessage'] as const;
 export const CONSUMER_RESULTS_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem'] as const;
-export const CONSUMER_LEDGER_ACTIONS = ['dynamodb:PutItem', 'dynamodb:Query'] as const;
+export const CONSUMER_LEDGER_ACTIONS = ['dynamodb:PutItem'] as const;
 export const CONSUMER_RATE_STATE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const;
-export const CONSUMER_SECRET_ACTIONS = ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'] as const;
+export const CONSUMER_SECRET_ACTIONS = ['secretsmanager:GetSecretValue'] as const;
 export const CONSUMER_BUCKET_ACTIONS = ['s3:GetObject'] as const;
+/**
+ * On the bucket itself, limited by `s3:prefix` to the documents prefix: without `s3:ListBucket`, S3
+ * answers a GetObject of a missing key with 403 AccessDenied (it will not say whether a key exists to
+ * someone who may not list), which the consumer must treat as a failure and retry into the DLQ; with
+ * it, 404 NoSuchKey, which the consumer rejects as `input_missing`. S3 evaluates that permission with
+ * the requested key as `s3:prefix`, so the condition keeps listing to `documents/`.
+ */
+export const CONSUMER_BUCKET_LIST_ACTIONS = ['s3:ListBucket'] as const;
+/** Bedrock with IAM auth: Converse (what the adapter calls) is authorized as `bedrock:InvokeModel`. */
+export const CONSUMER_BEDROCK_ACTIONS = ['bedrock:InvokeModel'] as const;
 export const CONSUMER_LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'] as const;
 
 export interface LaneConsumerProps {
@@ -87,14 +99,17 @@ export class LaneConsumer extends Construct {
   readonly pauseScheduleGroup: ScheduleGroup;
   /** SSM parameter holding the mapping's UUID (the function cannot get it in its environment without a cycle). */
   readonly mappingIdParameter: StringParameter;
+  /** What the role may invoke on Bedrock (a Bedrock lane with IAM auth), else undefined. */
+  readonly bedrockTarget: BedrockModelTarget | undefined;
 
   constructor(scope: Construct, id: string, props: LaneConsumerProps) {
     super(scope, id);
     const { lane, queues, storage } = props;
     const stack = Stack.of(this);
 
+    // No fixed name: the group is retained when the stack is deleted, and a fixed name would make
+    // the next deploy of the lane fail on it. The function is pointed at it (LoggingConfig).
     this.logGroup = new LogGroup(this, 'Logs', {
-      logGroupName: `/aws/lambda/ratelane-${lane.name}-consumer`,
       retention: props.logRetention,
       removalPolicy: RemovalPolicy.RETAIN,
     });
@@ -135,7 +150,7 @@ export class LaneConsumer extends Construct {
         [CONSUMER_ENV.laneConfig]: JSON.stringify(lane),
         [CONSUMER_ENV.queueUrl]: queues.queue.queueUrl,
         [CONSUMER_ENV.dlqUrl]: queues.deadLetterQueue.queueUrl,
-        [CONSUMER_ENV.providerSecretArn]: storage.providerSecret.secretArn,
+        ...(storage.providerSecret ? { [CONSUMER_ENV.providerSecretArn]: storage.providerSecret.secretArn } : {}),
         [CONSUMER_ENV.pauseScheduleGroup]: pauseScheduleGroupName,
         [CONSUMER_ENV.pauseSchedulerRoleArn]: this.schedulerRole.roleArn,
         [CONSUMER_ENV.mappingIdParameter]: mappingIdParameterName,
@@ -174,6 +189,14 @@ export class LaneConsumer extends Construct {
       }),
     );
     this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'MissingDocumentsAnswer404',
+        actions: [...CONSUMER_BUCKET_LIST_ACTIONS],
+        resources: [storage.bucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': `${DOCUMENT_PREFIX}*` } },
+      }),
+    );
+    this.role.addToPrincipalPolicy(
       new PolicyStatement({ sid: 'CommitResults', actions: [...CONSUMER_RESULTS_ACTIONS], resources: [storage.resultsTable.tableArn] }),
     );
     this.role.addToPrincipalPolicy(
@@ -182,9 +205,14 @@ export class LaneConsumer extends Construct {
     this.role.addToPrincipalPolicy(
       new PolicyStatement({ sid: 'ReadWriteRateState', actions: [...CONSUMER_RATE_STATE_ACTIONS], resources: [storage.rateStateTable.tableArn] }),
     );
-    this.role.addToPrincipalPolicy(
-      new PolicyStatement({ sid: 'ReadProviderKeys', actions: [...CONSUMER_SECRET_ACTIONS], resources: [storage.providerSecret.secretArn] }),
-    );
+    if (storage.providerSecret) {
+      this.role.addToPrincipalPolicy(
+        new PolicyStatement({ sid: 'ReadProviderKeys', actions: [...CONSUMER_SECRET_ACTIONS], resources: [storage.providerSecret.secretArn] }),
+      );
+    }
+    this.bedrockTarget =
+      lane.provider.kind === 'bedrock' && (lane.provider.auth ?? 'iam') === 'iam' ? bedrockModelTarget(lane, lane.provider.model) : undefined;
+    if (this.bedrockTarget) this.grantBedrock(this.bedrockTarget);
     const mappingIdParameterArn = stack.formatArn({
       service: 'ssm',
       resource: 'parameter',
@@ -210,7 +238,9 @@ export class LaneConsumer extends Construct {
       description: `UUID of the ratelane ${lane.name} consumer's SQS event source mapping (lane pause)`,
     });
 
-    this.pauseScheduleGroup = new ScheduleGroup(this, 'PauseSchedules', { scheduleGroupName: pauseScheduleGroupName });
+    // Deleted with the stack (its pending resume schedules with it: the mapping they would enable
+    // goes too); retained under its fixed name it would block the next deploy of the lane.
+    this.pauseScheduleGroup = new ScheduleGroup(this, 'PauseSchedules', { scheduleGroupName: pauseScheduleGroupName, removalPolicy: RemovalPolicy.DESTROY });
     const scheduleArnPattern = stack.formatArn({
       service: 'scheduler',
       resource: 'schedule',
@@ -251,6 +281,51 @@ export class LaneConsumer extends Construct {
       id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:${stack.region}:${account}:schedule/${pauseScheduleGroupName}/*]`,
       reason:
         'A lane pause creates one resume schedule named after its resume time, unknown at deploy time; scheduler:CreateSchedule is limited to this lane’s own schedule group, and the only role it may pass can only update this lane’s mapping.',
+    });
+  }
+
+  /**
+   * `bedrock:InvokeModel` on exactly the lane's model. A foundation model: its ARN in the lane's
+   * region. A cross-region inference profile (`us.`, `eu.`, ... of the lane's own geography, checked
+   * by the lane config): the profile in the lane's region and account, and the foundation model in
+   * whichever region of the geography the profile routes to (AWS's list, per model; hence the region
+   * wildcard), but only when invoked through that one profile (`bedrock:InferenceProfileArn`).
+   */
+  private grantBedrock(target: BedrockModelTarget): void {
+    const stack = Stack.of(this);
+    const foundationModelArn = (region: string) =>
+      stack.formatArn({
+        service: 'bedrock',
+        region,
+        account: '',
+        resource: 'foundation-model',
+        resourceName: target.modelId,
+        arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+      });
+    if (target.kind === 'foundation-model') {
+      this.role.addToPrincipalPolicy(
+        new PolicyStatement({ sid: 'InvokeModel', actions: [...CONSUMER_BEDROCK_ACTIONS], resources: [foundationModelArn(stack.region)] }),
+      );
+      return;
+    }
+    const profileArn = stack.formatArn({
+      service: 'bedrock',
+      resource: 'inference-profile',
+      resourceName: target.profileId,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
+    this.role.addToPrincipalPolicy(new PolicyStatement({ sid: 'InvokeInferenceProfile', actions: [...CONSUMER_BEDROCK_ACTIONS], resources: [profileArn] }));
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'InvokeModelThroughProfile',
+        actions: [...CONSUMER_BEDROCK_ACTIONS],
+        resources: [foundationModelArn('*')],
+        conditions: { StringEquals: { 'bedrock:InferenceProfileArn': profileArn } },
+      }),
+    );
+    Validations.of(this.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${target.modelId}]`,
+      reason: `The ${target.geography}. inference profile runs ${target.modelId} in a region of its geography that AWS picks per request from its own per-model list, which changes without notice; the grant is bedrock:InvokeModel on this one model, only through this lane's own profile (condition bedrock:InferenceProfileArn), and the lane config refuses a profile of another geography.`,
     });
   }
 }

@@ -1,12 +1,15 @@
 /**
  * One regional lane as one stack: storage, queues, consumer, alarms and dashboard, all in the lane's
- * region and named from the lane config it is given (the stack never reads the config itself).
+ * region and named from the lane config it is given (the stack never reads the config itself), as
+ * deployed in the stack's account (`laneInAccount`: the bucket name carries the account id). A lane
+ * the stack cannot run (function timeout too short for its provider, Vertex AI, a Bedrock model
+ * outside the lane's geography) is refused at synth with the lane config's error.
  */
-import { Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as cxapi from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
-import type { LaneConfig } from '../config/lanes.js';
+import { assertDeployable, type LaneConfig, laneInAccount } from '../config/lanes.js';
 import { LaneAlarms } from './alarms.js';
 import { LaneConsumer } from './consumer.js';
 import { LaneDashboard } from './dashboard.js';
@@ -15,7 +18,7 @@ import { LaneStorage } from './storage.js';
 import { RatelaneError } from '../shared/errors.js';
 
 export interface LaneStackProps extends StackProps {
-  /** The lane this stack deploys; the stack's region must be the lane's region. */
+  /** The lane this stack deploys (as configured; the stack applies the account); the stack's region must be the lane's region. */
   readonly lane: LaneConfig;
   /** Days a source document is kept. @default 90 */
   readonly documentRetentionDays?: number;
@@ -40,6 +43,7 @@ export function laneStackName(lane: Pick<LaneConfig, 'name'>): string {
 }
 
 export class LaneStack extends Stack {
+  /** The lane as deployed: the config given, with the account-qualified bucket name. */
   readonly lane: LaneConfig;
   readonly storage: LaneStorage;
   readonly queues: LaneQueues;
@@ -48,17 +52,19 @@ export class LaneStack extends Stack {
   readonly dashboard: LaneDashboard;
 
   constructor(scope: Construct, id: string, props: LaneStackProps) {
-    const { lane } = props;
-    if (props.env?.region !== undefined && props.env.region !== lane.region) {
-      throw new LaneRegionError(`stack ${id} targets ${props.env.region} but lane ${lane.name} lives in ${lane.region}`);
+    const configured = props.lane;
+    if (props.env?.region !== undefined && props.env.region !== configured.region) {
+      throw new LaneRegionError(`stack ${id} targets ${props.env.region} but lane ${configured.name} lives in ${configured.region}`);
     }
+    assertDeployable(configured);
     super(scope, id, {
-      stackName: laneStackName(lane),
-      description: `ratelane ${lane.name} lane (${lane.region}): bucket, queues, consumer, tables, secret, alarms, dashboard`,
+      stackName: laneStackName(configured),
+      description: `ratelane ${configured.name} lane (${configured.region}): bucket, queues, consumer, tables, secret, alarms, dashboard`,
       ...props,
-      env: { ...props.env, region: lane.region },
-      tags: { 'ratelane:lane': lane.name, ...props.tags },
+      env: { ...props.env, region: configured.region },
+      tags: { 'ratelane:lane': configured.name, ...props.tags },
     });
+    const lane = laneInAccount(configured, this.account);
     this.lane = lane;
     // S3 server access logs are delivered through a bucket policy, not the legacy ACL (ACLs are
     // disabled on new buckets).
@@ -76,7 +82,27 @@ export class LaneStack extends Stack {
       storage: this.storage,
       logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
     });
-    this.alarms = new LaneAlarms(this, 'Alarms', { lane, queues: this.queues, ...(props.alarmEmails ? { alarmEmails: props.alarmEmails } : {}) });
-    this.dashboard = new LaneDashboard(this, 'Dashboard', { lane, queues: this.queues, alarms: this.alarms });
+    const consumerFunction = this.consumer.function;
+    this.alarms = new LaneAlarms(this, 'Alarms', {
+      lane,
+      queues: this.queues,
+      consumerFunction,
+      ...(props.alarmEmails ? { alarmEmails: props.alarmEmails } : {}),
+    });
+    this.dashboard = new LaneDashboard(this, 'Dashboard', { lane, queues: this.queues, alarms: this.alarms, consumerFunction });
+
+    // What an operator and a producer need after a deploy.
+    new CfnOutput(this, 'SourceBucketName', {
+      value: this.storage.bucket.bucketName,
+      description: 'Bucket the producer writes documents to (documents/ prefix)',
+    });
+    new CfnOutput(this, 'QueueUrl', { value: this.queues.queue.queueUrl, description: 'Ingress queue of the lane' });
+    new CfnOutput(this, 'ConsumerLogGroup', { value: this.consumer.logGroup.logGroupName, description: 'Log group of the consumer function' });
+    if (this.storage.providerSecret) {
+      new CfnOutput(this, 'ProviderSecretName', {
+        value: lane.resources.providerSecretName,
+        description: 'Secret to put the provider keys in: {"<key id>": "<api key>"}',
+      });
+    }
   }
 }

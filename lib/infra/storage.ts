@@ -1,15 +1,20 @@
 /**
  * A lane's data stores: the source-document bucket (with its access-log bucket), the results,
- * ledger and rate-state tables, and the Secrets Manager secret holding the provider's API keys.
- * Every name comes from the lane config, so the consumer (which reads the same config) and the
- * local stack address exactly these resources.
+ * ledger and rate-state tables, and, for providers that take API keys, the Secrets Manager secret
+ * holding them. Every name comes from the lane config as deployed (`laneInAccount`: the bucket name
+ * carries the account id), so the consumer, which gets the same config, addresses exactly these.
+ *
+ * Retained with fixed names (they hold data, and producers and the consumer find them by name): the
+ * source bucket, the three tables and the secret. After `cdk destroy` they stay; README.md
+ * ("Deploying to AWS") says how to redeploy over them. The access-log bucket is retained under a
+ * generated name, so it never blocks a redeploy.
  */
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import type { LaneConfig } from '../config/lanes.js';
+import { type LaneConfig, providerNeedsKeySecrets } from '../config/lanes.js';
 import { LEDGER_TABLE, RATE_STATE_TABLE, RESULTS_TABLE, type TableShape } from '../store/tables.js';
 
 import { DOCUMENT_PREFIX } from '../shared/resources.js';
@@ -24,14 +29,15 @@ export interface LaneStorageProps {
   readonly accessLogRetentionDays: number;
 }
 
-/** The lane's bucket, tables and provider secret. */
+/** The lane's bucket, tables and (when its provider takes API keys) provider secret. */
 export class LaneStorage extends Construct {
   readonly bucket: Bucket;
   readonly accessLogsBucket: Bucket;
   readonly resultsTable: TableV2;
   readonly ledgerTable: TableV2;
   readonly rateStateTable: TableV2;
-  readonly providerSecret: Secret;
+  /** The provider-keys secret; absent when the provider reads no key (Bedrock with IAM auth). */
+  readonly providerSecret: Secret | undefined;
 
   constructor(scope: Construct, id: string, props: LaneStorageProps) {
     super(scope, id);
@@ -77,18 +83,24 @@ export class LaneStorage extends Construct {
     this.ledgerTable = laneTable(this, 'Ledger', lane.resources.ledgerTable, LEDGER_TABLE);
     this.rateStateTable = laneTable(this, 'RateState', lane.resources.rateStateTable, RATE_STATE_TABLE);
 
-    const keyIds = lane.provider.keys.map((k) => k.id);
-    this.providerSecret = new Secret(this, 'ProviderKeys', {
-      secretName: lane.resources.providerSecretName,
-      description: `ratelane ${lane.name} lane: ${lane.provider.kind} API keys as JSON {"<key id>": "<api key>"} for key ids ${keyIds.join(', ')}. Set it with put-secret-value after the first deploy.`,
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    Validations.of(this.providerSecret).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        'The secret holds third-party model provider API keys that only a person can rotate, in the provider console; no rotation Lambda can mint them. Rotation is an operator runbook step (put-secret-value), and the consumer re-reads the secret every 5 minutes.',
-    });
+    this.providerSecret = providerNeedsKeySecrets(lane.provider) ? providerKeysSecret(this, lane) : undefined;
   }
+}
+
+/** The secret `{"<key id>": "<api key>"}` of the lane's provider keys, created empty (set it after the deploy). */
+function providerKeysSecret(scope: Construct, lane: LaneConfig): Secret {
+  const keyIds = lane.provider.keys.map((k) => k.id);
+  const secret = new Secret(scope, 'ProviderKeys', {
+    secretName: lane.resources.providerSecretName,
+    description: `ratelane ${lane.name} lane: ${lane.provider.kind} API keys as JSON {"<key id>": "<api key>"} for key ids ${keyIds.join(', ')}. Set it with put-secret-value after the first deploy.`,
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
+  Validations.of(secret).acknowledge({
+    id: 'AwsSolutions-SMG4',
+    reason:
+      'The secret holds third-party model provider API keys that only a person can mint, in the provider console; no rotation Lambda can create them. Rotation is a runbook step (put-secret-value) and the consumer re-reads the secret within a minute.',
+  });
+  return secret;
 }
 
 /** An on-demand, encrypted, point-in-time-recoverable table with the key schema and TTL of `shape`. */

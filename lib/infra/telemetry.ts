@@ -41,3 +41,19 @@ export function throttleShare(lane: Pick<LaneConfig, 'name' | 'region'>, period:
     label: '429 share (%)',
   });
 }
+
+/** A consumer metric in milliseconds shown in seconds (beside SQS's ages, which are in seconds). */
+export function consumerSeconds(
+  lane: Pick<LaneConfig, 'name' | 'region'>,
+  name: Extract<ConsumerMetricName, `${string}Ms`>,
+  options: { statistic: string; period: Duration; label: string },
+): MathExpression {
+  // One id per metric and statistic: several of these may share a graph.
+  const id = `${name.charAt(0).toLowerCase()}${name.slice(1)}_${options.statistic.replace(/[^A-Za-z0-9]/g, '_')}`;
+  return new MathExpression({
+    expression: `${id} / 1000`,
+    usingMetrics: { [id]: consumerMetric(lane, name, { statistic: options.statistic, period: options.period }) },
+    period: options.period,
+    label: options.label,
+  });
+}

@@ -66,6 +66,7 @@ function isBodyInput(input: DecisionInput): input is BodyDecisionInput {
  *   capped full jitter (failure base/cap, exponent `ApproximateReceiveCount − 1`, at most 43200 s);
  *   `lastReceive` says SQS dead-letters it next.
  * - `validation_failed` → `repair` while the repair budget lasts, then `needs_review`.
+ * - `out_of_time` → `defer` at once (`DelaySeconds` 0), `deferrals` unchanged: not a failure, not a throttle.
  * - `valid_output` → `commit`.
  *
  * Any wait (deferral or redelivery) that would end at or after the job's deadline becomes
@@ -114,6 +115,13 @@ export function decide(input: DecisionInput): Action {
         detail: `output still invalid after ${used} of ${outcome.maxRepairAttempts} repair attempt(s)`,
       };
     }
+    case 'out_of_time':
+      return deferOrReject(
+        job,
+        nowMs,
+        { reason: 'invocation_deadline', basis: 'invocation_deadline', waitMs: 0, deferrals: job.deferrals },
+        receiveCountOf(input),
+      );
     case 'valid_output':
       return { type: 'commit' };
   }

@@ -47,6 +47,7 @@ export {
   type JobOutcome,
   type JobScheduling,
   type NotYetEligibleOutcome,
+  type OutOfTimeOutcome,
   type ProviderErrorOutcome,
   type RecordContext,
   type RecordOutcome,

@@ -122,6 +122,14 @@ export interface ValidationFailedOutcome {
   maxRepairAttempts: number;
 }
 
+/**
+ * The record's time (a Lambda invocation's, a request's deadline) cannot hold the next model call and
+ * the settling after it: re-send it to come back at once, as a hop (no failure, no throttle).
+ */
+export interface OutOfTimeOutcome {
+  kind: 'out_of_time';
+}
+
 /** The output is valid: commit it. */
 export interface ValidOutputOutcome {
   kind: 'valid_output';
@@ -139,6 +147,7 @@ export type JobOutcome =
   | ProviderErrorOutcome
   | TransportFailureOutcome
   | ValidationFailedOutcome
+  | OutOfTimeOutcome
   | ValidOutputOutcome;
 
 /** What happened to one record (discriminated by `kind`). */

@@ -5,7 +5,8 @@
  * - Go-style durations (OpenAI / Groq `x-ratelimit-reset-*`, Gemini `retryDelay`): `6m0s`, `1m30.5s`,
  *   `20ms`, `1s`, `0.5s`, `9m38.016s`, `1h2m`.
  * - `retry-after`: delta-seconds (`20`, `1.5`) or an HTTP date (`Wed, 21 Oct 2015 07:28:00 GMT`).
- * - RFC 3339 timestamps (Anthropic `anthropic-ratelimit-*-reset`).
+ * - RFC 3339 timestamps (Anthropic `anthropic-ratelimit-*-reset`). Every date is validated field by
+ *   field (no `Date.UTC` roll-over: `2026-02-30` is no date).
  * - Epoch timestamps in seconds or milliseconds (OpenRouter `X-RateLimit-Reset`).
  * - A wait stated in prose: "Please try again in 20s", "Please retry after 36 seconds",
  *   "retry after 2 minutes", "Your quota will reset after 20s", "Please retry in 45.57s".
@@ -64,32 +65,106 @@ export function parseMilliseconds(value: unknown): number | null {
   return Number.isFinite(ms) ? roundMs(ms) : null;
 }
 
-const DAY_NAMES = /\b(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s/i;
+const MONTH_INDEX: Record<string, number> = { jan: 0, feb: 1, mar: 2, apr: 3, may: 4, jun: 5, jul: 6, aug: 7, sep: 8, oct: 9, nov: 10, dec: 11 };
+
+/** The index (0–11) of an English month name or its three-letter abbreviation, else `null`. */
+export function monthIndex(name: string): number | null {
+  return MONTH_INDEX[name.slice(0, 3).toLowerCase()] ?? null;
+}
+
+/**
+ * A UTC date from its fields (`month` 1–12), or `null` when they name no real instant: month 1–12,
+ * day valid for that month (leap years counted), hour < 24, minute < 60, second < 61 (a leap second
+ * is read as :59), year 1970–9999. Never rolls over the way `Date.UTC` does (2026-02-30 is not
+ * 2 March; it is no date at all).
+ */
+export function utcDate(year: number, month: number, day: number, hour = 0, minute = 0, second = 0, ms = 0): Date | null {
+  const whole = [year, month, day, hour, minute, second];
+  if (!whole.every(Number.isInteger) || !Number.isFinite(ms) || ms < 0 || ms >= 1_000) return null;
+  if (year < 1970 || year > 9999 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 60) return null;
+  return new Date(Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59), ms));
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/** `GMT`, `UTC`, `UT`, `Z` or a numeric `+hhmm` / `+hh:mm` offset, in minutes east of UTC; else `null`. */
+function zoneOffsetMinutes(zone: string | undefined): number | null {
+  if (zone === undefined || /^(?:gmt|utc|ut|z)$/i.test(zone)) return 0;
+  const m = /^([+-])(\d{2}):?(\d{2})$/.exec(zone);
+  if (!m) return null;
+  const hours = Number(m[2]);
+  const minutes = Number(m[3]);
+  if (hours > 23 || minutes > 59) return null;
+  return (m[1] === '-' ? -1 : 1) * (hours * 60 + minutes);
+}
+
+/** IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) and RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`). */
+const HTTP_DATE = /^[a-z]{3,9},?\s+(\d{1,2})[\s-]([a-z]{3,9})[\s-](\d{4}|\d{2})\s+(\d{1,2}):(\d{2}):(\d{2})(?:\s+(gmt|utc|ut|z|[+-]\d{4}))?$/i;
+/** asctime (`Sun Nov  6 08:49:37 1994`). */
+const ASCTIME = /^[a-z]{3,9}\s+([a-z]{3,9})\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})\s+(\d{4})(?:\s+(gmt|utc))?$/i;
 
 /**
  * Parses an HTTP date (IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`, and the obsolete RFC 850 and
- * asctime forms). Requires a day name and a zone or the asctime shape, so that bare numbers and
- * other garbage are not mistaken for dates.
+ * asctime forms). Requires a day name and the shape of one of those forms, so that bare numbers and
+ * other garbage are not mistaken for dates; a date that does not exist (`31 Feb`, `25:00:00`) gives
+ * `null`. A two-digit RFC 850 year is 19xx from 50 up, else 20xx.
  */
 export function parseHttpDate(value: unknown): Date | null {
   if (typeof value !== 'string') return null;
   const text = value.trim();
-  if (text.length < 20 || text.length > 40 || !DAY_NAMES.test(text)) return null;
-  if (!/\d{1,2}:\d{2}:\d{2}/.test(text)) return null;
-  const withZone = /\b(?:GMT|UTC|UT|Z|[+-]\d{4})\b/i.test(text) ? text : `${text} GMT`;
-  const ms = Date.parse(withZone);
-  return Number.isFinite(ms) ? new Date(ms) : null;
+  if (text.length < 20 || text.length > 40) return null;
+  const http = HTTP_DATE.exec(text);
+  if (http) {
+    const month = monthIndex(http[2] ?? '');
+    const shortYear = (http[3] ?? '').length === 2 ? Number(http[3]) : null;
+    const year = shortYear === null ? Number(http[3]) : shortYear >= 50 ? 1900 + shortYear : 2000 + shortYear;
+    const offset = zoneOffsetMinutes(http[7]);
+    if (month === null || offset === null) return null;
+    const at = utcDate(year, month + 1, Number(http[1]), Number(http[4]), Number(http[5]), Number(http[6]));
+    return at === null ? null : new Date(at.getTime() - offset * 60_000);
+  }
+  const asc = ASCTIME.exec(text);
+  if (asc) {
+    const month = monthIndex(asc[1] ?? '');
+    if (month === null) return null;
+    return utcDate(Number(asc[6]), month + 1, Number(asc[2]), Number(asc[3]), Number(asc[4]), Number(asc[5]));
+  }
+  return null;
 }
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|z|[+-]\d{2}:?\d{2})$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|z|[+-]\d{2}:?\d{2})$/;
 
-/** Parses an RFC 3339 timestamp (`2024-03-26T20:00:00Z`, `2025-01-01T00:01:00.5+02:00`). */
+/**
+ * Parses an RFC 3339 timestamp (`2024-03-26T20:00:00Z`, `2025-01-01T00:01:00.5+02:00`); a date or
+ * time that does not exist (`2026-99-99`, `2026-02-30`, `24:00:00`) gives `null`.
+ */
 export function parseRfc3339(value: unknown): Date | null {
   if (typeof value !== 'string') return null;
-  const text = value.trim();
-  if (!RFC3339.test(text)) return null;
-  const ms = Date.parse(text.replace(' ', 'T').replace(/([+-]\d{2})(\d{2})$/, '$1:$2'));
-  return Number.isFinite(ms) ? new Date(ms) : null;
+  const m = RFC3339.exec(value.trim());
+  if (!m) return null;
+  const offset = zoneOffsetMinutes(m[8]);
+  if (offset === null) return null;
+  const ms = m[7] ? Math.floor(Number(`0${m[7]}`) * 1_000) : 0;
+  const at = utcDate(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]), ms);
+  return at === null ? null : new Date(at.getTime() - offset * 60_000);
+}
+
+/** How far a response's `date` header may be from the caller's clock and still be believed. */
+export const MAX_DATE_SKEW_MS = 5 * 60_000;
+
+/**
+ * The reference time for reading a response's waits: its `date` header (the server's clock, which
+ * its reset times are stated in) when that parses and is within `maxSkewMs` of `nowMs`, else
+ * `nowMs`: a stale cached response or a server clock hours off must not inflate (or erase) a wait.
+ */
+export function serverReferenceTime(dateHeader: unknown, nowMs: number, maxSkewMs: number = MAX_DATE_SKEW_MS): number {
+  const date = parseHttpDate(dateHeader);
+  if (date === null) return nowMs;
+  return Math.abs(date.getTime() - nowMs) <= maxSkewMs ? date.getTime() : nowMs;
 }
 
 /**

@@ -1,43 +1,17 @@
 /**
- * Normalises what a provider sent back (headers in any shape, a body that is parsed JSON, a JSON
- * string, an SSE stream or plain text) into the facts the classifier reads: the messages, the
- * error codes/types, Google's QuotaFailure and RetryInfo details, and headers a gateway (OpenRouter)
- * embedded in the body. Pure; never throws.
+ * Normalises what a provider sent back (a body that is parsed JSON, a JSON string, an SSE stream or
+ * plain text) into the facts the classifier reads: the messages, the error codes/types, Google's
+ * QuotaFailure, ErrorInfo and RetryInfo details, and headers a gateway (OpenRouter) embedded in the
+ * body. Pure; never throws, and its cost is linear in the body whatever the body holds: every scan
+ * is bounded, objects are walked once (cycles, getters that throw and hostile proxies are skipped),
+ * and messages are capped ({@link MAX_TEXT} each, {@link MAX_TOTAL_TEXT} in all) so that no regex
+ * over them can take long.
  */
+import { findJson, looksLikeSse, sseErrorPayloads, tryParseJson } from './json-text.js';
+import { quotaFactsFromText } from './quota-details.js';
 
-/** Headers as callers hold them: a fetch `Headers`, a plain record, or entries. */
-export type HeaderInput =
-  | { forEach(callback: (value: string, key: string) => void): void }
-  | Record<string, string | string[] | number | boolean | null | undefined>
-  | Iterable<readonly [string, string]>
-  | null
-  | undefined;
-
-/** Lower-cases header names; joins repeated values with ", ". */
-export function normalizeHeaders(input: HeaderInput): Record<string, string> {
-  const out: Record<string, string> = {};
-  const put = (key: unknown, value: unknown) => {
-    if (typeof key !== 'string' || value === undefined || value === null) return;
-    const text = Array.isArray(value) ? value.map(String).join(', ') : String(value);
-    const name = key.toLowerCase();
-    out[name] = out[name] === undefined ? text : `${out[name]}, ${text}`;
-  };
-  if (input === null || input === undefined || typeof input !== 'object') return out;
-  if (typeof (input as { forEach?: unknown }).forEach === 'function' && !Array.isArray(input)) {
-    (input as { forEach(cb: (value: string, key: string) => void): void }).forEach((value, key) => {
-      put(key, value);
-    });
-    return out;
-  }
-  if (Symbol.iterator in (input as object)) {
-    for (const entry of input as Iterable<readonly [string, string]>) {
-      if (Array.isArray(entry)) put(entry[0], entry[1]);
-    }
-    return out;
-  }
-  for (const [key, value] of Object.entries(input as Record<string, unknown>)) put(key, value);
-  return out;
-}
+export { type HeaderInput, normalizeHeaders } from './headers.js';
+export { tryParseJson } from './json-text.js';
 
 /** What the classifier reads out of a response body. */
 export interface ErrorFacts {
@@ -75,7 +49,28 @@ const CODE_KEYS = new Set([
   ':exception-type',
 ]);
 const MAX_DEPTH = 10;
-const MAX_TEXT = 20_000;
+/** Longest message kept (real messages are a few hundred characters; the longest fixture ~1.3 KB). */
+export const MAX_TEXT = 8 * 1024;
+/** Most message characters kept in all: every regex of the classifier runs over at most this. */
+export const MAX_TOTAL_TEXT = 32 * 1024;
+/** Most messages kept. */
+export const MAX_TEXTS = 64;
+/** Most values (objects, arrays, strings…) visited in one body. */
+export const MAX_NODES = 4096;
+/** Most strings re-parsed as JSON (a message carrying a JSON body, wrapped a few times at most). */
+const MAX_NESTED_PARSES = 16;
+/** Most codes, quota ids/values, delays and embedded headers kept. */
+const MAX_ITEMS = 64;
+
+/** Extraction state: the facts, plus the budgets that keep the walk linear. */
+interface Walk {
+  facts: ErrorFacts;
+  seenTexts: Set<string>;
+  seenObjects: WeakSet<object>;
+  textChars: number;
+  nodes: number;
+  nestedParses: number;
+}
 
 function emptyFacts(): ErrorFacts {
   return {
@@ -91,58 +86,6 @@ function emptyFacts(): ErrorFacts {
 }
 
 /**
- * Tries to read JSON out of a string: the whole string, else the first balanced `{…}`/`[…]` that
- * parses (so a prefix such as `"[CloudCode] Stream error at …: 503 - {…}"` or `"429 {…}"` and a
- * trailing log line do not hide the body).
- */
-export function tryParseJson(text: string): unknown {
-  const trimmed = text.trim();
-  if (trimmed === '') return undefined;
-  try {
-    return JSON.parse(trimmed);
-  } catch {
-    // fall through: maybe JSON embedded in other text
-  }
-  let attempts = 0;
-  for (let start = 0; start < trimmed.length && attempts < 20; start++) {
-    const ch = trimmed[start];
-    if (ch !== '{' && ch !== '[') continue;
-    const end = balancedEnd(trimmed, start);
-    if (end < 0) continue;
-    attempts++;
-    try {
-      const parsed: unknown = JSON.parse(trimmed.slice(start, end + 1));
-      if (parsed !== null && typeof parsed === 'object') return parsed;
-    } catch {
-      // not JSON (e.g. "[CloudCode]" or a Python repr): try the next opening bracket
-    }
-  }
-  return undefined;
-}
-
-/** Index of the bracket closing the one at `start` (JSON string-aware), or -1. */
-function balancedEnd(text: string, start: number): number {
-  const stack: string[] = [];
-  let inString = false;
-  for (let i = start; i < text.length; i++) {
-    const ch = text[i];
-    if (inString) {
-      if (ch === '\\') i++;
-      else if (ch === '"') inString = false;
-      continue;
-    }
-    if (ch === '"') inString = true;
-    else if (ch === '{') stack.push('}');
-    else if (ch === '[') stack.push(']');
-    else if (ch === '}' || ch === ']') {
-      if (stack.pop() !== ch) return -1;
-      if (stack.length === 0) return i;
-    }
-  }
-  return -1;
-}
-
-/**
  * Error codes written as text rather than JSON: a Python repr (`'type': 'insufficient_quota'`),
  * a log line (`error_type=None`, `type: server_error`) or an SDK string. Only identifier-like
  * values count.
@@ -152,180 +95,230 @@ function codesFromText(text: string, facts: ErrorFacts): void {
   for (const m of text.matchAll(pattern)) {
     const value = (m[2] ?? '').toLowerCase();
     if (value === 'none' || value === 'null') continue;
-    facts.codes.add(value);
+    addCode(facts, value);
   }
 }
 
-/** Parses an SSE stream and returns the payloads of its error events (`event: error`, `{error}`). */
-function sseErrorPayloads(text: string): { payloads: unknown[]; sawErrorEvent: boolean } {
-  const payloads: unknown[] = [];
-  let sawErrorEvent = false;
-  let event = '';
-  let data: string[] = [];
-  const flush = () => {
-    if (data.length > 0) {
-      const raw = data.join('\n');
-      const parsed = tryParseJson(raw);
-      const isErrorEvent = event.trim().toLowerCase() === 'error';
-      if (isErrorEvent) sawErrorEvent = true;
-      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
-        const record = parsed as Record<string, unknown>;
-        if (isErrorEvent || record.type === 'error' || (record.error !== undefined && record.error !== null)) {
-          payloads.push(parsed);
-        }
-      } else if (isErrorEvent) {
-        payloads.push(raw);
-      }
-    }
-    event = '';
-    data = [];
-  };
-  for (const line of text.split(/\r?\n/)) {
-    if (line.trim() === '') {
-      flush();
-      continue;
-    }
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-    if (field === 'event') event = value;
-    else if (field === 'data') data.push(value);
+function addCode(facts: ErrorFacts, code: string): void {
+  if (facts.codes.size < MAX_ITEMS) facts.codes.add(code);
+}
+
+function pushLimited<T>(list: T[], item: T): void {
+  if (list.length < MAX_ITEMS) list.push(item);
+}
+
+/** Reads a property, or `undefined` when its getter (or a proxy trap) throws. */
+function read(record: Record<string, unknown>, key: string): unknown {
+  try {
+    return record[key];
+  } catch {
+    return undefined;
   }
-  flush();
-  return { payloads, sawErrorEvent };
 }
 
-function looksLikeSse(text: string): boolean {
-  return /^(?:event|data):/m.test(text);
+function keysOf(record: object): string[] {
+  try {
+    return Object.keys(record);
+  } catch {
+    return [];
+  }
 }
 
-function walk(value: unknown, facts: ErrorFacts, depth: number, parentKey: string): void {
-  if (depth > MAX_DEPTH || value === null || value === undefined) return;
+function isArray(value: unknown): value is unknown[] {
+  try {
+    return Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
+function walk(state: Walk, value: unknown, depth: number, parentKey: string): void {
+  if (depth > MAX_DEPTH || value === null || value === undefined || state.nodes >= MAX_NODES) return;
+  state.nodes++;
+  const { facts } = state;
   if (typeof value === 'string') {
     if (TEXT_KEYS.has(parentKey) || parentKey === '' || parentKey === 'error') {
-      pushText(facts, value);
-      const trimmed = value.trim();
-      if (trimmed.includes('{') && (trimmed.startsWith('{') || trimmed.startsWith('[') || /\{\s*"/.test(trimmed))) {
-        const nested = tryParseJson(trimmed);
-        if (nested !== undefined && typeof nested === 'object') walk(nested, facts, depth + 1, '');
+      pushText(state, value);
+      if (state.nestedParses < MAX_NESTED_PARSES && value.includes('{')) {
+        const trimmed = value.trim();
+        if (trimmed.startsWith('{') || trimmed.startsWith('[') || /\{\s*"/.test(trimmed)) {
+          state.nestedParses++;
+          const nested = tryParseJson(trimmed);
+          if (nested !== undefined && typeof nested === 'object') walk(state, nested, depth + 1, '');
+        }
       }
     }
-    return;
-  }
-  if (Array.isArray(value)) {
-    for (const item of value) walk(item, facts, depth + 1, parentKey === 'details' || parentKey === 'violations' ? '' : parentKey);
     return;
   }
   if (typeof value !== 'object') return;
+  if (state.seenObjects.has(value)) return;
+  state.seenObjects.add(value);
+  if (isArray(value)) {
+    const childKey = parentKey === 'details' || parentKey === 'violations' ? '' : parentKey;
+    const length = Math.min(Number(read(value as unknown as Record<string, unknown>, 'length')) || 0, MAX_NODES);
+    for (let i = 0; i < length && state.nodes < MAX_NODES; i++) walk(state, read(value as unknown as Record<string, unknown>, String(i)), depth + 1, childKey);
+    return;
+  }
   const record = value as Record<string, unknown>;
-  for (const [rawKey, child] of Object.entries(record)) {
+  for (const rawKey of keysOf(record)) {
+    if (state.nodes >= MAX_NODES) return;
+    if (rawKey.length > 64) continue;
     const key = rawKey.toLowerCase();
+    const child = read(record, rawKey);
     if (key === 'error' || key === 'errors') facts.hasError = true;
     if (CODE_KEYS.has(key)) {
-      if (typeof child === 'string' && child.length <= 200) facts.codes.add(child.toLowerCase());
+      if (typeof child === 'string' && child.length <= 200) addCode(facts, child.toLowerCase());
       if (typeof child === 'number' || (typeof child === 'string' && /^\d{3}$/.test(child))) {
         const n = Number(child);
         if (n >= 400 && n <= 599 && (key === 'code' || key === 'status') && facts.embeddedStatus === null) facts.embeddedStatus = n;
-        if (typeof child === 'number') facts.codes.add(String(child));
+        if (typeof child === 'number') addCode(facts, String(child));
       }
     }
-    if ((key === 'quotaid' || key === 'quotametric' || key === 'quota_limit' || key === 'quota_metric') && typeof child === 'string') {
-      facts.quotaIds.push(child);
+    if ((key === 'quotaid' || key === 'quotametric' || key === 'quota_limit' || key === 'quota_metric') && typeof child === 'string' && child.length <= 200) {
+      pushLimited(facts.quotaIds, child);
     }
-    if ((key === 'quotavalue' || key === 'quota_limit_value') && (typeof child === 'string' || typeof child === 'number')) {
-      facts.quotaValues.push(String(child));
+    if ((key === 'quotavalue' || key === 'quota_limit_value') && (typeof child === 'string' || typeof child === 'number') && String(child).length <= 32) {
+      pushLimited(facts.quotaValues, String(child));
     }
     if (key === 'retrydelay') {
       const ms = protoDurationMs(child);
-      if (ms !== null) facts.retryDelaysMs.push(ms);
+      if (ms !== null) pushLimited(facts.retryDelaysMs, ms);
     }
-    if (key === 'headers' && child !== null && typeof child === 'object' && !Array.isArray(child)) {
-      for (const [h, v] of Object.entries(child as Record<string, unknown>)) {
-        if (typeof v === 'string' || typeof v === 'number') facts.embeddedHeaders[h.toLowerCase()] = String(v);
-      }
+    if (key === 'headers' && child !== null && typeof child === 'object' && !isArray(child)) {
+      embeddedHeaders(state, child as Record<string, unknown>);
       continue;
     }
-    if (key === 'metadata' && child !== null && typeof child === 'object' && !Array.isArray(child)) {
+    if (key === 'metadata' && child !== null && typeof child === 'object' && !isArray(child)) {
       // Google ErrorInfo metadata: {quota_limit, quota_limit_value, quota_metric, ...} as strings.
-      walk(child, facts, depth + 1, 'metadata');
+      walk(state, child, depth + 1, 'metadata');
       continue;
     }
     if (key === 'links' || key === 'url' || key === 'description' || key === 'help') continue;
-    walk(child, facts, depth + 1, key);
+    walk(state, child, depth + 1, key);
+  }
+}
+
+function embeddedHeaders(state: Walk, headers: Record<string, unknown>): void {
+  const out = state.facts.embeddedHeaders;
+  let count = 0;
+  for (const h of keysOf(headers)) {
+    if (++count > MAX_ITEMS || state.nodes >= MAX_NODES) return;
+    state.nodes++;
+    const v = read(headers, h);
+    if ((typeof v === 'string' && v.length <= 4096) || typeof v === 'number') out[h.toLowerCase()] = String(v);
   }
 }
 
 function protoDurationMs(value: unknown): number | null {
   if (typeof value === 'string') {
-    const m = /^(\d+(?:\.\d+)?)s$/.exec(value.trim());
+    const m = /^(\d{1,12}(?:\.\d{1,12})?)s$/.exec(value.trim());
     return m?.[1] ? Math.round(Number(m[1]) * 1_000) : null;
   }
   if (value !== null && typeof value === 'object') {
-    const r = value as { seconds?: unknown; nanos?: unknown };
-    const ms = Number(r.seconds ?? 0) * 1_000 + Number(r.nanos ?? 0) / 1e6;
+    const r = value as Record<string, unknown>;
+    const ms = Number(read(r, 'seconds') ?? 0) * 1_000 + Number(read(r, 'nanos') ?? 0) / 1e6;
     return Number.isFinite(ms) && ms >= 0 ? Math.round(ms) : null;
   }
   return null;
 }
 
-function pushText(facts: ErrorFacts, text: string): void {
-  const trimmed = text.trim();
-  if (trimmed === '' || facts.texts.includes(trimmed)) return;
-  facts.texts.push(trimmed.length > MAX_TEXT ? trimmed.slice(0, MAX_TEXT) : trimmed);
+/** Keeps a message (trimmed, capped, once), and reads Google quota details written as text in it. */
+function pushText(state: Walk, text: string): void {
+  const { facts } = state;
+  if (facts.texts.length >= MAX_TEXTS || state.textChars >= MAX_TOTAL_TEXT) return;
+  const head = text.length > MAX_TEXT * 2 ? text.slice(0, MAX_TEXT * 2) : text;
+  let trimmed = head.trim();
+  if (trimmed.length > MAX_TEXT) trimmed = trimmed.slice(0, MAX_TEXT);
+  if (trimmed.length > MAX_TOTAL_TEXT - state.textChars) trimmed = trimmed.slice(0, MAX_TOTAL_TEXT - state.textChars);
+  if (trimmed === '' || state.seenTexts.has(trimmed)) return;
+  state.seenTexts.add(trimmed);
+  state.textChars += trimmed.length;
+  facts.texts.push(trimmed);
+  quotaFactsFromText(trimmed, facts);
 }
 
 /**
  * Reads the facts out of a body. For a success status (< 400) only error payloads count (an
  * error object at the top, or an SSE error event), so a model's generated text is never read as
- * an error message.
+ * an error message. Never throws: a body that cannot be read (a throwing getter, a hostile proxy)
+ * gives the facts read so far.
  */
 export function extractFacts(body: unknown, status: number): ErrorFacts {
-  const facts = emptyFacts();
+  const state: Walk = { facts: emptyFacts(), seenTexts: new Set(), seenObjects: new WeakSet(), textChars: 0, nodes: 0, nestedParses: 0 };
+  try {
+    extractInto(state, body, status);
+  } catch {
+    // a hostile body: what was read so far
+  }
+  return state.facts;
+}
+
+/** Longest body text read: a real error body is a few KB; the rest of a longer one is not read. */
+export const MAX_BODY_CHARS = 256 * 1024;
+
+/**
+ * A body longer than {@link MAX_BODY_CHARS} is cut to its first `MAX_BODY_CHARS` characters, or to
+ * its last ones (from a line start) when it is an SSE stream: a failed stream ends with its error.
+ */
+function boundedBody(body: string): string {
+  if (body.length <= MAX_BODY_CHARS) return body;
+  const head = body.slice(0, MAX_BODY_CHARS);
+  if (!looksLikeSse(head)) return head;
+  const tail = body.slice(body.length - MAX_BODY_CHARS);
+  const lineStart = tail.indexOf('\n');
+  return lineStart < 0 ? tail : tail.slice(lineStart + 1);
+}
+
+function extractInto(state: Walk, body: unknown, status: number): void {
+  const { facts } = state;
   const failed = !(status > 0 && status < 400);
   let parsed: unknown = body;
   let wrapper: string | null = null;
   if (typeof body === 'string') {
-    if (looksLikeSse(body)) {
-      const { payloads, sawErrorEvent } = sseErrorPayloads(body);
+    const text = boundedBody(body);
+    if (looksLikeSse(text)) {
+      const { payloads, sawErrorEvent } = sseErrorPayloads(text);
       if (sawErrorEvent || payloads.length > 0) facts.hasError = true;
-      for (const payload of payloads) walk(payload, facts, 0, '');
-      if (failed && payloads.length === 0) pushText(facts, body);
-      return facts;
+      for (const payload of payloads) walk(state, payload, 0, '');
+      if (failed && payloads.length === 0) pushText(state, text);
+      return;
     }
-    const json = tryParseJson(body);
-    if (json === undefined || typeof json !== 'object') {
+    const found = findJson(text);
+    const json = found?.value;
+    if (json === undefined || json === null || typeof json !== 'object') {
       if (failed) {
-        pushText(facts, body);
-        codesFromText(body, facts);
+        pushText(state, text);
+        codesFromText(facts.texts.join('\n'), facts);
       }
-      return facts;
+      return;
     }
     parsed = json;
     // Text around the embedded JSON (a client's prefix or log line) is read after the JSON's own
     // messages, so a wait the provider stated wins over the wrapper's words.
-    if (failed && !body.trim().startsWith('{') && !body.trim().startsWith('[')) wrapper = body;
+    if (failed && !found?.whole) wrapper = text;
   } else if (body instanceof Uint8Array) {
-    return extractFacts(new TextDecoder().decode(body), status);
+    extractInto(state, new TextDecoder().decode(body.length > 4 * 1024 * 1024 ? body.subarray(0, 4 * 1024 * 1024) : body), status);
+    return;
   } else if (body instanceof Error) {
     const error = body as Error & Record<string, unknown>;
-    parsed = { name: error.name, message: error.message, code: error.code, type: error.type, error: error.error };
+    parsed = { name: read(error, 'name'), message: read(error, 'message'), code: read(error, 'code'), type: read(error, 'type'), error: read(error, 'error') };
   }
-  if (parsed === null || parsed === undefined) return facts;
+  if (parsed === null || parsed === undefined) return;
   if (!failed) {
-    if (typeof parsed !== 'object') return facts;
+    if (typeof parsed !== 'object') return;
     const record = parsed as Record<string, unknown>;
-    const hasErrorField = record.error !== undefined && record.error !== null && record.error !== false;
-    if (Array.isArray(parsed)) {
-      const errors = parsed.filter((item) => item !== null && typeof item === 'object' && (item as Record<string, unknown>).error);
-      if (errors.length === 0) return facts;
+    if (isArray(parsed)) {
+      const errors = parsed.slice(0, MAX_NODES).filter((item) => item !== null && typeof item === 'object' && read(item as Record<string, unknown>, 'error'));
+      if (errors.length === 0) return;
       facts.hasError = true;
-      walk(errors, facts, 0, '');
-      return facts;
+      walk(state, errors, 0, '');
+      return;
     }
-    if (!hasErrorField && record.type !== 'error') return facts;
+    const error = read(record, 'error');
+    const hasErrorField = error !== undefined && error !== null && error !== false;
+    if (!hasErrorField && read(record, 'type') !== 'error') return;
     facts.hasError = true;
   }
-  walk(parsed, facts, 0, '');
-  if (wrapper !== null) pushText(facts, wrapper);
-  return facts;
+  walk(state, parsed, 0, '');
+  if (wrapper !== null) pushText(state, wrapper);
 }

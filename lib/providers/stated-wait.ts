@@ -4,7 +4,17 @@
  * message or implied by a documented code. Used by `classify.ts`; pure.
  */
 import type { ThrottleKind } from '../policy/classification.js';
-import { parseDeltaSeconds, parseMilliseconds, parseResetValue, parseRetryAfter, parseRfc3339, parseWaitFromText, parseHttpDate } from './durations.js';
+import {
+  monthIndex,
+  parseDeltaSeconds,
+  parseHttpDate,
+  parseMilliseconds,
+  parseResetValue,
+  parseRetryAfter,
+  parseRfc3339,
+  parseWaitFromText,
+  utcDate,
+} from './durations.js';
 import type { ErrorFacts } from './error-body.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -41,7 +51,7 @@ export function statedWait(ctx: WaitContext): Wait {
   const xRetry = parseDeltaSeconds(header('x-retry-after')) ?? parseDeltaSeconds(header('x-ratelimit-retry-after'));
   if (xRetry !== null) return { ms: xRetry, at: absolute };
 
-  if (facts.retryDelaysMs.length > 0) return { ms: Math.max(...facts.retryDelaysMs), at: absolute };
+  if (facts.retryDelaysMs.length > 0) return { ms: facts.retryDelaysMs.reduce((a, b) => Math.max(a, b), 0), at: absolute };
 
   for (const message of facts.texts) {
     const fromText = parseWaitFromText(message);
@@ -112,21 +122,6 @@ function mentionedLimit(text: string, codes: Set<string>): string | null {
 // ---------------------------------------------------------------------------------------------
 // Absolute reset times stated in the message or implied by a documented code.
 
-const MONTHS: Record<string, number> = {
-  jan: 0,
-  feb: 1,
-  mar: 2,
-  apr: 3,
-  may: 4,
-  jun: 5,
-  jul: 6,
-  aug: 7,
-  sep: 8,
-  oct: 9,
-  nov: 10,
-  dec: 11,
-};
-
 /** An absolute reset stated in a message ("regain access on …", "resets at …") or implied by a code. */
 export function absoluteResetFromText(facts: ErrorFacts, codes: Set<string>, nowMs: number): Date | null {
   for (const message of facts.texts) {
@@ -134,7 +129,9 @@ export function absoluteResetFromText(facts: ErrorFacts, codes: Set<string>, now
     const regain = /regain access on (\d{4})-(\d{2})-(\d{2})(?: at (\d{1,2}):(\d{2})(?::(\d{2}))?)?\s*(?:utc|gmt|z)?/i.exec(message);
     if (regain) {
       const [, y, mo, d, h, mi, s] = regain;
-      return new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h ?? 0), Number(mi ?? 0), Number(s ?? 0)));
+      // A date that does not exist ("2026-99-99") is no reset at all, never a rolled-over one.
+      const at = utcDate(Number(y), Number(mo), Number(d), Number(h ?? 0), Number(mi ?? 0), Number(s ?? 0));
+      if (at) return at;
     }
     // "resets at 2026-05-15T15:00:00Z", "reset at: 2025-01-01T00:00:00Z"
     const iso = /\breset(?:s)?\s+(?:at|on)\s*:?\s*(\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:z|[+-]\d{2}:?\d{2}))/i.exec(message);
@@ -145,8 +142,9 @@ export function absoluteResetFromText(facts: ErrorFacts, codes: Set<string>, now
     // "… until Jan 1, 2026" is rare; accept "until <Mon> <d>, <yyyy>" as UTC midnight.
     const until = /\buntil (jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* (\d{1,2}),? (\d{4})\b/i.exec(message);
     if (until?.[1] && until[2] && until[3]) {
-      const month = MONTHS[until[1].toLowerCase()];
-      if (month !== undefined) return new Date(Date.UTC(Number(until[3]), month, Number(until[2])));
+      const month = monthIndex(until[1]);
+      const at = month === null ? null : utcDate(Number(until[3]), month + 1, Number(until[2]));
+      if (at) return at;
     }
   }
   // Anthropic's tier spend cap: access resumes at 00:00 UTC on the first day of the next month.

@@ -138,3 +138,50 @@ export async function extendVisibility(input: ExtendVisibilityInput): Promise<{ 
   }
   return { visibilityTimeoutSeconds };
 }
+
+/** An SQS record's message attributes as Lambda delivers them. */
+export type LambdaMessageAttributes = Record<string, { stringValue?: string | undefined; binaryValue?: string | undefined; dataType: string }>;
+
+/**
+ * Sends a received message again as it is — the same body and attributes — hidden for `delaySeconds`
+ * (clamped to SQS's 0..900). For a record the consumer cannot look at now (its lane's configuration
+ * is unusable): the new message starts again at receive count 1, so waiting costs no retry.
+ *
+ * @throws {@link ResendFailedError} when `SendMessage` failed: the original must come back.
+ */
+export async function resendUnchanged(input: {
+  sqs: SQSClient;
+  queueUrl: string;
+  body: string;
+  attributes?: LambdaMessageAttributes | undefined;
+  delaySeconds: number;
+}): Promise<ResendResult> {
+  const { sqs, queueUrl, body } = input;
+  const delaySeconds = clampDelaySeconds(input.delaySeconds);
+  const attributes = Object.fromEntries(
+    Object.entries(input.attributes ?? {}).map(([name, a]) => [
+      name,
+      {
+        DataType: a.dataType,
+        ...(a.stringValue !== undefined ? { StringValue: a.stringValue } : {}),
+        ...(a.binaryValue !== undefined ? { BinaryValue: Buffer.from(a.binaryValue, 'base64') } : {}),
+      },
+    ]),
+  );
+  let messageId: string | undefined;
+  try {
+    const out = await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: body,
+        DelaySeconds: delaySeconds,
+        ...(Object.keys(attributes).length ? { MessageAttributes: attributes } : {}),
+      }),
+    );
+    messageId = out.MessageId;
+  } catch (error) {
+    throw new ResendFailedError(`SendMessage of an unchanged message failed: ${errorName(error) ?? 'Error'}`, 'send_failed', queueUrl, { cause: error });
+  }
+  if (!messageId) throw new ResendFailedError('SendMessage of an unchanged message returned no MessageId', 'send_failed', queueUrl);
+  return { messageId, delaySeconds, sizeBytes: Buffer.byteLength(body, 'utf8') };
+}

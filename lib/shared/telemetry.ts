@@ -50,8 +50,16 @@ export const CONSUMER_METRICS = [
   'LaneWaitingForPerson',
   /** The provider secret is unset or malformed: the lane pauses (reason `configuration`). */
   'ConfigurationError',
-  /** A record failed and comes back (any reason: see {@link RECORD_FAILURE_REASONS}); also per reason as a dimension. */
+  /** A record failed and comes back (any reason: see {@link RECORD_FAILURE_REASONS}), and per reason below. */
   'RecordFailed',
+  'RecordFailedRetry',
+  'RecordFailedResend',
+  'RecordFailedDeadLetter',
+  'RecordFailedLedger',
+  'RecordFailedResults',
+  'RecordFailedRateState',
+  'RecordFailedDeadline',
+  'RecordFailedUnexpected',
   /** Age of the oldest job (from its `createdAt`, across re-sends) among the records of one invocation (ms). */
   'OldestJobAgeMs',
   /** A committed job's age at its commit, from its `createdAt` (ms). */
@@ -114,6 +122,18 @@ export const RECORD_FAILURE_REASONS = [
 /** One of {@link RECORD_FAILURE_REASONS}. */
 export type RecordFailureReason = (typeof RECORD_FAILURE_REASONS)[number];
 
+/** The per-reason metric of each record failure reason (beside the total, `RecordFailed`). */
+export const RECORD_FAILED_METRICS = {
+  retry: 'RecordFailedRetry',
+  resend_failed: 'RecordFailedResend',
+  dead_letter_failed: 'RecordFailedDeadLetter',
+  ledger_unavailable: 'RecordFailedLedger',
+  results_unavailable: 'RecordFailedResults',
+  rate_state_unavailable: 'RecordFailedRateState',
+  invocation_deadline: 'RecordFailedDeadline',
+  unexpected: 'RecordFailedUnexpected',
+} as const satisfies Record<RecordFailureReason, ConsumerMetricName>;
+
 /** The `outcome` field of a record's log lines. */
 export const LOG_OUTCOMES = [
   'committed',
@@ -126,6 +146,7 @@ export const LOG_OUTCOMES = [
   'failed',
   'dead_lettered',
   'lane_paused',
+  'configuration',
 ] as const;
 
 /** One of {@link LOG_OUTCOMES}. */
@@ -187,6 +208,9 @@ export const REVIEW_REASONS = [
   /** The validated result is larger than a results item can hold (DynamoDB's 400 KB) or has values it cannot store. */
   'result_unstorable',
 ] as const;
+
+/** One of {@link REVIEW_REASONS}. */
+export type ReviewReason = (typeof REVIEW_REASONS)[number];
 
 /** One of {@link REJECTION_REASONS}. */
 export type RejectionReason = (typeof REJECTION_REASONS)[number];

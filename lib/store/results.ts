@@ -76,6 +76,32 @@ export function resultRecordFor(
   };
 }
 
+/** DynamoDB's item size limit (400 KB), as DynamoDB counts it. */
+export const MAX_RESULT_ITEM_BYTES = 400 * 1024;
+
+/**
+ * An item's size as DynamoDB counts it, approximately from above: the UTF-8 length of every attribute
+ * name and value, plus a few bytes per value for its type and structure.
+ */
+export function approximateItemBytes(item: Record<string, AttributeValue>): number {
+  let bytes = 0;
+  const walk = (value: AttributeValue): void => {
+    bytes += 3;
+    if (value.S !== undefined) bytes += Buffer.byteLength(value.S, 'utf8');
+    else if (value.N !== undefined) bytes += value.N.length;
+    else if (value.B !== undefined) bytes += value.B.byteLength;
+    else if (value.M !== undefined) for (const [name, child] of Object.entries(value.M)) (bytes += Buffer.byteLength(name, 'utf8')), walk(child);
+    else if (value.L !== undefined) for (const child of value.L) walk(child);
+    else if (value.SS !== undefined) for (const s of value.SS) bytes += Buffer.byteLength(s, 'utf8');
+    else if (value.NS !== undefined) for (const n of value.NS) bytes += n.length;
+  };
+  for (const [name, value] of Object.entries(item)) {
+    bytes += Buffer.byteLength(name, 'utf8');
+    walk(value);
+  }
+  return bytes;
+}
+
 /** Commit-once access to a lane's results table. */
 export class ResultStore {
   readonly tableName: string;
@@ -90,11 +116,19 @@ export class ResultStore {
    * Writes `record` only if no item with its `idempotencyKey` exists (conditional `PutItem`). A second
    * write of the same key returns `duplicate` with the item that is already there and changes nothing.
    *
-   * @throws {@link StoreRecordInvalidError} when the record cannot be represented in DynamoDB (retrying will not help).
+   * @throws {@link StoreRecordInvalidError} when the record cannot be represented in DynamoDB, is over its
+   *   item limit, or DynamoDB refuses it (`ValidationException`): retrying will not help.
    * @throws {@link StoreUnavailableError} for any other failure: nothing may be assumed written.
    */
   async commitOnce(record: ResultRecord): Promise<CommitOutcome> {
     const item = this.#toItem(record);
+    const bytes = approximateItemBytes(item);
+    if (bytes > MAX_RESULT_ITEM_BYTES) {
+      throw new StoreRecordInvalidError(
+        `result record of job ${record.jobId} is ~${bytes} bytes, over DynamoDB's item limit (${MAX_RESULT_ITEM_BYTES})`,
+        this.tableName,
+      );
+    }
     try {
       await this.#dynamodb.send(
         new PutItemCommand({
@@ -107,6 +141,12 @@ export class ResultStore {
       );
       return { status: 'committed' };
     } catch (error) {
+      if (errorName(error) === 'ValidationException') {
+        // DynamoDB refuses the item itself (a value it cannot hold): writing it again never helps.
+        throw new StoreRecordInvalidError(`result record of job ${record.jobId} was refused by DynamoDB (ValidationException)`, this.tableName, {
+          cause: error,
+        });
+      }
       if (errorName(error) !== 'ConditionalCheckFailedException') {
         throw new StoreUnavailableError('PutItem', this.tableName, { cause: error });
       }

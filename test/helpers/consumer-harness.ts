@@ -17,6 +17,7 @@ import type { SQSBatchResponse } from 'aws-lambda';
 import { loadCorpus, type CorpusDocument } from '../../corpus/index.js';
 import { resolveLanes, type LaneConfig, type LaneOverride } from '../../lib/config/lanes.js';
 import { createConsumerDeps, createConsumerTelemetry } from '../../lib/consumer/deps.js';
+import type { ConfigurationCheck } from '../../lib/consumer/configuration.js';
 import { createConsumerHandler, type SqsHandler } from '../../lib/consumer/handler.js';
 import type { LanePauseRequester } from '../../lib/admission/pause.js';
 import { roundRobinKeys, type KeyPool } from '../../lib/admission/keys.js';
@@ -50,10 +51,14 @@ export interface TestLane {
 /** Settings a test may change (resources are always unique). */
 export type TestLaneOverride = Omit<LaneOverride, 'resources' | 'region'>;
 
-/** Test lanes default to short timeouts: a 5 s function, 30 s queue visibility. */
+/**
+ * Test lanes default to short timeouts: a 5 s function, 30 s queue visibility, and a 2 s model call (so
+ * one call and its repair, with the settle margin, fit in the function's time).
+ */
 const TEST_LANE_DEFAULTS: TestLaneOverride = {
   queue: { visibilityTimeoutSeconds: 30, receiveWaitTimeSeconds: 0 },
   consumer: { timeoutSeconds: 5 },
+  provider: { timeoutMs: 2_000 },
 };
 
 /** The `us` lane with unique resource names and the given overrides. */
@@ -64,6 +69,7 @@ export function testLaneConfig(override: TestLaneOverride = {}): LaneConfig {
       ...override,
       queue: { ...TEST_LANE_DEFAULTS.queue, ...override.queue },
       consumer: { ...TEST_LANE_DEFAULTS.consumer, ...override.consumer },
+      provider: { ...TEST_LANE_DEFAULTS.provider, ...override.provider },
       resources: uniqueLaneResources(),
     },
   }).us!;
@@ -284,6 +290,8 @@ export interface TestConsumerOptions {
   keys?: KeyPool;
   /** Lane pause (default: none). */
   lanePause?: LanePauseRequester;
+  /** The configuration check run before each batch (default: none). */
+  checkConfiguration?: ConfigurationCheck;
 }
 
 /** A consumer handler with real stores and queues, the given model, and Powertools output captured. */
@@ -312,7 +320,7 @@ export function testConsumer(
     random: options.random,
     maxRepairAttempts: options.maxRepairAttempts,
   });
-  return { handler: createConsumerHandler(deps), deps, sink };
+  return { handler: createConsumerHandler(deps, { checkConfiguration: options.checkConfiguration }), deps, sink };
 }
 
 /** What one invocation returned. */
@@ -324,16 +332,22 @@ export interface Invocation {
 
 /**
  * Invokes the handler with the messages as one Lambda SQS event, then (as the event source mapping
- * does) deletes every record the response did not report failed. `ack: false` skips the delete.
+ * does) deletes every record the response did not report failed. `ack: false` skips the delete;
+ * `timeoutMs` gives the invocation less time than the lane's function timeout.
  */
-export async function invoke(t: TestLane, handler: SqsHandler, messages: readonly Message[], options: { ack?: boolean } = {}): Promise<Invocation> {
+export async function invoke(
+  t: TestLane,
+  handler: SqsHandler,
+  messages: readonly Message[],
+  options: { ack?: boolean; timeoutMs?: number } = {},
+): Promise<Invocation> {
   const event = buildSqsEvent(messages, { queueArn: t.queueArn, awsRegion: t.lane.region });
   const context = createLambdaContext({
     functionName: `ratelane-test-consumer`,
     awsRegion: t.lane.region,
     accountId: '000000000000',
     memoryLimitInMB: 512,
-    deadline: Date.now() + t.lane.consumer.timeoutSeconds * 1000,
+    deadline: Date.now() + (options.timeoutMs ?? t.lane.consumer.timeoutSeconds * 1000),
     now: Date.now,
   });
   const started = Date.now();

@@ -31,7 +31,7 @@ describe('lane app', () => {
     for (const s of Object.values(stacks)) assert.ok(Token.isUnresolved(s.account));
   });
 
-  it('takes regions and account from context, renaming buckets after their region', () => {
+  it('takes regions and account from context, naming buckets after lane, account and region', () => {
     // Prepare
     const app = new App({ context: { ...NO_BUNDLING, usRegion: 'us-west-2', euRegion: 'eu-west-1', account: '123456789012' } });
     // Act
@@ -40,8 +40,26 @@ describe('lane app', () => {
     assert.equal(stacks.us?.region, 'us-west-2');
     assert.equal(stacks.eu?.region, 'eu-west-1');
     assert.equal(stacks.us?.account, '123456789012');
-    assert.equal(stacks.us?.lane.resources.bucketName, 'ratelane-us-source-us-west-2');
-    assert.equal(stacks.eu?.lane.resources.bucketName, 'ratelane-eu-source-eu-west-1');
+    assert.equal(stacks.us?.lane.resources.bucketName, 'ratelane-us-source-123456789012-us-west-2');
+    assert.equal(stacks.eu?.lane.resources.bucketName, 'ratelane-eu-source-123456789012-eu-west-1');
+  });
+
+  it('gives two accounts different bucket names for the same lane, and an account-agnostic synth the deploy account', () => {
+    // Prepare
+    const bucketOf = (context: Record<string, unknown>) => {
+      const stack = buildLaneApp(new App({ context: { ...NO_BUNDLING, ...context } })).us;
+      assert.ok(stack);
+      const bucket = Object.values<any>(Template.fromStack(stack).findResources('AWS::S3::Bucket')).find((b) => b.Properties.BucketName);
+      return bucket.Properties.BucketName as unknown;
+    };
+    // Act
+    const staging = bucketOf({ account: '111111111111' });
+    const production = bucketOf({ account: '222222222222' });
+    const agnostic = bucketOf({});
+    // Assess
+    assert.equal(staging, 'ratelane-us-source-111111111111-us-east-1');
+    assert.equal(production, 'ratelane-us-source-222222222222-us-east-1');
+    assert.deepEqual(agnostic, { 'Fn::Join': ['', ['ratelane-us-source-', { Ref: 'AWS::AccountId' }, '-us-east-1']] });
   });
 
   it('keeps moved lanes apart: each template names only its own region and resources', () => {

@@ -236,7 +236,7 @@ describe('admission: the local stack', () => {
             { id: 'key-2', quotaOwner: 'us-owner-2' },
           ],
           limits: { requestsPerMinute: 600, tokensPerMinute: 10_000_000, requestsPerDay: 12 },
-          timeoutMs: 5000,
+          timeoutMs: 2000,
         },
       },
     }).us!;

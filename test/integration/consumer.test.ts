@@ -467,7 +467,7 @@ describe('consumer on the full local stack', () => {
         queue: { visibilityTimeoutSeconds: 30, receiveWaitTimeSeconds: 1 },
         consumer: { timeoutSeconds: 5, maximumConcurrency: 5 },
         backoff: { throttleBaseSeconds: 1, throttleCapSeconds: 10, failureBaseSeconds: 1, failureCapSeconds: 30 },
-        provider: { timeoutMs: 5000 },
+        provider: { timeoutMs: 2000 },
       },
     }).us!;
     const stack = await startLocalStack({

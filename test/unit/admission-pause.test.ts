@@ -60,8 +60,30 @@ describe('admission: lane pause in AWS', () => {
     assert.equal(schedule?.group, 'ratelane-us-pause');
     assert.deepEqual(JSON.parse(schedule!.input), { UUID: 'uuid-1', Enabled: true });
     assert.equal(RESUME_TARGET_ARN, 'arn:aws:scheduler:::aws-sdk:lambda:updateEventSourceMapping');
+    assert.equal(schedule?.targetArn, RESUME_TARGET_ARN);
     await controller.resume();
     assert.equal(log.at(-1), 'mapping uuid-1 enabled');
+  });
+
+  it("targets the resume in the stack's own partition (China, GovCloud), read off the scheduler role", async () => {
+    // Prepare
+    const schedules = new Map<string, string | undefined>();
+    for (const partition of ['aws-cn', 'aws-us-gov']) {
+      const calls = fakeCalls([]);
+      const controller = new AwsLanePauseController({
+        lane: 'us',
+        calls,
+        scheduleGroup: 'g',
+        schedulerRoleArn: `arn:${partition}:iam::1:role/r`,
+        now: () => T0,
+      });
+      // Act
+      await controller.pause(new Date(T0 + 3600_000), 'billing');
+      schedules.set(partition, calls.schedules[0]?.targetArn);
+    }
+    // Assess
+    assert.equal(schedules.get('aws-cn'), 'arn:aws-cn:scheduler:::aws-sdk:lambda:updateEventSourceMapping');
+    assert.equal(schedules.get('aws-us-gov'), 'arn:aws-us-gov:scheduler:::aws-sdk:lambda:updateEventSourceMapping');
   });
 
   it('never disables the mapping when the resume schedule cannot be created', async () => {

@@ -7,6 +7,8 @@ import { describe, it } from 'node:test';
 import { runCommand, UsageError, type Command, type CommandIo } from '../../lib/commands/command.js';
 import { booleanFlag, endpointsFrom, numberFlag, parseFlags, repeatedFlag, stringFlag } from '../../lib/commands/flags.js';
 import { COMMANDS, findCommand, USAGE } from '../../lib/commands/index.js';
+import { lanesToSubmitTo } from '../../lib/commands/submit.js';
+import { DEFAULT_LANES } from '../../lib/config/lanes.js';
 
 /** An io that collects what a command writes. */
 function capture(): { io: CommandIo; out: () => string; err: () => string } {
@@ -140,5 +142,36 @@ describe('the registry', () => {
     }
     assert.equal(findCommand('toString'), undefined);
     assert.equal(findCommand(undefined), undefined);
+  });
+});
+
+describe('submit: which bucket a producer writes to', () => {
+  const options = (account?: string) => ({ region: 'us', account }) as Parameters<typeof lanesToSubmitTo>[1];
+  const io = (env: Record<string, string> = {}) => ({ ...capture().io, env });
+
+  it('in AWS, names each lane bucket after the lane account: --account, then RATELANE_ACCOUNT, then the caller', async () => {
+    // Prepare
+    const asked: (string | undefined)[] = [];
+    const callerAccount = async (region: string | undefined) => {
+      asked.push(region);
+      return '222222222222';
+    };
+    // Act
+    const byFlag = await lanesToSubmitTo(DEFAULT_LANES, options('111111111111'), io({ RATELANE_ACCOUNT: '333333333333' }), undefined, { callerAccount });
+    const byEnv = await lanesToSubmitTo(DEFAULT_LANES, options(), io({ RATELANE_ACCOUNT: '333333333333' }), undefined, { callerAccount });
+    const byCaller = await lanesToSubmitTo(DEFAULT_LANES, options(), io(), undefined, { callerAccount });
+    // Assess
+    assert.equal(byFlag.us?.resources.bucketName, 'ratelane-us-source-111111111111-us-east-1');
+    assert.equal(byEnv.eu?.resources.bucketName, 'ratelane-eu-source-333333333333-eu-central-1');
+    assert.equal(byCaller.us?.resources.bucketName, 'ratelane-us-source-222222222222-us-east-1');
+    assert.deepEqual(asked, ['us-east-1'], 'the caller is asked only when nothing names the account');
+  });
+
+  it('keeps the config names on local endpoints, and refuses an account that is not 12 digits', async () => {
+    // Act
+    const local = await lanesToSubmitTo(DEFAULT_LANES, options(), io(), { sqs: 'http://x', s3: 'http://x', dynamodb: 'http://x' }, {});
+    // Assess
+    assert.equal(local.us?.resources.bucketName, DEFAULT_LANES.us?.resources.bucketName);
+    await assert.rejects(lanesToSubmitTo(DEFAULT_LANES, options(), io({ RATELANE_ACCOUNT: 'prod' }), undefined, {}), UsageError);
   });
 });

@@ -39,7 +39,7 @@ export function localRunLanes(options: LocalLaneSettings): LaneSet {
       provider: {
         keys: Array.from({ length: options.keys }, (_, i) => ({ id: `key-${i + 1}`, quotaOwner: `${name}-owner-${i + 1}` })),
         limits: { requestsPerMinute: options.providerRpm, tokensPerMinute: options.providerTpm, requestsPerDay: options.providerDaily },
-        timeoutMs: Math.max(1_000, Math.round(30_000 * scale)),
+        timeoutMs: Math.max(1_000, Math.round(25_000 * scale)),
       },
     };
   };

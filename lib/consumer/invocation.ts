@@ -1,0 +1,69 @@
+/**
+ * One Lambda invocation's time. Lambda stops a handler at its timeout and fails the whole batch, so
+ * records that were already re-sent would come back a second time. The handler therefore keeps its
+ * own deadline a little before Lambda's: it starts no model call that cannot finish before it (with a
+ * margin to settle the record), aborts every call still in flight when it passes (or when a Lambda
+ * stand-in says the invocation is over), and returns a partial batch response in time — failing only
+ * the records that were not settled.
+ */
+import type { Context } from 'aws-lambda';
+import { RatelaneError } from '../shared/errors.js';
+import { invocationAbortSignalOf } from '../shared/invocation.js';
+
+/** The time left to the end of an invocation that the handler keeps for itself to return (ms). */
+export const RETURN_MARGIN_MS = 750;
+
+/** Why an invocation's work was stopped. */
+export class InvocationDeadlineError extends RatelaneError {
+  override name = 'InvocationDeadlineError';
+  readonly kind = 'unavailable' as const;
+  readonly retryable = true;
+}
+
+/** An invocation's clock and stop signal. */
+export interface Invocation {
+  /** Fires at {@link deadlineAt}, or when the Lambda stand-in ends the invocation. */
+  readonly signal: AbortSignal;
+  /** Epoch ms by which every record must be settled (Lambda's end less {@link RETURN_MARGIN_MS}). */
+  readonly deadlineAt: number;
+  /** Rejects (never resolves) when {@link signal} fires: a record still running then is not settled. */
+  readonly stopped: Promise<never>;
+  /** Clears the timer (the invocation returned). */
+  dispose(): void;
+}
+
+/**
+ * Starts the clock of one invocation from its Lambda context. A context without
+ * `getRemainingTimeInMillis` (a test's hand-made one) has no deadline.
+ */
+export function startInvocation(context: Pick<Context, 'getRemainingTimeInMillis'> & object, now: () => number = Date.now): Invocation {
+  const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : Number.POSITIVE_INFINITY;
+  const deadlineAt = now() + Math.max(0, remaining - Math.min(RETURN_MARGIN_MS, remaining / 10));
+  const controller = new AbortController();
+  const standIn = invocationAbortSignalOf(context);
+  const onStandInAbort = () => controller.abort(new InvocationDeadlineError('the invocation was stopped by its Lambda stand-in'));
+  if (standIn?.aborted) onStandInAbort();
+  else standIn?.addEventListener('abort', onStandInAbort, { once: true });
+  const timer = Number.isFinite(deadlineAt)
+    ? setTimeout(
+        () => controller.abort(new InvocationDeadlineError(`the invocation's time is up (${Math.round(remaining)} ms at its start)`)),
+        deadlineAt - now(),
+      )
+    : undefined;
+  timer?.unref?.();
+  const stopped = new Promise<never>((_, reject) => {
+    const fire = () => reject(controller.signal.reason);
+    if (controller.signal.aborted) fire();
+    else controller.signal.addEventListener('abort', fire, { once: true });
+  });
+  stopped.catch(() => undefined);
+  return {
+    signal: controller.signal,
+    deadlineAt,
+    stopped,
+    dispose: () => {
+      if (timer) clearTimeout(timer);
+      standIn?.removeEventListener('abort', onStandInAbort);
+    },
+  };
+}

@@ -1,0 +1,249 @@
+/**
+ * The lane stacks' alarms and dashboard: every alarm on the lane's encrypted topic with config
+ * thresholds, the job-age alarm beside SQS's message age, the waiting-for-person alarm that holds
+ * while a lane waits for a person, the consumer's errors, throttles and record failures, and a
+ * dashboard that shows all of them.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Match } from 'aws-cdk-lib/assertions';
+import { DASHBOARD_WIDGET_TITLES } from '../../lib/infra/dashboard.js';
+import { RECORD_FAILED_METRICS, RECORD_FAILURE_REASONS } from '../../lib/shared/telemetry.js';
+import { ACCOUNT, actionsOf, alarmsByName, dashboardBody, LANES, logicalId, type Statement, sorted, synthDefaultLanes } from './support.js';
+
+// Prepare (shared): one app, both stacks, one synth.
+const of = synthDefaultLanes();
+
+const ALARM_SUFFIXES = [
+  '429-share',
+  'billing',
+  'consumer-errors',
+  'consumer-throttles',
+  'dlq-messages',
+  'key-auth',
+  'oldest-job-age',
+  'oldest-message-age',
+  'record-failures',
+  'region-mismatch',
+  'waiting-for-person',
+];
+
+for (const lane of LANES) {
+  const dims = [
+    { Name: 'lane', Value: lane.name },
+    { Name: 'region', Value: lane.region },
+    { Name: 'service', Value: `ratelane-consumer-${lane.name}` },
+  ];
+
+  describe(`lane stack ${lane.name} (${lane.region}) alarms and dashboard`, () => {
+    it('sends alarms to an encrypted, TLS-only topic CloudWatch may publish to', () => {
+      // Prepare
+      const { stack, template, json } = of(lane);
+      const topicId = logicalId(stack, stack.alarms.topic);
+      const keyId = logicalId(stack, stack.alarms.topicKey);
+      // Act
+      const topic = json.Resources[topicId].Properties;
+      const key = json.Resources[keyId].Properties;
+      // Assess
+      assert.deepEqual(topic.KmsMasterKeyId, { 'Fn::GetAtt': [keyId, 'Arn'] });
+      assert.equal(topic.TopicName, `ratelane-${lane.name}-alarms`);
+      assert.equal(key.EnableKeyRotation, true);
+      const alarmSource = {
+        ArnLike: {
+          'aws:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:cloudwatch:${lane.region}:${ACCOUNT}:alarm:ratelane-${lane.name}-*`]] },
+        },
+      };
+      assert.ok(
+        key.KeyPolicy.Statement.some(
+          (s: Statement) =>
+            JSON.stringify(s.Principal) === JSON.stringify({ Service: 'cloudwatch.amazonaws.com' }) &&
+            sorted(actionsOf(s)).join() === 'kms:Decrypt,kms:GenerateDataKey*' &&
+            JSON.stringify(s.Condition) === JSON.stringify({ StringEquals: { 'aws:SourceAccount': ACCOUNT }, ...alarmSource }),
+        ),
+        'the key lets CloudWatch (this lane’s alarms) encrypt for the topic',
+      );
+      template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+        Topics: [{ Ref: topicId }],
+        PolicyDocument: {
+          Statement: [
+            Match.objectLike({ Effect: 'Deny', Action: 'sns:Publish', Principal: '*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+            Match.objectLike({
+              Effect: 'Allow',
+              Action: 'sns:Publish',
+              Principal: { Service: 'cloudwatch.amazonaws.com' },
+              Condition: { StringEquals: { 'aws:SourceAccount': ACCOUNT }, ...alarmSource },
+            }),
+          ],
+        },
+      });
+    });
+
+    it('has exactly these alarms, each on the lane topic: states notify on ALARM and OK, events on ALARM only', () => {
+      // Prepare
+      const { stack, json } = of(lane);
+      const topic = { Ref: logicalId(stack, stack.alarms.topic) };
+      // Act
+      const alarms = alarmsByName(json);
+      // Assess
+      assert.deepEqual(sorted(alarms.keys()), ALARM_SUFFIXES.map((s) => `ratelane-${lane.name}-${s}`).sort());
+      for (const [name, alarm] of alarms) {
+        const event = /-(region-mismatch|key-auth|billing)$/.test(name);
+        assert.deepEqual(alarm.AlarmActions, [topic], name);
+        assert.deepEqual(alarm.OKActions, event ? undefined : [topic], `${name}: ${event ? 'an event, no OK a minute later' : 'a state, OK when it ends'}`);
+        assert.ok(alarm.AlarmDescription.length > 40, `${name} says what happened and what to do`);
+      }
+    });
+
+    it('alarms on the SQS message age, DLQ depth, region mismatch and 429 share with config thresholds', () => {
+      // Prepare
+      const { stack, json } = of(lane);
+      // Act
+      const alarms = alarmsByName(json);
+      const get = (suffix: string) => alarms.get(`ratelane-${lane.name}-${suffix}`);
+      // Assess
+      const { AlarmActions: _actions, OKActions: _ok, AlarmDescription: _description, ...messageAge } = get('oldest-message-age') ?? {};
+      assert.deepEqual(messageAge, {
+        AlarmName: `ratelane-${lane.name}-oldest-message-age`,
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateAgeOfOldestMessage',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(stack, stack.queues.queue), 'QueueName'] } }],
+        Statistic: 'Maximum',
+        Period: 60,
+        Threshold: lane.alarms.oldestMessageAgeSeconds,
+        ComparisonOperator: 'GreaterThanThreshold',
+        EvaluationPeriods: 5,
+        DatapointsToAlarm: 5,
+        TreatMissingData: 'notBreaching',
+      });
+      assert.equal(get('dlq-messages')?.MetricName, 'ApproximateNumberOfMessagesVisible');
+      assert.deepEqual(get('dlq-messages')?.Dimensions, [
+        { Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(stack, stack.queues.deadLetterQueue), 'QueueName'] } },
+      ]);
+      assert.equal(get('dlq-messages')?.Threshold, 0);
+      assert.deepEqual(
+        [get('region-mismatch')?.Namespace, get('region-mismatch')?.MetricName, get('region-mismatch')?.Statistic, get('region-mismatch')?.Threshold],
+        ['ratelane', 'RegionMismatch', 'Sum', 0],
+      );
+      assert.deepEqual(get('region-mismatch')?.Dimensions, dims);
+      const share = get('429-share');
+      assert.equal(share?.Threshold, lane.alarms.throttleSharePercent);
+      assert.deepEqual(share?.Metrics, [
+        { Id: 'expr_1', Expression: '100 * FILL(rateLimited, 0) / modelCalls', ReturnData: true, Label: share?.Metrics[0].Label },
+        {
+          Id: 'rateLimited',
+          ReturnData: false,
+          MetricStat: { Metric: { Namespace: 'ratelane', MetricName: 'RateLimited', Dimensions: dims }, Period: 300, Stat: 'Sum' },
+        },
+        {
+          Id: 'modelCalls',
+          ReturnData: false,
+          MetricStat: { Metric: { Namespace: 'ratelane', MetricName: 'ModelCalls', Dimensions: dims }, Period: 300, Stat: 'Sum' },
+        },
+      ]);
+    });
+
+    it('alarms on the age of the oldest job (across re-sends), beside the SQS message age, with the lane threshold', () => {
+      // Prepare
+      const { json } = of(lane);
+      // Act
+      const alarm = alarmsByName(json).get(`ratelane-${lane.name}-oldest-job-age`);
+      // Assess
+      assert.ok(alarm, 'a job-age alarm per lane');
+      assert.deepEqual(
+        [alarm.Namespace, alarm.MetricName, alarm.Dimensions, alarm.Statistic, alarm.Period],
+        ['ratelane', 'OldestJobAgeMs', dims, 'Maximum', 900],
+        'the maximum the consumers saw, over 15 minutes (a waiting job hops at least every 900 s)',
+      );
+      assert.equal(alarm.Threshold, lane.alarms.oldestJobAgeSeconds * 1000, 'milliseconds, from alarms.oldestJobAgeSeconds');
+      assert.equal(alarm.ComparisonOperator, 'GreaterThanThreshold');
+      assert.equal(alarm.EvaluationPeriods, 1);
+      assert.equal(alarm.TreatMissingData, 'notBreaching', 'no invocation is no old job: an idle lane clears it');
+    });
+
+    it('holds the waiting-for-person alarm for as long as the lane waits for a person (billing, auth, secret unset): no count alarm that clears itself', () => {
+      // Prepare
+      const { json } = of(lane);
+      const alarms = alarmsByName(json);
+      // Act
+      const waiting = alarms.get(`ratelane-${lane.name}-waiting-for-person`);
+      // Assess
+      assert.ok(waiting);
+      assert.deepEqual(
+        [waiting.Namespace, waiting.MetricName, waiting.Dimensions, waiting.Statistic, waiting.Period],
+        ['ratelane', 'LaneWaitingForPerson', dims, 'Maximum', 60],
+      );
+      assert.equal(waiting.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+      assert.equal(waiting.Threshold, 1);
+      assert.equal(waiting.EvaluationPeriods, 1);
+      assert.equal(waiting.TreatMissingData, 'ignore', 'a paused lane emits nothing: missing data keeps the ALARM state');
+      // it names every cause a person can fix, the secret before it is set (ConfigurationError) first
+      assert.match(waiting.AlarmDescription, new RegExp(`secret ${lane.resources.providerSecretName} is unset or malformed \\(ConfigurationError`));
+      assert.match(waiting.AlarmDescription, /AuthAlarm/);
+      assert.match(waiting.AlarmDescription, /BillingAlarm/);
+      // the old count alarm that went back to OK a minute into a pause is gone
+      assert.equal(alarms.get(`ratelane-${lane.name}-billing-pause`), undefined);
+      for (const suffix of ['billing', 'key-auth']) {
+        const event = alarms.get(`ratelane-${lane.name}-${suffix}`);
+        assert.equal(event?.OKActions, undefined, `${suffix} never e-mails OK`);
+        assert.equal(event?.Statistic, 'Sum');
+      }
+      assert.equal(alarms.get(`ratelane-${lane.name}-billing`)?.MetricName, 'BillingAlarm');
+      assert.equal(alarms.get(`ratelane-${lane.name}-key-auth`)?.MetricName, 'AuthAlarm');
+    });
+
+    it('alarms on the consumer function errors and throttles, and on records that keep failing', () => {
+      // Prepare
+      const { stack, json } = of(lane);
+      const fn = [{ Name: 'FunctionName', Value: { Ref: logicalId(stack, stack.consumer.function) } }];
+      const alarms = alarmsByName(json);
+      // Act
+      const errors = alarms.get(`ratelane-${lane.name}-consumer-errors`);
+      const throttles = alarms.get(`ratelane-${lane.name}-consumer-throttles`);
+      const failures = alarms.get(`ratelane-${lane.name}-record-failures`);
+      // Assess
+      assert.deepEqual(
+        [errors?.Namespace, errors?.MetricName, errors?.Dimensions, errors?.Statistic, errors?.Threshold],
+        ['AWS/Lambda', 'Errors', fn, 'Sum', 0],
+      );
+      assert.deepEqual(
+        [throttles?.Namespace, throttles?.MetricName, throttles?.Dimensions, throttles?.Statistic, throttles?.Threshold],
+        ['AWS/Lambda', 'Throttles', fn, 'Sum', 0],
+      );
+      assert.deepEqual(
+        [failures?.Namespace, failures?.MetricName, failures?.Dimensions, failures?.Statistic, failures?.Period, failures?.Threshold],
+        ['ratelane', 'RecordFailed', dims, 'Sum', 300, 0],
+      );
+      assert.deepEqual([failures?.EvaluationPeriods, failures?.DatapointsToAlarm], [3, 3], 'failing for 15 minutes, not one provider blip');
+    });
+
+    it('has a dashboard with both ages, depth, completions, 429 share, completion age, failures, the function, waits, attempts, duplicates, validation', () => {
+      // Prepare
+      const { template } = of(lane);
+      // Act
+      const body = dashboardBody(template);
+      const titles = body.widgets.map((w) => w.properties.title);
+      const metricsOf = (title: string) => JSON.stringify(body.widgets.find((w) => w.properties.title === title)?.properties.metrics);
+      // Assess
+      assert.deepEqual(titles, [...DASHBOARD_WIDGET_TITLES]);
+      assert.equal(body.widgets[0]?.type, 'alarm');
+      assert.equal((body.widgets[0]?.properties.alarms as unknown[] | undefined)?.length, ALARM_SUFFIXES.length);
+      assert.match(metricsOf('Age: oldest message vs oldest job (s)'), /ApproximateAgeOfOldestMessage.*"OldestJobAgeMs".*"stat":"Maximum"/);
+      assert.match(metricsOf('Age: oldest message vs oldest job (s)'), /oldestJobAgeMs_Maximum \/ 1000/);
+      assert.match(metricsOf('Queue depth'), /ApproximateNumberOfMessagesVisible.*ApproximateNumberOfMessagesNotVisible.*ApproximateNumberOfMessagesDelayed/);
+      assert.match(metricsOf('Completions'), /"Completed"/);
+      assert.match(metricsOf('429 share (%)'), /100 \* FILL\(rateLimited, 0\) \/ modelCalls/);
+      assert.match(metricsOf('Job age at completion (s)'), /"JobAgeAtCompletionMs".*"p50".*"p95".*"Maximum"/);
+      assert.match(metricsOf('Record failures by reason'), /"RecordFailed"/);
+      for (const reason of RECORD_FAILURE_REASONS) assert.ok(metricsOf('Record failures by reason').includes(`"${RECORD_FAILED_METRICS[reason]}"`), reason);
+      assert.match(metricsOf('Consumer function'), /"AWS\/Lambda","Errors".*"AWS\/Lambda","Throttles"/);
+      assert.match(metricsOf('Deferrals'), /"Deferred".*"EligibilityHops".*"InvocationDeadlineDeferred"/);
+      assert.match(metricsOf('Waiting for a person'), /"LaneWaitingForPerson".*"ConfigurationError".*"AuthAlarm".*"BillingAlarm"/);
+      assert.match(metricsOf('Attempts per completion'), /"AttemptsPerCompletion"/);
+      assert.match(metricsOf('Duplicates suppressed'), /"DuplicateSuppressed"/);
+      assert.match(metricsOf('Validation failures'), /"ValidationFailed"/);
+      for (const w of body.widgets.filter((x) => x.properties.region)) assert.equal(w.properties.region, lane.region);
+      const annotations = JSON.stringify(body.widgets[1]?.properties.annotations);
+      assert.match(annotations, new RegExp(`"value":${lane.alarms.oldestMessageAgeSeconds}.*"value":${lane.alarms.oldestJobAgeSeconds}`));
+    });
+  });
+}
