@@ -1,12 +1,12 @@
 /**
- * `ratelane resume`: a person resumes a paused lane (after a billing problem is fixed, or a quota
- * was raised) before its scheduled resume.
+ * `ratelane resume`: a person resumes a paused lane (after a billing problem is fixed, a revoked key
+ * replaced, the provider secret set, or a quota raised) before its scheduled resume.
  *
  * ```
  * ratelane resume --lane us [--clear quota] [--endpoints '{"sqs":…,"s3":…,"dynamodb":…}'] [--json]
  * ```
  *
- * It clears the lane's billing cooldowns (with `--clear quota` also its daily-quota cooldowns; with
+ * It clears the lane's billing and auth cooldowns (with `--clear quota` also its daily-quota cooldowns; with
  * `--clear all` every cooldown) from the rate-state table, removes the lane's pause record, and in AWS
  * enables the lane's event source mapping again and deletes the pending one-time resume schedules of
  * the lane's schedule group. With `--endpoints` (the local stack) only the rate state is touched.
@@ -19,6 +19,7 @@ import { DynamoRateStateStore, type RateStateStore } from '../admission/rate-sta
 import { createAwsClients, type ServiceEndpoints } from '../aws/clients.js';
 import { DEFAULT_LANES, laneByName, type LaneConfig, type LaneSet } from '../config/lanes.js';
 import { errorName } from '../shared/errors.js';
+import { mappingIdParameterName, pauseScheduleGroupName } from '../shared/resources.js';
 import { runCommand, UsageError, type Command, type CommandIo } from './command.js';
 import { endpointsFrom, jsonFlag, parseFlags, stringFlag } from './flags.js';
 
@@ -36,22 +37,23 @@ export interface ResumeWiring {
 export const RESUME_USAGE = `usage: ratelane resume --lane <name> [--clear billing|quota|all] [--endpoints '<json>'] [--json]
 
   --lane        the region lane to resume (us, eu, ...)
-  --clear       which cooldowns to lift: billing (default), quota (billing and daily quota), all
+  --clear       which cooldowns to lift: billing (default: billing and invalid keys), quota (also daily
+                quotas), all
   --endpoints   local endpoints as JSON {"sqs","s3","dynamodb"} (or env RATELANE_ENDPOINTS): only the
                 rate state is touched; without them the lane's AWS resources are (default credentials)
   --json        print one JSON object on stdout
 `;
 
-/** The SSM parameter, schedule group and their naming, as the lane stack creates them (lib/infra/consumer.ts). */
+/** The SSM parameter and schedule group of a lane's pause, as the lane stack creates them (`lib/shared/resources.ts`). */
 export function pauseResourceNames(lane: string): { mappingIdParameter: string; scheduleGroup: string } {
-  return { mappingIdParameter: `/ratelane/${lane}/consumer/event-source-mapping-id`, scheduleGroup: `ratelane-${lane}-pause` };
+  return { mappingIdParameter: mappingIdParameterName(lane), scheduleGroup: pauseScheduleGroupName(lane) };
 }
 
 /** The cooldown reasons each `--clear` value lifts. */
 const CLEARS: Readonly<Record<string, readonly CooldownReason[]>> = {
-  billing: ['billing'],
-  quota: ['billing', 'quota_exhausted'],
-  all: ['billing', 'quota_exhausted', 'rate_limit'],
+  billing: ['billing', 'auth'],
+  quota: ['billing', 'auth', 'quota_exhausted'],
+  all: ['billing', 'auth', 'quota_exhausted', 'rate_limit'],
 };
 
 /**
