@@ -1,6 +1,7 @@
 /**
  * `ratelane soak` (`npm run soak`): many jobs with random faults of every kind, then a
- * reconciliation. Exit 0 when nothing was lost, committed twice or leaked and the run ended in time.
+ * reconciliation. Exit 0 when the run drained in time and nothing was lost, committed twice, leaked or
+ * multiplied; the reconciliation is printed in every case.
  */
 import { runSoak, soakExitCode, type SoakOptions } from '../local/drivers/soak.js';
 import { UsageError, type Command } from './command.js';
@@ -12,7 +13,8 @@ export const SOAK_USAGE = `Usage: npm run soak -- [options]
 Runs N jobs through the local stack (DynamoDB Local, fauxqs, the fake provider, the real consumer
 under a Lambda-like poller) with faults injected at the given rates, waits until every job has
 settled, then reconciles: every submitted job must be in exactly one terminal state, none lost,
-none committed twice, and the sentinel string of some documents in no log line or metric.
+none committed twice, the sentinel string of some documents in no log line or metric, and the lane
+queues never holding more than submitted + injected duplicate messages (queuePeak <= queueBound).
 
   --jobs N              jobs to submit (default 5000), corpus documents repeated with new source ids
   --keys K              provider keys per lane (default 2); key-1 of each lane runs out of credit
@@ -36,7 +38,12 @@ none committed twice, and the sentinel string of some documents in no log line o
   --sentinels R         share of documents carrying the sentinel string (default 0.05)
   --no-admission        call without admission (round robin, no shared key pool, no lane pause)
   --seed N              seed of every injected fault (default 42)
-  --time-limit S        stop waiting after S seconds (default 900)
+  --time-limit S        stop after S seconds (default 900), submission included; the reconciliation is
+                        still printed, with what is waiting, and the soak fails
+  --stall-limit S       end the run as stalled when no job settles and no model call is made for S
+                        seconds while no lane is paused (default 180; 0: never); reported, and fails
+  --starve N            run N busy loops (node -e "for(;;){}") beside the soak until its end, to starve
+                        the CPUs (default 0); they are killed on exit, Ctrl-C and crash
   --log-file PATH       where consumer logs and EMF metrics go (default .cache/soak/consumer.log)
   --json                print the report as one JSON object on the last line of stdout
 `;
@@ -63,6 +70,8 @@ const SOAK_FLAGS = {
   'no-admission': booleanFlag(),
   seed: numberFlag({ min: 0, max: 2 ** 31, fallback: 42, ...ROUND_DOWN }),
   'time-limit': numberFlag({ min: 5, max: 24 * 3600, fallback: 900 }),
+  'stall-limit': numberFlag({ min: 0, max: 24 * 3600, fallback: 180 }),
+  starve: numberFlag({ min: 0, max: 64, fallback: 0, ...ROUND_DOWN }),
   'log-file': stringFlag(),
   json: jsonFlag(),
 };
@@ -92,6 +101,8 @@ function parseSoakArgs(argv: readonly string[]): SoakOptions {
     admission: !v['no-admission'],
     seed: v.seed,
     timeLimitSeconds: v['time-limit'],
+    stallLimitSeconds: v['stall-limit'],
+    starve: v.starve,
     json: v.json,
     logFile: v['log-file'],
   };

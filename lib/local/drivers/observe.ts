@@ -1,7 +1,7 @@
 /**
- * How the drivers watch a running local stack: queue depths, the job ids still in a queue, the
- * provider's counts, and {@link watchUntilDrained}, the loop that waits until every queue is empty and
- * nothing is in flight (or a time limit), reporting each check.
+ * How the drivers watch a running local stack: queue depths, the messages and job ids in a queue
+ * (fauxqs inspection), the provider's counts, and {@link watchUntilDrained}, the loop that waits until
+ * every queue is empty and nothing is in flight (or a time limit, a stall, an abort), reporting each check.
  */
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { OutputStream } from '../../commands/command.js';
@@ -39,27 +39,54 @@ export async function queueDepth(stack: LocalStack, lane: string, which: 'queueU
   };
 }
 
-/** Job ids of the messages in a queue (ready, delayed, in flight), read without receiving them (fauxqs inspection). */
-export function jobIdsIn(fauxqs: Pick<FauxqsLocal, 'server'> | undefined, queueName: string): string[] {
+/** One message of a queue as fauxqs inspection shows it (read without receiving it). */
+export interface InspectedMessage {
+  messageId: string;
+  /** The job id of its body, when the body is a job. */
+  jobId: string | undefined;
+  /** The job's `deferrals` (how many times it was re-sent for later), when the body is a job. */
+  deferrals: number | undefined;
+  state: 'ready' | 'delayed' | 'inFlight';
+}
+
+/** Every message of a queue (ready, delayed, in flight), read without receiving it (fauxqs inspection); empty when the queue cannot be inspected. */
+export function inspectMessages(fauxqs: Pick<FauxqsLocal, 'server'> | undefined, queueName: string): InspectedMessage[] {
   const inspected = fauxqs?.server.inspectQueue(queueName);
   if (!inspected) return [];
-  const bodies = [...inspected.messages.ready, ...inspected.messages.delayed, ...inspected.messages.inflight.map((m) => m.message)].map(
-    (m) => (m as { body?: string }).body ?? '',
-  );
-  return bodies.flatMap((body) => {
+  const { ready, delayed, inflight } = inspected.messages;
+  const one = (m: { messageId?: string; body?: string }, state: InspectedMessage['state']): InspectedMessage => {
+    let jobId: string | undefined;
+    let deferrals: number | undefined;
     try {
-      const id = (JSON.parse(body) as { jobId?: unknown }).jobId;
-      return typeof id === 'string' ? [id] : [];
+      const job = JSON.parse(m.body ?? '') as { jobId?: unknown; deferrals?: unknown };
+      if (typeof job.jobId === 'string') jobId = job.jobId;
+      if (typeof job.deferrals === 'number') deferrals = job.deferrals;
     } catch {
-      return [];
+      // not a job
     }
-  });
+    return { messageId: m.messageId ?? '', jobId, deferrals, state };
+  };
+  return [...ready.map((m) => one(m, 'ready')), ...delayed.map((m) => one(m, 'delayed')), ...inflight.map((m) => one(m.message, 'inFlight'))];
+}
+
+/** Counts a queue's messages by state from fauxqs inspection (no SQS call); `undefined` when it cannot be inspected. */
+export function inspectDepth(fauxqs: Pick<FauxqsLocal, 'server'> | undefined, queueName: string): QueueDepth | undefined {
+  const inspected = fauxqs?.server.inspectQueue(queueName);
+  if (!inspected) return undefined;
+  const { ready, delayed, inflight } = inspected.messages;
+  return { visible: ready.length, inFlight: inflight.length, delayed: delayed.length };
+}
+
+/** Job ids of the messages in a queue (ready, delayed, in flight), read without receiving them (fauxqs inspection). */
+export function jobIdsIn(fauxqs: Pick<FauxqsLocal, 'server'> | undefined, queueName: string): string[] {
+  return inspectMessages(fauxqs, queueName).flatMap((m) => (m.jobId === undefined ? [] : [m.jobId]));
 }
 
 /** Every lane's queues at one check, summed over the lanes. */
 export interface DrainSnapshot {
   /** Messages in the lane queues: visible, in flight or delayed. */
   waiting: number;
+  visible: number;
   delayed: number;
   inFlight: number;
   /** Messages in the DLQs. */
@@ -70,14 +97,20 @@ export interface DrainSnapshot {
   paused: string[];
 }
 
-/** Reads every lane's queue and DLQ depths once. */
+/**
+ * Reads every lane's queue and DLQ depths once: by fauxqs inspection when the stack runs its own
+ * fauxqs (no SQS call, so a saturated client cannot hold the reading up), else with GetQueueAttributes.
+ */
 export async function drainSnapshot(stack: LocalStack): Promise<DrainSnapshot> {
-  const depths = await Promise.all(
-    Object.keys(stack.lanes).map(async (name) => [await queueDepth(stack, name, 'queueUrl'), await queueDepth(stack, name, 'dlqUrl')] as const),
-  );
+  const depth = async (name: string, which: 'queueUrl' | 'dlqUrl'): Promise<QueueDepth> => {
+    const resources = stack.lanes[name]!.lane.resources;
+    return inspectDepth(stack.fauxqs, which === 'queueUrl' ? resources.queueName : resources.dlqName) ?? (await queueDepth(stack, name, which));
+  };
+  const depths = await Promise.all(Object.keys(stack.lanes).map(async (name) => [await depth(name, 'queueUrl'), await depth(name, 'dlqUrl')] as const));
   const lanes = Object.values(stack.lanes);
   return {
     waiting: depths.reduce((n, [q]) => n + q.visible + q.inFlight + q.delayed, 0),
+    visible: depths.reduce((n, [q]) => n + q.visible, 0),
     delayed: depths.reduce((n, [q]) => n + q.delayed, 0),
     inFlight: depths.reduce((n, [q]) => n + q.inFlight, 0),
     deadLettered: depths.reduce((n, [, d]) => n + d.visible + d.inFlight + d.delayed, 0),
@@ -107,6 +140,9 @@ export async function stopPollers(stack: LocalStack): Promise<void> {
   for (const lane of Object.values(stack.lanes)) await lane.poller?.stop();
 }
 
+/** How a watch ended: the stack drained, the deadline passed, `stalled()` said so, or `signal` aborted it. */
+export type DrainEnd = 'drained' | 'timeLimit' | 'stalled' | 'aborted';
+
 /** How the drain is watched. */
 export interface DrainWatch {
   /** Pause between two checks (ms). */
@@ -117,20 +153,28 @@ export interface DrainWatch {
   readTimeoutMs?: number;
   /** An extra condition for the stack to count as drained (default: always). */
   mayEnd?: () => boolean;
+  /** Ends the watch as `'stalled'` when it returns true for a check that did not drain (default: never). */
+  stalled?: (snapshot: DrainSnapshot) => boolean;
+  /** Ends the watch as `'aborted'` at the next check once aborted. */
+  signal?: AbortSignal;
   /**
    * Sees every check: `end` is `'drained'` on the check that ends the watch (two quiet checks in a
-   * row), `'timeLimit'` when the deadline passed, else undefined.
+   * row), `'timeLimit'` when the deadline passed, `'stalled'` when `stalled()` said so, else undefined.
    */
-  onCheck(snapshot: DrainSnapshot, end: 'drained' | 'timeLimit' | undefined): void;
-  /** A check whose depths did not answer within `readTimeoutMs` (how many so far). */
-  onStall?(stalls: number): void;
+  onCheck(snapshot: DrainSnapshot, end: Exclude<DrainEnd, 'aborted'> | undefined): void;
+  /** A check whose depths did not answer within `readTimeoutMs`, or failed (how many so far, and the error). */
+  onStall?(stalls: number, error?: unknown): void;
 }
 
 /** How a watch ended. */
 export interface DrainResult {
+  /** True when it did not end drained (time limit, stall or abort). */
   timedOut: boolean;
+  end: DrainEnd;
   /** When the last quiet streak began (epoch ms), or null when the watch did not end drained. */
   quietSince: number | null;
+  /** The last snapshot read, if any. */
+  last: DrainSnapshot | undefined;
 }
 
 /** `promise`'s value, or `undefined` when it has not settled within `ms`. */
@@ -146,23 +190,47 @@ export async function orTimeout<T>(promise: Promise<T>, ms: number): Promise<T |
   }
 }
 
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
 /**
  * Checks the queues every `intervalMs` until two checks in a row find every queue empty and no
- * poller busy (and `mayEnd()`), or the deadline passes.
+ * poller busy (and `mayEnd()`), or the deadline passes, or `stalled()` says so, or `signal` aborts.
+ * A check whose reading fails or does not answer in time is skipped (`onStall`), never thrown.
  */
 export async function watchUntilDrained(stack: LocalStack, watch: DrainWatch): Promise<DrainResult> {
   let quietChecks = 0;
   let quietSince: number | null = null;
   let stalls = 0;
+  let last: DrainSnapshot | undefined;
   for (;;) {
-    await new Promise((r) => setTimeout(r, watch.intervalMs));
-    const snapshot = watch.readTimeoutMs === undefined ? await drainSnapshot(stack) : await orTimeout(drainSnapshot(stack), watch.readTimeoutMs);
+    await pause(watch.intervalMs, watch.signal);
+    if (watch.signal?.aborted) return { timedOut: true, end: 'aborted', quietSince: null, last };
+    let snapshot: DrainSnapshot | undefined;
+    let failure: unknown;
+    try {
+      snapshot = watch.readTimeoutMs === undefined ? await drainSnapshot(stack) : await orTimeout(drainSnapshot(stack), watch.readTimeoutMs);
+    } catch (error) {
+      failure = error;
+    }
     if (!snapshot) {
       stalls += 1;
-      watch.onStall?.(stalls);
-      if (Date.now() > watch.deadline) return { timedOut: true, quietSince: null };
+      watch.onStall?.(stalls, failure);
+      if (Date.now() > watch.deadline) return { timedOut: true, end: 'timeLimit', quietSince: null, last };
       continue;
     }
+    last = snapshot;
     if (snapshot.waiting === 0 && !snapshot.busy && (watch.mayEnd?.() ?? true)) {
       quietSince ??= Date.now();
       quietChecks += 1;
@@ -172,11 +240,15 @@ export async function watchUntilDrained(stack: LocalStack, watch: DrainWatch): P
     }
     if (quietChecks >= 2) {
       watch.onCheck(snapshot, 'drained');
-      return { timedOut: false, quietSince };
+      return { timedOut: false, end: 'drained', quietSince, last };
     }
     if (Date.now() > watch.deadline) {
       watch.onCheck(snapshot, 'timeLimit');
-      return { timedOut: true, quietSince: null };
+      return { timedOut: true, end: 'timeLimit', quietSince: null, last };
+    }
+    if (quietChecks === 0 && watch.stalled?.(snapshot)) {
+      watch.onCheck(snapshot, 'stalled');
+      return { timedOut: true, end: 'stalled', quietSince: null, last };
     }
     watch.onCheck(snapshot, undefined);
   }

@@ -107,12 +107,33 @@ export function capturingProducer(stack: LocalStack): CapturingProducer {
   };
 }
 
+/** The duplicate deliveries a soak injected: how many SQS accepted, and how many per job id. */
+export interface InjectedDuplicates {
+  messages: number;
+  byJob: Map<string, number>;
+}
+
+/** The job id of a job message body, if it has one. */
+function jobIdOf(body: string | undefined): string | undefined {
+  try {
+    const id = (JSON.parse(body ?? '') as { jobId?: unknown }).jobId;
+    return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Duplicate deliveries: sends again the entries `chance(share)` picks, in batches of 10 per queue,
- * half at once and half 1..10 s later. Returns how many duplicates SQS accepted.
+ * half at once and half 1..10 s later. Returns how many duplicates SQS accepted, and for which jobs.
  */
-export async function sendDuplicates(producer: CapturingProducer, share: number, chance: (p: number) => boolean, random: RandomSource): Promise<number> {
-  let duplicateMessages = 0;
+export async function sendDuplicates(
+  producer: CapturingProducer,
+  share: number,
+  chance: (p: number) => boolean,
+  random: RandomSource,
+): Promise<InjectedDuplicates> {
+  const injected: InjectedDuplicates = { messages: 0, byJob: new Map() };
   const duplicates = producer.sent.filter(() => chance(share));
   for (let i = 0; i < duplicates.length; i += 10) {
     const chunk = duplicates.slice(i, i + 10);
@@ -130,10 +151,26 @@ export async function sendDuplicates(producer: CapturingProducer, share: number,
           })),
         }),
       );
-      duplicateMessages += out.Successful?.length ?? 0;
+      for (const ok of out.Successful ?? []) {
+        injected.messages += 1;
+        const jobId = jobIdOf(items[Number(ok.Id?.slice(3))]?.entry.MessageBody);
+        if (jobId !== undefined) injected.byJob.set(jobId, (injected.byJob.get(jobId) ?? 0) + 1);
+      }
     }
   }
-  return duplicateMessages;
+  return injected;
+}
+
+/** The jobs the producer sent (job id and idempotency key), read from the captured message bodies. */
+export function sentJobs(producer: CapturingProducer): { jobId: string; idempotencyKey: string; region: string }[] {
+  return producer.sent.flatMap((s) => {
+    try {
+      const job = JSON.parse(s.entry.MessageBody ?? '') as { jobId?: unknown; idempotencyKey?: unknown };
+      return typeof job.jobId === 'string' ? [{ jobId: job.jobId, idempotencyKey: String(job.idempotencyKey ?? ''), region: s.region }] : [];
+    } catch {
+      return [];
+    }
+  });
 }
 
 /** The `ratelane resume` an operator ran exited with an error code. */

@@ -31,6 +31,26 @@ export class FunctionTimeoutError extends EventSourcePollerError {
   override readonly retryable: boolean = true;
 }
 
+/** Why the poller aborted an invocation's signal: its function timeout passed, or the poller was stopped. */
+export type InvocationAbortCause = 'timeout' | 'stopped';
+
+/**
+ * The reason an invocation's abort signal carries (`signal.reason`). Named `AbortError`, as an aborted
+ * `fetch` or SDK call is, so code that treats an abort as an abort treats this one so too.
+ */
+export class InvocationAbortError extends EventSourcePollerError {
+  override name = 'AbortError';
+  override readonly kind: ErrorKind = 'unavailable';
+  override readonly retryable: boolean = true;
+  /** What ended the invocation. */
+  readonly abortCause: InvocationAbortCause;
+
+  constructor(abortCause: InvocationAbortCause, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.abortCause = abortCause;
+  }
+}
+
 /** Options of one mapping (queue → handler). */
 export interface EventSourcePollerOptions {
   sqs: SQSClient;
@@ -58,7 +78,10 @@ export interface EventSourcePollerOptions {
   receiveErrorBackoffMs?: number;
   /** Listener for {@link PollerEvent}s; an exception it throws is ignored. */
   onEvent?: (event: PollerEvent) => void;
-  /** Clock for durations and `getRemainingTimeInMillis` (default `Date.now`); timers stay real. */
+  /**
+   * Clock for the durations the poller reports (default `Date.now`). The function timeout and
+   * `context.getRemainingTimeInMillis()` run on real time, as Lambda's do.
+   */
   now?: () => number;
 }
 

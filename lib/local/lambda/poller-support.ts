@@ -1,11 +1,11 @@
 /**
  * The event source poller's building blocks, each testable on its own: reading a handler's
  * `ReportBatchItemFailures` response, the invocation slots (`MaximumConcurrency`), an abortable sleep,
- * the function timeout, and deleting what succeeded.
+ * the function timeout (which aborts the invocation's signal), and deleting what succeeded.
  */
 import { DeleteMessageBatchCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DeleteFailedEvent } from './poller-events.js';
-import { FunctionTimeoutError, SQS_MAX_BATCH } from './poller-options.js';
+import { FunctionTimeoutError, InvocationAbortError, SQS_MAX_BATCH } from './poller-options.js';
 
 /** The verdict on a handler's response: which records to keep, or why the whole batch failed. */
 export type BatchResponseVerdict = { ok: true; failedIds: ReadonlySet<string> } | { ok: false; message: string };
@@ -99,13 +99,21 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * Runs `fn` and rejects with {@link FunctionTimeoutError} after `timeoutMs`. The handler cannot be
- * killed as Lambda would: it keeps running in the background, its result ignored.
+ * Runs `fn` and rejects with {@link FunctionTimeoutError} when `deadline` (epoch ms, real time) passes.
+ * At that moment `controller` (when given) is aborted with an {@link InvocationAbortError} naming the
+ * timeout, so work that listens to its signal stops as it would when Lambda ends an invocation. A
+ * handler that ignores the signal cannot be killed: it keeps running in the background, its result
+ * ignored.
  */
-export async function runWithTimeout<T>(fn: () => Promise<T>, timeoutMs: number): Promise<T> {
+export async function runWithTimeout<T>(fn: () => Promise<T>, deadline: number, controller?: AbortController): Promise<T> {
+  const timeoutMs = Math.max(0, deadline - Date.now());
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new FunctionTimeoutError(`Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`)), timeoutMs);
+    timer = setTimeout(() => {
+      const error = new FunctionTimeoutError(`Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`);
+      controller?.abort(new InvocationAbortError('timeout', `invocation aborted: ${error.message} (the function timeout)`, { cause: error }));
+      reject(error);
+    }, timeoutMs);
   });
   try {
     const run = new Promise<T>((resolve) => resolve(fn()));

@@ -11,6 +11,10 @@
  *   visibility timeout, and moves them to the DLQ at `maxReceiveCount`;
  * - an entry whose `itemIdentifier` is missing, empty, or not a message id of the batch, a response
  *   that is not JSON, a handler error or a timeout → the whole batch failed: nothing is deleted;
+ * - Lambda stops an invocation at its timeout; a function in this process cannot be stopped, so each
+ *   invocation's context carries an `AbortSignal` (`INVOCATION_ABORT_SIGNAL`, lib/shared/invocation.ts)
+ *   that is aborted at the timeout, and when the poller is stopped; a handler passes it to its calls;
+ * - `getRemainingTimeInMillis()` counts down in real time from the handler's call to the timeout;
  * - never more than `maximumConcurrency` invocations at once; each batch is one invocation.
  *
  * The options and their checks are in poller-options.ts, the events in poller-events.ts, the
@@ -24,6 +28,7 @@ import {
   checkQueue,
   EventSourcePollerError,
   FunctionTimeoutError,
+  InvocationAbortError,
   resolvePollerOptions,
   SQS_MAX_BATCH,
   type EventSourcePollerOptions,
@@ -37,7 +42,9 @@ export * from './poller-events.js';
 export {
   EventSourcePollerError,
   FunctionTimeoutError,
+  InvocationAbortError,
   PollerConfigError,
+  type InvocationAbortCause,
   resolvePollerOptions,
   type EventSourcePollerOptions,
   type PollerStats,
@@ -62,6 +69,8 @@ export class EventSourcePoller {
   /** Poll loops that have not returned yet (kept in step synchronously, unlike `#loops`). */
   #activeLoops = 0;
   readonly #invocations = new Set<Promise<void>>();
+  /** The abort controllers of the invocations whose handler is running. */
+  readonly #running = new Set<AbortController>();
   #stopping: Promise<void> | undefined;
   readonly #stats: PollerStats = {
     batches: 0,
@@ -134,13 +143,16 @@ export class EventSourcePoller {
 
   /**
    * Stops for good: aborts waiting long polls at once (a message the server hands to an aborted
-   * receive comes back after its visibility timeout), waits for running invocations and their
-   * deletes, and leaves no timer or request behind. Safe to call more than once.
+   * receive comes back after its visibility timeout), aborts the signal of every running invocation
+   * (as Lambda ends an invocation whose environment goes away), waits for those invocations (at most
+   * their function timeout) and their deletes, and leaves no timer or request behind. Safe to call
+   * more than once.
    */
   stop(): Promise<void> {
     if (this.#stopping) return this.#stopping;
     this.#state = 'stopping';
     this.#stopController.abort();
+    for (const controller of this.#running) this.#abortStopped(controller);
     this.#stopping = this.#settle(() => true).then(() => {
       this.#state = 'stopped';
     });
@@ -284,27 +296,36 @@ export class EventSourcePoller {
     }
     this.#emit({ type: 'batchReceived', requestId, messageIds });
 
+    // Lambda's clock starts when the handler is called: the timer and getRemainingTimeInMillis() share
+    // this real-time deadline. The signal is how the stand-in stops what Lambda would stop.
+    const controller = new AbortController();
     const arn = parseArn(this.options.queueArn);
+    const deadline = Date.now() + functionTimeoutMs;
     const context = createLambdaContext({
       functionName: this.options.functionName,
       awsRegion: this.options.awsRegion,
       accountId: arn?.accountId ?? '000000000000',
       partition: arn?.partition ?? 'aws',
       memoryLimitInMB: this.options.memoryLimitInMB,
-      deadline: started + functionTimeoutMs,
-      now,
+      deadline,
+      now: Date.now,
       awsRequestId: requestId,
+      abortSignal: controller.signal,
     });
 
     this.#stats.inFlight++;
     this.#stats.maxInFlightObserved = Math.max(this.#stats.maxInFlightObserved, this.#stats.inFlight);
+    this.#running.add(controller);
+    if (this.#stopController.signal.aborted) this.#abortStopped(controller);
     let response: unknown;
     try {
-      response = await runWithTimeout(() => handler(event, context), functionTimeoutMs);
+      response = await runWithTimeout(() => handler(event, context), deadline, controller);
     } catch (error) {
       this.#stats.inFlight--;
       this.#failWhole(requestId, messageIds, error instanceof FunctionTimeoutError ? 'timeout' : 'handlerError', error, started);
       return;
+    } finally {
+      this.#running.delete(controller);
     }
     this.#stats.inFlight--;
 
@@ -327,6 +348,10 @@ export class EventSourcePoller {
       deleteFailed: toDelete.length - deleted,
       durationMs: now() - started,
     });
+  }
+
+  #abortStopped(controller: AbortController): void {
+    controller.abort(new InvocationAbortError('stopped', 'invocation aborted: the event source poller was stopped'));
   }
 
   #failWhole(requestId: string, messageIds: string[], reason: WholeBatchFailureReason, error: unknown, started: number): void {

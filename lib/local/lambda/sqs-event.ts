@@ -8,6 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent, SQSMessageAttribute, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
 import { RatelaneError } from '../../shared/errors.js';
+import { INVOCATION_ABORT_SIGNAL } from '../../shared/invocation.js';
 
 /** A received message that cannot become a Lambda record (a field SQS always sends is missing). */
 export class SqsEventError extends RatelaneError {
@@ -112,13 +113,20 @@ export interface LambdaContextOptions {
   memoryLimitInMB: number;
   /** When the invocation times out, in `now()` milliseconds. */
   deadline: number;
+  /** The clock `getRemainingTimeInMillis()` counts on: the one that times the invocation out (real time for the poller). */
   now: () => number;
   awsRequestId?: string;
+  /**
+   * The invocation's abort signal, put on the context (not enumerable) under
+   * {@link INVOCATION_ABORT_SIGNAL}: the stand-in aborts it when the invocation is over.
+   */
+  abortSignal?: AbortSignal;
 }
 
 /**
- * A Lambda-like `Context`. The deprecated `done`/`fail`/`succeed` callbacks throw: handlers here are
- * async and answer by resolving their promise.
+ * A Lambda-like `Context`. `getRemainingTimeInMillis()` counts down to `deadline` and stays at 0 after
+ * it. The deprecated `done`/`fail`/`succeed` callbacks throw: handlers here are async and answer by
+ * resolving their promise. With `abortSignal`, the context also carries it (see `lib/shared/invocation.ts`).
  */
 export function createLambdaContext(options: LambdaContextOptions): Context {
   const { functionName, awsRegion, accountId, partition = 'aws', memoryLimitInMB, deadline, now } = options;
@@ -126,7 +134,7 @@ export function createLambdaContext(options: LambdaContextOptions): Context {
   const unsupported = (name: string) => () => {
     throw new Error(`context.${name}() is not supported by the local poller: return (or throw from) an async handler`);
   };
-  return {
+  const context: Context = {
     callbackWaitsForEmptyEventLoop: true,
     functionName,
     functionVersion: '$LATEST',
@@ -140,4 +148,8 @@ export function createLambdaContext(options: LambdaContextOptions): Context {
     fail: unsupported('fail'),
     succeed: unsupported('succeed'),
   };
+  if (options.abortSignal) {
+    Object.defineProperty(context, INVOCATION_ABORT_SIGNAL, { value: options.abortSignal, enumerable: false, writable: false, configurable: false });
+  }
+  return context;
 }

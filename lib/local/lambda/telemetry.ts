@@ -22,6 +22,13 @@ export class TelemetrySink {
   private readonly file: WriteStream | undefined;
   /** Lines that were not JSON (should stay 0: everything the consumer logs is structured). */
   unstructuredLines = 0;
+  /**
+   * Lines that arrived after {@link close} (not written to the file): work still running after the
+   * stack stopped. Counted, never thrown — a late line must not crash the run that reports.
+   */
+  linesAfterClose = 0;
+  private closed = false;
+  private closing: Promise<void> | undefined;
 
   constructor(filePath?: string) {
     if (filePath) {
@@ -32,6 +39,10 @@ export class TelemetrySink {
 
   /** Takes one output line of a Logger or Metrics instance. */
   line(text: string): void {
+    if (this.closed) {
+      this.linesAfterClose += 1;
+      return;
+    }
     this.file?.write(text.endsWith('\n') ? text : `${text}\n`);
     let doc: unknown;
     try {
@@ -83,10 +94,11 @@ export class TelemetrySink {
   }
 
   /** Flushes and closes the file copy. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    this.closed = true;
     const file = this.file;
-    if (!file) return;
-    await new Promise<void>((resolve) => file.end(() => resolve()));
+    this.closing ??= file ? new Promise<void>((resolve) => file.end(() => resolve())) : Promise.resolve();
+    return this.closing;
   }
 }
 

@@ -1,6 +1,7 @@
 /**
  * Child-process hygiene for the local stack: every process we start is registered here and is stopped
- * on normal exit, on SIGINT/SIGTERM/SIGHUP and on an uncaught crash. A watchdog shell also kills the
+ * on normal exit, on SIGINT/SIGTERM/SIGHUP and on an uncaught crash (unless a crash handler takes the
+ * crash over to report first, within a hard limit). Also the busy loops of a starved soak. A watchdog shell also kills the
  * child when this Node process disappears without running any handler (SIGKILL, OOM): no Java is ever
  * left behind.
  */
@@ -8,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 
 const children = new Set<ChildProcess>();
 const cleanups = new Set<() => Promise<void> | void>();
+const crashHandlers = new Set<(error: unknown) => boolean>();
 let hooksInstalled = false;
 let shuttingDown = false;
 
@@ -55,9 +57,41 @@ function installHooks(): void {
   }
   process.on('uncaughtException', (error) => {
     console.error(error);
+    // A driver that must still report (the soak) may take the crash over: it ends its run and reports,
+    // within a hard limit; otherwise every child dies now.
+    let handled = false;
+    for (const handler of [...crashHandlers]) {
+      try {
+        handled = handler(error) || handled;
+      } catch {
+        /* a crash handler must not hide the crash */
+      }
+    }
+    if (handled) {
+      setTimeout(() => {
+        killAllSync();
+        process.exit(1);
+      }, CRASH_REPORT_LIMIT_MS).unref();
+      return;
+    }
     killAllSync();
     process.exit(1);
   });
+}
+
+/** How long a crash handler that took a crash over has to report and exit before everything is killed. */
+export const CRASH_REPORT_LIMIT_MS = 180_000;
+
+/**
+ * Registers a handler for an uncaught exception (or unhandled rejection). Returning true takes the crash
+ * over: the process is not exited at once, and the handler's owner must end its work, report and exit
+ * (non-zero) within {@link CRASH_REPORT_LIMIT_MS}, after which children are killed and the process exits 1.
+ * Returns a function that unregisters it.
+ */
+export function onCrash(handler: (error: unknown) => boolean): () => void {
+  installHooks();
+  crashHandlers.add(handler);
+  return () => crashHandlers.delete(handler);
 }
 
 /**
@@ -112,4 +146,29 @@ function spawnWatchdog(pid: number | undefined): ChildProcess | undefined {
   children.add(watchdog);
   watchdog.once('exit', () => children.delete(watchdog));
   return watchdog;
+}
+
+/** Busy-loop child processes that compete for the CPUs (a starved machine, on purpose). */
+export interface BusyLoops {
+  readonly pids: number[];
+  /** Kills them (idempotent); resolves when they are gone. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `count` child processes that spin (`node -e "for(;;){}"`). They are supervised like every
+ * child here: killed on normal exit, on Ctrl-C / SIGTERM / SIGHUP, on a crash, and by a watchdog when
+ * this process dies outright.
+ */
+export function startBusyLoops(count: number): BusyLoops {
+  const loops = Array.from({ length: count }, () => spawnSupervised(process.execPath, ['-e', 'for(;;){}'], { graceMs: 500 }));
+  const unregister = onShutdown(() => stop());
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= Promise.allSettled(loops.map((loop) => loop.stop())).then(() => {
+      unregister();
+    });
+    return stopping;
+  };
+  return { pids: loops.flatMap((loop) => (loop.child.pid === undefined ? [] : [loop.child.pid])), stop };
 }
