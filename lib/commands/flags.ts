@@ -110,7 +110,10 @@ export function parseFlags<S extends Record<string, Flag<unknown>>>(argv: readon
   return Object.fromEntries(Object.entries(flags).map(([name, flag]) => [name, flag.read(values[name], name)])) as FlagValues<S>;
 }
 
-const EndpointsSchema = z.object({ sqs: z.string().url(), s3: z.string().url(), dynamodb: z.string().url().optional() }).strict();
+/** An endpoint: an http(s) URL only (never `file:` or another scheme). */
+const endpoint = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+
+const EndpointsSchema = z.object({ sqs: endpoint, s3: endpoint, dynamodb: endpoint.optional() }).strict();
 
 /**
  * Parses local endpoints JSON (`--endpoints` or `RATELANE_ENDPOINTS`): `{"sqs","s3","dynamodb"?}`;

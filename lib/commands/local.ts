@@ -3,7 +3,8 @@
  * when no job was lost and the run ended in time, else 1.
  */
 import { runLocal, type LocalRunOptions } from '../local/drivers/run.js';
-import type { Command } from './command.js';
+import type { Scorecard } from '../local/drivers/scorecard.js';
+import type { Command, CommandIo } from './command.js';
 import { booleanFlag, jsonFlag, numberFlag, parseFlags, ROUND_DOWN, stringFlag } from './flags.js';
 
 /** Usage text of `ratelane local`. */
@@ -83,7 +84,18 @@ export const localCommand: Command<LocalRunOptions> = {
   helpTo: 'stderr',
   parse: parseLocalArgs,
   async run(options, io) {
-    const card = await runLocal(options, io);
-    return card.lost === 0 && !card.timedOut ? 0 : 1;
+    return localRunExitCode(await runLocal(options, io), io);
   },
 };
+
+/**
+ * A local run fails (exit 1) when a job was lost, the run timed out, or every job it submitted ended
+ * in a DLQ (a run that only dead-letters — e.g. keys the provider refuses — is no success).
+ */
+export function localRunExitCode(card: Pick<Scorecard, 'lost' | 'timedOut' | 'submitted' | 'deadLettered'>, io: Pick<CommandIo, 'stderr'>): number {
+  if (card.submitted > 0 && card.deadLettered === card.submitted) {
+    io.stderr.write(`ratelane local: every one of the ${card.submitted} jobs was dead-lettered: see the consumer log for why\n`);
+    return 1;
+  }
+  return card.lost === 0 && !card.timedOut ? 0 : 1;
+}

@@ -59,7 +59,9 @@ export const SUBMIT_USAGE = `usage: ratelane submit --region <lane> [--file <pat
   --region          region lane name (us, eu, ...) or its AWS region
   --file            a UTF-8 text file (repeatable)
   --text            document text (repeatable)
-  --dir             every regular file directly inside a folder, sorted by name (repeatable)
+  --dir             every regular file directly inside a folder, sorted by name (repeatable); hidden files,
+                    symlinks and subfolders are skipped and listed. A file's source id is its path in the
+                    folder (with --file: its name), never a local path
   --source-id       the document's stable id (only with exactly one document)
   --deadline        process before this instant
   --account         the lane's AWS account (its bucket is named after it); else env RATELANE_ACCOUNT; else the
@@ -135,8 +137,17 @@ function parseSubmitArgs(argv: readonly string[]): SubmitOptions {
   return options;
 }
 
-/** Every regular, non-hidden file directly inside `dir`, sorted by name. @throws {UsageError} */
-async function filesInDir(dir: string): Promise<string[]> {
+/** An entry of a folder that `--dir` did not submit, and why. */
+export interface SkippedEntry {
+  path: string;
+  why: 'hidden' | 'subfolder' | 'symlink' | 'not a regular file';
+}
+
+/**
+ * The regular, non-hidden files directly inside `dir`, sorted by name, each with its source id (its
+ * path relative to the folder), and what was skipped and why. @throws {UsageError}
+ */
+export async function filesInDir(dir: string): Promise<{ files: { path: string; sourceId: string }[]; skipped: SkippedEntry[] }> {
   let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true });
@@ -144,20 +155,33 @@ async function filesInDir(dir: string): Promise<string[]> {
     const code = (error as { code?: unknown }).code;
     throw new UsageError(`cannot read folder ${dir} (${typeof code === 'string' ? code : 'error'})`, { cause: error });
   }
-  return entries
-    .filter((e) => e.isFile() && !e.name.startsWith('.'))
-    .map((e) => e.name)
-    .sort()
-    .map((name) => join(dir, name));
+  const files: { path: string; sourceId: string }[] = [];
+  const skipped: SkippedEntry[] = [];
+  for (const entry of [...entries].sort((a, b) => a.name.localeCompare(b.name))) {
+    const path = join(dir, entry.name);
+    if (entry.name.startsWith('.')) skipped.push({ path, why: 'hidden' });
+    else if (entry.isSymbolicLink()) skipped.push({ path, why: 'symlink' });
+    else if (entry.isDirectory()) skipped.push({ path, why: 'subfolder' });
+    else if (!entry.isFile()) skipped.push({ path, why: 'not a regular file' });
+    else files.push({ path, sourceId: entry.name });
+  }
+  return { files, skipped };
 }
 
-/** The documents the flags name: files, then each folder's files, then texts. @throws {UsageError} */
-async function documentsFrom(options: SubmitOptions): Promise<DocumentInput[]> {
-  const paths = [...options.files];
+/**
+ * The documents the flags name: files, then each folder's files, then texts; and what the folders'
+ * listings skipped. A file's source id is its name (`--file`) or its path relative to its folder
+ * (`--dir`), never a local path. @throws {UsageError}
+ */
+async function documentsFrom(options: SubmitOptions): Promise<{ documents: DocumentInput[]; skipped: SkippedEntry[] }> {
+  const files: { path: string; sourceId?: string }[] = options.files.map((path) => ({ path }));
+  const skipped: SkippedEntry[] = [];
   for (const dir of options.dirs) {
     const found = await filesInDir(dir);
-    if (found.length === 0) throw new UsageError(`folder ${dir} has no files`);
-    paths.push(...found);
+    skipped.push(...found.skipped);
+    if (found.files.length === 0)
+      throw new UsageError(`folder ${dir} has no files${found.skipped.length ? ` (skipped ${found.skipped.length}: ${describeSkipped(found.skipped)})` : ''}`);
+    files.push(...found.files);
   }
   const common = {
     region: options.region,
@@ -165,12 +189,20 @@ async function documentsFrom(options: SubmitOptions): Promise<DocumentInput[]> {
     ...(options.schemaVersion !== undefined ? { schemaVersion: options.schemaVersion } : {}),
     ...(options.promptVersion !== undefined ? { promptVersion: options.promptVersion } : {}),
   };
-  const documents: DocumentInput[] = [...paths.map((path) => ({ ...common, path })), ...options.texts.map((text) => ({ ...common, text }))];
+  const documents: DocumentInput[] = [
+    ...files.map((f) => ({ ...common, path: f.path, ...(f.sourceId !== undefined ? { sourceId: f.sourceId } : {}) })),
+    ...options.texts.map((text) => ({ ...common, text })),
+  ];
   if (options.sourceId !== undefined) {
     if (documents.length !== 1) throw new UsageError(`--source-id names one document, but ${documents.length} were given`);
     documents[0]!.sourceId = options.sourceId;
   }
-  return documents;
+  return { documents, skipped };
+}
+
+/** `a (hidden), b (subfolder)`. */
+function describeSkipped(skipped: readonly SkippedEntry[]): string {
+  return skipped.map((s) => `${s.path} (${s.why})`).join(', ');
 }
 
 /** One progress line (stderr). */
@@ -270,7 +302,9 @@ async function callerAccount(region: string | undefined): Promise<string> {
 /** Submits the documents the options name; errors become messages (or `{ ok: false, error }` with `--json`). */
 async function runSubmit(options: SubmitOptions, io: CommandIo, wiring: SubmitWiring): Promise<number> {
   const endpoints = endpointsFrom(options.endpoints, io.env ?? process.env);
-  const documents = await documentsFrom(options);
+  const { documents, skipped } = await documentsFrom(options);
+  if (skipped.length > 0)
+    io.stderr.write(`ratelane submit: skipped ${skipped.length} folder entr${skipped.length === 1 ? 'y' : 'ies'}: ${describeSkipped(skipped)}\n`);
   const clients = new Map<string, AwsClients | LaneClients>();
   const clientsFor = (region: string): LaneClients => {
     let c = clients.get(region);
@@ -294,7 +328,7 @@ async function runSubmit(options: SubmitOptions, io: CommandIo, wiring: SubmitWi
         onProgress: (event) => io.stderr.write(`  ${describeProgress(event)}\n`),
       },
     );
-    if (options.json) io.stdout.write(`${JSON.stringify({ ok: result.failed === 0 && result.rejected === 0, ...result })}\n`);
+    if (options.json) io.stdout.write(`${JSON.stringify({ ok: result.failed === 0 && result.rejected === 0, ...result, skipped })}\n`);
     else io.stdout.write(summarize(result));
     if (result.failed > 0) return SUBMIT_EXIT.notAllSent;
     return result.rejected > 0 ? SUBMIT_EXIT.rejected : SUBMIT_EXIT.ok;

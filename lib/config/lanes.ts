@@ -192,6 +192,29 @@ export const BackoffSettingsSchema = z
     /** Visibility backoff for real failures (5xx, timeouts). */
     failureBaseSeconds: z.number().positive(),
     failureCapSeconds: z.number().positive(),
+    /**
+     * The longest wait a provider's rate limit may state and be believed (a stated wait of 15 minutes
+     * or more already counts as a quota); beyond it the wait is treated as unknown: the normal backoff.
+     */
+    maxRateLimitHintSeconds: z.number().positive().max(86_400),
+    /**
+     * The longest wait an exhausted quota may state and be believed: the longest reset a provider
+     * documents (a month, for monthly spend limits). Beyond it the wait is treated as unknown.
+     */
+    maxQuotaHintSeconds: z
+      .number()
+      .positive()
+      .max(366 * 86_400),
+  })
+  .strict();
+
+/** What the lane believes of a job's own scheduling fields (a message is input from outside). */
+export const JobBoundsSchema = z
+  .object({
+    /** How far ahead a job's `eligibleAt` or `deadline` may lie (from its receipt). */
+    horizonSeconds: z.number().int().positive(),
+    /** The most throttle deferrals a job may carry (a counter beyond it is not believed). */
+    maxDeferrals: z.number().int().positive().max(1_000_000_000),
   })
   .strict();
 
@@ -214,6 +237,7 @@ export const LaneConfigSchema = z
     queue: QueueSettingsSchema,
     consumer: ConsumerSettingsSchema,
     backoff: BackoffSettingsSchema,
+    bounds: JobBoundsSchema,
     provider: ProviderConfigSchema,
     alarms: z
       .object({
@@ -274,7 +298,15 @@ function defaultLane(name: string, region: string): LaneConfig {
       retentionSeconds: 14 * 24 * 3600,
     },
     consumer: { maximumConcurrency: 5, timeoutSeconds: 60, memoryMb: 512 },
-    backoff: { throttleBaseSeconds: 2, throttleCapSeconds: 300, failureBaseSeconds: 5, failureCapSeconds: 900 },
+    backoff: {
+      throttleBaseSeconds: 2,
+      throttleCapSeconds: 300,
+      failureBaseSeconds: 5,
+      failureCapSeconds: 900,
+      maxRateLimitHintSeconds: 3_600,
+      maxQuotaHintSeconds: 32 * 86_400,
+    },
+    bounds: { horizonSeconds: 35 * 86_400, maxDeferrals: 100_000 },
     provider: {
       kind: 'openai-compatible',
       model: 'gpt-4o-mini',
@@ -302,6 +334,7 @@ export type LaneOverride = {
   queue?: Partial<LaneConfig['queue']>;
   consumer?: Partial<LaneConfig['consumer']>;
   backoff?: Partial<LaneConfig['backoff']>;
+  bounds?: Partial<LaneConfig['bounds']>;
   /**
    * Provider fields replace the base's (`azure`/`vertex` as whole objects; `limits` merge). An
    * override that changes `kind` drops the base's kind-specific fields (dialect, azure, vertex,
@@ -355,6 +388,7 @@ export function resolveLanes(overrides: Readonly<Record<string, LaneOverride>> =
       queue: { ...lane.queue, ...o.queue },
       consumer: { ...lane.consumer, ...o.consumer },
       backoff: { ...lane.backoff, ...o.backoff },
+      bounds: { ...lane.bounds, ...o.bounds },
       provider: mergeProvider(lane.provider, o.provider),
       alarms: { ...lane.alarms, ...o.alarms },
     };

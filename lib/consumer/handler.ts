@@ -10,7 +10,9 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type ConfigurationCheck, pauseForConfiguration } from './configuration.js';
+import { settleMarginMs } from '../extraction/budget.js';
 import { startInvocation } from './invocation.js';
+import { SettleClock } from './settle-clock.js';
 import { processRecord, type ConsumerDeps, type InvocationScope } from './process-record.js';
 
 export { createConsumerTelemetry } from './deps.js';
@@ -29,11 +31,16 @@ export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatch
  */
 export function createConsumerHandler(deps: ConsumerDeps, options: { checkConfiguration?: ConfigurationCheck | undefined } = {}): SqsHandler {
   const processor = new BatchProcessor(EventType.SQS);
+  const settleClock = new SettleClock();
   const base = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
     const problem = await options.checkConfiguration?.();
     if (problem !== undefined) return pauseForConfiguration(event, deps, problem);
-    const invocation = startInvocation(context, () => deps.now().getTime());
-    const scope: InvocationScope = { invocation, oldestJobAgeMs: -1, waitingForPerson: false };
+    const invocation = startInvocation(
+      context,
+      () => deps.now().getTime(),
+      (invocationMs) => settleClock.marginMs(settleMarginMs(deps.lane), invocationMs),
+    );
+    const scope: InvocationScope = { invocation, oldestJobAgeMs: -1, waitingForPerson: false, settleClock };
     try {
       const recordHandler = async (record: SQSRecord): Promise<void> => processRecord(record, deps, scope);
       return await processPartialResponse(event, recordHandler, processor, { context, throwOnFullBatchFailure: false });

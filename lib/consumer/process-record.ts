@@ -10,6 +10,7 @@ import { withAbortSignal } from '../aws/abort-scope.js';
 import type { Job } from '../contract/job.js';
 import { extractRecord, type ModelTime } from '../extraction/index.js';
 import type { Invocation } from './invocation.js';
+import type { SettleClock } from './settle-clock.js';
 import { reportRecordFailure } from './record-failure.js';
 import { carryOut, type QueueDelivery, type QueueLaneDeps } from './queue-executor.js';
 
@@ -43,6 +44,8 @@ export interface InvocationScope {
   oldestJobAgeMs: number;
   /** Some record found every key out until a person acts (billing, auth). */
   waitingForPerson: boolean;
+  /** Learns how long settling a record takes (the settle margin of the next invocations). */
+  settleClock?: SettleClock | undefined;
 }
 
 /** The delivery facts of one SQS record. */
@@ -57,7 +60,9 @@ export function queueDelivery(record: SQSRecord, now: Date, scope?: InvocationSc
     settled: false,
     ...(scope
       ? {
-          deadlineAt: scope.invocation.deadlineAt,
+          deadlineAt: scope.invocation.workUntil,
+          stopWork: scope.invocation.stopWork,
+          onCommitted: (ms: number) => scope.settleClock?.observe(ms),
           onJob: (job: Job) => {
             const created = Date.parse(job.createdAt);
             if (Number.isFinite(created)) scope.oldestJobAgeMs = Math.max(scope.oldestJobAgeMs, now.getTime() - created);
@@ -111,9 +116,14 @@ async function withinInvocation(invocation: Invocation, delivery: QueueDelivery,
 
 async function handleRecord(record: SQSRecord, delivery: QueueDelivery, deps: ConsumerDeps, model: ModelTime, scope?: InvocationScope): Promise<void> {
   deps.metrics.addMetric('QueueAgeMs', MetricUnit.Milliseconds, delivery.queueAgeMs);
-  const outcome = await extractRecord(record.body, delivery, deps, model);
+  // The work stops a settle margin before the deadline; what it leaves is carried out in the time left.
+  const outcome = scope
+    ? await withAbortSignal(scope.invocation.stopWork, () => extractRecord(record.body, delivery, deps, model))
+    : await extractRecord(record.body, delivery, deps, model);
   if (scope && (outcome.type === 'deferred' || outcome.type === 'rejected') && (outcome.laneOut?.reason === 'billing' || outcome.laneOut?.reason === 'auth')) {
     scope.waitingForPerson = true;
   }
+  const settling = performance.now();
   await carryOut(outcome, delivery, deps);
+  scope?.settleClock?.observe(performance.now() - settling);
 }

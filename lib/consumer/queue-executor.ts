@@ -112,8 +112,8 @@ async function defer(run: JobRun, deps: QueueLaneDeps, delivery: QueueDelivery, 
     ...(action.cooldown ? { cooldown: action.cooldown } : {}),
     ...(detail ? { detail } : {}),
   });
-  if (hop) return;
-  // The re-send is what makes the original safe to acknowledge; the ledger line is an audit trail.
+  // The re-send is what makes the original safe to acknowledge; the ledger line (every deferral and
+  // every hop: a job hopping for long is visible in its history) is an audit trail.
   await deps.ledger
     .record({
       ...ledgerBase(run, next),

@@ -25,6 +25,12 @@ export const JobInputSchema = z
   })
   .strict();
 
+/** The most real failures any job can carry: SQS's largest `maxReceiveCount`. */
+export const MAX_ATTEMPT = 1000;
+
+/** The most throttle deferrals any job can carry (a lane's own limit is usually far lower). */
+export const MAX_DEFERRALS = 1_000_000_000;
+
 export const JobSchema = z
   .object({
     contractVersion: z.literal(JOB_CONTRACT_VERSION),
@@ -35,10 +41,10 @@ export const JobSchema = z
     input: JobInputSchema,
     schemaVersion: z.string().regex(/^[a-z][a-z0-9-]*@\d+$/),
     promptVersion: z.string().regex(/^[a-z][a-z0-9-]*@\d+$/),
-    /** Real failures so far (5xx, timeouts, unknown). Throttles never increase it. */
-    attempt: z.number().int().min(0),
-    /** Throttle reschedules so far. */
-    deferrals: z.number().int().min(0),
+    /** Real failures so far (5xx, timeouts, unknown). Throttles never increase it. At most SQS's largest `maxReceiveCount`. */
+    attempt: z.number().int().min(0).max(MAX_ATTEMPT),
+    /** Throttle reschedules so far (bounded: a counter is input from outside). */
+    deferrals: z.number().int().min(0).max(MAX_DEFERRALS),
     /** Not to be processed before this instant. */
     eligibleAt: isoDate,
     deadline: isoDate.optional(),
@@ -63,8 +69,17 @@ export class InvalidJobError extends RatelaneError {
   }
 }
 
-/** Parses an SQS body into a {@link Job}; throws {@link InvalidJobError} with a reason. */
-export function parseJob(body: string): Job {
+/** A lane's limits on a job's counters (its `maxReceiveCount` and its most deferrals). */
+export interface JobCounterLimits {
+  maxAttempt: number;
+  maxDeferrals: number;
+}
+
+/**
+ * Parses an SQS body into a {@link Job}; throws {@link InvalidJobError} with a reason. With `limits`,
+ * `attempt` and `deferrals` above the lane's are refused too (they would poison metrics and budgets).
+ */
+export function parseJob(body: string, limits?: JobCounterLimits): Job {
   let raw: unknown;
   try {
     raw = JSON.parse(body);
@@ -76,7 +91,15 @@ export function parseJob(body: string): Job {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
     throw new InvalidJobError(`body is not a valid job: ${issues.slice(0, 5).join('; ')}`, issues, { cause: parsed.error });
   }
-  return parsed.data;
+  const job = parsed.data;
+  if (limits && (job.attempt > limits.maxAttempt || job.deferrals > limits.maxDeferrals)) {
+    const issues = [
+      ...(job.attempt > limits.maxAttempt ? [`attempt: ${job.attempt} is over the lane's ${limits.maxAttempt}`] : []),
+      ...(job.deferrals > limits.maxDeferrals ? [`deferrals: ${job.deferrals} is over the lane's ${limits.maxDeferrals}`] : []),
+    ];
+    throw new InvalidJobError(`body is not a valid job: ${issues.join('; ')}`, issues);
+  }
+  return job;
 }
 
 /** SHA-256 hex of a string or bytes. */
@@ -90,6 +113,18 @@ export function sha256Hex(data: string | Uint8Array): string {
  */
 export function idempotencyKeyFor(parts: { sourceId: string; contentSha256: string; promptVersion: string; schemaVersion: string }): string {
   return sha256Hex(['ratelane/v1', parts.sourceId, parts.contentSha256, parts.promptVersion, parts.schemaVersion].join('\n'));
+}
+
+/** Whether the job's idempotency key is the one its source id, content hash and versions give. */
+export function hasOwnIdempotencyKey(job: Pick<Job, 'idempotencyKey' | 'input' | 'promptVersion' | 'schemaVersion'>): boolean {
+  return (
+    idempotencyKeyFor({
+      sourceId: job.input.sourceId,
+      contentSha256: job.input.contentSha256,
+      promptVersion: job.promptVersion,
+      schemaVersion: job.schemaVersion,
+    }) === job.idempotencyKey
+  );
 }
 
 /** Rough token estimate for admission and budgeting (about 4 bytes a token for Latin text). */

@@ -40,10 +40,18 @@ export interface Delivery {
   /** How long the message waited in the queue before this receive (ms; 0 for a request). */
   queueAgeMs: number;
   /**
-   * Epoch ms by which the record must be settled (the invocation's or the request's deadline): no
-   * model call starts that cannot end before it with time left to settle. Absent: no deadline.
+   * Epoch ms by which the record's work must end (the invocation's or the request's deadline less the
+   * lane's settle margin): no model call starts that cannot end by then. Absent: no deadline.
    */
   deadlineAt?: number | undefined;
+  /**
+   * Fires when the record's work must stop, a settle margin before its deadline: a model call is
+   * aborted, and whatever step was cut off ends the record as out of time (sent back to come back at
+   * once), not as a failure.
+   */
+  stopWork?: AbortSignal | undefined;
+  /** Told how long the commit took (ms), so the lane can learn how long settling takes. */
+  onCommitted?: ((ms: number) => void) | undefined;
   /** Told the job once its body is parsed (the lane's own metrics, e.g. job age). */
   onJob?: ((job: Job) => void) | undefined;
 }

@@ -14,12 +14,12 @@ import type { ExtractionResponse } from '../providers/model.js';
 import { errorName } from '../shared/errors.js';
 import { COOLDOWN_METRICS } from '../shared/telemetry.js';
 import { resultRecordFor, type CommitOutcome } from '../store/results.js';
-import { modelCallBudgetMs, modelCallFits } from './budget.js';
+import { modelCallFits } from './budget.js';
 import { count, ledgerBase, log, runLogFields, type JobRun } from './context.js';
 import { InternalError } from './errors.js';
 import { failureVerdict, isThrottle } from './failures.js';
 import type { ExtractionOutcome, LaneOut } from './outcome.js';
-import { decideFor, resolveAction, settleFailure, suppressDuplicate } from './settle.js';
+import { decideFor, outOfTime, resolveAction, settleFailure, suppressDuplicate } from './settle.js';
 import { validateOutput } from './validate.js';
 
 /**
@@ -37,7 +37,10 @@ export async function extract(run: JobRun, text: string): Promise<ExtractionOutc
   let repairsUsed = 0;
   for (;;) {
     // No call that cannot end, and its record be settled, within the record's time: come back at once instead.
-    if (!modelCallFits(deps.lane, deps.now().getTime(), run.delivery.deadlineAt)) return outOfTime(run, modelCalls);
+    if (run.delivery.stopWork?.aborted || !modelCallFits(deps.lane, deps.now().getTime(), run.delivery.deadlineAt)) {
+      const left = run.delivery.deadlineAt === undefined ? 0 : Math.max(0, run.delivery.deadlineAt - deps.now().getTime());
+      return outOfTime(run, `${left} ms left for work, a model call may take ${deps.lane.provider.timeoutMs} ms (after ${modelCalls} call(s))`);
+    }
     // Admission before the call: a key that is not cooling and has budget, or "come back at retryAt".
     let admission: KeyGrant | KeyDenial;
     try {
@@ -84,19 +87,12 @@ export async function extract(run: JobRun, text: string): Promise<ExtractionOutc
   }
 }
 
-/** The record's time cannot hold the next call: re-sent to come back at once (the lane decides how). */
-async function outOfTime(run: JobRun, modelCalls: number): Promise<ExtractionOutcome> {
-  count(run.deps, 'InvocationDeadlineDeferred');
-  const left = run.delivery.deadlineAt === undefined ? 0 : Math.max(0, run.delivery.deadlineAt - run.deps.now().getTime());
-  const detail = `${left} ms left, a model call needs ${modelCallBudgetMs(run.deps.lane)} ms (after ${modelCalls} call(s))`;
-  return resolveAction(run, decideFor(run, { kind: 'out_of_time' }), detail);
-}
-
 /** One model call, timed into the run; aborted with the record's scope (`lib/aws/abort-scope.ts`). */
 async function callModel(run: JobRun, request: Omit<Parameters<JobRun['deps']['model']['extract']>[0], 'signal'>): Promise<ExtractionResponse> {
   count(run.deps, 'ModelCalls');
   const started = performance.now();
-  const signal = currentAbortSignal();
+  const signals = [currentAbortSignal(), run.delivery.stopWork].filter((s): s is AbortSignal => s !== undefined);
+  const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
   try {
     return await run.deps.model.extract(signal ? { ...request, signal } : request);
   } finally {
@@ -107,6 +103,7 @@ async function callModel(run: JobRun, request: Omit<Parameters<JobRun['deps']['m
 
 /** The model call failed: the failure table says what it means; a throttle also cools the key. */
 async function modelFailed(run: JobRun, error: unknown, key: ProviderKey): Promise<ExtractionOutcome> {
+  if (run.delivery.stopWork?.aborted) return outOfTime(run, `model call with key ${key.id} cut off by the record's time`);
   const verdict = failureVerdict('model_call', error, { keyId: key.id });
   // Only a provider's verdict or a transport failure goes on below; the rest is the table's as for any step.
   if (verdict.type !== 'decide') return settleFailure(run, 'model_call', error, { keyId: key.id });
@@ -119,6 +116,15 @@ async function modelFailed(run: JobRun, error: unknown, key: ProviderKey): Promi
     if (keysLeft !== undefined) outcome = { ...outcome, keysLeft };
   }
   const action = decideFor(run, outcome);
+  if (action.type === 'defer' && action.ignoredHintMs !== undefined) {
+    count(run.deps, 'StatedWaitIgnored');
+    log(run.deps, 'warn', "provider's stated wait not believed: over the lane's ceiling", {
+      ...runLogFields(run),
+      keyId: key.id,
+      reason: action.reason,
+      detail: `stated ${Math.round(action.ignoredHintMs / 1000)} s; waiting ${action.waitSeconds} s (${action.basis}) instead`,
+    });
+  }
   const laneOut = action.type === 'defer' ? await recordThrottle(run, action, key) : undefined;
   return resolveAction(run, action, verdict.detail, laneOut);
 }
@@ -168,8 +174,10 @@ async function commit(run: JobRun, output: { result: Record<string, unknown>; mo
   const { job, deps, delivery } = run;
   const usage = { ...run.usage };
   let written: CommitOutcome;
+  const started = performance.now();
   try {
     written = await deps.results.commitOnce(resultRecordFor(job, { ...output, usage }, deps.now()));
+    delivery.onCommitted?.(performance.now() - started);
   } catch (error) {
     // Not acknowledged: the lane retries it like any real failure.
     return settleFailure(run, 'commit', error);

@@ -51,11 +51,18 @@ export async function resolveAction(run: JobRun, action: Action, detail: string,
  * decision on the outcome it stands for. Errors the table does not know are thrown on.
  */
 export async function settleFailure(run: JobRun, step: FailureStep, error: unknown, context: FailureContext = {}): Promise<ExtractionOutcome> {
+  if (run.delivery.stopWork?.aborted) return outOfTime(run, `${step} cut off by the record's time`);
   const verdict = failureVerdict(step, error, context);
   if (verdict.type === 'rethrow') throw error;
   if (verdict.type === 'reject') return rejectRun(run, { type: 'reject', reason: verdict.policyReason, detail: verdict.detail }, verdict.reason);
   if (verdict.type === 'review') return needsReview(run, { type: 'needs_review', reason: 'validation_failed', detail: verdict.detail }, verdict.reason);
   return resolveAction(run, decideFor(run, verdict.outcome), verdict.detail);
+}
+
+/** The record's time cannot hold what is left: it is sent back to come back at once (the lane decides how). */
+export async function outOfTime(run: JobRun, detail: string): Promise<ExtractionOutcome> {
+  count(run.deps, 'InvocationDeadlineDeferred');
+  return resolveAction(run, decideFor(run, { kind: 'out_of_time' }), detail);
 }
 
 /** Rejects the run's job for good: a ledger entry with `reason`, the `Rejected` metric, a log line. */

@@ -13,6 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { providerNeedsKeySecrets, type LaneConfig } from '../config/lanes.js';
+import { ProviderKeyRing, ProviderSecretError } from '../admission/key-ring.js';
 import { NoProviderKeyError, type ProviderKey } from '../admission/keys.js';
 
 /** The variable holding a lane's keys: `RATELANE_<LANE>_PROVIDER_KEYS`. */
@@ -46,11 +47,24 @@ export function loadLocalProviderKeys(lane: Pick<LaneConfig, 'name' | 'provider'
   if (invalid.length > 0) {
     throw new NoProviderKeyError(`lane ${lane.name}: ${from}: the secret of key id(s) ${invalid.join(', ')} is not a string`);
   }
-  const missing = lane.provider.keys.filter((k) => typeof values[k.id] !== 'string' || (values[k.id] as string).length === 0).map((k) => k.id);
-  if (missing.length > 0 && needsSecrets) {
-    throw new NoProviderKeyError(`lane ${lane.name}: ${from} has no secret for key id(s): ${missing.join(', ')}`);
+  if (!needsSecrets) {
+    return lane.provider.keys.map((k) => ({
+      id: k.id,
+      quotaOwner: k.quotaOwner,
+      secret: typeof values[k.id] === 'string' ? (values[k.id] as string).trim() : '',
+    }));
   }
-  return lane.provider.keys.map((k) => ({ id: k.id, quotaOwner: k.quotaOwner, secret: typeof values[k.id] === 'string' ? (values[k.id] as string) : '' }));
+  // The same checks as the lane's secret in AWS (`ProviderKeyRing`): every key id, trimmed, no control characters.
+  const missing = lane.provider.keys.filter((k) => typeof values[k.id] !== 'string' || (values[k.id] as string).trim().length === 0).map((k) => k.id);
+  if (missing.length > 0) throw new NoProviderKeyError(`lane ${lane.name}: ${from} has no secret for key id(s): ${missing.join(', ')}`);
+  const ring = new ProviderKeyRing(lane.provider.keys);
+  try {
+    ring.update(values);
+  } catch (error) {
+    if (!(error instanceof ProviderSecretError)) throw error;
+    throw new NoProviderKeyError(`lane ${lane.name}: ${from}: ${error.message.replace(/^the provider secret is not usable: /, '')}`, { cause: error });
+  }
+  return [...ring.keys];
 }
 
 function readSecrets(laneName: string, env: Env, needsSecrets: boolean): { values: Record<string, unknown>; from: string } | null {

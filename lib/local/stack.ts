@@ -25,6 +25,7 @@ import { onShutdown } from './services/processes.js';
 import { provisionLane, type ProvisionedLane } from './services/provision.js';
 import { startDynamoLocal, startFauxqsLocal, type DynamoLocal, type FauxqsLocal } from './services/services.js';
 import { redirectPowertoolsConsole, TelemetrySink } from './lambda/telemetry.js';
+import { invocationAbortSignalOf } from '../shared/invocation.js';
 
 /** Options of {@link startLocalStack}. */
 export interface LocalStackOptions {
@@ -39,6 +40,8 @@ export interface LocalStackOptions {
   endpoints?: ServiceEndpoints;
   /** Replace a lane's consumer dependencies (tests inject a failing adapter or clock). */
   overrideDeps?: (lane: LaneConfig, deps: ConsumerDeps) => ConsumerDeps;
+  /** Wraps each lane's handler as the poller invokes it (the soak's crashes end an invocation so). */
+  wrapHandler?: (lane: LaneConfig, handler: SqsHandler) => SqsHandler;
   /** Poller events, per lane. */
   onPollerEvent?: (lane: string, event: PollerEvent) => void;
   /**
@@ -104,7 +107,7 @@ function pooledHandler(make: () => SqsHandler): SqsHandler {
     const response = await handler(event, context);
     // Only an instance whose invocation ended cleanly is reused: after a crash or timeout its work may
     // still be running, and Lambda would not hand that environment another batch either.
-    idle.push(handler);
+    if (!invocationAbortSignalOf(context)?.aborted) idle.push(handler);
     return response;
   };
 }
@@ -215,12 +218,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         });
         return createConsumerHandler(options.overrideDeps ? options.overrideDeps(lane, deps) : deps);
       };
+      // The mapping is AWS's, not the function's: its receives and deletes never queue behind the
+      // consumers' requests on their client's sockets.
+      const pollerClients = createAwsClients(lane.region, endpoints);
+      stoppers.push(async () => pollerClients.destroy());
       poller = createEventSourcePoller({
-        sqs: clients.sqs,
+        sqs: pollerClients.sqs,
         queueUrl: provisioned.queueUrl,
         queueArn: provisioned.queueArn,
         awsRegion: lane.region,
-        handler: pooledHandler(makeHandler),
+        handler: options.wrapHandler ? options.wrapHandler(lane, pooledHandler(makeHandler)) : pooledHandler(makeHandler),
         batchSize: lane.queue.batchSize,
         maximumBatchingWindowSeconds: lane.queue.maxBatchingWindowSeconds,
         maximumConcurrency: lane.consumer.maximumConcurrency,

@@ -4,7 +4,7 @@
  */
 
 /** Why a record is rejected for good. */
-export type RejectReason = 'invalid_body' | 'unknown_version' | 'region_mismatch' | 'deadline';
+export type RejectReason = 'invalid_body' | 'unknown_version' | 'region_mismatch' | 'deadline' | 'beyond_horizon';
 
 /**
  * Terminal: write the reason to the ledger and delete the record (acknowledge it). The model is not
@@ -90,6 +90,11 @@ export interface DeferAction {
   pauseLane?: LanePause;
   /** Alarm a person. */
   alarm?: PersonAlarm;
+  /**
+   * A wait the provider stated that was not believed (ms): over the lane's ceiling for its kind, so the
+   * normal backoff (or the quota floor) was used instead. For logs and the `StatedWaitIgnored` metric.
+   */
+  ignoredHintMs?: number;
 }
 
 /** Why a record failed for real. */

@@ -11,6 +11,8 @@ import {
   type BodyDecisionInput,
   DEFAULT_AUTH_COOLDOWN_SECONDS,
   DEFAULT_BILLING_COOLDOWN_SECONDS,
+  DEFAULT_MAX_QUOTA_HINT_SECONDS,
+  DEFAULT_MAX_RATE_LIMIT_HINT_SECONDS,
   type DecisionInput,
   type JobDecisionInput,
   type ProviderErrorOutcome,
@@ -130,7 +132,14 @@ export function decide(input: DecisionInput): Action {
 function decideProviderError(input: JobDecisionInput, outcome: ProviderErrorOutcome, nowMs: number): Action {
   const { job, backoff, random } = input;
   const { classification } = outcome;
-  const hintMs = statedWaitMs(classification, nowMs);
+  const stated = statedWaitMs(classification, nowMs);
+  const ceilingMs =
+    classification.kind === 'rate_limit'
+      ? (backoff.maxRateLimitHintSeconds ?? DEFAULT_MAX_RATE_LIMIT_HINT_SECONDS) * 1000
+      : (backoff.maxQuotaHintSeconds ?? DEFAULT_MAX_QUOTA_HINT_SECONDS) * 1000;
+  // A stated wait beyond the ceiling (a hostile header, a proxy's milliseconds read as seconds) is no hint.
+  const hintMs = stated !== null && stated <= ceilingMs ? stated : null;
+  const ignored = stated !== null && hintMs === null ? { ignoredHintMs: stated } : {};
   const capMs = backoff.throttleCapSeconds * 1000;
   switch (classification.kind) {
     case 'rate_limit': {
@@ -153,6 +162,7 @@ function decideProviderError(input: JobDecisionInput, outcome: ProviderErrorOutc
           // The key's window is only known when the provider states it; otherwise cool it briefly
           // (the throttle base): being wrong about a short cooldown costs little.
           cooldown: { until: isoAt(nowMs + (hintMs ?? backoff.throttleBaseSeconds * 1000)), scope: 'key', reason: 'rate_limit' },
+          ...ignored,
         },
         receiveCountOf(input),
       );
@@ -167,6 +177,7 @@ function decideProviderError(input: JobDecisionInput, outcome: ProviderErrorOutc
           basis: credible ? 'provider_hint' : 'quota_floor',
           waitMs: credible ? hintMs : capMs,
           deferrals: job.deferrals + 1,
+          ...ignored,
         },
         receiveCountOf(input),
       );

@@ -42,6 +42,8 @@ export {
   type DecisionInput,
   DEFAULT_AUTH_COOLDOWN_SECONDS,
   DEFAULT_BILLING_COOLDOWN_SECONDS,
+  DEFAULT_MAX_QUOTA_HINT_SECONDS,
+  DEFAULT_MAX_RATE_LIMIT_HINT_SECONDS,
   type InvalidBodyOutcome,
   type JobDecisionInput,
   type JobOutcome,

@@ -49,7 +49,17 @@ export interface BackoffSettings {
    * {@link DEFAULT_AUTH_COOLDOWN_SECONDS}; replacing the key's secret or a person's resume lifts it.
    */
   authCooldownSeconds?: number | undefined;
+  /** The longest wait a rate limit may state and be believed (seconds); beyond it: the backoff. Default 3600. */
+  maxRateLimitHintSeconds?: number | undefined;
+  /** The longest wait an exhausted quota may state and be believed (seconds); beyond it: the floor. Default 32 days. */
+  maxQuotaHintSeconds?: number | undefined;
 }
+
+/** Default ceiling of a rate limit's stated wait: an hour. */
+export const DEFAULT_MAX_RATE_LIMIT_HINT_SECONDS = 3_600;
+
+/** Default ceiling of an exhausted quota's stated wait: 32 days (monthly spend limits reset within a month). */
+export const DEFAULT_MAX_QUOTA_HINT_SECONDS = 32 * 86_400;
 
 /** Default auth cooldown: one day (the key's secret is replaced or a person resumes sooner; unattended, one probe a day). */
 export const DEFAULT_AUTH_COOLDOWN_SECONDS = 24 * 60 * 60;

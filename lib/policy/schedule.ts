@@ -39,6 +39,7 @@ export interface DeferPlan {
   cooldown?: Cooldown | undefined;
   pauseLane?: LanePause | undefined;
   alarm?: PersonAlarm | undefined;
+  ignoredHintMs?: number | undefined;
 }
 
 /**
@@ -65,6 +66,7 @@ export function deferOrReject(job: JobScheduling, nowMs: number, plan: DeferPlan
     ...(plan.cooldown ? { cooldown: plan.cooldown } : {}),
     ...(plan.pauseLane ? { pauseLane: plan.pauseLane } : {}),
     ...(plan.alarm ? { alarm: plan.alarm } : {}),
+    ...(plan.ignoredHintMs !== undefined ? { ignoredHintMs: plan.ignoredHintMs } : {}),
   };
 }
 

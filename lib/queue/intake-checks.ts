@@ -7,10 +7,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { z } from 'zod';
 import { AWS_LIMITS, type LaneConfig, type LaneSet } from '../config/lanes.js';
 import { JOB_CONTRACT_VERSION, JobSchema, estimateTokens, idempotencyKeyFor, jobMessageAttributes, sha256Hex, type Job } from '../contract/job.js';
 import { DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION, isKnownPromptVersion } from '../contract/schemas/registry.js';
+import { checkText, textOf } from '../contract/text.js';
 import { documentKeyFor } from '../store/documents.js';
 import type { SubmitDeps } from './producer.js';
 
@@ -21,6 +23,7 @@ export const DEFAULT_MAX_DOCUMENT_BYTES = 1024 * 1024;
 export type RejectionReason =
   | 'unknown_region'
   | 'empty_document'
+  | 'not_text'
   | 'document_too_large'
   | 'unknown_version'
   | 'deadline_passed'
@@ -102,12 +105,17 @@ export interface TextLimits {
   maxTokens: number;
 }
 
-/** A document's text: not blank (`empty_document`), within the byte and estimated-token limits (`document_too_large`). */
+/**
+ * A document's text: text, not binary (`not_text`), with a visible character (`empty_document`), within
+ * the byte and estimated-token limits (`document_too_large`) — the checks the consumer repeats
+ * (`lib/contract/text.ts`).
+ */
 export function documentTextSchema(limits: TextLimits) {
   return z.string().superRefine((text, ctx) => {
     const bytes = Buffer.byteLength(text, 'utf8');
     const fail = (r: RejectionReason, message: string): void => void ctx.addIssue({ code: 'custom', message, ...reason(r) });
-    if (text.trim().length === 0) return fail('empty_document', bytes === 0 ? 'document is empty' : `document is whitespace only (${bytes} bytes)`);
+    const verdict = checkText(text, bytes);
+    if (!verdict.ok) return fail(verdict.problem, verdict.detail);
     if (bytes > limits.maxBytes) return fail('document_too_large', `document has ${bytes} bytes, over the limit of ${limits.maxBytes}`);
     const estimatedTokens = estimateTokens(text);
     if (estimatedTokens > limits.maxTokens) fail('document_too_large', `document is ~${estimatedTokens} tokens, over the input budget of ${limits.maxTokens}`);
@@ -133,26 +141,41 @@ function reject(index: number, sourceId: string | undefined, why: RejectionReaso
 /** The deps the intake reads. */
 export type IntakeDeps = Pick<SubmitDeps, 'lanes' | 'isKnownVersion' | 'defaultVersions' | 'maxDocumentBytes' | 'maxInputTokens' | 'newJobId'>;
 
-/** The source id a rejection names before the text is read: the given one, else the path, else the text's hash. */
+/**
+ * The source id of a file given without one: its file name. A local path never travels in a message
+ * (`a.txt` and `./a.txt` are one source); a caller naming files from a folder gives the path relative
+ * to that folder as the source id (`ratelane submit --dir` does).
+ */
+export function fileSourceId(path: string): string {
+  return basename(path);
+}
+
+/** The source id a rejection names before the text is read: the given one, else the file's, else the text's hash. */
 function provisionalSourceId(raw: unknown): string | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const doc = raw as Record<string, unknown>;
   if (typeof doc.sourceId === 'string') return doc.sourceId;
-  if (typeof doc.path === 'string') return doc.path;
+  if (typeof doc.path === 'string') return fileSourceId(doc.path);
   return typeof doc.text === 'string' ? `text:${sha256Hex(doc.text)}` : undefined;
 }
 
-/** Reads a document's text from its file (size-checked first); a rejection when it cannot. */
+/**
+ * Reads a document's text from its file (size-checked first), decoded strictly as UTF-8 (bytes that
+ * are not text are `not_text`, never replacement characters); a rejection when it cannot.
+ */
 async function readText(path: string, maxBytes: number): Promise<string | { reason: RejectionReason; detail: string }> {
+  let bytes: Uint8Array;
   try {
     const info = await stat(path);
     if (!info.isFile()) return { reason: 'bad_input', detail: 'path is not a regular file' };
     if (info.size > maxBytes) return { reason: 'document_too_large', detail: `file has ${info.size} bytes, over the limit of ${maxBytes}` };
-    return await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     return { reason: 'bad_input', detail: `cannot read file (${typeof code === 'string' ? code : 'error'})` };
   }
+  const verdict = textOf(bytes);
+  return verdict.ok ? verdict.text : { reason: verdict.problem, detail: verdict.detail };
 }
 
 /**
@@ -199,7 +222,7 @@ export async function prepareDocument(raw: unknown, index: number, deps: IntakeD
   if (typeof read !== 'string') return bad(read.reason, read.detail);
   const text = read;
   const contentSha256 = sha256Hex(text);
-  const sourceId = doc.sourceId ?? doc.path ?? `text:${contentSha256}`;
+  const sourceId = doc.sourceId ?? (doc.path !== undefined ? fileSourceId(doc.path) : `text:${contentSha256}`);
   const badDoc = (why: RejectionReason, detail: string) => reject(index, sourceId, why, detail);
   const checked = documentTextSchema({ maxBytes, maxTokens: deps.maxInputTokens ?? lane.provider.limits.tokensPerMinute }).safeParse(text);
   if (!checked.success) {

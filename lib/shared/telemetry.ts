@@ -66,6 +66,8 @@ export const CONSUMER_METRICS = [
   'JobAgeAtCompletionMs',
   /** The invocation had no time left for a model call: the job was re-sent to come back at once. */
   'InvocationDeadlineDeferred',
+  /** A provider stated a wait beyond the lane's ceiling for its kind: not believed, the backoff used instead. */
+  'StatedWaitIgnored',
   /** Admission had no key for the call: deferred without calling the provider. */
   'AdmissionDenied',
   /** A key or quota owner was cooled (any reason), and per reason below. */
@@ -201,6 +203,14 @@ export const REJECTION_REASONS = [
   'empty_document',
   /** The document is larger than the lane's budget for one call. */
   'too_large',
+  /** The document is not UTF-8 text, or binary. */
+  'not_text',
+  /** The job's `eligibleAt` or `deadline` lies beyond the lane's horizon. */
+  'beyond_horizon',
+  /** The job's idempotency key is not the one its source id, content hash and versions give. */
+  'idempotency_key_mismatch',
+  /** The job's id belongs to another job (another idempotency key). */
+  'job_id_reused',
 ] as const;
 
 /** Why a valid output still needs a person (the reason of a `needs_review` entry besides the validation reasons). */

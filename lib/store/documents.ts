@@ -87,17 +87,17 @@ export async function putDocument(s3: S3Client, input: { bucket: string; text: s
 }
 
 /**
- * Reads a stored document back and checks its hash.
+ * Reads a stored document's bytes back and checks their hash.
  *
- * @throws {DocumentStoreError} when the get fails (`code` from the SDK) or the content does not
- *   match `expectedSha256` (`code` = `ContentHashMismatch`)
+ * @throws {DocumentStoreError} when the get fails (`code` from the SDK) or the bytes do not match
+ *   `expectedSha256` (`code` = `ContentHashMismatch`)
  */
-export async function readDocument(s3: S3Client, ref: { bucket: string; key: string; expectedSha256?: string }): Promise<string> {
-  let text: string;
+export async function readDocumentBytes(s3: S3Client, ref: { bucket: string; key: string; expectedSha256?: string }): Promise<Uint8Array> {
+  let bytes: Uint8Array;
   try {
     const out = await s3.send(new GetObjectCommand({ Bucket: ref.bucket, Key: ref.key }));
     if (!out.Body) throw new Error('empty response body');
-    text = await out.Body.transformToString('utf-8');
+    bytes = await out.Body.transformToByteArray();
   } catch (error) {
     const code = errorCode(error);
     throw new DocumentStoreError(
@@ -107,7 +107,7 @@ export async function readDocument(s3: S3Client, ref: { bucket: string; key: str
     );
   }
   if (ref.expectedSha256 !== undefined) {
-    const actual = sha256Hex(text);
+    const actual = sha256Hex(bytes);
     if (actual !== ref.expectedSha256) {
       throw new DocumentStoreError(`document ${ref.key} in bucket ${ref.bucket} has hash ${actual}, expected ${ref.expectedSha256}`, {
         bucket: ref.bucket,
@@ -116,5 +116,23 @@ export async function readDocument(s3: S3Client, ref: { bucket: string; key: str
       });
     }
   }
-  return text;
+  return bytes;
+}
+
+/**
+ * Reads a stored document back as text (strict UTF-8) and checks its hash.
+ *
+ * @throws {DocumentStoreError} as {@link readDocumentBytes}, or with `code` = `NotText` when the bytes are not UTF-8
+ */
+export async function readDocument(s3: S3Client, ref: { bucket: string; key: string; expectedSha256?: string }): Promise<string> {
+  const bytes = await readDocumentBytes(s3, ref);
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (error) {
+    throw new DocumentStoreError(
+      `document ${ref.key} in bucket ${ref.bucket} is not UTF-8 text`,
+      { bucket: ref.bucket, key: ref.key, code: 'NotText' },
+      { cause: error },
+    );
+  }
 }

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { PutItemCommand, QueryCommand, ScanCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { errorName } from '../shared/errors.js';
 import { StoreRecordInvalidError, StoreUnavailableError } from './errors.js';
 import { LEDGER_TABLE } from './tables.js';
 
@@ -80,8 +81,20 @@ export interface LedgerOptions {
   now?: () => Date;
 }
 
+/** Adds a stored item to `entries` unless it is a job's claim item. */
+function pushEntry(entries: LedgerEntry[], item: Record<string, AttributeValue>): void {
+  const entry = unmarshall(item) as LedgerEntry;
+  if (entry.entryId !== JOB_CLAIM_ENTRY_ID) entries.push(entry);
+}
+
 /** Entries whose times are this close behind the previous one are ordered by recording order. */
 const ORDERING_WINDOW_MS = 1000;
+
+/** Sort key of a job's claim item (before every entry: `#` sorts before the ISO times of entry ids). */
+export const JOB_CLAIM_ENTRY_ID = '#job';
+
+/** What {@link Ledger.claimJob} found: the job id is this job's, or it belongs to another idempotency key. */
+export type JobClaim = { claimed: true } | { claimed: false; idempotencyKey: string };
 
 /** Append-only access to a lane's ledger table. */
 export class Ledger {
@@ -125,7 +138,43 @@ export class Ledger {
   }
 
   /**
-   * All entries of one job, oldest first (paginated, strongly consistent `Query`).
+   * Binds `jobId` to `idempotencyKey` (a conditional put of the job's claim item): the first job to
+   * use an id owns it, and a message that reuses it for another document is refused, so no one can
+   * write into another job's history. Claiming again with the same key succeeds (one write).
+   *
+   * @throws {@link StoreUnavailableError} when the write fails for another reason.
+   */
+  async claimJob(input: { jobId: string; idempotencyKey: string; region: string }): Promise<JobClaim> {
+    const at = this.#now();
+    try {
+      await this.#dynamodb.send(
+        new PutItemCommand({
+          TableName: this.tableName,
+          Item: marshall({
+            [LEDGER_TABLE.partitionKey]: input.jobId,
+            [LEDGER_TABLE.sortKey as string]: JOB_CLAIM_ENTRY_ID,
+            idempotencyKey: input.idempotencyKey,
+            region: input.region,
+            at: at.toISOString(),
+            expiresAt: Math.floor(at.getTime() / 1000) + this.#retentionSeconds,
+          }),
+          ConditionExpression: 'attribute_not_exists(#pk) OR idempotencyKey = :key',
+          ExpressionAttributeNames: { '#pk': LEDGER_TABLE.partitionKey },
+          ExpressionAttributeValues: { ':key': { S: input.idempotencyKey } },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { claimed: true };
+    } catch (error) {
+      if (errorName(error) !== 'ConditionalCheckFailedException') throw new StoreUnavailableError('PutItem', this.tableName, { cause: error });
+      const old = (error as { Item?: Record<string, AttributeValue> }).Item;
+      const key = old ? unmarshall(old).idempotencyKey : undefined;
+      return { claimed: false, idempotencyKey: typeof key === 'string' ? key : '(unknown)' };
+    }
+  }
+
+  /**
+   * All entries of one job, oldest first (paginated, strongly consistent `Query`); not its claim item.
    *
    * @throws {@link StoreUnavailableError}
    */
@@ -145,7 +194,7 @@ export class Ledger {
             ExclusiveStartKey: startKey,
           }),
         );
-        for (const item of page.Items ?? []) entries.push(unmarshall(item) as LedgerEntry);
+        for (const item of page.Items ?? []) pushEntry(entries, item);
         startKey = page.LastEvaluatedKey;
       } catch (error) {
         throw new StoreUnavailableError('Query', this.tableName, { cause: error });
@@ -165,7 +214,7 @@ export class Ledger {
     do {
       try {
         const page = await this.#dynamodb.send(new ScanCommand({ TableName: this.tableName, ConsistentRead: true, ExclusiveStartKey: startKey }));
-        for (const item of page.Items ?? []) entries.push(unmarshall(item) as LedgerEntry);
+        for (const item of page.Items ?? []) pushEntry(entries, item);
         startKey = page.LastEvaluatedKey;
       } catch (error) {
         throw new StoreUnavailableError('Scan', this.tableName, { cause: error });

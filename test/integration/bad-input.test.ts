@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { JOB_CONTRACT_VERSION, estimateTokens, sha256Hex, type Job } from '../../lib/contract/job.js';
+import { JOB_CONTRACT_VERSION, estimateTokens, idempotencyKeyFor, sha256Hex, type Job } from '../../lib/contract/job.js';
 import { DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION, isKnownPromptVersion } from '../../lib/contract/schemas/registry.js';
 import { SubmissionRejectedError, submitDocuments, type DocumentInput } from '../../lib/queue/producer.js';
 import { documentKeyFor, putDocument } from '../../lib/store/documents.js';
@@ -43,6 +43,19 @@ const TPM = 100_000;
 function padded(text: string, bytes: number): string {
   const line = `Note: ${MARKER} archived copy, no further action required.\n`;
   return `${text}\n${line.repeat(Math.ceil(Math.max(0, bytes - text.length) / line.length))}`;
+}
+
+/** The job with the idempotency key its source id, content hash and versions give. */
+function withOwnKey(job: Job): Job {
+  return {
+    ...job,
+    idempotencyKey: idempotencyKeyFor({
+      sourceId: job.input.sourceId,
+      contentSha256: job.input.contentSha256,
+      promptVersion: job.promptVersion,
+      schemaVersion: job.schemaVersion,
+    }),
+  };
 }
 
 describe('bad input at intake', () => {
@@ -187,7 +200,8 @@ describe('bad input in the queue', () => {
       eligibleAt: now,
       createdAt: now,
     };
-    const job = (id: string, patch: Partial<Job> = {}): Job => ({ ...template, jobId: id, idempotencyKey: sha256Hex(id), ...patch });
+    // Each hand-made job carries the idempotency key of its own source id, content hash and versions.
+    const job = (id: string, patch: Partial<Job> = {}): Job => withOwnKey({ ...template, jobId: id, ...patch });
     // Documents for the bad references: whitespace only, and ~500 KB (over the 100,000-token budget)
     const blank = await putDocument(t.clients.s3, { bucket: t.lane.resources.bucketName, text: '  \n\t  \n' });
     const hugeText = padded(docs[0]!.text, 500_000);

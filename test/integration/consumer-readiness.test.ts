@@ -222,7 +222,7 @@ describe('consumer readiness: the invocation deadline', () => {
     assert.equal(jobOf(back).attempt, 0, 'not a failure');
   });
 
-  it('aborts a model call still running when the time is up: the batch returns in time, only that record failed, logged and counted', async () => {
+  it('cuts a model call still running when the work must stop, and sends its record back in the time left: no receive spent', async () => {
     // Prepare: two jobs; the model hangs on the first until its call is aborted
     const t = await newLane();
     const docs = englishDocuments(2);
@@ -246,19 +246,47 @@ describe('consumer readiness: the invocation deadline', () => {
 
     // Act: the invocation has 4 s (a 2 s call fits), the first call never answers
     const out = await invoke(t, handler, messages, { timeoutMs: 4_000 });
+    const [back] = await receive(t, { max: 1, waitSeconds: 2 });
+
+    // Assess
+    assert.ok(out.elapsedMs < 4_000, `returned after ${out.elapsedMs} ms, before Lambda's timeout`);
+    assert.deepEqual(out.response.batchItemFailures, []);
+    assert.deepEqual(aborted, [true], 'the call saw its signal abort');
+    assert.equal(await t.results.count(), 1);
+    assert.equal(sink.totals.total.InvocationDeadlineDeferred, 1);
+    assert.equal(sink.totals.total.RecordFailed ?? 0, 0);
+    assert.equal(jobOf(back!).jobId, jobOf(hanging).jobId, 'sent back');
+    assert.equal(back!.Attributes?.ApproximateReceiveCount, '1');
+  });
+
+  it('fails a record still unsettled when the time is up (a step that never returns): the batch returns in time, logged and counted', async () => {
+    // Prepare: two jobs; the ledger's claim of the first never returns
+    const t = await newLane();
+    const docs = englishDocuments(2);
+    await submitTo(
+      t,
+      docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#stuck` })),
+    );
+    const messages = await receive(t, { max: 2, waitSeconds: 2 });
+    const stuck = messages[0]!;
+    const { handler, deps, sink } = testConsumer(t, scriptedModel());
+    const claim = deps.ledger.claimJob.bind(deps.ledger);
+    deps.ledger.claimJob = async (input) => (input.jobId === jobOf(stuck).jobId ? new Promise(() => undefined) : claim(input));
+
+    // Act
+    const out = await invoke(t, handler, messages, { timeoutMs: 4_000 });
 
     // Assess
     assert.ok(out.elapsedMs < 4_000, `returned after ${out.elapsedMs} ms, before Lambda's timeout`);
     assert.deepEqual(
       out.response.batchItemFailures.map((f) => f.itemIdentifier),
-      [hanging.MessageId],
+      [stuck.MessageId],
     );
-    assert.deepEqual(aborted, [true], 'the call saw its signal abort');
     assert.equal(await t.results.count(), 1);
     assert.equal(sink.totals.total.RecordFailed, 1);
     assert.equal(sink.totals.total.RecordFailedDeadline, 1);
     const line = logLines(sink.lines).find((l) => l.message === 'record failed: SQS brings it back');
-    assert.equal(line?.messageId, hanging.MessageId);
+    assert.equal(line?.messageId, stuck.MessageId);
     assert.equal(line?.reason, 'invocation_deadline');
     assert.ok(line?.error);
   });

@@ -10,7 +10,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DeleteMessageCommand, type SendMessageCommandInput } from '@aws-sdk/client-sqs';
 import { loadCorpus } from '../../corpus/index.js';
 import { resolveLanes } from '../../lib/config/lanes.js';
-import { sha256Hex, type Job } from '../../lib/contract/job.js';
+import { idempotencyKeyFor, sha256Hex, type Job } from '../../lib/contract/job.js';
+import { documentKeyFor } from '../../lib/store/documents.js';
 import { extractInvoice } from '../../lib/local/fake-provider/invoice-extractor.js';
 import { startLocalStack } from '../../lib/local/stack.js';
 import { ProviderTransportError } from '../../lib/providers/model.js';
@@ -35,6 +36,19 @@ import {
 import { testEndpoints, uniqueLaneResources } from '../helpers/endpoints.js';
 
 const newLane = trackedLanes();
+
+/** The job with the idempotency key its source id, content hash and versions give. */
+function withOwnKey(job: Job): Job {
+  return {
+    ...job,
+    idempotencyKey: idempotencyKeyFor({
+      sourceId: job.input.sourceId,
+      contentSha256: job.input.contentSha256,
+      promptVersion: job.promptVersion,
+      schemaVersion: job.schemaVersion,
+    }),
+  };
+}
 
 describe('consumer: commit once', () => {
   it('the same message delivered twice in sequence commits once and suppresses one duplicate', async () => {
@@ -287,7 +301,11 @@ describe('consumer: eligibility, versions and inputs', () => {
     assert.equal((await t.results.get(nearJob.idempotencyKey))?.deferrals, 0);
     assert.equal(await t.results.get(farJob.idempotencyKey), undefined);
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 1 });
-    assert.deepEqual(await t.ledger.entriesFor(farJob.jobId), [], 'a hop is not a ledger event');
+    // every hop is a ledger line (a job hopping for long is visible in its history)
+    assert.deepEqual(
+      (await t.ledger.entriesFor(farJob.jobId)).map((e) => [e.kind, e.reason]),
+      [['deferred', 'not_yet_eligible']],
+    );
   });
 
   it('rejects an unregistered prompt version and a missing input document without a model call', async () => {
@@ -301,8 +319,11 @@ describe('consumer: eligibility, versions and inputs', () => {
     const submitted = await receive(t, { max: 2 });
     for (const m of submitted) await t.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: t.queueUrl, ReceiptHandle: m.ReceiptHandle! }));
     const [a, b] = items.map((item) => jobOf(submitted.find((m) => jobOf(m).jobId === item.jobId)!));
-    await sendRaw(t, JSON.stringify({ ...a!, promptVersion: 'invoice-extract@99' }));
-    await sendRaw(t, JSON.stringify({ ...b!, input: { ...b!.input, key: 'documents/not-there.txt' } }));
+    // Another producer's jobs, each with the idempotency key its fields give: an unknown prompt, and a
+    // document (its content-addressed key in the lane's bucket) that was never stored
+    const missingSha = sha256Hex('a document that was never stored');
+    await sendRaw(t, JSON.stringify(withOwnKey({ ...a!, promptVersion: 'invoice-extract@99' })));
+    await sendRaw(t, JSON.stringify(withOwnKey({ ...b!, input: { ...b!.input, contentSha256: missingSha, key: documentKeyFor(missingSha) } })));
     const model = scriptedModel();
     const { handler, sink } = testConsumer(t, model);
 

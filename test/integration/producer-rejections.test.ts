@@ -4,10 +4,19 @@
  * typed error and nothing is stored or sent.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
 import { JobSchema, sha256Hex } from '../../lib/contract/job.js';
 import { SubmissionRejectedError, submitDocuments, type SubmitDeps } from '../../lib/queue/producer.js';
 import { baseDeps, clientsIn, drain, objectKeys, setupLanes } from '../helpers/producer-lanes.js';
+
+/** Files that are not text: a PDF's bytes, and Latin-1 (not UTF-8). */
+const notText = mkdtempSync(join(tmpdir(), 'ratelane-not-text-'));
+writeFileSync(join(notText, 'scan.pdf'), Buffer.concat([Buffer.from('%PDF-1.7\n%'), Buffer.from([0xe2, 0xe3, 0xcf, 0xd3, 0, 0, 1, 2, 3, 0x0b])]));
+writeFileSync(join(notText, 'latin1.txt'), Buffer.from('Rechnung f\u00fcr M\u00fcller', 'latin1'));
+after(() => rmSync(notText, { recursive: true, force: true }));
 
 describe('producer: rejections', () => {
   const valid = { text: 'a perfectly fine invoice', region: 'us' };
@@ -15,6 +24,10 @@ describe('producer: rejections', () => {
     { name: 'unknown region', doc: { text: 'x', region: 'mars' }, reason: 'unknown_region' },
     { name: 'empty text', doc: { text: '', region: 'us' }, reason: 'empty_document' },
     { name: 'whitespace-only text', doc: { text: ' \n\t\u00a0 ', region: 'us' }, reason: 'empty_document' },
+    { name: 'zero-width-only text', doc: { text: '\u200b\u200c\u200d\ufeff\u2060', region: 'us' }, reason: 'empty_document' },
+    { name: 'NUL-only text', doc: { text: '\u0000'.repeat(16), region: 'us' }, reason: 'not_text' },
+    { name: 'a PDF file', doc: { path: join(notText, 'scan.pdf'), region: 'us' }, reason: 'not_text' },
+    { name: 'a file that is not UTF-8', doc: { path: join(notText, 'latin1.txt'), region: 'us' }, reason: 'not_text' },
     { name: 'over max bytes', doc: { text: 'SECRET-OVERSIZE '.repeat(20), region: 'us' }, reason: 'document_too_large', deps: { maxDocumentBytes: 100 } },
     { name: 'over token budget', doc: { text: 'y'.repeat(400), region: 'us' }, reason: 'document_too_large', deps: { maxInputTokens: 50 } },
     {

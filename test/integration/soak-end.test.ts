@@ -110,6 +110,7 @@ describe('npm run soak: the verdict', () => {
       injected: {
         duplicateMessages: 2,
         crashes: { afterModelCall: 0, afterCommit: 0, afterResend: 0 },
+        crashCopies: 0,
         outages: { commit: 0, send: 0, visibility: 0 },
         creditOutageMs: 0,
         providerFaults: {},

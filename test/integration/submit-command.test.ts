@@ -3,9 +3,9 @@
  * the flag or the environment, per-document rejections and `--all-or-nothing`, and usage errors.
  */
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { runCommand, type CommandIo } from '../../lib/commands/command.js';
 import { createSubmitCommand, type SubmitWiring } from '../../lib/commands/submit.js';
@@ -31,6 +31,10 @@ describe('producer: ratelane submit', () => {
       await writeFile(join(dir, 'one.txt'), 'CLI-MARKER invoice one');
       await writeFile(join(dir, 'batch', 'a.txt'), 'invoice a');
       await writeFile(join(dir, 'batch', 'b.txt'), 'invoice b');
+      // what --dir skips, and says so: a dotfile, a subfolder, a symlink
+      await writeFile(join(dir, 'batch', '.hidden.txt'), 'not sent');
+      await mkdir(join(dir, 'batch', 'nested'));
+      await symlink(join(dir, 'one.txt'), join(dir, 'batch', 'link.txt'));
       const c = capture();
       // Act
       const code = await submit(
@@ -56,14 +60,26 @@ describe('producer: ratelane submit', () => {
       const summary = JSON.parse(c.out[0]!) as { ok: boolean; sent: number; failed: number; results: { sourceId: string; status: string; region: string }[] };
       assert.equal(summary.ok, true);
       assert.equal(summary.sent, 4);
+      // a file's source id is its name, or its path in the submitted folder: never a local path
       assert.deepEqual(
         summary.results.map((r) => r.sourceId),
-        [join(dir, 'one.txt'), join(dir, 'batch', 'a.txt'), join(dir, 'batch', 'b.txt'), `text:${sha256Hex('inline invoice')}`],
+        ['one.txt', 'a.txt', 'b.txt', `text:${sha256Hex('inline invoice')}`],
       );
+      const drained = await drain(clientsIn('eu-central-1').sqs, t.queueUrl.eu);
+      assert.ok(!drained.some((m) => m.Body!.includes(dir)), 'no local path in any message');
+      assert.deepEqual(
+        (summary as unknown as { skipped: { path: string; why: string }[] }).skipped.map((s) => [basename(s.path), s.why]),
+        [
+          ['.hidden.txt', 'hidden'],
+          ['link.txt', 'symlink'],
+          ['nested', 'subfolder'],
+        ],
+      );
+      assert.match(c.err.join(''), /skipped 3 folder entries: .*\.hidden\.txt \(hidden\)/);
       assert.ok(summary.results.every((r) => r.region === 'eu' && r.status === 'sent'));
       assert.ok(c.err.join('').includes('validated 4 document(s)'));
       assert.ok(!c.err.join('').includes('CLI-MARKER') && !c.out.join('').includes('CLI-MARKER'));
-      assert.equal((await drain(clientsIn('eu-central-1').sqs, t.queueUrl.eu)).length, 4);
+      assert.equal(drained.length, 4);
       assert.equal((await objectKeys('eu-central-1', t.bucket.eu)).length, 4);
     } finally {
       await rm(dir, { recursive: true, force: true });

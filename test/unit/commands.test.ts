@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { runCommand, UsageError, type Command, type CommandIo } from '../../lib/commands/command.js';
 import { booleanFlag, endpointsFrom, numberFlag, parseFlags, repeatedFlag, stringFlag } from '../../lib/commands/flags.js';
 import { COMMANDS, findCommand, USAGE } from '../../lib/commands/index.js';
+import { localRunExitCode } from '../../lib/commands/local.js';
 import { lanesToSubmitTo } from '../../lib/commands/submit.js';
 import { DEFAULT_LANES } from '../../lib/config/lanes.js';
 
@@ -173,5 +174,35 @@ describe('submit: which bucket a producer writes to', () => {
     // Assess
     assert.equal(local.us?.resources.bucketName, DEFAULT_LANES.us?.resources.bucketName);
     await assert.rejects(lanesToSubmitTo(DEFAULT_LANES, options(), io({ RATELANE_ACCOUNT: 'prod' }), undefined, {}), UsageError);
+  });
+});
+
+describe('local: the exit code', () => {
+  it('fails a run that dead-lettered every job, one that lost a job or timed out; passes the rest', () => {
+    // Prepare
+    const card = (over: Partial<{ lost: number; timedOut: boolean; submitted: number; deadLettered: number }>) => ({
+      lost: 0,
+      timedOut: false,
+      submitted: 20,
+      deadLettered: 0,
+      ...over,
+    });
+    const c = capture();
+    // Act
+    const codes = [card({}), card({ deadLettered: 20 }), card({ deadLettered: 3 }), card({ lost: 1 }), card({ timedOut: true })].map((k) =>
+      localRunExitCode(k, c.io),
+    );
+    // Assess
+    assert.deepEqual(codes, [0, 1, 0, 1, 1]);
+    assert.match(c.err(), /every one of the 20 jobs was dead-lettered/);
+  });
+});
+
+describe('endpoints: only http(s)', () => {
+  it('refuses file: and other schemes', () => {
+    // Act / Assess
+    assert.throws(() => endpointsFrom(JSON.stringify({ sqs: 'file:///etc/passwd', s3: 'http://127.0.0.1:1' }), {}), UsageError);
+    assert.throws(() => endpointsFrom(JSON.stringify({ sqs: 'http://127.0.0.1:1', s3: 'ftp://x' }), {}), /http:\/\/ or https:\/\//);
+    assert.deepEqual(endpointsFrom(JSON.stringify({ sqs: 'https://sqs.example', s3: 'http://127.0.0.1:9' }), {})?.sqs, 'https://sqs.example');
   });
 });

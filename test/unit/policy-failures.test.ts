@@ -112,7 +112,8 @@ describe('decide: deadlines', () => {
     const due = job({ deadline: iso(NOW + 2 * HOUR) });
     // Act
     const quota = asReject(decide(input(providerError({ kind: 'quota_exhausted', resetAt: new Date(NOW + 24 * HOUR) }), { job: due })));
-    const hinted = asReject(decide(input(providerError({ kind: 'rate_limit', retryAfterMs: 3 * HOUR }), { job: due })));
+    // (a rate limit's stated wait is believed up to its ceiling, an hour by default: 45 minutes past a 30-minute deadline)
+    const hinted = asReject(decide(input(providerError({ kind: 'rate_limit', retryAfterMs: 0.75 * HOUR }), { job: job({ deadline: iso(NOW + 0.5 * HOUR) }) })));
     const admission = asReject(decide(input({ kind: 'admission_denied', retryAt: NOW + 2 * HOUR }, { job: due })));
     // Assess
     for (const action of [quota, hinted, admission]) assert.equal(action.reason, 'deadline');

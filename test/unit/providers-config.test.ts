@@ -210,3 +210,21 @@ describe('loadLocalProviderKeys', () => {
     assert.deepEqual(loadLocalProviderKeys(apiKeyLane, { RATELANE_US_PROVIDER_KEYS: '{"key-1":"bedrock-key"}' })[0]?.secret, 'bedrock-key');
   });
 });
+
+describe('local provider keys are checked as the lane secret is', () => {
+  it('trims a trailing newline and refuses a control character inside a key, naming the id only', () => {
+    // Prepare
+    const lane = resolveLanes({}).us!;
+    const ids = lane.provider.keys.map((k) => k.id);
+    const values = (make: (id: string) => string) => JSON.stringify(Object.fromEntries(ids.map((id) => [id, make(id)])));
+    // Act
+    const trimmed = loadLocalProviderKeys(lane, { RATELANE_US_PROVIDER_KEYS: values((id) => `sk-${id}\n`) });
+    const refused = () => loadLocalProviderKeys(lane, { RATELANE_US_PROVIDER_KEYS: values((id) => `sk-${id}\u0007bell`) });
+    // Assess
+    assert.deepEqual(
+      trimmed.map((k) => k.secret),
+      ids.map((id) => `sk-${id}`),
+    );
+    assert.throws(refused, (e: Error) => e instanceof NoProviderKeyError && /control character/.test(e.message) && !e.message.includes('bell'));
+  });
+});

@@ -21,6 +21,8 @@ import { BENCH_STRATEGIES, benchLanes, type BenchStrategyId } from './bench-stra
 import { runStrategy } from './bench-strategy.js';
 import { corpusDocuments } from './lanes.js';
 import { lineWriter } from './observe.js';
+import { startLogFile } from '../lambda/telemetry.js';
+import { BENCH_LOG_FILE } from './bench-strategy.js';
 
 export {
   BENCH_STRATEGIES,
@@ -85,6 +87,7 @@ export async function runBench(options: BenchOptions, io: CommandIo): Promise<Be
     `ratelane bench: ${options.jobs} jobs, ${options.keys} key(s) per lane x ${options.providerRpm} rpm, a provider minute lasts ${options.minuteMs} ms; ` +
       `strategies ${options.strategies.join(', ')}; load average ${host.loadAverageAtStart.join(' ')} on ${host.cpus} CPU(s)`,
   );
+  startLogFile(options.logFile ?? BENCH_LOG_FILE);
   say('  starting DynamoDB Local and fauxqs…');
   const services = await startLocalServices();
   const unregister = onShutdown(() => services.stop());

@@ -11,6 +11,7 @@ import { elapsedLabel, lineWriter, stackReadyLine, stopPollers, watchUntilDraine
 import { collectFinalState, scorecardOf } from './outcome.js';
 import { formatScorecard, type Scorecard } from './scorecard.js';
 import { submitToStack, type StackSubmission } from './submit.js';
+import { startLogFile } from '../lambda/telemetry.js';
 
 /** Options of one local run (the CLI flags). */
 export interface LocalRunOptions extends LocalLaneSettings {
@@ -36,6 +37,7 @@ export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise
   const started = Date.now();
   const lanes = localRunLanes(options);
   const logFile = options.logFile ?? LOCAL_RUN_LOG_FILE;
+  startLogFile(logFile);
   const stack = await startRunStack(options, lanes, logFile, say);
   try {
     say(stackReadyLine(stack, started));

@@ -3,6 +3,8 @@
  * between steps (after the model call, after the commit, after a re-send) and outages of the
  * results store and of SQS, decided call by call by a {@link DepFaults}.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { SqsHandler } from '../../consumer/handler.js';
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { ConsumerDeps } from '../../consumer/process-record.js';
 import type { ExtractionRequest, ExtractionResponse } from '../../providers/model.js';
@@ -35,6 +37,41 @@ export interface DepFaults {
 
 /** A crash's default effect: never settle. */
 export const neverSettles = (): Promise<never> => new Promise<never>(() => undefined);
+
+/** The consumer's process died in the middle of an invocation (a soak's injected crash). */
+export class SimulatedProcessCrash extends Error {
+  override name = 'SimulatedProcessCrash';
+}
+
+const invocationCrash = new AsyncLocalStorage<{ crashed: CrashPoint | undefined; resends: number }>();
+
+/**
+ * Makes a crash end the whole invocation, as a dead process does: the handler runs in a scope that a
+ * crash marks; when it returns, a marked invocation throws instead (the poller fails the whole
+ * batch and every record comes back after its visibility timeout, also those it had settled). A job
+ * the crashed invocation had already re-sent is now in the queue twice: `onCopies` is told how many
+ * such copies the crash made (they are injected too, like the soak's duplicate deliveries).
+ */
+export function crashEndsInvocation(handler: SqsHandler, onCopies: (copies: number) => void = () => undefined): SqsHandler {
+  return (event, context) => {
+    const scope = { crashed: undefined as CrashPoint | undefined, resends: 0 };
+    return invocationCrash.run(scope, async () => {
+      const response = await handler(event, context);
+      if (scope.crashed) {
+        onCopies(scope.resends);
+        throw new SimulatedProcessCrash(`simulated process crash ${scope.crashed}: the invocation died`);
+      }
+      return response;
+    });
+  };
+}
+
+/** A crash that ends its invocation (see {@link crashEndsInvocation}): the record's call fails at once. */
+export function crashInvocation(point: CrashPoint): Promise<never> {
+  const scope = invocationCrash.getStore();
+  if (scope) scope.crashed ??= point;
+  return Promise.reject(new SimulatedProcessCrash(`simulated process crash ${point}`));
+}
 
 /** The error an SQS call gets when the service is unavailable. */
 export function sqsUnavailableError(command: string): Error {
@@ -80,6 +117,8 @@ export function withDepFaults(deps: ConsumerDeps, faults: DepFaults): ConsumerDe
       throw sqsUnavailableError(isSend ? 'SendMessage' : 'ChangeMessageVisibility');
     }
     const out = await realSend(command, options);
+    const scope = invocationCrash.getStore();
+    if (isSend && scope && (command as SendMessageCommand).input.QueueUrl === deps.queueUrl) scope.resends += 1;
     if (isSend && faults.crash?.('afterResend')) return crash('afterResend');
     return out;
   };

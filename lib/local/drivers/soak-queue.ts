@@ -3,7 +3,10 @@
  * call) about once a second from the first submission to the end of the run, and keeps
  *
  * - the peak: the most messages the lane queues held at once (visible + in flight + delayed), which a
- *   run that does not multiply keeps within `submitted + injected duplicate messages`;
+ *   run that does not multiply keeps within `submitted + injected duplicate messages`. A deferral sends
+ *   the job's new message before the original is deleted, so for a moment both are there: an original
+ *   in flight beside a waiting copy of its job counts once (if it is failed back instead of deleted, it
+ *   waits too, and then both count);
  * - re-sends beside an earlier copy: messages of a job waiting (visible or delayed, not in flight)
  *   while a copy of the same job re-sent later (more `deferrals`) is also in the queue, beyond the
  *   copies the soak itself injected for that job. Such a copy is a second chain of the job: its batch
@@ -25,7 +28,7 @@ export interface QueueSample {
 
 /** What the sampler found over the run. */
 export interface QueueMultiplication {
-  /** The most messages the lane queues held at one sample (visible + in flight + delayed). */
+  /** The most messages the lane queues held at one sample (visible + in flight + delayed; an original in flight beside a waiting copy of its job once). */
   peak: number;
   /** When it was first seen, in ms since the run started (null before any sample). */
   peakAtMs: number | null;
@@ -77,16 +80,20 @@ export function startQueueSampler(stack: LocalStack, runStarted: number, interva
     };
     samples += 1;
     last = current;
-    if (current.total > peak) {
-      peak = current.total;
-      peakAtMs = at - runStarted;
-    }
     const byJob = new Map<string, InspectedMessage[]>();
     for (const m of messages) {
       if (m.jobId === undefined) continue;
       const copies = byJob.get(m.jobId);
       if (copies) copies.push(m);
       else byJob.set(m.jobId, [m]);
+    }
+    let handedOver = 0;
+    for (const copies of byJob.values()) {
+      if (copies.some((c) => c.state !== 'inFlight')) handedOver += copies.filter((c) => c.state === 'inFlight').length;
+    }
+    if (current.total - handedOver > peak) {
+      peak = current.total - handedOver;
+      peakAtMs = at - runStarted;
     }
     for (const [jobId, copies] of byJob) {
       mostCopiesOfOneJob = Math.max(mostCopiesOfOneJob, copies.length);

@@ -52,6 +52,8 @@ export interface SoakReport {
   injected: {
     duplicateMessages: number;
     crashes: Record<CrashPoint, number>;
+    /** Copies of jobs a crash made (re-sent by an invocation that then died). */
+    crashCopies: number;
     outages: Record<OutagePoint, number>;
     creditOutageMs: number;
     providerFaults: Record<string, number>;
@@ -202,7 +204,7 @@ export function formatSoakReport(report: SoakReport): string {
 function queuePeakLabel(report: SoakReport): string {
   const at = report.queuePeakAtMs === null ? '' : ` at ${(report.queuePeakAtMs / 1000).toFixed(0)} s`;
   const over = report.queuePeak > report.queueBound ? ' — EXCEEDED: messages multiplied' : '';
-  return `${report.queuePeak} / ${report.queueBound} (submitted ${report.submitted} + ${report.injected.duplicateMessages} duplicate messages)${at}${over}`;
+  return `${report.queuePeak} / ${report.queueBound} (submitted ${report.submitted} + ${report.injected.duplicateMessages} duplicate messages${report.injected.crashCopies ? ` + ${report.injected.crashCopies} crash copies` : ''})${at}${over}`;
 }
 
 /** Jobs still waiting and the messages left in the queues (by state) and the DLQs. */

@@ -7,8 +7,9 @@
  * duplicate deliveries (some job messages are sent twice, some of the copies later); DynamoDB and SQS
  * unavailable for some calls; and consumer crashes between steps — after the model call (before the
  * commit), after the commit (before the acknowledgement) and after a re-send (before the
- * acknowledgement). A crash is a call that never returns: the poller's function timeout ends the
- * invocation and the whole batch comes back after its visibility timeout, as in Lambda.
+ * acknowledgement). A crash is the process dying: the call fails at once and the whole invocation
+ * fails (`crashEndsInvocation`), so the whole batch comes back after its visibility timeout — also
+ * the records it had settled — as in Lambda.
  *
  * Reconciliation: every submitted job is looked up in every place a job can end (results tables,
  * ledgers, DLQs, queues) and given exactly one final state; `lost` counts jobs found nowhere,
@@ -30,7 +31,7 @@ import { shortMessage } from '../../shared/errors.js';
 import { onCrash, startBusyLoops } from '../services/processes.js';
 import { elapsedLabel, inspectDepth, jobIdsIn, lineWriter, orTimeout, stackReadyLine, stopPollers, watchUntilDrained, type DrainSnapshot } from './observe.js';
 import { collectFinalState, scorecardOf, type FinalState } from './outcome.js';
-import { withDepFaults, type CrashPoint, type DepFaults, type OutagePoint } from './soak-faults.js';
+import { crashEndsInvocation, crashInvocation, withDepFaults, type CrashPoint, type DepFaults, type OutagePoint } from './soak-faults.js';
 import {
   capturingProducer,
   fileSize,
@@ -47,6 +48,7 @@ import {
 import { startQueueSampler, type QueueMultiplication, type QueueSampler } from './soak-queue.js';
 import { formatSoakReport, reconcile, type QueueLeft, type SoakEnd, type SoakReport } from './soak-report.js';
 import { submitToStack, type StackSubmission } from './submit.js';
+import { startLogFile } from '../lambda/telemetry.js';
 
 export { withDepFaults, withOverrides, neverSettles, sqsUnavailableError, type CrashPoint, type DepFaults, type OutagePoint } from './soak-faults.js';
 export { operatorResume, newSentinel, soakDocuments } from './soak-inputs.js';
@@ -101,6 +103,8 @@ export const SOAK_LOG_FILE = '.cache/soak/consumer.log';
 interface FaultLog {
   faults: DepFaults;
   crashes: Record<CrashPoint, number>;
+  /** Copies of jobs a crash made: re-sent by an invocation that then died (its originals come back too). */
+  crashCopies: number;
   outages: Record<OutagePoint, number>;
   /** Commits that reached the store and committed, per idempotency key. */
   commitsByKey: Map<string, number>;
@@ -126,6 +130,7 @@ export async function runSoak(options: SoakOptions, io: CommandIo): Promise<Soak
   const chance = (p: number): boolean => p > 0 && random() < p;
   const lanes = localRunLanes(options);
   const logFile = options.logFile ?? SOAK_LOG_FILE;
+  startLogFile(logFile);
   const logOffset = fileSize(logFile);
   const log = faultLog(options, chance);
   const problems: string[] = [];
@@ -377,6 +382,7 @@ function capturedSubmission(producer: CapturingProducer, total: number, submitSt
 function faultLog(options: SoakOptions, chance: (p: number) => boolean): FaultLog {
   const log: FaultLog = {
     crashes: { afterModelCall: 0, afterCommit: 0, afterResend: 0 },
+    crashCopies: 0,
     outages: { commit: 0, send: 0, visibility: 0 },
     commitsByKey: new Map(),
     wholeBatchFailures: {},
@@ -388,6 +394,7 @@ function faultLog(options: SoakOptions, chance: (p: number) => boolean): FaultLo
         if (hit) log.crashes[point] += 1;
         return hit;
       },
+      onCrash: crashInvocation,
       outage: (point) => {
         const hit = chance(point === 'commit' ? options.storeOutages : options.sqsOutages);
         if (hit) log.outages[point] += 1;
@@ -423,6 +430,10 @@ async function startSoakStack(options: SoakOptions, lanes: LaneSet, logFile: str
       seed: options.seed,
     },
     overrideDeps: (_lane, deps) => withDepFaults(deps, log.faults),
+    wrapHandler: (_lane, handler) =>
+      crashEndsInvocation(handler, (copies) => {
+        log.crashCopies += copies;
+      }),
     ...(options.admission ? {} : { admission: false as const }),
     onLanePause: (lane, state) => say(state.paused ? `  lane ${lane} PAUSED until ${state.until?.toISOString()} (${state.reason})` : `  lane ${lane} resumed`),
     onPollerEvent: (_lane, event) => log.onPollerEvent(event),
@@ -545,6 +556,7 @@ function soakReport(options: SoakOptions, stack: LocalStack, final: FinalState, 
     injected: {
       duplicateMessages: figures.duplicateMessages,
       crashes: log.crashes,
+      crashCopies: log.crashCopies,
       outages: log.outages,
       creditOutageMs: figures.creditOutageMs,
       providerFaults: { ...providerStats.faults },
@@ -569,7 +581,7 @@ function soakReport(options: SoakOptions, stack: LocalStack, final: FinalState, 
     busyLoops: figures.busyLoops,
     queuePeak: figures.queue.peak,
     queuePeakAtMs: figures.queue.peakAtMs,
-    queueBound: submitted.length + figures.duplicateMessages,
+    queueBound: submitted.length + figures.duplicateMessages + log.crashCopies,
     multiplication: {
       resentWhileQueued: figures.queue.resentWhileQueued,
       jobsWithSeveralChains: figures.queue.jobsWithSeveralChains,

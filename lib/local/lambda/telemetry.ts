@@ -4,7 +4,7 @@
  * and EMF metric lines are aggregated in memory, so the scorecard and progress read real metrics.
  */
 import { Console } from 'node:console';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import { Writable } from 'node:stream';
 
@@ -14,6 +14,15 @@ export interface MetricTotals {
   byLane: Record<string, Record<string, number>>;
   /** Every value seen per metric (for distributions such as QueueAgeMs). */
   values: Record<string, number[]>;
+}
+
+/**
+ * Starts a run's consumer log afresh (its folder made, the file emptied): each run's log holds that
+ * run's lines only, as a new CloudWatch log stream would. Sinks then append to it.
+ */
+export function startLogFile(path: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, '');
 }
 
 /** Aggregates EMF documents (one JSON object per line) and optionally copies every line to a file. */

@@ -1,0 +1,67 @@
+/**
+ * A message is input from outside: anyone with `SendMessage` on the lane's queue can write one. Before
+ * the core trusts a job, it checks what it can recompute: the idempotency key from the source id,
+ * the content hash and the versions; the document's place (the lane's own bucket, its documents
+ * prefix, the content-addressed key of the hash); and that the job id is this job's (the first job to
+ * use an id claims it). A job that fails is rejected under its message id, not under the job id it
+ * claims, so no one can write into another job's history.
+ */
+import { hasOwnIdempotencyKey, type Job } from '../contract/job.js';
+import type { RejectionReason } from '../shared/telemetry.js';
+import { documentKeyFor } from '../store/documents.js';
+import { count, deliveryLogFields, log, type Delivery, type ExtractionDeps } from './context.js';
+import type { RejectedOutcome } from './outcome.js';
+
+/**
+ * Rejects a message that is not (yet) a trusted job: a ledger entry under `msg:<message id>` (with the
+ * job id it claims, if any, in the details), the `Rejected` metric and a log line.
+ */
+export async function rejectUnverified(
+  delivery: Delivery,
+  deps: ExtractionDeps,
+  reason: RejectionReason,
+  details: string,
+  job?: Pick<Job, 'jobId' | 'attempt' | 'deferrals'>,
+): Promise<RejectedOutcome> {
+  await deps.ledger.record({
+    jobId: `msg:${delivery.messageId}`,
+    region: deps.lane.name,
+    kind: 'rejected',
+    reason,
+    attempt: 0,
+    deferrals: 0,
+    receiveCount: delivery.receiveCount,
+    details: job ? `claims job ${job.jobId}: ${details}` : details,
+  });
+  count(deps, 'Rejected');
+  if (reason === 'region_mismatch') count(deps, 'RegionMismatch');
+  log(deps, 'warn', 'record rejected', {
+    lane: deps.lane.name,
+    ...deliveryLogFields(delivery),
+    outcome: 'rejected',
+    reason,
+    ...(job ? { jobId: job.jobId } : {}),
+  });
+  return { type: 'rejected', reason };
+}
+
+/** Checks what a parsed job claims; returns the rejection when a claim is false, else `undefined`. */
+export async function verifyJob(job: Job, delivery: Delivery, deps: ExtractionDeps): Promise<RejectedOutcome | undefined> {
+  if (!hasOwnIdempotencyKey(job)) {
+    return rejectUnverified(delivery, deps, 'idempotency_key_mismatch', 'the idempotency key is not the one of its source id, content hash and versions', job);
+  }
+  const bucket = deps.lane.resources.bucketName;
+  if (job.input.bucket !== bucket || job.input.key !== documentKeyFor(job.input.contentSha256)) {
+    // Never read a document from anywhere else: another lane's bucket would take the job out of its region.
+    return rejectUnverified(
+      delivery,
+      deps,
+      'region_mismatch',
+      `the document is not in this lane's bucket under its content key (bucket ${job.input.bucket})`,
+      job,
+    );
+  }
+  const claim = await deps.ledger.claimJob({ jobId: job.jobId, idempotencyKey: job.idempotencyKey, region: deps.lane.name });
+  if (!claim.claimed) return rejectUnverified(delivery, deps, 'job_id_reused', 'the job id belongs to another job (another idempotency key)', job);
+  return undefined;
+}
