@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { PROVIDER_NAMES } from '../providers/classify.js';
 import { RatelaneError } from '../shared/errors.js';
+import { defaultLiveSettings, LiveSettingsSchema } from './live.js';
 
 /** SQS and Lambda hard limits that every lane must respect (AWS's rules, not the emulator's). */
 export const AWS_LIMITS = {
@@ -239,6 +240,7 @@ export const LaneConfigSchema = z
     backoff: BackoffSettingsSchema,
     bounds: JobBoundsSchema,
     provider: ProviderConfigSchema,
+    live: LiveSettingsSchema,
     alarms: z
       .object({
         /** The SQS age of the lane's oldest message (restarts with every re-send). */
@@ -315,6 +317,7 @@ function defaultLane(name: string, region: string): LaneConfig {
       // 2 x 25 s (the call and one repair) + 5 s margin fits the 60 s function timeout: see checkFunctionTimeout.
       timeoutMs: 25_000,
     },
+    live: defaultLiveSettings(),
     // A job older than an hour has been deferred (or failed) many times over, or waits for a long
     // quota reset: either way a person should know. Four times the message-age threshold.
     alarms: { oldestMessageAgeSeconds: 900, oldestJobAgeSeconds: 3600, throttleSharePercent: 20 },
@@ -342,6 +345,10 @@ export type LaneOverride = {
    */
   provider?: Partial<Omit<LaneConfig['provider'], 'limits'>> & { limits?: Partial<ProviderLimits> };
   alarms?: Partial<LaneConfig['alarms']>;
+  live?: Partial<Omit<LaneConfig['live'], 'throttle' | 'alarms'>> & {
+    throttle?: Partial<LaneConfig['live']['throttle']>;
+    alarms?: Partial<LaneConfig['live']['alarms']>;
+  };
 };
 
 function mergeProvider(base: ProviderConfig, override: LaneOverride['provider']): ProviderConfig {
@@ -391,6 +398,7 @@ export function resolveLanes(overrides: Readonly<Record<string, LaneOverride>> =
       bounds: { ...lane.bounds, ...o.bounds },
       provider: mergeProvider(lane.provider, o.provider),
       alarms: { ...lane.alarms, ...o.alarms },
+      live: { ...lane.live, ...o.live, throttle: { ...lane.live.throttle, ...o.live?.throttle }, alarms: { ...lane.live.alarms, ...o.live?.alarms } },
     };
     const parsed = LaneConfigSchema.safeParse(merged);
     if (!parsed.success) {

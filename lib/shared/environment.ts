@@ -61,3 +61,31 @@ export const ConsumerEnvironmentSchema = z.object({
 
 /** The consumer's environment after {@link ConsumerEnvironmentSchema}. */
 export type ConsumerEnvironment = z.output<typeof ConsumerEnvironmentSchema>;
+
+/**
+ * The environment variables of a lane's live function: the lane config, the queue a job is handed
+ * over to, the provider secret, admission overrides and Powertools settings, as the consumer's.
+ */
+export const LIVE_ENV = {
+  laneConfig: CONSUMER_ENV.laneConfig,
+  queueUrl: CONSUMER_ENV.queueUrl,
+  providerSecretArn: CONSUMER_ENV.providerSecretArn,
+  admissionSafetyMargin: CONSUMER_ENV.admissionSafetyMargin,
+  admissionOutputTokens: CONSUMER_ENV.admissionOutputTokens,
+  serviceName: CONSUMER_ENV.serviceName,
+  metricsNamespace: CONSUMER_ENV.metricsNamespace,
+  logLevel: CONSUMER_ENV.logLevel,
+} as const;
+
+/** The live function's environment, checked (the consumer's, without the DLQ and the lane pause). */
+export const LiveEnvironmentSchema = ConsumerEnvironmentSchema.pick({
+  [LIVE_ENV.laneConfig]: true,
+  [LIVE_ENV.queueUrl]: true,
+  [LIVE_ENV.providerSecretArn]: true,
+  [LIVE_ENV.admissionSafetyMargin]: true,
+  [LIVE_ENV.admissionOutputTokens]: true,
+  [LIVE_ENV.logLevel]: true,
+});
+
+/** The live function's environment after {@link LiveEnvironmentSchema}. */
+export type LiveEnvironment = z.output<typeof LiveEnvironmentSchema>;

@@ -12,6 +12,19 @@ export function consumerFunctionName(lane: string): string {
   return `ratelane-${lane}-consumer`;
 }
 
+/** The lane's live API function name. */
+export function liveFunctionName(lane: string): string {
+  return `ratelane-${lane}-live`;
+}
+
+/** The lane's live HTTP API name. */
+export function liveApiName(lane: string): string {
+  return `ratelane-${lane}-live`;
+}
+
+/** The path of the live lane's extraction route, and of one job's state below it (`{jobId}`). */
+export const LIVE_ROUTES = { extractions: '/v1/extractions', extraction: '/v1/extractions/{jobId}' } as const;
+
 /** The EventBridge Scheduler group that holds a lane's one-time resume schedules. */
 export function pauseScheduleGroupName(lane: string): string {
   return `ratelane-${lane}-pause`;

@@ -101,6 +101,44 @@ export function consumerDimensions(lane: { name: string; region: string }): Reco
   return { service: consumerServiceName(lane), lane: lane.name, region: lane.region };
 }
 
+/**
+ * The EMF metrics a lane's live function emits beside the extraction core's ({@link CONSUMER_METRICS},
+ * under the live service name): one answer per request, by state.
+ */
+export const LIVE_METRICS = [
+  /** A live request was answered (any status). */
+  'LiveRequests',
+  /** Answered 200 committed (a new commit or one found in the results table). */
+  'LiveCommitted',
+  /** Answered 202 pending: the job was handed over to the queue lane. */
+  'LivePending',
+  /** Answered 200 needs_review. */
+  'LiveNeedsReview',
+  /** Answered 4xx for the request or the document (no model call), including another region's request. */
+  'LiveRejected',
+  /** Answered 5xx: the job could not be answered nor handed over. */
+  'LiveServerError',
+  /** A retry made inside the request because its wait fit the time left. */
+  'LiveInRequestRetries',
+  /** From the request's arrival to its answer (ms). */
+  'LiveLatencyMs',
+  /** An answer later than the request's deadline plus the stated slack. */
+  'LiveOverDeadline',
+] as const;
+
+/** One of {@link LIVE_METRICS}. */
+export type LiveMetricName = (typeof LIVE_METRICS)[number];
+
+/** The Powertools service name of a lane's live function (a metric dimension). */
+export function liveServiceName(lane: { name: string }): string {
+  return `ratelane-live-${lane.name}`;
+}
+
+/** The dimensions every live-function metric carries. */
+export function liveDimensions(lane: { name: string; region: string }): Record<'service' | 'lane' | 'region', string> {
+  return { service: liveServiceName(lane), lane: lane.name, region: lane.region };
+}
+
 /** Why a record failed (the `reason` dimension of `RecordFailed`, and the `reason` of its log line). */
 export const RECORD_FAILURE_REASONS = [
   /** A real failure the policy decided on (5xx, timeout, overload): it comes back after a visibility backoff. */

@@ -90,8 +90,12 @@ export function approximateItemBytes(item: Record<string, AttributeValue>): numb
     if (value.S !== undefined) bytes += Buffer.byteLength(value.S, 'utf8');
     else if (value.N !== undefined) bytes += value.N.length;
     else if (value.B !== undefined) bytes += value.B.byteLength;
-    else if (value.M !== undefined) for (const [name, child] of Object.entries(value.M)) (bytes += Buffer.byteLength(name, 'utf8')), walk(child);
-    else if (value.L !== undefined) for (const child of value.L) walk(child);
+    else if (value.M !== undefined) {
+      for (const [name, child] of Object.entries(value.M)) {
+        bytes += Buffer.byteLength(name, 'utf8');
+        walk(child);
+      }
+    } else if (value.L !== undefined) for (const child of value.L) walk(child);
     else if (value.SS !== undefined) for (const s of value.SS) bytes += Buffer.byteLength(s, 'utf8');
     else if (value.NS !== undefined) for (const n of value.NS) bytes += n.length;
   };
