@@ -9,7 +9,7 @@ import { z } from 'zod';
  * The longest total deadline a live request may ask (ms): API Gateway HTTP APIs end an integration
  * after 30 s, so the function must have answered (a committed result or "pending") well before.
  */
-export const MAX_LIVE_DEADLINE_MS = 28_000;
+export const MAX_LIVE_DEADLINE_MS = 27_000;
 
 /** The shortest deadline that leaves room for a model call and a hand-over (ms). */
 export const MIN_LIVE_DEADLINE_MS = 1_000;

@@ -16,38 +16,25 @@
  *
  * Jobs and messages live in typed arrays (`jobs.ts`, `sqs-model.ts`: no object or closure per job);
  * a run of 1,000,000 jobs holds ~100 MB.
+ *
+ * The lane's state and its consumers' mechanics (polls, wake-ups, the lane pause, admission's side
+ * effects) are `SimulatedLane` (`simulated-lane.ts`); this module runs the event loop and each record.
  */
-import { decide, gateBeforeCall, type Action, type Cooldown, type DeferAction, type JobOutcome, type JobScheduling, type LanePause } from '../policy/index.js';
+import { decide, gateBeforeCall, type Action, type DeferAction, type JobOutcome, type JobScheduling } from '../policy/index.js';
 import { withFastDates } from './fast-dates.js';
-import { PayloadSlots, TimeHeap } from './heap.js';
-import { JobTable, ST_COMMITTED, ST_DEAD, ST_REJECTED } from './jobs.js';
-import { CALL_OK, CALL_QUOTA, CALL_RATE_LIMIT, ProviderModel } from './provider-model.js';
-import { newTally, strategyResult, type StrategyResult } from './results.js';
-import { Rng } from './rng.js';
+import { ST_COMMITTED, ST_DEAD, ST_REJECTED } from './jobs.js';
+import { CALL_OK, CALL_QUOTA, CALL_RATE_LIMIT } from './provider-model.js';
+import { strategyResult, type StrategyResult } from './results.js';
 import type { Scenario } from './scenarios.js';
-import { checkSimSettings, DEFAULT_SIM_SETTINGS, type SimProgress, type SimSettings, type Timing } from './settings.js';
-import { SimKeyPool } from './sim-key-pool.js';
-import { SqsModel } from './sqs-model.js';
+import { DEFAULT_SIM_SETTINGS, type SimProgress, type SimSettings } from './settings.js';
+import { EV_DONE, EV_RESUME, EV_SETTLE, EV_SIDE, EV_WAKE, SimulatedLane } from './simulated-lane.js';
 import { outcomeForError, type Strategy } from './strategies.js';
 
 export { checkSimSettings, DEFAULT_SIM_SETTINGS, DEFAULT_TIMING, type SimProgress, type SimSettings, type Timing } from './settings.js';
 export type { StrategyResult } from './results.js';
 
-const EV_DONE = 0;
-const EV_WAKE = 1;
-const EV_SIDE = 2;
-const EV_SETTLE = 3;
-const EV_RESUME = 4;
-
 const LANE = 'us';
 const LONG_POLL_MS = 20_000;
-
-interface SideEffect {
-  consumer: number;
-  key: number;
-  cooldown: Cooldown | undefined;
-  pauseLane: LanePause | undefined;
-}
 
 /** Runs one strategy on one scenario. */
 export function simulate(
@@ -59,68 +46,8 @@ export function simulate(
   return withFastDates(() => new Simulation(scenario, strategy, settings, hooks).run());
 }
 
-class Simulation {
-  private readonly N: number;
-  private readonly timing: Timing;
-  private readonly sqs: SqsModel;
-  private readonly provider: ProviderModel;
-  private readonly admission: SimKeyPool | null;
-  private readonly events = new TimeHeap(4096);
-  private readonly jobs: JobTable;
-  // consumers
-  private readonly idle: Int32Array;
-  private idleCount = 0;
-  private readonly buf = new Int32Array(10);
-  private readonly deleteBuf = new Int32Array(10);
-  private kept = false;
-  private wakeAt = Infinity;
-  private paused = false;
-  private pausedUntil = 0;
-  private idleMark: number;
-  // randomness
-  private readonly latencyRng: Rng;
-  private readonly policyRng: Rng;
-  private readonly failureRng: Rng;
-  private readonly schedulerRng: Rng;
-  private keyCursor = 0;
-  private readonly sides = new PayloadSlots<SideEffect>();
-  private readonly tally = newTally();
-  private idlePollMs = 0;
-
-  constructor(
-    private readonly scenario: Scenario,
-    private readonly strategy: Strategy,
-    private readonly settings: SimSettings,
-    private readonly hooks: { onProgress?: (progress: SimProgress) => void; progressIntervalMs?: number },
-  ) {
-    checkSimSettings(settings);
-    const N = settings.jobs;
-    this.N = N;
-    this.timing = settings.timing;
-    const { maxReceiveCount, visibilityTimeoutSeconds, messageBytes, failureRate } = settings;
-    const onDeadLetter = (job: number, now: number): void => this.jobs.settle(job, ST_DEAD, now);
-    this.sqs = new SqsModel({ maxReceiveCount, visibilityTimeoutSeconds, messageBytes, onDeadLetter }, Math.min(N + settings.consumers * 20 + 1024, 1 << 22));
-    const { keys, limits, dailyResetOffsetMs, start } = scenario;
-    this.provider = new ProviderModel({ keys, limits, dailyResetOffsetMs, failureRate, start });
-    // Admission is configured with the provider's daily reset (the lane's setting; here 00:00 UTC).
-    this.admission = strategy.admission
-      ? new SimKeyPool({
-          keys: scenario.keys,
-          limits: scenario.limits,
-          consumers: settings.consumers,
-          settings: { outputTokenEstimate: settings.admissionOutputTokenEstimate, dailyResetOffsetMs: scenario.dailyResetOffsetMs },
-        })
-      : null;
-    // The same jobs for every strategy: their sizes come from their own stream.
-    this.jobs = new JobTable(N, settings, scenario.start, strategy.admission);
-    this.latencyRng = Rng.derive(settings.seed, 2);
-    this.policyRng = Rng.derive(settings.seed, 3);
-    this.failureRng = Rng.derive(settings.seed, 4);
-    this.schedulerRng = Rng.derive(settings.seed, 5);
-    this.idle = new Int32Array(settings.consumers);
-    this.idleMark = scenario.start;
-  }
-
+/** The event loop and each record's flow, over the lane's state and consumers ({@link SimulatedLane}). */
+class Simulation extends SimulatedLane {
   run(): StrategyResult {
     const wallStart = performance.now();
     const { scenario, settings } = this;
@@ -193,83 +120,6 @@ class Simulation {
     });
   }
 
-  private schedule(time: number, type: number, payload: number): void {
-    this.events.push(time, payload * 8 + type);
-  }
-
-  // ---- consumers ----
-
-  /** Accumulates idle pollers' long-poll time up to `now`. */
-  private accountIdle(now: number): void {
-    if (now <= this.idleMark) return;
-    if (!this.paused) this.idlePollMs += Math.min(this.idleCount, this.settings.idlePollers) * (now - this.idleMark);
-    this.idleMark = now;
-  }
-
-  private goIdle(consumer: number, now: number): void {
-    this.accountIdle(now);
-    this.idle[this.idleCount++] = consumer;
-  }
-
-  /** Makes sure a wake-up is queued for when the next message becomes visible. */
-  private armWake(now: number): void {
-    if (this.idleCount === 0 || this.paused) return;
-    const next = Math.max(now, this.sqs.nextVisibleAt());
-    if (next < this.wakeAt) {
-      this.wakeAt = next;
-      this.schedule(next, EV_WAKE, 0);
-    }
-  }
-
-  private onWake(now: number): void {
-    if (now >= this.wakeAt) this.wakeAt = Infinity;
-    if (this.paused) return;
-    this.pollIdle(now);
-    this.armWake(now);
-  }
-
-  private pollIdle(now: number): void {
-    this.sqs.release(now);
-    while (this.idleCount > 0 && this.sqs.visibleCount > 0) {
-      this.accountIdle(now);
-      const consumer = this.idle[--this.idleCount]!;
-      this.poll(consumer, now);
-    }
-  }
-
-  private onBatchDone(consumer: number, now: number): void {
-    if (this.paused) {
-      this.goIdle(consumer, now);
-      return;
-    }
-    this.poll(consumer, now);
-    this.armWake(now);
-  }
-
-  private poll(consumer: number, now: number): void {
-    const n = this.sqs.receive(now, this.settings.batchSize, this.buf, false);
-    if (n === 0) {
-      this.goIdle(consumer, now);
-      return;
-    }
-    if (now < this.tally.firstReceive) this.tally.firstReceive = now;
-    this.tally.invocations++;
-    this.tally.receives += n;
-    let end = now;
-    let deletes = 0;
-    for (let i = 0; i < n; i++) {
-      const message = this.buf[i]!;
-      this.kept = false;
-      const recordEnd = this.processRecord(consumer, message, now);
-      if (!this.kept) this.deleteBuf[deletes++] = message;
-      if (recordEnd > end) end = recordEnd;
-    }
-    this.sqs.deleteBatch(this.deleteBuf, deletes);
-    const duration = Math.ceil(end - now + this.timing.invocationOverheadMs);
-    this.tally.gbMs += duration * (this.settings.lambdaMemoryMb / 1024);
-    this.schedule(now + duration + this.timing.pollGapMs, EV_DONE, consumer);
-  }
-
   // ---- one record ----
 
   /** The policy's decision for a record of `job` received `receiveCount` times, at `now`, after `outcome`. */
@@ -279,7 +129,7 @@ class Simulation {
   }
 
   /** Handles one received message at `now`; returns when the record is done. Sets `kept` when the message stays (failure). */
-  private processRecord(consumer: number, message: number, now: number): number {
+  protected override processRecord(consumer: number, message: number, now: number): number {
     const j = this.sqs.jobOfMessage(message);
     const receiveCount = this.sqs.receiveCountOf(message);
     const job = this.jobs.scheduling(j, LANE);
@@ -379,42 +229,5 @@ class Simulation {
       this.tally.deferrals++;
       this.tally.dynamoWrites += 1; // ledger: deferred
     }
-  }
-
-  // ---- admission side effects and the lane pause ----
-
-  private onSide(index: number, now: number): void {
-    const effect = this.sides.take(index);
-    const admission = this.admission!;
-    if (effect.cooldown) {
-      admission.cool(effect.consumer, effect.key, effect.cooldown, now);
-    }
-    if (effect.pauseLane) {
-      const out = admission.laneOutFor(effect.consumer, now);
-      const until = Math.min(Date.parse(effect.pauseLane.until), out ? out.until : Infinity);
-      this.requestPause(until, now);
-    }
-  }
-
-  /** LanePauser.requestPause: claims the pause (a conditional put), disables the mapping, schedules the resume. */
-  private requestPause(until: number, now: number): void {
-    if (!(until > now)) return;
-    this.tally.dynamoWrites += 1; // claimPause
-    if (this.paused && this.pausedUntil > now) return;
-    this.accountIdle(now);
-    this.paused = true;
-    this.pausedUntil = until;
-    this.tally.lanePauses++;
-    this.tally.schedules++;
-    this.schedule(until + this.schedulerRng.uniform() * this.timing.schedulerJitterMs, EV_RESUME, 0);
-  }
-
-  private onResume(now: number): void {
-    if (!this.paused || now < this.pausedUntil) return;
-    this.accountIdle(now);
-    this.paused = false;
-    this.wakeAt = Infinity;
-    this.pollIdle(now);
-    this.armWake(now);
   }
 }
