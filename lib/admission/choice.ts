@@ -3,7 +3,7 @@
  * A key is out while it, or its quota owner, has a cooldown that has not ended; keys that share a
  * quota owner cool together.
  */
-import type { CooldownReason, LaneOutReason } from '../policy/index.js';
+import type { Cooldown, CooldownReason, LaneOutReason } from '../policy/index.js';
 
 /** Why a key or quota owner is cooling. */
 export type { CooldownReason };
@@ -34,6 +34,13 @@ export interface CooldownSnapshot {
 
 /** No cooldowns at all. */
 export const EMPTY_SNAPSHOT: CooldownSnapshot = { keys: new Map(), owners: new Map() };
+
+/** The policy's cooldown for `key`, as a record of its scope. */
+export function cooldownRecordOf(key: KeyRef, cooldown: Pick<Cooldown, 'scope' | 'reason'> & { until: number }): CooldownRecord {
+  return cooldown.scope === 'key'
+    ? { scope: 'key', id: key.id, reason: cooldown.reason, until: cooldown.until }
+    : { scope: 'quota_owner', id: key.quotaOwner, reason: cooldown.reason, until: cooldown.until };
+}
 
 /** A long cooldown lasts until a reset or a person (daily quota, billing, auth); a rate limit is short. */
 export function isLongReason(reason: CooldownReason): boolean {

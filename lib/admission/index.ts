@@ -1,7 +1,8 @@
 /**
  * Admission before the call: the shared key pool (cooldowns and token buckets in the lane's
  * rate-state table) and the lane pause. See README.md, section "Admission"; the key pool's decisions
- * are in `pool-core.ts`, run by `SharedKeyPool` (`key-pool.ts`) and by the simulator.
+ * are in `pool-core.ts`, run by `SharedKeyPool` (`key-pool.ts`) and by the simulator; the capacity
+ * kept for the live lane (the queue and live sides of each quota owner's limits) is in `reserve.ts`.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { LaneConfig } from '../config/lanes.js';
@@ -9,7 +10,8 @@ import type { ProviderKey } from './keys.js';
 import { SharedKeyPool } from './key-pool.js';
 import { LanePauser, type LanePauseController } from './pause.js';
 import { DynamoRateStateStore, type RateStateStore } from './rate-state.js';
-import { admissionSettings, bucketLimitsFor, type AdmissionSettings } from './settings.js';
+import { poolSideConfig, reserveLimits, type PoolSide, type ReserveLimits } from './reserve.js';
+import { admissionSettings, type AdmissionSettings } from './settings.js';
 
 export * from './bucket.js';
 export * from './choice.js';
@@ -18,19 +20,31 @@ export * from './pool-core.js';
 export * from './pool-sync.js';
 export * from './pause.js';
 export * from './rate-state.js';
+export * from './reserve.js';
 export * from './settings.js';
 
 /** One lane's admission: the store shared by all its consumers, a pool per consumer instance, the pauser. */
 export interface LaneAdmission {
   store: RateStateStore;
   settings: AdmissionSettings;
-  /** A new key pool (one per consumer instance: each keeps its own short cache). */
+  /** The side every pool of this admission admits for (`'queue'`: the lane's consumers). */
+  side: PoolSide;
+  /** Both sides' limits per quota owner, and the share kept for live requests (0: none kept). */
+  reserve: ReserveLimits;
+  /** A new key pool of {@link side} (one per consumer instance: each keeps its own short cache). */
   newPool(now?: () => number): SharedKeyPool;
   /** Pauses the lane through `controller`; absent without a controller. */
   pauser: LanePauser | undefined;
 }
 
-/** Wires admission for `lane` on its rate-state table. */
+/**
+ * Wires admission for `lane` on its rate-state table, for one side of its reserve (`reserve.ts`):
+ * the queue side (default; every pool admits against `1 - reserveShare` of each quota owner's limits)
+ * or the live side (against `reserveShare`, in a bucket of its own). Cooldowns are shared by both.
+ * With a share of 0 both sides use the owner's one bucket with the full limits.
+ * @throws {AdmissionSettingsError} for settings or a share admission cannot work with, or a quota
+ *   owner named like another owner's live bucket (`o` and `o#live`) while a reserve is kept
+ */
 export function createLaneAdmission(options: {
   lane: LaneConfig;
   dynamodb: DynamoDBClient;
@@ -39,14 +53,22 @@ export function createLaneAdmission(options: {
   controller?: LanePauseController | undefined;
   /** Use this store instead of the lane's table (tests). */
   store?: RateStateStore;
+  /** Which side the pools admit for. Default `'queue'`. */
+  side?: PoolSide | undefined;
+  /** The share kept for live requests (0..0.9). Default: `lane.live.reserveShare` when `lane.live.enabled`, else 0. */
+  reserveShare?: number | undefined;
 }): LaneAdmission {
   const settings = admissionSettings({ billingRecheckMs: options.lane.backoff.throttleCapSeconds * 1000, ...options.settings });
+  const side = options.side ?? 'queue';
+  const reserve = reserveLimits(options.lane, settings, options.reserveShare);
+  const poolSide = poolSideConfig(reserve, side, options.keys);
   const store = options.store ?? new DynamoRateStateStore({ dynamodb: options.dynamodb, tableName: options.lane.resources.rateStateTable });
-  const limits = bucketLimitsFor(options.lane, settings);
   return {
     store,
     settings,
-    newPool: (now) => new SharedKeyPool({ keys: options.keys, store, limits, settings, ...(now ? { now } : {}) }),
+    side,
+    reserve,
+    newPool: (now) => new SharedKeyPool({ keys: options.keys, store, ...poolSide, settings, ...(now ? { now } : {}) }),
     pauser: options.controller ? new LanePauser({ store, controller: options.controller }) : undefined,
   };
 }

@@ -28,6 +28,7 @@ import {
   type StoreOp,
 } from './pool-core.js';
 import type { RateStateStore } from './rate-state.js';
+import type { BucketSide } from './reserve.js';
 import type { AdmissionSettings } from './settings.js';
 import type { LaneOutReason } from '../policy/index.js';
 import { secretFingerprint } from './key-ring.js';
@@ -38,8 +39,12 @@ export { DAILY_PAUSE_MIN_WINDOWS } from './pool-core.js';
 export interface SharedKeyPoolOptions {
   keys: readonly ProviderKey[];
   store: RateStateStore;
-  /** Each quota owner's bucket (see `bucketLimitsFor`). */
+  /** Each quota owner's bucket this pool takes from (see `bucketLimitsFor`; a reserve's side: `poolSideConfig`). */
   limits: BucketLimits;
+  /** A reserve's side (`poolSideConfig`): the pool's bucket is the owner followed by this (absent: the owner itself). */
+  bucketSuffix?: string | undefined;
+  /** A reserve's side (`poolSideConfig`): the owner's other bucket, which its cooldowns are copied into. */
+  otherBuckets?: readonly BucketSide[] | undefined;
   settings: AdmissionSettings;
   /** Clock in epoch ms (default `Date.now`). */
   now?: () => number;
@@ -80,7 +85,14 @@ export class SharedKeyPool implements KeyPool {
     if (options.keys.length === 0) throw new NoProviderKeyError('no provider key configured for this lane');
     this.size = options.keys.length;
     this.store = options.store;
-    this.config = { keys: options.keys, limits: options.limits, settings: options.settings, now: options.now ?? Date.now };
+    this.config = {
+      keys: options.keys,
+      limits: options.limits,
+      ...(options.bucketSuffix ? { bucketSuffix: options.bucketSuffix } : {}),
+      ...(options.otherBuckets?.length ? { otherBuckets: options.otherBuckets } : {}),
+      settings: options.settings,
+      now: options.now ?? Date.now,
+    };
     this.state = newPoolState(options.settings);
   }
 

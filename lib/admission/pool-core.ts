@@ -22,7 +22,9 @@
 import type { Cooldown } from '../policy/index.js';
 import { RatelaneError } from '../shared/errors.js';
 import { adjustTokens, takeFromBucket, withCooldown, type BucketCost, type BucketLimits, type BucketState, type TakeVerdict } from './bucket.js';
-import { addCooldown, chooseKeys, EMPTY_SNAPSHOT, keysLeftAfter, laneOutUntil, type CooldownRecord, type CooldownSnapshot, type KeyRef } from './choice.js';
+import { addCooldown, chooseKeys, cooldownRecordOf, EMPTY_SNAPSHOT, keysLeftAfter, laneOutUntil } from './choice.js';
+import type { CooldownRecord, CooldownSnapshot, KeyRef } from './choice.js';
+import type { BucketSide } from './reserve.js';
 import type { BucketWrite } from './rate-state.js';
 import { learnOutputEstimate, type AdmissionSettings } from './settings.js';
 import type { LaneOutReason } from '../policy/index.js';
@@ -37,7 +39,8 @@ export const DAILY_PAUSE_MIN_WINDOWS = 15;
 /**
  * One rate-state operation a decision needs, answered by the driver:
  * - `readCooldowns` → the lane's {@link CooldownSnapshot} (the keys' and their owners' cooldowns);
- * - `readBucket` → the owner's `BucketState`, or `undefined` when none is stored;
+ * - `readBucket` → the `BucketState` of bucket `owner` (a quota owner, or one followed by a side's
+ *   suffix: see {@link PoolConfig.bucketSuffix}), or `undefined` when none is stored;
  * - `writeBucket` → a {@link BucketWrite}: `next` written if the stored bucket still has
  *   `expectedVersion` (`undefined`: none is stored), else the bucket as it is now;
  * - `putCooldown` → nothing: the cooldown is recorded unless a longer one is;
@@ -55,12 +58,16 @@ export type StoreOp =
 /** A decision in progress: yields {@link StoreOp}s, is resumed with their answers, returns `T`. */
 export type PoolOps<T> = Generator<StoreOp, T, unknown>;
 
-/** What every decision of one pool instance reads and never changes. */
+/** What every decision of one pool instance reads and never changes (a reserve's side too: `reserve.ts`). */
 export interface PoolConfig<K extends KeyRef = KeyRef> {
   /** The lane's keys, in round-robin order. */
   keys: readonly K[];
-  /** Each quota owner's bucket (see `bucketLimitsFor`). */
+  /** Each quota owner's bucket this pool takes from (see `bucketLimitsFor`, `reserveLimits`). */
   limits: BucketLimits;
+  /** The bucket this pool takes from is the owner followed by this (absent or '': the owner itself). */
+  bucketSuffix?: string | undefined;
+  /** The owner's other buckets (the other side of a reserve): an owner's cooldown is copied into each too. */
+  otherBuckets?: readonly BucketSide[] | undefined;
   settings: AdmissionSettings;
   /** The clock, epoch ms (read at the same points by every driver). */
   now: () => number;
@@ -76,7 +83,7 @@ export interface PoolState {
   cooldownsAt: number;
   /** The snapshot as last read: a read answered with this very object (a shared load) changes nothing. */
   cooldownsRead: CooldownSnapshot | undefined;
-  /** Last bucket state seen per owner; absent: unknown (the first write finds out). */
+  /** Last bucket state seen per bucket item (see `bucketSuffix`); absent: unknown (the first write finds out). */
   buckets: Map<string, BucketState | undefined>;
   /** Output tokens assumed for a call before it answers. */
   outputEstimate: number;
@@ -134,13 +141,6 @@ export class BucketContendedError extends RatelaneError {
 
 const READ_COOLDOWNS: StoreOp = Object.freeze({ kind: 'readCooldowns' });
 
-/** The policy's cooldown for `key`, as a record of its scope. */
-export function cooldownRecordOf(key: KeyRef, cooldown: Pick<Cooldown, 'scope' | 'reason'> & { until: number }): CooldownRecord {
-  return cooldown.scope === 'key'
-    ? { scope: 'key', id: key.id, reason: cooldown.reason, until: cooldown.until }
-    : { scope: 'quota_owner', id: key.quotaOwner, reason: cooldown.reason, until: cooldown.until };
-}
-
 /** The cooldowns, from the instance's cache while it is fresh (unless `fresh`), else read. */
 function* cooldowns(config: PoolConfig, state: PoolState, fresh: boolean): PoolOps<CooldownSnapshot> {
   const now = config.now();
@@ -167,10 +167,15 @@ interface ChangeOutcome<T> {
 }
 
 /**
- * What a bucket update does with the bucket as last seen, given `arg` (module-level functions, not
- * closures: a decision creates no function objects, which keeps the simulator's million runs cheap).
+ * What a bucket update does with the bucket (of these limits) as last seen, given `arg` (module-level
+ * functions, not closures: a decision creates no function objects, which keeps the simulator's million runs cheap).
  */
-type BucketChange<A, T> = (config: PoolConfig, bucket: BucketState | undefined, now: number, arg: A) => ChangeOutcome<T>;
+type BucketChange<A, T> = (limits: BucketLimits, bucket: BucketState | undefined, now: number, arg: A) => ChangeOutcome<T>;
+
+/** The item of the owner's bucket this pool takes from (see {@link PoolConfig.bucketSuffix}). */
+function bucketIdOf(config: PoolConfig, owner: string): string {
+  return config.bucketSuffix ? owner + config.bucketSuffix : owner;
+}
 
 /** A take: the call's cost, and whether a denial reserves the next free slot. */
 interface TakeArg {
@@ -178,8 +183,8 @@ interface TakeArg {
   reserve: boolean;
 }
 
-const takeChange: BucketChange<TakeArg, TakeVerdict> = (config, bucket, now, { cost, reserve }) => {
-  const verdict = takeFromBucket(bucket, config.limits, cost, now, { reserve });
+const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, now, { cost, reserve }) => {
+  const verdict = takeFromBucket(bucket, limits, cost, now, { reserve });
   // A denial without a reservation writes nothing: the cached bucket can only be fuller than
   // the stored one (others take), so "not enough" holds for the stored one too.
   if (!verdict.admitted && (!reserve || verdict.limitedBy === 'cooldown')) return { result: verdict };
@@ -187,28 +192,35 @@ const takeChange: BucketChange<TakeArg, TakeVerdict> = (config, bucket, now, { c
 };
 
 /** The token level corrected by `delta` (real usage minus what was taken); nothing to write for an unknown bucket. */
-const settleChange: BucketChange<number, null> = (config, bucket, now, delta) => ({
+const settleChange: BucketChange<number, null> = (limits, bucket, now, delta) => ({
   result: null,
-  write: bucket === undefined ? undefined : adjustTokens(bucket, config.limits, delta, now),
+  write: bucket === undefined ? undefined : adjustTokens(bucket, limits, delta, now),
 });
 
 /** The owner's cooldown kept in its bucket too (nothing to write when a longer one is there). */
-const coolChange: BucketChange<NonNullable<BucketState['cooldown']>, 'written'> = (config, bucket, now, cooldown) => {
-  const next = withCooldown(bucket, config.limits, cooldown, now);
+const coolChange: BucketChange<NonNullable<BucketState['cooldown']>, 'written'> = (limits, bucket, now, cooldown) => {
+  const next = withCooldown(bucket, limits, cooldown, now);
   return { result: 'written', write: next === bucket ? undefined : next };
 };
 
 /**
- * Applies `change` to the owner's bucket with a conditional write, retrying on conflicts with the
- * bucket the failed write returned; `'contended'` after `maxBucketAttempts` conflicts.
+ * Applies `change` to the bucket item `owner` (of `limits`) with a conditional write, retrying on
+ * conflicts with the bucket the failed write returned; `'contended'` after `maxBucketAttempts` conflicts.
  */
-function* update<A, T>(config: PoolConfig, state: PoolState, owner: string, change: BucketChange<A, T>, arg: A): PoolOps<T | 'contended'> {
+function* update<A, T>(
+  config: PoolConfig,
+  state: PoolState,
+  owner: string,
+  limits: BucketLimits,
+  change: BucketChange<A, T>,
+  arg: A,
+): PoolOps<T | 'contended'> {
   yield { kind: 'lock', owner };
   for (let attempt = 0; attempt < config.settings.maxBucketAttempts; attempt++) {
     const known = state.buckets.has(owner);
     const cached = state.buckets.get(owner);
     const now = config.now();
-    const { result, write } = change(config, cached, now, arg);
+    const { result, write } = change(limits, cached, now, arg);
     if (write === undefined) {
       yield { kind: 'unlock', owner };
       return result;
@@ -228,11 +240,12 @@ function* update<A, T>(config: PoolConfig, state: PoolState, owner: string, chan
 
 /** Takes `cost` from the owner's bucket, or says when it is next free (reserving that slot with `reserve`). */
 function* take(config: PoolConfig, state: PoolState, owner: string, arg: TakeArg): PoolOps<TakeVerdict | 'contended'> {
-  const verdict = yield* update(config, state, owner, takeChange, arg);
+  const id = bucketIdOf(config, owner);
+  const verdict = yield* update(config, state, id, config.limits, takeChange, arg);
   if (verdict === 'contended' || verdict.admitted || verdict.limitedBy !== 'cooldown') return verdict;
   // A cooldown may have been lifted (a person resumed the lane) since this bucket was cached: read it.
-  state.buckets.set(owner, (yield { kind: 'readBucket', owner }) as BucketState | undefined);
-  return yield* update(config, state, owner, takeChange, arg);
+  state.buckets.set(id, (yield { kind: 'readBucket', owner: id }) as BucketState | undefined);
+  return yield* update(config, state, id, config.limits, takeChange, arg);
 }
 
 /** When a job denied by a cooldown comes back: its end, but billing and auth (a person may act any time) are re-checked at `billingRecheckAt`. */
@@ -342,7 +355,7 @@ export function* settleOps(
   state.outputEstimate = learnOutputEstimate(state.outputEstimate, usage.outputTokens, config.settings);
   const delta = usage.inputTokens + usage.outputTokens - takenTokens;
   if (Math.abs(delta) < 1) return;
-  yield* update(config, state, owner, settleChange, delta);
+  yield* update(config, state, bucketIdOf(config, owner), config.limits, settleChange, delta);
 }
 
 /**
@@ -357,8 +370,9 @@ export function* keysLeftOps(config: PoolConfig, state: PoolState, key: KeyRef, 
 
 /**
  * Records the policy's cooldown of `key`: in this instance's cache, in the table, and for an owner's
- * cooldown also in its bucket (so a consumer with stale cooldowns learns it at its next take).
- * Throws {@link BucketContendedError} when the bucket stayed contended.
+ * cooldown also in its bucket and its {@link PoolConfig.otherBuckets} (so a consumer of either side
+ * with stale cooldowns learns it at its next take). Throws {@link BucketContendedError} when a bucket
+ * stayed contended (after trying the others).
  */
 export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cooldown: Cooldown, fingerprint?: string): PoolOps<void> {
   const until = Date.parse(cooldown.until);
@@ -367,8 +381,12 @@ export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cool
   learn(config, state, record);
   yield { kind: 'putCooldown', record, now: config.now() };
   if (record.scope !== 'quota_owner') return;
-  const written = yield* update(config, state, key.quotaOwner, coolChange, { until, reason: cooldown.reason });
-  if (written === 'contended') throw new BucketContendedError(`bucket of ${key.quotaOwner} stayed contended while recording its cooldown`);
+  const arg = { until, reason: cooldown.reason };
+  let contended = (yield* update(config, state, bucketIdOf(config, key.quotaOwner), config.limits, coolChange, arg)) === 'contended';
+  for (const other of config.otherBuckets ?? []) {
+    if ((yield* update(config, state, key.quotaOwner + other.suffix, other.limits, coolChange, arg)) === 'contended') contended = true;
+  }
+  if (contended) throw new BucketContendedError(`bucket of ${key.quotaOwner} stayed contended while recording its cooldown`);
 }
 
 /**

@@ -10,6 +10,9 @@
  *   `version`, the fixed day (`dayResetAt`, `reservedDaily`, `reservedDayEnd`), and the owner's
  *   cooldown again (`coolUntil`, `coolReason`); TTL two days after the last write. Replaced with a conditional update on `version`
  *   (or `attribute_not_exists(pk)` for a new bucket), so two consumers never spend the same tokens.
+ *   With a live reserve (`reserve.ts`) this is the queue side's bucket, and the owner's live side has
+ *   its own, `bucket#<quota owner>#live` ({@link liveBucketId}), alike; `createLaneAdmission` refuses
+ *   a lane where that could be another owner's bucket (owners `o` and `o#live`).
  * - `lane#pause`: `until`, `reason`, `pausedAt`; claimed with a conditional put so one consumer
  *   pauses the lane, the others see it is paused.
  */
@@ -74,7 +77,10 @@ export interface RateStateStore {
    * otherwise returns the bucket as it is now.
    */
   writeBucket(owner: string, next: BucketState, expectedVersion: number | undefined, now: number): Promise<BucketWrite>;
-  /** Removes the cooldown copy from a quota owner's bucket (a person resumed it). */
+  /**
+   * Removes the cooldown copy from a quota owner's bucket (a person resumed it); with
+   * `DynamoRateStateStore`, from its live side's bucket ({@link liveBucketId}) too.
+   */
   clearBucketCooldown(owner: string): Promise<void>;
   /** Claims the lane pause; `false` when a pause that has not ended is already recorded. */
   claimPause(record: PauseRecord, now: number): Promise<boolean>;
@@ -93,9 +99,22 @@ export function cooldownPk(scope: CooldownRecord['scope'], id: string): string {
   return `cooldown#${scope === 'key' ? 'key' : 'owner'}#${id}`;
 }
 
-/** The partition key of a quota owner's bucket item. */
+/** The partition key of a quota owner's bucket item (`owner`: a quota owner, or a {@link liveBucketId}). */
 export function bucketPk(owner: string): string {
   return `bucket#${owner}`;
+}
+
+/** What follows a quota owner in the id of its live side's bucket (see {@link liveBucketId}). */
+export const LIVE_BUCKET_SUFFIX = '#live';
+
+/**
+ * The bucket id of `owner`'s live side (the share of its limits kept for live requests, `reserve.ts`):
+ * `<owner>#live`, stored as `bucket#<owner>#live`. Bucket items all start `bucket#`, cooldown items
+ * `cooldown#`, so it never meets a cooldown or the pause; it would meet the bucket of a quota owner
+ * named `<owner>#live`, which `createLaneAdmission` refuses when a reserve is kept.
+ */
+export function liveBucketId(owner: string): string {
+  return owner + LIVE_BUCKET_SUFFIX;
 }
 
 const isConditionFailure = (error: unknown): error is { name: string; Item?: Record<string, AttributeValue> } =>
@@ -267,13 +286,23 @@ export class DynamoRateStateStore implements RateStateStore {
     }
   }
 
+  /**
+   * Removes the owner's cooldown copy from its bucket and from its live side's bucket (either may be
+   * absent): `coolOps` copies an owner's cooldown into both when a reserve is kept. Without a reserve
+   * the live bucket does not exist and that update changes nothing.
+   */
   async clearBucketCooldown(owner: string): Promise<void> {
+    await this.clearCooldownCopy(bucketPk(owner));
+    await this.clearCooldownCopy(bucketPk(liveBucketId(owner)));
+  }
+
+  private async clearCooldownCopy(pk: string): Promise<void> {
     try {
       await this.call('UpdateItem', () =>
         this.dynamodb.send(
           new UpdateItemCommand({
             TableName: this.tableName,
-            Key: { pk: { S: bucketPk(owner) } },
+            Key: { pk: { S: pk } },
             UpdateExpression: 'REMOVE coolUntil, coolReason SET version = version + :one',
             ConditionExpression: 'attribute_exists(pk)',
             ExpressionAttributeValues: { ':one': { N: '1' } },

@@ -238,6 +238,8 @@ describe('admission: the local stack', () => {
           limits: { requestsPerMinute: 600, tokensPerMinute: 10_000_000, requestsPerDay: 12 },
           timeoutMs: 2000,
         },
+        // No live reserve: the queue's admission counts the whole day (12), more than the provider's 10.
+        live: { reserveShare: 0 },
       },
     }).us!;
     const events: { at: number; requests: number; state: LocalPauseState }[] = [];
