@@ -4,7 +4,7 @@
  * Entries describe outcomes — field paths, rule names, versions, counts — never document text.
  */
 import { randomBytes } from 'node:crypto';
-import { PutItemCommand, QueryCommand, ScanCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, QueryCommand, ScanCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { errorName } from '../shared/errors.js';
 import { StoreRecordInvalidError, StoreUnavailableError } from './errors.js';
@@ -58,6 +58,8 @@ export interface LedgerEntryInput {
   failingRules?: string[];
   /** A short diagnostic. Never document text or model output. */
   details?: string;
+  /** For a `deferred` entry: when the re-sent job becomes eligible again (ISO 8601). */
+  eligibleAt?: string;
   /** When it happened (ISO 8601); defaults to now. */
   at?: string;
 }
@@ -95,6 +97,16 @@ export const JOB_CLAIM_ENTRY_ID = '#job';
 
 /** What {@link Ledger.claimJob} found: the job id is this job's, or it belongs to another idempotency key. */
 export type JobClaim = { claimed: true } | { claimed: false; idempotencyKey: string };
+
+/** A job's claim item as {@link Ledger.claimOf} reads it: whose the job id is, where and when it was last claimed. */
+export interface JobClaimRecord {
+  jobId: string;
+  idempotencyKey: string;
+  /** The lane that claimed it. */
+  region: string;
+  /** When it was last claimed (ISO 8601): each claim with the same key, a redelivery's too, rewrites it. */
+  at: string;
+}
 
 /** Append-only access to a lane's ledger table. */
 export class Ledger {
@@ -170,6 +182,28 @@ export class Ledger {
       const old = (error as { Item?: Record<string, AttributeValue> }).Item;
       const key = old ? unmarshall(old).idempotencyKey : undefined;
       return { claimed: false, idempotencyKey: typeof key === 'string' ? key : '(unknown)' };
+    }
+  }
+
+  /**
+   * The claim item of `jobId` (strongly consistent `GetItem`), or `undefined` when no consumer claimed it.
+   *
+   * @throws {@link StoreUnavailableError}
+   */
+  async claimOf(jobId: string): Promise<JobClaimRecord | undefined> {
+    try {
+      const out = await this.#dynamodb.send(
+        new GetItemCommand({
+          TableName: this.tableName,
+          Key: { [LEDGER_TABLE.partitionKey]: { S: jobId }, [LEDGER_TABLE.sortKey as string]: { S: JOB_CLAIM_ENTRY_ID } },
+          ConsistentRead: true,
+        }),
+      );
+      if (!out.Item) return undefined;
+      const item = unmarshall(out.Item);
+      return { jobId, idempotencyKey: String(item.idempotencyKey), region: String(item.region), at: String(item.at) };
+    } catch (error) {
+      throw new StoreUnavailableError('GetItem', this.tableName, { cause: error });
     }
   }
 

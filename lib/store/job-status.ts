@@ -1,0 +1,177 @@
+/**
+ * One job's state, the same view for every lane (the live API's `GET /v1/extractions/{jobId}`, the queue
+ * lane's tools): read from the lane's results table and ledger, never from a queue.
+ *
+ * - The ledger's claim item binds the job id to its idempotency key (the first consumer to receive the
+ *   job writes it); results are keyed by idempotency key. No claim and no entry: `unknown` (still queued,
+ *   never received, or a wrong id; a message rejected before its claim is recorded under its message id).
+ * - A committed result always wins, whichever job of the idempotency key committed it (`duplicateOf`
+ *   names that job when it is another one).
+ * - Otherwise the job's latest ledger entry decides (entry-id order, which is time order): needs_review,
+ *   rejected, dead_letter_pending (→ `dead_lettered`), deferred (→ `pending`). The latest, not the "most
+ *   final": a job dead-lettered after deferrals is dead-lettered, and a dead-lettered job an operator
+ *   redrives, then defers again, is pending again. `received` when the job is being worked on: a claim
+ *   with no entry yet, a claim later than the latest entry (every delivery claims again before it records
+ *   anything: a deferred copy come back), or a latest entry that is not an outcome (a validation failure
+ *   before the repair, a transport failure).
+ *
+ * Views carry reasons (machine-readable codes), times, counts and, once committed, the validated result;
+ * never a ledger entry's `details` nor any document text.
+ */
+import { LEDGER_KINDS, type Ledger, type LedgerEntry, type LedgerKind } from './ledger.js';
+import type { ResultStore, TokenUsage } from './results.js';
+
+/** How many ledger entries of each kind the job has (every kind present, 0 when none). */
+export type LedgerHistory = Record<LedgerKind, number>;
+
+/** What every view has. */
+interface ViewBase {
+  jobId: string;
+  history: LedgerHistory;
+}
+
+/** What every view of a job a consumer received has. */
+interface ReceivedBase extends ViewBase {
+  /** The job's idempotency key (a hash: no document text). */
+  idempotencyKey: string;
+  /** The lane that claimed it (or committed it). */
+  region: string;
+}
+
+/** A result is committed for the job's idempotency key: final. */
+export interface CommittedView extends ReceivedBase {
+  state: 'committed';
+  /** The validated extraction. */
+  result: Record<string, unknown>;
+  /** The model that produced it. */
+  model: string;
+  usage: TokenUsage;
+  committedAt: string;
+  /** The job that committed it: this job, or another job with the same idempotency key. */
+  committedBy: string;
+  /** Set when `committedBy` is another job: this job is a duplicate of it and shares its result. */
+  duplicateOf?: string;
+}
+
+/** The output failed validation after its repair: a person must look (final unless redriven). */
+export interface NeedsReviewView extends ReceivedBase {
+  state: 'needs_review';
+  /** Why (`validation_failed`, `result_unstorable`, ...). */
+  reason: string;
+  /** When the entry was recorded (ISO 8601). */
+  at: string;
+}
+
+/** Rejected for good (deadline, input missing or altered, too large, ...). */
+export interface RejectedView extends ReceivedBase {
+  state: 'rejected';
+  reason: string;
+  at: string;
+}
+
+/** The retry budget is spent: the job is (or is about to be) in the dead-letter queue. */
+export interface DeadLetteredView extends ReceivedBase {
+  state: 'dead_lettered';
+  /** The last failure's reason (`provider_5xx`, `timeout`, ...). */
+  reason: string;
+  at: string;
+}
+
+/** Re-sent for later (a rate limit, admission, a quota, a hop): it comes back by itself. */
+export interface PendingView extends ReceivedBase {
+  state: 'pending';
+  /** Why it was deferred (`rate_limited`, `not_yet_eligible`, ...). */
+  reason: string;
+  /** When it becomes eligible again (ISO 8601), when the deferral recorded it. */
+  eligibleAt?: string;
+  /** Deferrals the job carries after this one. */
+  deferrals: number;
+  at: string;
+}
+
+/** Claimed by a consumer, no outcome yet: being worked on (or about to be received again). */
+export interface ReceivedView extends ReceivedBase {
+  state: 'received';
+  /** The latest claim (a delivery's start), or the latest entry when that is not an outcome (ISO 8601). */
+  at: string;
+}
+
+/** No consumer ever received a job with this id: still queued, or a wrong id. */
+export interface UnknownView extends ViewBase {
+  state: 'unknown';
+}
+
+/** One job's state; `state` tells which. */
+export type JobStatusView = CommittedView | NeedsReviewView | RejectedView | DeadLetteredView | PendingView | ReceivedView | UnknownView;
+
+/** One of the states of {@link JobStatusView}. */
+export type JobState = JobStatusView['state'];
+
+/** What {@link jobStatus} reads. */
+export interface JobStatusStores {
+  results: Pick<ResultStore, 'get'>;
+  ledger: Pick<Ledger, 'claimOf' | 'entriesFor'>;
+}
+
+/** DynamoDB's longest partition key value (bytes): a longer id cannot have been stored. */
+const MAX_KEY_BYTES = 2048;
+
+/** Counts entries per kind. */
+export function ledgerHistory(entries: readonly Pick<LedgerEntry, 'kind'>[]): LedgerHistory {
+  const history = Object.fromEntries(LEDGER_KINDS.map((kind) => [kind, 0])) as LedgerHistory;
+  for (const entry of entries) if (entry.kind in history) history[entry.kind]++;
+  return history;
+}
+
+/**
+ * The state of `jobId` in one lane: its claim and ledger entries (strongly consistent reads), then the
+ * result of its idempotency key. An id DynamoDB could not hold as a key (empty, over 2 KB) is `unknown`
+ * without a read.
+ *
+ * @throws {@link StoreUnavailableError} when a table cannot be read.
+ */
+export async function jobStatus(jobId: string, stores: JobStatusStores): Promise<JobStatusView> {
+  const empty = (): UnknownView => ({ jobId, state: 'unknown', history: ledgerHistory([]) });
+  if (jobId.length === 0 || Buffer.byteLength(jobId, 'utf8') > MAX_KEY_BYTES) return empty();
+  // The ledger first, the result second: a commit that lands in between is seen.
+  const [claim, entries] = await Promise.all([stores.ledger.claimOf(jobId), stores.ledger.entriesFor(jobId)]);
+  const latest = entries.at(-1);
+  const idempotencyKey = claim?.idempotencyKey ?? latest?.idempotencyKey;
+  if (idempotencyKey === undefined) return empty();
+  const history = ledgerHistory(entries);
+  const committed = await stores.results.get(idempotencyKey);
+  if (committed) {
+    return {
+      jobId,
+      state: 'committed',
+      idempotencyKey,
+      region: committed.region,
+      history,
+      result: committed.result,
+      model: committed.model,
+      usage: { inputTokens: committed.usage.inputTokens, outputTokens: committed.usage.outputTokens },
+      committedAt: committed.committedAt,
+      committedBy: committed.jobId,
+      ...(committed.jobId !== jobId ? { duplicateOf: committed.jobId } : {}),
+    };
+  }
+  const base = { jobId, idempotencyKey, region: claim?.region ?? latest?.region ?? '', history };
+  // Every delivery claims the job again (rewriting the claim's time) before it records an outcome: a
+  // claim later than the latest entry is a delivery at work (a deferred copy come back, a redelivery).
+  if (!latest || (claim && claim.at > latest.at)) return { ...base, state: 'received', at: claim?.at ?? '' };
+  const { reason, at } = latest;
+  switch (latest.kind) {
+    case 'needs_review':
+      return { ...base, state: 'needs_review', reason, at };
+    case 'rejected':
+      return { ...base, state: 'rejected', reason, at };
+    case 'dead_letter_pending':
+      return { ...base, state: 'dead_lettered', reason, at };
+    case 'deferred':
+      return { ...base, state: 'pending', reason, deferrals: latest.deferrals, at, ...(latest.eligibleAt ? { eligibleAt: latest.eligibleAt } : {}) };
+    default:
+      // Not an outcome (validation_failed before the repair, transport_failure, or a commit line whose
+      // result is not there): the job is being worked on.
+      return { ...base, state: 'received', at };
+  }
+}
