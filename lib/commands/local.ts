@@ -3,7 +3,9 @@
  * when no job was lost and the run ended in time, else 1.
  */
 import { runLocal, type LocalRunOptions } from '../local/drivers/run.js';
+import type { LiveFigures } from '../local/drivers/live-load.js';
 import type { Scorecard } from '../local/drivers/scorecard.js';
+import { defaultLiveSettings, MAX_LIVE_DEADLINE_MS, MIN_LIVE_DEADLINE_MS } from '../config/live.js';
 import type { Command, CommandIo } from './command.js';
 import { booleanFlag, jsonFlag, numberFlag, parseFlags, ROUND_DOWN, stringFlag } from './flags.js';
 
@@ -27,6 +29,11 @@ a scorecard. Everything started is stopped at the end, on Ctrl-C and on a crash.
   --fault-timeout R     share of calls that never answer
   --fault-garbage R     share of answers that are not JSON
   --fault-invalid R     share of answers that break the schema
+  --live-requests N     live requests fired at the lanes' live APIs while the backfill runs (default 0)
+  --live-rps R          live requests started per second, across lanes (default 1)
+  --live-deadline-ms MS the deadline each live request states (default the lane's, ${defaultLiveSettings().defaultDeadlineMs})
+  --live-reserve S      share of each key's limits kept for live requests (0..0.9; default 0.2 with live
+                        requests, else 0: the queue lane then has the whole quota)
   --seed N              seed of the fake provider's faults and latencies (default 42)
   --time-limit S        stop waiting after S seconds (default 600)
   --log-file PATH       where consumer logs and EMF metrics go (default .cache/local-run/consumer.log)
@@ -50,6 +57,10 @@ const LOCAL_FLAGS = {
   'fault-timeout': share(),
   'fault-garbage': share(),
   'fault-invalid': share(),
+  'live-requests': numberFlag({ min: 0, max: 100_000, fallback: 0, ...ROUND_DOWN }),
+  'live-rps': numberFlag({ min: 0.01, max: 1_000, fallback: 1 }),
+  'live-deadline-ms': numberFlag({ min: MIN_LIVE_DEADLINE_MS, max: MAX_LIVE_DEADLINE_MS, fallback: defaultLiveSettings().defaultDeadlineMs, ...ROUND_DOWN }),
+  'live-reserve': numberFlag({ min: 0, max: 0.9 }),
   seed: numberFlag({ min: 0, max: 2 ** 31, fallback: 42, ...ROUND_DOWN }),
   'time-limit': numberFlag({ min: 5, max: 24 * 3600, fallback: 600 }),
   'log-file': stringFlag(),
@@ -74,6 +85,8 @@ function parseLocalArgs(argv: readonly string[]): LocalRunOptions {
     timeLimitSeconds: v['time-limit'],
     json: v.json,
     logFile: v['log-file'],
+    live: { requests: v['live-requests'], rps: v['live-rps'], deadlineMs: v['live-deadline-ms'] },
+    liveReserveShare: v['live-reserve'] ?? (v['live-requests'] > 0 ? defaultLiveSettings().reserveShare : 0),
   };
 }
 
@@ -92,9 +105,18 @@ export const localCommand: Command<LocalRunOptions> = {
  * A local run fails (exit 1) when a job was lost, the run timed out, or every job it submitted ended
  * in a DLQ (a run that only dead-letters — e.g. keys the provider refuses — is no success).
  */
-export function localRunExitCode(card: Pick<Scorecard, 'lost' | 'timedOut' | 'submitted' | 'deadLettered'>, io: Pick<CommandIo, 'stderr'>): number {
+export function localRunExitCode(
+  card: Pick<Scorecard, 'lost' | 'timedOut' | 'submitted' | 'deadLettered'> & Partial<Pick<LiveFigures, 'liveOverDeadline' | 'livePendingUnfinished'>>,
+  io: Pick<CommandIo, 'stderr'>,
+): number {
   if (card.submitted > 0 && card.deadLettered === card.submitted) {
     io.stderr.write(`ratelane local: every one of the ${card.submitted} jobs was dead-lettered: see the consumer log for why\n`);
+    return 1;
+  }
+  if ((card.liveOverDeadline ?? 0) > 0 || (card.livePendingUnfinished ?? 0) > 0) {
+    io.stderr.write(
+      `ratelane local: ${card.liveOverDeadline ?? 0} live answer(s) came after their deadline, ${card.livePendingUnfinished ?? 0} handed-over job(s) did not finish\n`,
+    );
     return 1;
   }
   return card.lost === 0 && !card.timedOut ? 0 : 1;

@@ -119,6 +119,7 @@ async function defer(run: JobRun, deps: QueueLaneDeps, delivery: QueueDelivery, 
       ...ledgerBase(run, next),
       kind: 'deferred',
       reason: action.reason,
+      eligibleAt: action.eligibleAt,
       details: `${action.basis}: wait ${action.waitSeconds} s, delay ${sent.delaySeconds} s${detail ? `; ${detail}` : ''}`,
     })
     .catch((error: unknown) => log(deps, 'warn', 'ledger write for a deferral failed', { jobId: run.job.jobId, error: errorName(error) }));

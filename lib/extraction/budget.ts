@@ -21,7 +21,11 @@ export function settleMarginMs(lane: Pick<LaneConfig, 'consumer'>): number {
   return Math.min(MAX_SETTLE_MARGIN_MS, lane.consumer.timeoutSeconds * 100);
 }
 
-/** Whether a model call started at `nowMs` can end by `workUntil` (the time the record's work must end). */
-export function modelCallFits(lane: Pick<LaneConfig, 'provider'>, nowMs: number, workUntil: number | undefined): boolean {
-  return workUntil === undefined || nowMs + lane.provider.timeoutMs <= workUntil;
+/**
+ * Whether a model call started at `nowMs` can end by `workUntil` (the time the record's work must end).
+ * A call may take `callMs`: the provider timeout by default (a call may take that long before it is
+ * cut), or a lane's measured expectation (the live lane's recent p95, its calls cut at `workUntil`).
+ */
+export function modelCallFits(lane: Pick<LaneConfig, 'provider'>, nowMs: number, workUntil: number | undefined, callMs = lane.provider.timeoutMs): boolean {
+  return workUntil === undefined || nowMs + callMs <= workUntil;
 }

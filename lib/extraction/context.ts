@@ -50,10 +50,26 @@ export interface Delivery {
    * once), not as a failure.
    */
   stopWork?: AbortSignal | undefined;
+  /**
+   * How long a model call is expected to take (ms), for deciding whether one more fits the record's
+   * time. Absent: the provider's timeout (a call may take that long). The live lane gives its measured
+   * recent p95 and cuts a slower call with {@link stopWork}.
+   */
+  expectedCallMs?: number | undefined;
+  /** Told of every model call's duration, with the key's quota owner, whether or not it answered. */
+  onModelCall?: ((call: ModelCallTiming) => void) | undefined;
   /** Told how long the commit took (ms), so the lane can learn how long settling takes. */
   onCommitted?: ((ms: number) => void) | undefined;
   /** Told the job once its body is parsed (the lane's own metrics, e.g. job age). */
   onJob?: ((job: Job) => void) | undefined;
+}
+
+/** One model call's duration (ms), the key that made it, and whether it returned an answer (false: it threw — a throttle, an error, a cut). */
+export interface ModelCallTiming {
+  keyId: string;
+  quotaOwner: string;
+  ms: number;
+  answered: boolean;
 }
 
 /** Time spent inside the model adapter for one record, and the calls made. */

@@ -37,9 +37,10 @@ export async function extract(run: JobRun, text: string): Promise<ExtractionOutc
   let repairsUsed = 0;
   for (;;) {
     // No call that cannot end, and its record be settled, within the record's time: come back at once instead.
-    if (run.delivery.stopWork?.aborted || !modelCallFits(deps.lane, deps.now().getTime(), run.delivery.deadlineAt)) {
+    if (run.delivery.stopWork?.aborted || !modelCallFits(deps.lane, deps.now().getTime(), run.delivery.deadlineAt, run.delivery.expectedCallMs)) {
       const left = run.delivery.deadlineAt === undefined ? 0 : Math.max(0, run.delivery.deadlineAt - deps.now().getTime());
-      return outOfTime(run, `${left} ms left for work, a model call may take ${deps.lane.provider.timeoutMs} ms (after ${modelCalls} call(s))`);
+      const callMs = run.delivery.expectedCallMs ?? deps.lane.provider.timeoutMs;
+      return outOfTime(run, `${left} ms left for work, a model call may take ${callMs} ms (after ${modelCalls} call(s))`);
     }
     // Admission before the call: a key that is not cooling and has budget, or "come back at retryAt".
     let admission: KeyGrant | KeyDenial;
@@ -54,7 +55,7 @@ export async function extract(run: JobRun, text: string): Promise<ExtractionOutc
     let response: ExtractionResponse;
     try {
       modelCalls += 1;
-      response = await callModel(run, { messages, jsonSchemaName: schema.jsonSchemaName, jsonSchema: schema.jsonSchema, apiKey: key.secret });
+      response = await callModel(run, key, { messages, jsonSchemaName: schema.jsonSchemaName, jsonSchema: schema.jsonSchema, apiKey: key.secret });
     } catch (error) {
       return modelFailed(run, error, key);
     }
@@ -88,16 +89,29 @@ export async function extract(run: JobRun, text: string): Promise<ExtractionOutc
 }
 
 /** One model call, timed into the run; aborted with the record's scope (`lib/aws/abort-scope.ts`). */
-async function callModel(run: JobRun, request: Omit<Parameters<JobRun['deps']['model']['extract']>[0], 'signal'>): Promise<ExtractionResponse> {
+async function callModel(
+  run: JobRun,
+  key: ProviderKey,
+  request: Omit<Parameters<JobRun['deps']['model']['extract']>[0], 'signal'>,
+): Promise<ExtractionResponse> {
   count(run.deps, 'ModelCalls');
   const started = performance.now();
   const signals = [currentAbortSignal(), run.delivery.stopWork].filter((s): s is AbortSignal => s !== undefined);
   const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+  let answered = false;
   try {
-    return await run.deps.model.extract(signal ? { ...request, signal } : request);
+    const response = await run.deps.model.extract(signal ? { ...request, signal } : request);
+    answered = true;
+    return response;
   } finally {
-    run.model.ms += performance.now() - started;
+    const ms = performance.now() - started;
+    run.model.ms += ms;
     run.model.calls += 1;
+    try {
+      run.delivery.onModelCall?.({ keyId: key.id, quotaOwner: key.quotaOwner, ms, answered });
+    } catch {
+      // A timing listener must not change what happens to the record.
+    }
   }
 }
 
@@ -196,5 +210,5 @@ async function commit(run: JobRun, output: { result: Record<string, unknown>; mo
     inputTokens: usage.inputTokens,
     outputTokens: usage.outputTokens,
   });
-  return { type: 'committed', modelCalls: output.modelCalls, usage };
+  return { type: 'committed', modelCalls: output.modelCalls, usage, result: output.result, model: output.model };
 }

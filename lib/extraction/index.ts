@@ -19,6 +19,7 @@ export {
   type Delivery,
   type ExtractionDeps,
   type JobRun,
+  type ModelCallTiming,
   type ModelTime,
 } from './context.js';
 export { InternalError } from './errors.js';

@@ -20,6 +20,10 @@ export interface CommittedOutcome {
   type: 'committed';
   modelCalls: number;
   usage: TokenUsage;
+  /** The validated object as committed. */
+  result: Record<string, unknown>;
+  /** The model that produced it. */
+  model: string;
 }
 
 /** A result for the job's idempotency key was committed before (by `committedBy`). Terminal. */

@@ -26,6 +26,8 @@ import { provisionLane, type ProvisionedLane } from './services/provision.js';
 import { startDynamoLocal, startFauxqsLocal, type DynamoLocal, type FauxqsLocal } from './services/services.js';
 import { redirectPowertoolsConsole, TelemetrySink } from './lambda/telemetry.js';
 import { invocationAbortSignalOf } from '../shared/invocation.js';
+import type { LiveHttpServer } from './lambda/http-adapter.js';
+import { startLocalLive } from './live.js';
 
 /** Options of {@link startLocalStack}. */
 export interface LocalStackOptions {
@@ -52,6 +54,8 @@ export interface LocalStackOptions {
   admission?: false | { settings?: Partial<AdmissionSettings> };
   /** Lane pause changes, per lane. */
   onLanePause?: (lane: string, state: LocalPauseState) => void;
+  /** Serve each lane's live API on a loopback port (default false). */
+  live?: boolean;
 }
 
 /** One running lane. */
@@ -64,6 +68,8 @@ export interface LocalLane extends ProvisionedLane {
   admission: LaneAdmission | undefined;
   /** The local lane pause (poller pause + timed resume). */
   pause: LocalLanePauseController | undefined;
+  /** The lane's live API (with `live: true`). */
+  live?: LiveHttpServer | undefined;
 }
 
 /** A running local stack. */
@@ -200,6 +206,32 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       if (options.consumers === false) continue;
 
       const model = createModelAdapter(lane);
+      if (options.live) {
+        const liveAdmission =
+          options.admission === false
+            ? undefined
+            : createLaneAdmission({
+                lane,
+                dynamodb: clients.dynamodb,
+                keys,
+                side: 'live',
+                settings: { windowMs, dayMs: options.provider?.dayMs ?? windowMs * 1440, ...options.admission?.settings },
+              });
+        const liveTelemetry = new TelemetrySink(options.logFile);
+        const live = await startLocalLive({
+          lane,
+          clients,
+          queueUrl: provisioned.queueUrl,
+          results,
+          ledger,
+          model,
+          keys,
+          admission: liveAdmission,
+          telemetry: liveTelemetry,
+        });
+        stoppers.push(() => live.stop());
+        lanes[lane.name] = { ...lanes[lane.name]!, live };
+      }
       const makeHandler = (): SqsHandler => {
         const { logger, metrics } = createConsumerTelemetry(lane);
         const sink = telemetry.console();

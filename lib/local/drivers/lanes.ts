@@ -15,6 +15,11 @@ export interface LocalLaneSettings {
   providerDaily: number;
   /** How long a provider "minute" lasts here; every time setting of the lanes scales with it. */
   minuteMs: number;
+  /**
+   * The share of each quota owner's limits kept for live requests (default 0: a run without live
+   * requests keeps the whole quota for the queue lane, so its figures compare with earlier runs).
+   */
+  liveReserveShare?: number | undefined;
 }
 
 /**
@@ -41,6 +46,7 @@ export function localRunLanes(options: LocalLaneSettings): LaneSet {
         limits: { requestsPerMinute: options.providerRpm, tokensPerMinute: options.providerTpm, requestsPerDay: options.providerDaily },
         timeoutMs: Math.max(1_000, Math.round(25_000 * scale)),
       },
+      live: { reserveShare: options.liveReserveShare ?? 0 },
     };
   };
   return resolveLanes({ us: override('us'), eu: override('eu') });

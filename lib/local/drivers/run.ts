@@ -12,6 +12,8 @@ import { collectFinalState, scorecardOf } from './outcome.js';
 import { formatScorecard, type Scorecard } from './scorecard.js';
 import { submitToStack, type StackSubmission } from './submit.js';
 import { startLogFile } from '../lambda/telemetry.js';
+import { LIVE_ROUTES } from '../../shared/resources.js';
+import { formatLiveFigures, liveFigures, runLiveLoad, unfinishedPending, type LiveCall, type LiveFigures, type LiveLoadOptions } from './live-load.js';
 
 /** Options of one local run (the CLI flags). */
 export interface LocalRunOptions extends LocalLaneSettings {
@@ -26,13 +28,18 @@ export interface LocalRunOptions extends LocalLaneSettings {
   timeLimitSeconds: number;
   json: boolean;
   logFile: string | undefined;
+  /** Live requests fired while the backfill runs (absent: none), their rate and deadline. */
+  live?: LiveLoadOptions | undefined;
 }
+
+/** A local run's scorecard: the queue lane's, and the live requests'. */
+export type LocalRunScorecard = Scorecard & LiveFigures;
 
 /** Where consumer logs and EMF metrics go by default. */
 export const LOCAL_RUN_LOG_FILE = '.cache/local-run/consumer.log';
 
 /** Runs the local pipeline end to end and returns the scorecard (printed to `io`; `--json` adds one JSON line). */
-export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise<Scorecard> {
+export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise<LocalRunScorecard> {
   const say = lineWriter(io.stderr);
   const started = Date.now();
   const lanes = localRunLanes(options);
@@ -41,9 +48,13 @@ export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise
   const stack = await startRunStack(options, lanes, logFile, say);
   try {
     say(stackReadyLine(stack, started));
+    const liveOptions = options.live ?? { requests: 0, rps: 1, deadlineMs: 0 };
+    const liveLoad = startLive(stack, liveOptions, say);
     const documents = corpusDocuments(options.jobs);
     const submission = await submitToStack(stack, lanes, documents);
     say(submittedLine(lanes, submission, documents.length));
+    // The live requests end first: their hand-overs are part of what must drain.
+    const calls = await liveLoad;
     const { timedOut } = await watchUntilDrained(stack, {
       intervalMs: 1000,
       deadline: started + options.timeLimitSeconds * 1000,
@@ -53,14 +64,18 @@ export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise
       },
     });
     await stopPollers(stack);
-    const card = scorecardOf(stack, await collectFinalState(stack), submission, {
+    const unfinished = timedOut ? calls.filter((c) => c.status === 'pending').length : (await unfinishedPending(stack, calls)).length;
+    const live = liveFigures(calls, unfinished, liveOptions.requests > 0 ? liveOptions.deadlineMs : null);
+    const queueCard = scorecardOf(stack, await collectFinalState(stack), submission, {
       metrics: stack.telemetry.totals.total,
       elapsedMs: Date.now() - started,
       timedOut,
       quotaBoundMinimumMs: quotaBoundMinimumMs(lanes, submission.submitted, options.minuteMs),
     });
+    const card: LocalRunScorecard = { ...queueCard, ...live };
     say('');
     io.stdout.write(`${formatScorecard(card)}\n`);
+    if (live.liveRequests > 0) io.stdout.write(`${formatLiveFigures(live)}\n`);
     say(`  consumer logs and EMF metrics: ${logFile}`);
     if (options.json) io.stdout.write(`${JSON.stringify(card)}\n`);
     return card;
@@ -83,12 +98,27 @@ async function startRunStack(options: LocalRunOptions, lanes: LaneSet, logFile: 
       seed: options.seed,
     },
     ...(options.admission ? {} : { admission: false as const }),
+    live: true,
     onLanePause: (lane, state) =>
       say(
         state.paused
           ? `  lane ${lane} PAUSED until ${state.until?.toISOString()} (${state.reason}): every key is out; messages stay in the queue`
           : `  lane ${lane} resumed`,
       ),
+  });
+}
+
+/** Starts the live load (when asked) and says where the live APIs listen; resolves with every answer. */
+async function startLive(stack: LocalStack, live: LiveLoadOptions, say: (line: string) => void): Promise<LiveCall[]> {
+  for (const lane of Object.values(stack.lanes)) if (lane.live) say(`  live API of lane ${lane.lane.name}: ${lane.live.url}${LIVE_ROUTES.extractions}`);
+  if (live.requests === 0) return [];
+  say(`  firing ${live.requests} live requests at ${live.rps}/s, deadline ${live.deadlineMs} ms each`);
+  const tally = new Map<string, number>();
+  return runLiveLoad(stack, live, (call, done) => {
+    tally.set(call.status, (tally.get(call.status) ?? 0) + 1);
+    if (done % 10 === 0 || done === live.requests) {
+      say(`  live: ${done}/${live.requests} answered (${[...tally].map(([s, n]) => `${s} ${n}`).join(', ')})`);
+    }
   });
 }
 

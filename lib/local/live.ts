@@ -1,0 +1,70 @@
+/**
+ * The live lane locally: per lane, the live handler (the same one the lane's live function runs)
+ * behind the local HTTP adapter that plays API Gateway's HTTP API on a loopback port, with admission
+ * on the lane's live reserve. Like Lambda, one handler instance serves one request at a time; more
+ * instances are made for concurrent requests.
+ */
+import type { LaneAdmission } from '../admission/index.js';
+import { roundRobinKeys, type ProviderKey } from '../admission/keys.js';
+import type { AwsClients } from '../aws/clients.js';
+import type { LaneConfig } from '../config/lanes.js';
+import { liveFunctionTimeoutSeconds } from '../config/live.js';
+import { createConsumerTelemetry } from '../consumer/deps.js';
+import { createLiveDeps } from '../live/deps.js';
+import { createLiveHandler, type LiveHttpHandler } from '../live/handler.js';
+import type { ModelAdapter } from '../providers/model.js';
+import { liveServiceName } from '../shared/telemetry.js';
+import type { Ledger } from '../store/ledger.js';
+import type { ResultStore } from '../store/results.js';
+import { startLiveHttpServer, type LiveHttpServer } from './lambda/http-adapter.js';
+import { redirectPowertoolsConsole, type TelemetrySink } from './lambda/telemetry.js';
+
+/** What a lane's local live API is built from. */
+export interface LocalLiveInput {
+  lane: LaneConfig;
+  clients: AwsClients;
+  queueUrl: string;
+  results: ResultStore;
+  ledger: Ledger;
+  model: ModelAdapter;
+  keys: readonly ProviderKey[];
+  /** The lane's admission on its live reserve (absent: round robin, no shared state). */
+  admission: LaneAdmission | undefined;
+  /** Where the live functions' logs and metrics go. */
+  telemetry: TelemetrySink;
+}
+
+/** Serves one lane's live API on a loopback port. */
+export async function startLocalLive(input: LocalLiveInput): Promise<LiveHttpServer> {
+  const { lane } = input;
+  const make = (): LiveHttpHandler => {
+    const { logger, metrics } = createConsumerTelemetry(lane, { serviceName: liveServiceName(lane) });
+    const sink = input.telemetry.console();
+    redirectPowertoolsConsole(logger, sink);
+    redirectPowertoolsConsole(metrics, sink);
+    const deps = createLiveDeps(lane, input.clients, {
+      queueUrl: input.queueUrl,
+      results: input.results,
+      ledger: input.ledger,
+      model: input.model,
+      keys: input.admission ? input.admission.newPool() : roundRobinKeys(input.keys),
+      logger,
+      metrics,
+    });
+    return createLiveHandler(deps);
+  };
+  return startLiveHttpServer({ handler: pooled(make), timeoutMs: liveFunctionTimeoutSeconds(lane.live) * 1000 });
+}
+
+/** One handler instance per request in flight, reused when idle (one Lambda environment per concurrent request). */
+function pooled(make: () => LiveHttpHandler): LiveHttpHandler {
+  const idle: LiveHttpHandler[] = [];
+  return async (event, context) => {
+    const handler = idle.pop() ?? make();
+    try {
+      return await handler(event, context);
+    } finally {
+      idle.push(handler);
+    }
+  };
+}
