@@ -6,19 +6,17 @@
  * disable/enable this one mapping now, and an EventBridge Scheduler role that may only re-enable it
  * later. Every ARN is built with the stack's partition.
  */
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { ArnFormat, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
-import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { Effect, Policy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { ScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
 import { ParameterTier, StringParameter } from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
-import { type BedrockModelTarget, bedrockModelTarget, type LaneConfig } from '../config/lanes.js';
+import type { BedrockModelTarget, LaneConfig } from '../config/lanes.js';
 import type { LaneQueues } from './queues.js';
 import { CONSUMER_ENV } from '../shared/environment.js';
 import {
@@ -28,23 +26,19 @@ import {
   pauseScheduleGroupName as pauseScheduleGroupOf,
 } from '../shared/resources.js';
 import { consumerServiceName, METRICS_NAMESPACE } from '../shared/telemetry.js';
+import {
+  acknowledgeDocumentPrefixGrant,
+  BEDROCK_INVOKE_ACTIONS,
+  CONSUMER_RUNTIME,
+  grantBedrockInvoke,
+  laneBedrockTarget,
+  laneFunctionBundling,
+  laneFunctionEntry,
+  PROJECT_ROOT,
+} from './lane-function.js';
 import type { LaneStorage } from './storage.js';
 
-/** The project root (two levels up from lib/infra), where `lambdas/` and the lock file live. */
-const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-/** The newest Node.js runtime this aws-cdk-lib offers (kept explicit; NODEJS_LATEST lags behind). */
-export const CONSUMER_RUNTIME = Runtime.NODEJS_24_X;
-
-/** esbuild target matching {@link CONSUMER_RUNTIME}. */
-export const CONSUMER_ESBUILD_TARGET = 'node24';
-
-/**
- * ESM bundles lose CommonJS's `require`; bundled CommonJS dependencies still call it for Node
- * built-ins, so the bundle gets one back from `createRequire`.
- */
-export const ESM_REQUIRE_BANNER =
-  "import { createRequire as __ratelaneCreateRequire } from 'node:module'; const require = __ratelaneCreateRequire(import.meta.url);";
+export { CONSUMER_ESBUILD_TARGET, CONSUMER_RUNTIME, ESM_REQUIRE_BANNER } from './lane-function.js';
 
 /**
  * Actions the consumer role has on its own ingress queue: receive/delete/visibility for the event
@@ -76,7 +70,7 @@ export const CONSUMER_BUCKET_ACTIONS = ['s3:GetObject'] as const;
  */
 export const CONSUMER_BUCKET_LIST_ACTIONS = ['s3:ListBucket'] as const;
 /** Bedrock with IAM auth: Converse (what the adapter calls) is authorized as `bedrock:InvokeModel`. */
-export const CONSUMER_BEDROCK_ACTIONS = ['bedrock:InvokeModel'] as const;
+export const CONSUMER_BEDROCK_ACTIONS = BEDROCK_INVOKE_ACTIONS;
 export const CONSUMER_LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'] as const;
 
 export interface LaneConsumerProps {
@@ -134,7 +128,7 @@ export class LaneConsumer extends Construct {
     this.function = new NodejsFunction(this, 'Function', {
       functionName: consumerFunctionName(lane.name),
       description: `ratelane ${lane.name} lane queue consumer (${lane.region})`,
-      entry: join(PROJECT_ROOT, 'lambdas', 'consumer.ts'),
+      entry: laneFunctionEntry('consumer'),
       handler: 'handler',
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
@@ -159,18 +153,7 @@ export class LaneConsumer extends Construct {
         [CONSUMER_ENV.logLevel]: 'INFO',
         NODE_OPTIONS: '--enable-source-maps',
       },
-      bundling: {
-        forceDockerBundling: false,
-        format: OutputFormat.ESM,
-        target: CONSUMER_ESBUILD_TARGET,
-        mainFields: ['module', 'main'],
-        banner: ESM_REQUIRE_BANNER,
-        // Bundle everything, the AWS SDK included: the function runs the SDK versions the tests ran.
-        externalModules: [],
-        minify: true,
-        sourceMap: true,
-        sourcesContent: false,
-      },
+      bundling: laneFunctionBundling(),
     });
 
     // Grants, one statement per resource, exact actions.
@@ -210,9 +193,8 @@ export class LaneConsumer extends Construct {
         new PolicyStatement({ sid: 'ReadProviderKeys', actions: [...CONSUMER_SECRET_ACTIONS], resources: [storage.providerSecret.secretArn] }),
       );
     }
-    this.bedrockTarget =
-      lane.provider.kind === 'bedrock' && (lane.provider.auth ?? 'iam') === 'iam' ? bedrockModelTarget(lane, lane.provider.model) : undefined;
-    if (this.bedrockTarget) this.grantBedrock(this.bedrockTarget);
+    this.bedrockTarget = laneBedrockTarget(lane);
+    if (this.bedrockTarget) grantBedrockInvoke(this.role, this.bedrockTarget);
     const mappingIdParameterArn = stack.formatArn({
       service: 'ssm',
       resource: 'parameter',
@@ -271,61 +253,15 @@ export class LaneConsumer extends Construct {
 
     // cdk-nag acknowledgements, each for exactly one finding.
     const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
-    const bucketLogicalId = stack.resolve(stack.getLogicalId(storage.bucket.node.defaultChild as CfnBucket)) as string;
-    Validations.of(this.role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${DOCUMENT_PREFIX}*]`,
-      reason:
-        'Documents are content-addressed (documents/<sha256>.txt) and written by producers at run time, so their keys cannot be listed at deploy time; the grant is s3:GetObject only, on the documents/ prefix of this lane’s own bucket.',
-    });
+    acknowledgeDocumentPrefixGrant(
+      this.role,
+      storage,
+      'Documents are content-addressed (documents/<sha256>.txt) and written by producers at run time, so their keys cannot be listed at deploy time; the grant is s3:GetObject only, on the documents/ prefix of this lane’s own bucket.',
+    );
     Validations.of(this.pausePolicy).acknowledge({
       id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:${stack.region}:${account}:schedule/${pauseScheduleGroupName}/*]`,
       reason:
         'A lane pause creates one resume schedule named after its resume time, unknown at deploy time; scheduler:CreateSchedule is limited to this lane’s own schedule group, and the only role it may pass can only update this lane’s mapping.',
-    });
-  }
-
-  /**
-   * `bedrock:InvokeModel` on exactly the lane's model. A foundation model: its ARN in the lane's
-   * region. A cross-region inference profile (`us.`, `eu.`, ... of the lane's own geography, checked
-   * by the lane config): the profile in the lane's region and account, and the foundation model in
-   * whichever region of the geography the profile routes to (AWS's list, per model; hence the region
-   * wildcard), but only when invoked through that one profile (`bedrock:InferenceProfileArn`).
-   */
-  private grantBedrock(target: BedrockModelTarget): void {
-    const stack = Stack.of(this);
-    const foundationModelArn = (region: string) =>
-      stack.formatArn({
-        service: 'bedrock',
-        region,
-        account: '',
-        resource: 'foundation-model',
-        resourceName: target.modelId,
-        arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
-      });
-    if (target.kind === 'foundation-model') {
-      this.role.addToPrincipalPolicy(
-        new PolicyStatement({ sid: 'InvokeModel', actions: [...CONSUMER_BEDROCK_ACTIONS], resources: [foundationModelArn(stack.region)] }),
-      );
-      return;
-    }
-    const profileArn = stack.formatArn({
-      service: 'bedrock',
-      resource: 'inference-profile',
-      resourceName: target.profileId,
-      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
-    });
-    this.role.addToPrincipalPolicy(new PolicyStatement({ sid: 'InvokeInferenceProfile', actions: [...CONSUMER_BEDROCK_ACTIONS], resources: [profileArn] }));
-    this.role.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: 'InvokeModelThroughProfile',
-        actions: [...CONSUMER_BEDROCK_ACTIONS],
-        resources: [foundationModelArn('*')],
-        conditions: { StringEquals: { 'bedrock:InferenceProfileArn': profileArn } },
-      }),
-    );
-    Validations.of(this.role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${target.modelId}]`,
-      reason: `The ${target.geography}. inference profile runs ${target.modelId} in a region of its geography that AWS picks per request from its own per-model list, which changes without notice; the grant is bedrock:InvokeModel on this one model, only through this lane's own profile (condition bedrock:InferenceProfileArn), and the lane config refuses a profile of another geography.`,
     });
   }
 }

@@ -3,7 +3,8 @@
  * beside the age of the oldest job (the consumer's, across re-sends) and queue depth; completions and
  * the 429 share; the age of jobs at completion, record failures by reason and the consumer function's
  * errors and throttles; deferrals, what waits for a person, attempts per completion and duplicates
- * suppressed; validation failures.
+ * suppressed; validation failures; and, for a lane with the live API, its requests by state, answer
+ * time against the deadline and pending share (lib/infra/live-dashboard.ts).
  */
 import { Duration } from 'aws-cdk-lib';
 import { AlarmStatusWidget, Dashboard, GraphWidget, type HorizontalAnnotation, Stats } from 'aws-cdk-lib/aws-cloudwatch';
@@ -11,6 +12,9 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import type { LaneConfig } from '../config/lanes.js';
 import type { LaneAlarms } from './alarms.js';
+import type { LaneLive } from './live.js';
+import type { LaneLiveAlarms } from './live-alarms.js';
+import { liveDashboardWidgets } from './live-dashboard.js';
 import type { LaneQueues } from './queues.js';
 import { RECORD_FAILED_METRICS, RECORD_FAILURE_REASONS } from '../shared/telemetry.js';
 import { consumerMetric, consumerSeconds, throttleShare } from './telemetry.js';
@@ -21,6 +25,8 @@ export interface LaneDashboardProps {
   readonly alarms: LaneAlarms;
   /** The consumer function (its Lambda `Errors`, `Throttles` and `Invocations`). */
   readonly consumerFunction: IFunction;
+  /** The lane's live API and its alarms, when the lane has one. */
+  readonly live?: { readonly api: LaneLive; readonly alarms: LaneLiveAlarms };
 }
 
 /** Titles of the dashboard's widgets, in order (tests read them off the template). */
@@ -69,7 +75,8 @@ export class LaneDashboard extends Construct {
       dashboardName: `ratelane-${lane.name}`,
       defaultInterval: Duration.hours(3),
     });
-    this.dashboard.addWidgets(new AlarmStatusWidget({ title: alarmTitle, alarms: Object.values(alarms.alarms), width: 24, height: 4 }));
+    const allAlarms = [...Object.values(alarms.alarms), ...Object.values(props.live?.alarms.alarms ?? {})];
+    this.dashboard.addWidgets(new AlarmStatusWidget({ title: alarmTitle, alarms: allAlarms, width: 24, height: 4 }));
     this.dashboard.addWidgets(
       new GraphWidget({
         region: lane.region,
@@ -195,5 +202,6 @@ export class LaneDashboard extends Construct {
         ],
       }),
     );
+    if (props.live) this.dashboard.addWidgets(...liveDashboardWidgets(lane, props.live.api));
   }
 }

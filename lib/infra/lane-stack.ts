@@ -1,5 +1,6 @@
 /**
- * One regional lane as one stack: storage, queues, consumer, alarms and dashboard, all in the lane's
+ * One regional lane as one stack: storage, queues, consumer, the live API (when `lane.live.enabled`),
+ * alarms and dashboard, all in the lane's
  * region and named from the lane config it is given (the stack never reads the config itself), as
  * deployed in the stack's account (`laneInAccount`: the bucket name carries the account id). A lane
  * the stack cannot run (function timeout too short for its provider, Vertex AI, a Bedrock model
@@ -13,6 +14,8 @@ import { assertDeployable, type LaneConfig, laneInAccount } from '../config/lane
 import { LaneAlarms } from './alarms.js';
 import { LaneConsumer } from './consumer.js';
 import { LaneDashboard } from './dashboard.js';
+import { LaneLive } from './live.js';
+import { LaneLiveAlarms } from './live-alarms.js';
 import { LaneQueues } from './queues.js';
 import { LaneStorage } from './storage.js';
 import { RatelaneError } from '../shared/errors.js';
@@ -24,7 +27,7 @@ export interface LaneStackProps extends StackProps {
   readonly documentRetentionDays?: number;
   /** Days S3 server access logs are kept. @default 365 */
   readonly accessLogRetentionDays?: number;
-  /** Retention of the consumer's logs. @default one month */
+  /** Retention of the consumer's and the live API's logs. @default one month */
   readonly logRetention?: RetentionDays;
   /** E-mail addresses subscribed to the lane's alarm topic. @default none */
   readonly alarmEmails?: readonly string[];
@@ -48,7 +51,11 @@ export class LaneStack extends Stack {
   readonly storage: LaneStorage;
   readonly queues: LaneQueues;
   readonly consumer: LaneConsumer;
+  /** The live API and its function; undefined when `lane.live.enabled` is false. */
+  readonly live: LaneLive | undefined;
   readonly alarms: LaneAlarms;
+  /** The live API's alarms (on the lane's alarm topic); undefined without the live API. */
+  readonly liveAlarms: LaneLiveAlarms | undefined;
   readonly dashboard: LaneDashboard;
 
   constructor(scope: Construct, id: string, props: LaneStackProps) {
@@ -76,12 +83,9 @@ export class LaneStack extends Stack {
       accessLogRetentionDays: props.accessLogRetentionDays ?? 365,
     });
     this.queues = new LaneQueues(this, 'Queues', { lane });
-    this.consumer = new LaneConsumer(this, 'Consumer', {
-      lane,
-      queues: this.queues,
-      storage: this.storage,
-      logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
-    });
+    const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
+    this.consumer = new LaneConsumer(this, 'Consumer', { lane, queues: this.queues, storage: this.storage, logRetention });
+    this.live = lane.live.enabled ? new LaneLive(this, 'Live', { lane, queues: this.queues, storage: this.storage, logRetention }) : undefined;
     const consumerFunction = this.consumer.function;
     this.alarms = new LaneAlarms(this, 'Alarms', {
       lane,
@@ -89,7 +93,14 @@ export class LaneStack extends Stack {
       consumerFunction,
       ...(props.alarmEmails ? { alarmEmails: props.alarmEmails } : {}),
     });
-    this.dashboard = new LaneDashboard(this, 'Dashboard', { lane, queues: this.queues, alarms: this.alarms, consumerFunction });
+    this.liveAlarms = this.live ? new LaneLiveAlarms(this, 'LiveAlarms', { lane, live: this.live, topic: this.alarms.topic }) : undefined;
+    this.dashboard = new LaneDashboard(this, 'Dashboard', {
+      lane,
+      queues: this.queues,
+      alarms: this.alarms,
+      consumerFunction,
+      ...(this.live && this.liveAlarms ? { live: { api: this.live, alarms: this.liveAlarms } } : {}),
+    });
 
     // What an operator and a producer need after a deploy.
     new CfnOutput(this, 'SourceBucketName', {
@@ -98,6 +109,9 @@ export class LaneStack extends Stack {
     });
     new CfnOutput(this, 'QueueUrl', { value: this.queues.queue.queueUrl, description: 'Ingress queue of the lane' });
     new CfnOutput(this, 'ConsumerLogGroup', { value: this.consumer.logGroup.logGroupName, description: 'Log group of the consumer function' });
+    if (this.live) {
+      new CfnOutput(this, 'LiveApiUrl', { value: this.live.url, description: 'Live API base URL (IAM auth: sign requests with SigV4, service execute-api)' });
+    }
     if (this.storage.providerSecret) {
       new CfnOutput(this, 'ProviderSecretName', {
         value: lane.resources.providerSecretName,

@@ -1,14 +1,15 @@
 /**
- * The consumer's CloudWatch metrics as the stack sees them. Namespace, dimensions and metric names
+ * The consumer's and the live function's CloudWatch metrics as the stack sees them. Namespace, dimensions and metric names
  * come from `lib/shared/telemetry.ts`, the one module the consumer emits from too (infra imports that
  * plain-data module, never runtime code); `test/infra/telemetry.test.ts` checks that both sides agree.
  */
 import { Duration } from 'aws-cdk-lib';
 import { MathExpression, Metric, Stats } from 'aws-cdk-lib/aws-cloudwatch';
 import type { LaneConfig } from '../config/lanes.js';
-import { consumerDimensions, METRICS_NAMESPACE, type ConsumerMetricName } from '../shared/telemetry.js';
+import { consumerDimensions, type LiveMetricName, liveDimensions, METRICS_NAMESPACE, type ConsumerMetricName } from '../shared/telemetry.js';
 
 export { CONSUMER_METRICS, consumerDimensions, consumerServiceName, METRICS_NAMESPACE, type ConsumerMetricName } from '../shared/telemetry.js';
+export { LIVE_METRICS, liveDimensions, liveServiceName, type LiveMetricName } from '../shared/telemetry.js';
 
 /** One consumer metric of a lane, with the exact dimension set the consumer writes. */
 export function consumerMetric(
@@ -55,5 +56,37 @@ export function consumerSeconds(
     usingMetrics: { [id]: consumerMetric(lane, name, { statistic: options.statistic, period: options.period }) },
     period: options.period,
     label: options.label,
+  });
+}
+
+/** One live-function metric of a lane, with the exact dimension set the live function writes. */
+export function liveMetric(
+  lane: Pick<LaneConfig, 'name' | 'region'>,
+  name: LiveMetricName,
+  options: { statistic?: string; period?: Duration; label?: string } = {},
+): Metric {
+  return new Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: name,
+    dimensionsMap: liveDimensions(lane),
+    statistic: options.statistic ?? Stats.SUM,
+    period: options.period ?? Duration.minutes(1),
+    ...(options.label ? { label: options.label } : {}),
+  });
+}
+
+/** The metric-math expression of the live pending share (percent of live answers that were 202 pending, handed over to the queue). */
+export const LIVE_PENDING_SHARE_EXPRESSION = '100 * FILL(livePending, 0) / liveRequests';
+
+/** The share of live requests answered "pending" (handed over to the queue lane), in percent, per `period`. */
+export function livePendingShare(lane: Pick<LaneConfig, 'name' | 'region'>, period: Duration = Duration.minutes(5)): MathExpression {
+  return new MathExpression({
+    expression: LIVE_PENDING_SHARE_EXPRESSION,
+    usingMetrics: {
+      livePending: liveMetric(lane, 'LivePending', { period }),
+      liveRequests: liveMetric(lane, 'LiveRequests', { period }),
+    },
+    period,
+    label: 'pending share (%)',
   });
 }

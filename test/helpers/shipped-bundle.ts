@@ -15,6 +15,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { consumerFunctionName } from '../../lib/shared/resources.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CACHE = join(ROOT, '.cache', 'shipped-consumer');
@@ -140,8 +141,9 @@ export function readShippedConsumer(stack: string, outDir: string): Omit<Shipped
   const assets = JSON.parse(readFileSync(join(outDir, `${stack}.assets.json`), 'utf8')) as {
     files?: Record<string, { source: { path: string; packaging?: string }; destinations?: Record<string, { region?: string }> }>;
   };
-  const functions = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
-  if (functions.length !== 1) throw new Error(`${stack}: expected one Lambda function, found ${functions.length}`);
+  const consumerName = consumerFunctionName(stack.replace(/^ratelane-/, ''));
+  const functions = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function' && r.Properties?.FunctionName === consumerName);
+  if (functions.length !== 1) throw new Error(`${stack}: expected one consumer function ${consumerName}, found ${functions.length}`);
   const [logicalId, resource] = functions[0]!;
   const p = resource.Properties ?? {};
   const code = p.Code as { S3Key?: unknown } | undefined;

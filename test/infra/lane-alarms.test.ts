@@ -1,14 +1,16 @@
 /**
  * The lane stacks' alarms and dashboard: every alarm on the lane's encrypted topic with config
  * thresholds, the job-age alarm beside SQS's message age, the waiting-for-person alarm that holds
- * while a lane waits for a person, the consumer's errors, throttles and record failures, and a
- * dashboard that shows all of them.
+ * while a lane waits for a person, the consumer's errors, throttles and record failures, the live
+ * API's answer time, server errors, pending share and late answers, and a dashboard that shows all
+ * of them.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Match } from 'aws-cdk-lib/assertions';
 import { DASHBOARD_WIDGET_TITLES } from '../../lib/infra/dashboard.js';
-import { RECORD_FAILED_METRICS, RECORD_FAILURE_REASONS } from '../../lib/shared/telemetry.js';
+import { LIVE_DASHBOARD_WIDGET_TITLES } from '../../lib/infra/live-dashboard.js';
+import { liveDimensions, RECORD_FAILED_METRICS, RECORD_FAILURE_REASONS } from '../../lib/shared/telemetry.js';
 import { ACCOUNT, actionsOf, alarmsByName, dashboardBody, LANES, logicalId, type Statement, sorted, synthDefaultLanes } from './support.js';
 
 // Prepare (shared): one app, both stacks, one synth.
@@ -26,9 +28,18 @@ const ALARM_SUFFIXES = [
   'record-failures',
   'region-mismatch',
   'waiting-for-person',
+  // the live API's (lane-live.test.ts checks their metrics)
+  'live-api-5xx',
+  'live-latency-p95',
+  'live-over-deadline',
+  'live-pending-share',
+  'live-server-errors',
 ];
 
 for (const lane of LANES) {
+  const liveDims = Object.entries(liveDimensions(lane))
+    .map(([Name, Value]) => ({ Name, Value }))
+    .sort((a, b) => a.Name.localeCompare(b.Name));
   const dims = [
     { Name: 'lane', Value: lane.name },
     { Name: 'region', Value: lane.region },
@@ -87,7 +98,7 @@ for (const lane of LANES) {
       // Assess
       assert.deepEqual(sorted(alarms.keys()), ALARM_SUFFIXES.map((s) => `ratelane-${lane.name}-${s}`).sort());
       for (const [name, alarm] of alarms) {
-        const event = /-(region-mismatch|key-auth|billing)$/.test(name);
+        const event = /-(region-mismatch|key-auth|billing|live-over-deadline)$/.test(name);
         assert.deepEqual(alarm.AlarmActions, [topic], name);
         assert.deepEqual(alarm.OKActions, event ? undefined : [topic], `${name}: ${event ? 'an event, no OK a minute later' : 'a state, OK when it ends'}`);
         assert.ok(alarm.AlarmDescription.length > 40, `${name} says what happened and what to do`);
@@ -224,7 +235,7 @@ for (const lane of LANES) {
       const titles = body.widgets.map((w) => w.properties.title);
       const metricsOf = (title: string) => JSON.stringify(body.widgets.find((w) => w.properties.title === title)?.properties.metrics);
       // Assess
-      assert.deepEqual(titles, [...DASHBOARD_WIDGET_TITLES]);
+      assert.deepEqual(titles, [...DASHBOARD_WIDGET_TITLES, ...LIVE_DASHBOARD_WIDGET_TITLES], 'the live API row last');
       assert.equal(body.widgets[0]?.type, 'alarm');
       assert.equal((body.widgets[0]?.properties.alarms as unknown[] | undefined)?.length, ALARM_SUFFIXES.length);
       assert.match(metricsOf('Age: oldest message vs oldest job (s)'), /ApproximateAgeOfOldestMessage.*"OldestJobAgeMs".*"stat":"Maximum"/);
@@ -244,6 +255,93 @@ for (const lane of LANES) {
       for (const w of body.widgets.filter((x) => x.properties.region)) assert.equal(w.properties.region, lane.region);
       const annotations = JSON.stringify(body.widgets[1]?.properties.annotations);
       assert.match(annotations, new RegExp(`"value":${lane.alarms.oldestMessageAgeSeconds}.*"value":${lane.alarms.oldestJobAgeSeconds}`));
+    });
+
+    it('alarms on p95 answer time, server errors (function and API), pending share and late answers, on the lane topic', () => {
+      // Prepare
+      const s = of(lane);
+      const live = s.stack.live;
+      assert.ok(live);
+      const topic = [{ Ref: logicalId(s.stack, s.stack.alarms.topic) }];
+      const alarms = alarmsByName(s.json);
+      const get = (suffix: string) => {
+        const alarm = alarms.get(`ratelane-${lane.name}-live-${suffix}`);
+        assert.ok(alarm, suffix);
+        return alarm;
+      };
+      // Act
+      const latency = get('latency-p95');
+      const serverErrors = get('server-errors');
+      const api5xx = get('api-5xx');
+      const pending = get('pending-share');
+      const late = get('over-deadline');
+      // Assess
+      assert.deepEqual(
+        [latency.Namespace, latency.MetricName, latency.Dimensions, latency.ExtendedStatistic, latency.Period, latency.Threshold, latency.ComparisonOperator],
+        ['ratelane', 'LiveLatencyMs', liveDims, 'p95', 300, lane.live.defaultDeadlineMs, 'GreaterThanThreshold'],
+      );
+      assert.deepEqual(
+        [
+          serverErrors.MetricName,
+          serverErrors.Dimensions,
+          serverErrors.Statistic,
+          serverErrors.Period,
+          serverErrors.Threshold,
+          serverErrors.ComparisonOperator,
+        ],
+        ['LiveServerError', liveDims, 'Sum', 300, lane.live.alarms.serverErrors, 'GreaterThanOrEqualToThreshold'],
+      );
+      assert.deepEqual([serverErrors.EvaluationPeriods, api5xx.EvaluationPeriods], [1, 1], 'within one 5-minute period');
+      assert.deepEqual(
+        [api5xx.Namespace, api5xx.MetricName, api5xx.Statistic, api5xx.Threshold],
+        ['AWS/ApiGateway', '5xx', 'Sum', lane.live.alarms.serverErrors],
+      );
+      assert.deepEqual(api5xx.Dimensions, [
+        { Name: 'ApiId', Value: { Ref: logicalId(s.stack, live.api) } },
+        { Name: 'Stage', Value: '$default' },
+      ]);
+      assert.equal(pending.Threshold, lane.live.alarms.pendingSharePercent);
+      assert.deepEqual(pending.Metrics, [
+        { Id: 'expr_1', Expression: '100 * FILL(livePending, 0) / liveRequests', ReturnData: true, Label: 'pending share (%)' },
+        {
+          Id: 'livePending',
+          ReturnData: false,
+          MetricStat: { Metric: { Namespace: 'ratelane', MetricName: 'LivePending', Dimensions: liveDims }, Period: 300, Stat: 'Sum' },
+        },
+        {
+          Id: 'liveRequests',
+          ReturnData: false,
+          MetricStat: { Metric: { Namespace: 'ratelane', MetricName: 'LiveRequests', Dimensions: liveDims }, Period: 300, Stat: 'Sum' },
+        },
+      ]);
+      assert.deepEqual(
+        [late.MetricName, late.Dimensions, late.Statistic, late.Threshold, late.ComparisonOperator],
+        ['LiveOverDeadline', liveDims, 'Sum', 0, 'GreaterThanThreshold'],
+      );
+      for (const alarm of [latency, serverErrors, api5xx, pending, late]) {
+        assert.deepEqual(alarm.AlarmActions, topic, alarm.AlarmName);
+        assert.equal(alarm.TreatMissingData, 'notBreaching', alarm.AlarmName);
+      }
+      for (const alarm of [latency, serverErrors, api5xx, pending]) assert.deepEqual(alarm.OKActions, topic, `${alarm.AlarmName} is a state`);
+      assert.equal(late.OKActions, undefined, 'a late answer is an event: no OK a minute later');
+    });
+
+    it('shows live requests by state, p50/p95 against the deadline and the pending share on the lane dashboard', () => {
+      // Prepare
+      const { template } = of(lane);
+      // Act
+      const body = dashboardBody(template);
+      const metricsOf = (title: string) => JSON.stringify(body.widgets.find((w) => w.properties.title === title)?.properties.metrics);
+      const annotationsOf = (title: string) => JSON.stringify(body.widgets.find((w) => w.properties.title === title)?.properties.annotations);
+      // Assess
+      const [requests, latency, pending] = LIVE_DASHBOARD_WIDGET_TITLES;
+      assert.match(metricsOf(requests), /"LiveRequests".*"LiveCommitted".*"LivePending".*"LiveNeedsReview".*"LiveRejected".*"LiveServerError"/);
+      assert.match(metricsOf(requests), /"AWS\/ApiGateway","4xx".*"AWS\/ApiGateway","5xx"/);
+      assert.match(metricsOf(latency), /"LiveLatencyMs".*"stat":"p50".*"stat":"p95"/);
+      assert.match(annotationsOf(latency), new RegExp(`"value":${lane.live.defaultDeadlineMs}`));
+      assert.match(metricsOf(pending), /100 \* FILL\(livePending, 0\) \/ liveRequests/);
+      assert.match(annotationsOf(pending), new RegExp(`"value":${lane.live.alarms.pendingSharePercent}`));
+      assert.match(metricsOf(requests), new RegExp(`"service","ratelane-live-${lane.name}"`));
     });
   });
 }

@@ -252,7 +252,7 @@ for (const lane of LANES) {
         'the alarm-topic key goes with the stack',
       );
       template.hasResource('AWS::Scheduler::ScheduleGroup', { DeletionPolicy: 'Delete', Properties: { Name: `ratelane-${lane.name}-pause` } });
-      assert.deepEqual(Object.keys(json.Outputs).sort(), ['ConsumerLogGroup', 'ProviderSecretName', 'QueueUrl', 'SourceBucketName']);
+      assert.deepEqual(Object.keys(json.Outputs).sort(), ['ConsumerLogGroup', 'LiveApiUrl', 'ProviderSecretName', 'QueueUrl', 'SourceBucketName']);
       assert.deepEqual(json.Outputs.SourceBucketName.Value, { Ref: logicalId(stack, stack.storage.bucket) });
     });
 
@@ -260,7 +260,14 @@ for (const lane of LANES) {
       // Prepare
       const { json, stack } = of(lane);
       const text = JSON.stringify(json);
-      const foreign = [other.region, `ratelane-${other.name}`, `ratelane/${other.name}/`, `"lane":"${other.name}"`, ...Object.values(other.resources)];
+      const foreign = [
+        other.region,
+        `ratelane-${other.name}`,
+        `ratelane/${other.name}/`,
+        `"lane":"${other.name}"`,
+        `ratelane-live-${other.name}`,
+        ...Object.values(other.resources),
+      ];
       // Act
       const found = foreign.filter((needle) => text.includes(needle));
       // Assess

@@ -13,22 +13,29 @@ import { DEFAULT_LANES } from '../../lib/config/lanes.js';
 import { createConsumerTelemetry } from '../../lib/consumer/deps.js';
 import { buildLaneApp } from '../../lib/infra/app.js';
 import { CONSUMER_ENV, ConsumerEnvironmentSchema } from '../../lib/shared/environment.js';
-import { DOCUMENT_PREFIX } from '../../lib/shared/resources.js';
-import { CONSUMER_METRICS, consumerDimensions, METRICS_NAMESPACE } from '../../lib/shared/telemetry.js';
+import { consumerFunctionName, DOCUMENT_PREFIX } from '../../lib/shared/resources.js';
+import { CONSUMER_METRICS, consumerDimensions, LIVE_METRICS, METRICS_NAMESPACE } from '../../lib/shared/telemetry.js';
 import { documentKeyFor } from '../../lib/store/documents.js';
 
 // Prepare (shared): both lane stacks, bundling skipped.
 const app = new App({ context: { 'aws:cdk:bundling-stacks': [], account: '123456789012' } });
 const stacks = buildLaneApp(app);
 
-/** Every `{ MetricName, Namespace }` pair the template's alarms and dashboards name. */
-function metricsNamed(json: Record<string, any>): { namespace: string; name: string }[] {
-  const found: { namespace: string; name: string }[] = [];
+/** Every `{ Namespace, MetricName, service }` the template's alarms and dashboards name (`service`: the dimension, when an alarm names it). */
+function metricsNamed(json: Record<string, any>): { namespace: string; name: string; service?: string }[] {
+  const found: { namespace: string; name: string; service?: string }[] = [];
+  const serviceOf = (dimensions: Array<{ Name: string; Value: unknown }> | undefined) => {
+    const value = dimensions?.find((d) => d.Name === 'service')?.Value;
+    return typeof value === 'string' ? { service: value } : {};
+  };
   for (const resource of Object.values<any>(json.Resources)) {
     if (resource.Type === 'AWS::CloudWatch::Alarm') {
       const p = resource.Properties;
-      if (p.MetricName) found.push({ namespace: p.Namespace, name: p.MetricName });
-      for (const m of p.Metrics ?? []) if (m.MetricStat) found.push({ namespace: m.MetricStat.Metric.Namespace, name: m.MetricStat.Metric.MetricName });
+      if (p.MetricName) found.push({ namespace: p.Namespace, name: p.MetricName, ...serviceOf(p.Dimensions) });
+      for (const m of p.Metrics ?? []) {
+        if (m.MetricStat)
+          found.push({ namespace: m.MetricStat.Metric.Namespace, name: m.MetricStat.Metric.MetricName, ...serviceOf(m.MetricStat.Metric.Dimensions) });
+      }
     }
     if (resource.Type === 'AWS::CloudWatch::Dashboard') {
       const body = JSON.stringify(resource.Properties.DashboardBody);
@@ -58,20 +65,29 @@ describe('infra telemetry contract', () => {
       for (const [name, value] of Object.entries(expected)) assert.equal(emf[name], value, `dimension ${name}`);
     });
 
-    it(`the ${lane.name} stack's alarms and dashboard name only metrics the consumer emits`, () => {
+    it(`the ${lane.name} stack's alarms and dashboard name only metrics the consumer or the live function emits, under its service`, () => {
       // Act
       const json = Template.fromStack(stacks[lane.name]!).toJSON();
       const named = metricsNamed(json).filter((m) => m.namespace === METRICS_NAMESPACE);
       // Assess
       assert.ok(named.length >= 5, `found ${named.length} ratelane metrics in the template`);
-      for (const { name } of named) assert.ok((CONSUMER_METRICS as readonly string[]).includes(name), `${name} is a metric the consumer emits`);
+      const emitted = [...CONSUMER_METRICS, ...LIVE_METRICS] as readonly string[];
+      for (const { name } of named) assert.ok(emitted.includes(name), `${name} is a metric the consumer or the live function emits`);
+      for (const { name, service } of named.filter((m) => m.service !== undefined)) {
+        const expected = (LIVE_METRICS as readonly string[]).includes(name) ? `ratelane-live-${lane.name}` : `ratelane-consumer-${lane.name}`;
+        assert.equal(service, expected, `${name} is watched under the service that emits it`);
+      }
+      assert.ok(
+        named.some((m) => m.service === `ratelane-live-${lane.name}`),
+        'the live alarms are among them',
+      );
     });
 
     it(`the ${lane.name} stack sets an environment the consumer's schema accepts`, () => {
       // Prepare
       const json = Template.fromStack(stacks[lane.name]!).toJSON();
       const fn = Object.values<any>(json.Resources).find(
-        (r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.[CONSUMER_ENV.laneConfig],
+        (r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === consumerFunctionName(lane.name),
       );
       assert.ok(fn, 'the consumer function');
       const variables = fn.Properties.Environment.Variables as Record<string, unknown>;

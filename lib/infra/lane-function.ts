@@ -1,0 +1,112 @@
+/**
+ * What a lane's Lambda functions share (the queue consumer and the live API function): the runtime,
+ * the offline esbuild bundling (no Docker; ESM, the AWS SDK bundled in), the grants on the provider
+ * side (`bedrock:InvokeModel` on exactly the lane's model for a Bedrock lane with IAM auth) and the
+ * cdk-nag acknowledgement of the one object-prefix grant on the lane bucket. Every ARN is built with
+ * the stack's partition.
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ArnFormat, Stack, Validations } from 'aws-cdk-lib';
+import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
+import { Runtime } from 'aws-cdk-lib/aws-lambda';
+import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
+import { type BedrockModelTarget, bedrockModelTarget, type LaneConfig } from '../config/lanes.js';
+import { DOCUMENT_PREFIX } from '../shared/resources.js';
+import type { LaneStorage } from './storage.js';
+
+/** The project root (two levels up from lib/infra), where `lambdas/` and the lock file live. */
+export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The newest Node.js runtime this aws-cdk-lib offers (kept explicit; NODEJS_LATEST lags behind). */
+export const CONSUMER_RUNTIME = Runtime.NODEJS_24_X;
+
+/** esbuild target matching {@link CONSUMER_RUNTIME}. */
+export const CONSUMER_ESBUILD_TARGET = 'node24';
+
+/**
+ * ESM bundles lose CommonJS's `require`; bundled CommonJS dependencies still call it for Node
+ * built-ins, so the bundle gets one back from `createRequire`.
+ */
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __ratelaneCreateRequire } from 'node:module'; const require = __ratelaneCreateRequire(import.meta.url);";
+
+/** Bedrock with IAM auth: Converse (what the adapter calls) is authorized as `bedrock:InvokeModel`. */
+export const BEDROCK_INVOKE_ACTIONS = ['bedrock:InvokeModel'] as const;
+
+/** The entry file of a lane function under `lambdas/`. */
+export function laneFunctionEntry(name: 'consumer' | 'live'): string {
+  return join(PROJECT_ROOT, 'lambdas', `${name}.ts`);
+}
+
+/** How every lane function is bundled: the local esbuild, ESM for {@link CONSUMER_RUNTIME}, everything bundled, minified, with source maps. */
+export function laneFunctionBundling(): BundlingOptions {
+  return {
+    forceDockerBundling: false,
+    format: OutputFormat.ESM,
+    target: CONSUMER_ESBUILD_TARGET,
+    mainFields: ['module', 'main'],
+    banner: ESM_REQUIRE_BANNER,
+    // Bundle everything, the AWS SDK included: the function runs the SDK versions the tests ran.
+    externalModules: [],
+    minify: true,
+    sourceMap: true,
+    sourcesContent: false,
+  };
+}
+
+/** What a lane's functions may invoke on Bedrock: the lane's model for a Bedrock lane with IAM auth, else undefined (the key authenticates). */
+export function laneBedrockTarget(lane: LaneConfig): BedrockModelTarget | undefined {
+  return lane.provider.kind === 'bedrock' && (lane.provider.auth ?? 'iam') === 'iam' ? bedrockModelTarget(lane, lane.provider.model) : undefined;
+}
+
+/**
+ * `bedrock:InvokeModel` on exactly the lane's model, for `role`. A foundation model: its ARN in the
+ * lane's region. A cross-region inference profile (`us.`, `eu.`, ... of the lane's own geography,
+ * checked by the lane config): the profile in the lane's region and account, and the foundation model
+ * in whichever region of the geography the profile routes to (AWS's list, per model; hence the region
+ * wildcard), but only when invoked through that one profile (`bedrock:InferenceProfileArn`).
+ */
+export function grantBedrockInvoke(role: Role, target: BedrockModelTarget): void {
+  const stack = Stack.of(role);
+  const foundationModelArn = (region: string) =>
+    stack.formatArn({
+      service: 'bedrock',
+      region,
+      account: '',
+      resource: 'foundation-model',
+      resourceName: target.modelId,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
+  if (target.kind === 'foundation-model') {
+    role.addToPrincipalPolicy(new PolicyStatement({ sid: 'InvokeModel', actions: [...BEDROCK_INVOKE_ACTIONS], resources: [foundationModelArn(stack.region)] }));
+    return;
+  }
+  const profileArn = stack.formatArn({
+    service: 'bedrock',
+    resource: 'inference-profile',
+    resourceName: target.profileId,
+    arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+  });
+  role.addToPrincipalPolicy(new PolicyStatement({ sid: 'InvokeInferenceProfile', actions: [...BEDROCK_INVOKE_ACTIONS], resources: [profileArn] }));
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'InvokeModelThroughProfile',
+      actions: [...BEDROCK_INVOKE_ACTIONS],
+      resources: [foundationModelArn('*')],
+      conditions: { StringEquals: { 'bedrock:InferenceProfileArn': profileArn } },
+    }),
+  );
+  Validations.of(role).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${target.modelId}]`,
+    reason: `The ${target.geography}. inference profile runs ${target.modelId} in a region of its geography that AWS picks per request from its own per-model list, which changes without notice; the grant is bedrock:InvokeModel on this one model, only through this lane's own profile (condition bedrock:InferenceProfileArn), and the lane config refuses a profile of another geography.`,
+  });
+}
+
+/** Acknowledges cdk-nag's AwsSolutions-IAM5 finding on `role`'s grant over the documents prefix of the lane bucket, with `reason`. */
+export function acknowledgeDocumentPrefixGrant(role: Role, storage: LaneStorage, reason: string): void {
+  const stack = Stack.of(role);
+  const bucketLogicalId = stack.resolve(stack.getLogicalId(storage.bucket.node.defaultChild as CfnBucket)) as string;
+  Validations.of(role).acknowledge({ id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${DOCUMENT_PREFIX}*]`, reason });
+}
