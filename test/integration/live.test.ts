@@ -165,7 +165,7 @@ describe('live lane: answers inside one deadline', () => {
 describe('live lane: the reserve', () => {
   it('a backfill saturating the quota does not push live requests within the reserve into 429s or past their deadline', async () => {
     // Prepare: 60 rpm over a 2 s minute, a quarter kept for live requests
-    const lane = laneWith({ live: { reserveShare: 0.25 } });
+    const lane = laneWith({ live: { reserveShare: 0.25 }, provider: { timeoutMs: 1_000, limits: { requestsPerMinute: 60 } } });
     const stack = await liveStack({ lanes: { us: lane }, provider: { limits: { requestsPerMinute: 60 }, minuteMs: 2_000, seed: 8 } });
     const { submitTo } = await import('../helpers/consumer-harness.js');
     const t = { ...stack.lanes.us!, destroy: () => undefined };

@@ -1,7 +1,7 @@
 /**
  * How the local event source poller reads a handler's response: AWS's ReportBatchItemFailures rules;
  * its function timeout, which aborts the invocation's signal; and the Lambda context it builds (pure;
- * the poller itself is tested against fauxqs in test/integration/poller.test.ts).
+ * the poller itself is tested against fauxqs in test/integration/poller-batches.test.ts and poller-lifecycle.test.ts).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

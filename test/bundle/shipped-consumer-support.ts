@@ -1,20 +1,26 @@
 /**
- * The shipped artifact, run: a real offline `cdk synth` of the `ratelane-us` stack (or its cached
- * output for the same sources: test/helpers/shipped-bundle.ts), then the consumer bundle from that
- * `cdk.out` (`index.mjs`, esbuild, as deployed) run in its own Node process by test/bundle/lambda-driver.mjs
- * with the function's synthesized environment. Only what a deployment fills in is replaced: the
- * template's tokens (queue URLs, secret ARN, scheduler role ARN) get local values, and the lane
- * config gets unique resource names and the fake provider as its `baseUrl`. AWS calls go to the local
- * services through the SDK's own `AWS_ENDPOINT_URL_<SERVICE>` variables: SQS and S3 to the run's
- * fauxqs, DynamoDB to its DynamoDB Local, and Secrets Manager, SSM, Scheduler and Lambda (no local
- * emulator) to a recording stub (test/helpers/aws-stub.ts).
+ * Shared by the shipped-bundle tests (`shipped-consumer-*.test.ts`): the shipped artifact, run. A real
+ * offline `cdk synth` of the `ratelane-us` stack (or its cached output for the same sources:
+ * test/helpers/shipped-bundle.ts), then the consumer bundle from that `cdk.out` (`index.mjs`, esbuild,
+ * as deployed) run in its own Node process by test/bundle/lambda-driver.mjs with the function's
+ * synthesized environment. Only what a deployment fills in is replaced: the template's tokens (queue
+ * URLs, secret ARN, scheduler role ARN) get local values, and the lane config gets unique resource
+ * names and the fake provider as its `baseUrl`. AWS calls go to the local services through the SDK's
+ * own `AWS_ENDPOINT_URL_<SERVICE>` variables: SQS and S3 to the run's fauxqs, DynamoDB to its DynamoDB
+ * Local, and Secrets Manager, SSM, Scheduler and Lambda (no local emulator) to a recording stub
+ * (test/helpers/aws-stub.ts).
+ *
+ * {@link useShippedConsumer} synthesizes (or reuses) the stack and starts the fake provider and the
+ * stub before a file's tests, and stops them after; {@link deployLane} "deploys" a lane from the
+ * template, {@link invokeShipped} runs the bundle on messages, and the rest plays the event source
+ * mapping's part or reads and checks what the invocation did.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, it } from 'node:test';
+import { after, before } from 'node:test';
 import { DeleteMessageBatchCommand, type Message } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { DynamoRateStateStore } from '../../lib/admission/rate-state.js';
@@ -28,8 +34,8 @@ import { provisionLane } from '../../lib/local/services/provision.js';
 import { CONSUMER_ENV } from '../../lib/shared/environment.js';
 import { Ledger } from '../../lib/store/ledger.js';
 import { ResultStore } from '../../lib/store/results.js';
-import { secretValues, startAwsStub, type AwsStub, type StubCall } from '../helpers/aws-stub.js';
-import { englishDocuments, queueCounts, receive, submitTo, type TestLane } from '../helpers/consumer-harness.js';
+import { startAwsStub, type AwsStub, type StubCall } from '../helpers/aws-stub.js';
+import type { TestLane } from '../helpers/consumer-harness.js';
 import { testEndpoints, uniqueLaneResources } from '../helpers/endpoints.js';
 import { resolveEnvironment, resolveValue, shippedConsumer, type PseudoParameters, type ShippedConsumer } from '../helpers/shipped-bundle.js';
 
@@ -41,40 +47,49 @@ const ACCOUNT = '000000000000';
  */
 const NODE = process.env.RATELANE_SHIPPED_NODE || process.execPath;
 /** Fake provider keys (the API keys the lane's secret holds). */
-const GOOD_KEY = 'sk-shipped-good';
-const BROKE_KEY = 'sk-shipped-out-of-credit';
+export const GOOD_KEY = 'sk-shipped-good';
+export const BROKE_KEY = 'sk-shipped-out-of-credit';
 const pseudoFor = (region: string): PseudoParameters => ({ accountId: ACCOUNT, region });
 
-let shipped: ShippedConsumer;
+/** The synthesized stack and its consumer function (set by {@link useShippedConsumer}). */
+export let shipped: ShippedConsumer;
 let templateLane: LaneConfig;
-let provider: FakeProvider;
-let stub: AwsStub;
+/** The fake provider the lanes call, with {@link GOOD_KEY} and {@link BROKE_KEY} (set by {@link useShippedConsumer}). */
+export let provider: FakeProvider;
+/** The recording stub of Secrets Manager, SSM, Scheduler and Lambda (set by {@link useShippedConsumer}). */
+export let stub: AwsStub;
 
-before(async () => {
-  const started = Date.now();
-  shipped = await shippedConsumer('ratelane-us');
-  const how = shipped.synthesized ? `synthesized in ${shipped.synthMs} ms` : `synth output of the same sources reused (${Date.now() - started} ms)`;
-  console.log(`# ${shipped.stack}: ${how}; bundle ${shipped.bundleDir}; run by ${NODE}`);
-  // The lane config as the stack deploys it (its bucket name carries the account id).
-  const rawLane = resolveValue(shipped.function.environment[CONSUMER_ENV.laneConfig], shipped.template, pseudoFor(shipped.region), () => undefined);
-  templateLane = LaneConfigSchema.parse(JSON.parse(rawLane));
-  provider = await startFakeProvider({
-    keys: [
-      { key: GOOD_KEY, quotaOwner: 'shipped-good' },
-      { key: BROKE_KEY, quotaOwner: 'shipped-broke', outOfCredit: true },
-    ],
-    extract: (text) => extractInvoice(text),
-    latencyMs: 1,
+/**
+ * Before the file's tests: synthesizes the stack (or reuses its output for the same sources), reads
+ * the lane config it deploys, and starts the fake provider and the AWS stub; after them, stops both.
+ */
+export function useShippedConsumer(): void {
+  before(async () => {
+    const started = Date.now();
+    shipped = await shippedConsumer('ratelane-us');
+    const how = shipped.synthesized ? `synthesized in ${shipped.synthMs} ms` : `synth output of the same sources reused (${Date.now() - started} ms)`;
+    console.log(`# ${shipped.stack}: ${how}; bundle ${shipped.bundleDir}; run by ${NODE}`);
+    // The lane config as the stack deploys it (its bucket name carries the account id).
+    const rawLane = resolveValue(shipped.function.environment[CONSUMER_ENV.laneConfig], shipped.template, pseudoFor(shipped.region), () => undefined);
+    templateLane = LaneConfigSchema.parse(JSON.parse(rawLane));
+    provider = await startFakeProvider({
+      keys: [
+        { key: GOOD_KEY, quotaOwner: 'shipped-good' },
+        { key: BROKE_KEY, quotaOwner: 'shipped-broke', outOfCredit: true },
+      ],
+      extract: (text) => extractInvoice(text),
+      latencyMs: 1,
+    });
+    stub = await startAwsStub({ region: templateLane.region });
   });
-  stub = await startAwsStub({ region: templateLane.region });
-});
 
-after(async () => {
-  await Promise.allSettled([provider?.stop(), stub?.stop()]);
-});
+  after(async () => {
+    await Promise.allSettled([provider?.stop(), stub?.stop()]);
+  });
+}
 
 /** A lane "deployed" from the template: its resources on the run's services and the function's environment. */
-interface DeployedLane extends TestLane {
+export interface DeployedLane extends TestLane {
   env: Record<string, string>;
   secretArn: string;
   schedulerRoleArn: string;
@@ -87,7 +102,7 @@ interface DeployedLane extends TestLane {
  * from the template: tokens resolved to the local resources, the lane config's resources and
  * `provider.baseUrl` replaced, the Lambda runtime's own variables, and the endpoints.
  */
-async function deployLane(secretString: string | undefined): Promise<DeployedLane> {
+export async function deployLane(secretString: string | undefined): Promise<DeployedLane> {
   const lane = LaneConfigSchema.parse({
     ...templateLane,
     resources: { ...templateLane.resources, ...uniqueLaneResources() },
@@ -175,7 +190,7 @@ async function deployLane(secretString: string | undefined): Promise<DeployedLan
 }
 
 /** What one invocation of the shipped bundle did. */
-interface ShippedInvocation {
+export interface ShippedInvocation {
   /** The handler's answer, or what it threw. */
   result: { ok: true; response: SQSBatchResponse; ms: number } | { ok: false; error: { name?: string; message: string }; ms: number };
   /** The function's output lines, stdout then stderr (Powertools logs and EMF), parsed when JSON. */
@@ -183,7 +198,7 @@ interface ShippedInvocation {
 }
 
 /** Invokes the shipped bundle in a new Node process (a cold start) with the messages as one SQS event. */
-async function invokeShipped(t: DeployedLane, messages: readonly Message[]): Promise<ShippedInvocation> {
+export async function invokeShipped(t: DeployedLane, messages: readonly Message[]): Promise<ShippedInvocation> {
   const event = buildSqsEvent(messages, { queueArn: t.queueArn, awsRegion: t.lane.region });
   const fn = shipped.function;
   const context = {
@@ -223,7 +238,7 @@ async function invokeShipped(t: DeployedLane, messages: readonly Message[]): Pro
 }
 
 /** Plays the event source mapping's part after an invocation: deletes every record not reported failed. */
-async function acknowledge(t: DeployedLane, messages: readonly Message[], response: SQSBatchResponse): Promise<void> {
+export async function acknowledge(t: DeployedLane, messages: readonly Message[], response: SQSBatchResponse): Promise<void> {
   const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
   const done = messages.filter((m) => !failed.has(m.MessageId!));
   if (done.length === 0) return;
@@ -234,25 +249,25 @@ async function acknowledge(t: DeployedLane, messages: readonly Message[], respon
 }
 
 /** The sum of one EMF metric over the invocation's output. */
-function metric(invocation: ShippedInvocation, name: string): number {
+export function metric(invocation: ShippedInvocation, name: string): number {
   return invocation.lines.filter((l) => '_aws' in l && typeof l[name] === 'number').reduce((sum, l) => sum + (l[name] as number), 0);
 }
 
 /** The function's warnings and errors, for assertion messages. */
-function problems(invocation: ShippedInvocation): string {
+export function problems(invocation: ShippedInvocation): string {
   const lines = invocation.lines.filter((l) => !('_aws' in l) && l.level !== 'INFO' && l.level !== 'DEBUG');
   return `function output (warnings, errors, other):\n${lines.map((l) => JSON.stringify(l)).join('\n')}`;
 }
 
 /** The shipped handler answered (did not throw); its batch response. */
-function answered(invocation: ShippedInvocation): SQSBatchResponse {
+export function answered(invocation: ShippedInvocation): SQSBatchResponse {
   const { result } = invocation;
   assert.ok(result.ok, `the shipped handler threw ${result.ok ? '' : `${result.error.name}: ${result.error.message}`}\n${problems(invocation)}`);
   return result.response;
 }
 
 /** Every stub call was signed for the lane's region, and none was to an API the stub does not know. */
-function assertStubCallsSane(t: DeployedLane): void {
+export function assertStubCallsSane(t: DeployedLane): void {
   assert.deepEqual(
     stub.calls.filter((c) => c.service === 'unknown').map((c) => c.operation),
     [],
@@ -262,7 +277,7 @@ function assertStubCallsSane(t: DeployedLane): void {
 }
 
 /** The lane pause as the stub saw it: mapping id read, resume scheduled, then the mapping disabled. */
-function assertPausedThroughStub(t: DeployedLane, invokedAt: number): { schedule: StubCall } {
+export function assertPausedThroughStub(t: DeployedLane, invokedAt: number): { schedule: StubCall } {
   const env = t.env;
   const relevant = stub.calls.filter((c) => c.service === 'ssm' || c.service === 'scheduler' || c.service === 'lambda');
   assert.deepEqual(
@@ -295,146 +310,3 @@ function assertPausedThroughStub(t: DeployedLane, invokedAt: number): { schedule
   );
   return { schedule };
 }
-
-describe('the shipped consumer bundle (cdk.out) on local endpoints', () => {
-  it("the synthesized environment names the template's own pause resources", () => {
-    const env = shipped.function.environment;
-    const resources = Object.values(shipped.template.Resources);
-    const group = resources.find((r) => r.Type === 'AWS::Scheduler::ScheduleGroup');
-    assert.equal(env[CONSUMER_ENV.pauseScheduleGroup], group?.Properties?.Name);
-    const parameter = resources.find((r) => r.Type === 'AWS::SSM::Parameter' && r.Properties?.Name === env[CONSUMER_ENV.mappingIdParameter]);
-    const mappingRef = (parameter?.Properties?.Value as { Ref?: string } | undefined)?.Ref;
-    assert.equal(shipped.template.Resources[mappingRef ?? '']?.Type, 'AWS::Lambda::EventSourceMapping', 'the parameter holds the mapping id');
-    const roleRef = (env[CONSUMER_ENV.pauseSchedulerRoleArn] as { 'Fn::GetAtt'?: string[] })['Fn::GetAtt']?.[0] ?? '';
-    const role = shipped.template.Resources[roleRef];
-    assert.equal(role?.Type, 'AWS::IAM::Role');
-    assert.match(JSON.stringify(role?.Properties?.AssumeRolePolicyDocument), /scheduler\.amazonaws\.com/, 'the role the resume runs as is the scheduler role');
-    assert.equal(shipped.function.handler, 'index.handler');
-  });
-
-  describe('a job', () => {
-    let t: DeployedLane;
-    let jobId: string;
-    let firstDelivery: Message;
-
-    before(async () => {
-      t = await deployLane(secretValues.keys({ 'key-1': GOOD_KEY }));
-    });
-    after(() => t?.destroy());
-
-    it('commits once through the bundle', async () => {
-      const [doc] = englishDocuments(1);
-      const [item] = await submitTo(t, [{ text: doc!.text, sourceId: `${doc!.sourceId}#shipped` }]);
-      jobId = item!.jobId!;
-      // Received with no visibility timeout, so SQS can deliver it again (the next test).
-      const messages = await receive(t, { max: 1, waitSeconds: 1, visibilityTimeout: 0 });
-      assert.equal(messages.length, 1);
-      firstDelivery = messages[0]!;
-      const before = provider.stats().perKey[GOOD_KEY]?.successes ?? 0;
-
-      const invocation = await invokeShipped(t, messages);
-
-      assert.deepEqual(answered(invocation).batchItemFailures, [], problems(invocation));
-      const results = await t.results.scanAll();
-      assert.equal(results.length, 1);
-      assert.equal(results[0]?.jobId, jobId);
-      assert.equal(results[0]?.modelCalls, 1);
-      assert.equal((provider.stats().perKey[GOOD_KEY]?.successes ?? 0) - before, 1, 'one model call, with the key from the secret');
-      assert.equal(metric(invocation, 'Completed'), 1);
-      assert.ok(invocation.lines.some((l) => l.outcome === 'committed' && l.jobId === jobId));
-      assert.deepEqual(
-        stub.callsOf('secretsmanager').map((c) => [c.operation, c.input.SecretId]),
-        [['GetSecretValue', t.secretArn]],
-      );
-      assert.deepEqual(stub.callsOf('scheduler'), []);
-      assert.deepEqual(stub.callsOf('lambda'), []);
-      assertStubCallsSane(t);
-    });
-
-    it('the same message delivered again is suppressed as a duplicate', async () => {
-      assert.ok(firstDelivery, 'runs after the commit');
-      const again = await receive(t, { max: 1, waitSeconds: 1 });
-      assert.equal(again.length, 1);
-      assert.equal(again[0]?.MessageId, firstDelivery.MessageId);
-      assert.equal(again[0]?.Attributes?.ApproximateReceiveCount, '2');
-      const calls = provider.stats().perKey[GOOD_KEY]?.requests ?? 0;
-
-      const invocation = await invokeShipped(t, again);
-
-      const response = answered(invocation);
-      assert.deepEqual(response.batchItemFailures, [], problems(invocation));
-      assert.equal(await t.results.count(), 1, 'the results table still holds one item');
-      assert.equal(metric(invocation, 'DuplicateSuppressed'), 1);
-      assert.equal(metric(invocation, 'Completed'), 0);
-      assert.equal((provider.stats().perKey[GOOD_KEY]?.requests ?? 0) - calls, 0, 'no second model call');
-      await acknowledge(t, again, response);
-      assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 });
-      assert.deepEqual(await queueCounts(t, 'dlq'), { visible: 0, notVisible: 0, delayed: 0 });
-      assertStubCallsSane(t);
-    });
-  });
-
-  it('a billing 429 with the lane’s only key out of credit pauses the lane: schedule the resume, then disable the mapping', async () => {
-    const t = await deployLane(secretValues.keys({ 'key-1': BROKE_KEY }));
-    try {
-      const [doc] = englishDocuments(1);
-      await submitTo(t, [{ text: doc!.text, sourceId: `${doc!.sourceId}#billing` }]);
-      const messages = await receive(t, { max: 1, waitSeconds: 1 });
-      assert.equal(messages.length, 1);
-      const refusedBefore = provider.stats().perKey[BROKE_KEY]?.rateLimited.insufficient_quota ?? 0;
-      const invokedAt = Date.now();
-
-      const invocation = await invokeShipped(t, messages);
-
-      const response = answered(invocation);
-      assert.deepEqual(response.batchItemFailures, [], `no record failed; ${problems(invocation)}`);
-      assert.equal((provider.stats().perKey[BROKE_KEY]?.rateLimited.insufficient_quota ?? 0) - refusedBefore, 1, 'one call, answered 429 out of credit');
-      const { schedule } = assertPausedThroughStub(t, invokedAt);
-      assert.match(String(schedule.input.Description), /billing/);
-      assert.equal((await t.rateState.readPause())?.reason, 'billing');
-      assert.equal(metric(invocation, 'BillingAlarm'), 1);
-      assert.ok(invocation.lines.some((l) => l.outcome === 'lane_paused'));
-      await acknowledge(t, messages, response);
-      assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 1 }, 'the job waits in its queue (re-sent for later)');
-      assert.deepEqual(await queueCounts(t, 'dlq'), { visible: 0, notVisible: 0, delayed: 0 }, 'nothing dead-lettered');
-      assert.equal(await t.results.count(), 0);
-      assertStubCallsSane(t);
-    } finally {
-      t.destroy();
-    }
-  });
-
-  for (const [what, secret] of [
-    ['unset (the generated password a fresh stack holds)', secretValues.unset],
-    ['malformed (JSON without the key ids)', secretValues.malformed],
-  ] as const) {
-    it(`a provider secret that is ${what} pauses the lane (reason configuration) instead of failing`, async () => {
-      const t = await deployLane(secret());
-      try {
-        const [doc] = englishDocuments(1);
-        await submitTo(t, [{ text: doc!.text, sourceId: `${doc!.sourceId}#config` }]);
-        const messages = await receive(t, { max: 1, waitSeconds: 1 });
-        assert.equal(messages.length, 1);
-        const requestsBefore = provider.stats().requests;
-        const invokedAt = Date.now();
-
-        const invocation = await invokeShipped(t, messages);
-
-        const response = answered(invocation);
-        const { schedule } = assertPausedThroughStub(t, invokedAt);
-        assert.match(String(schedule.input.Description), /configuration/);
-        assert.equal((await t.rateState.readPause())?.reason, 'configuration');
-        assert.equal(metric(invocation, 'ConfigurationError') >= 1, true);
-        assert.equal(provider.stats().requests - requestsBefore, 0, 'no model call without a key');
-        await acknowledge(t, messages, response);
-        const counts = await queueCounts(t);
-        assert.equal(counts.visible + counts.notVisible + counts.delayed, 1, 'the job stays in its queue');
-        assert.deepEqual(await queueCounts(t, 'dlq'), { visible: 0, notVisible: 0, delayed: 0 }, 'nothing dead-lettered');
-        assert.equal(await t.results.count(), 0);
-        assertStubCallsSane(t);
-      } finally {
-        t.destroy();
-      }
-    });
-  }
-});
