@@ -3,46 +3,30 @@
  * few things that differ between the Lambda entry, the local stack and the tests (the key pool, the
  * lane pause, a model or a clock to inject). Everything else has one default here.
  */
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { KeyPool } from '../admission/keys.js';
 import type { LanePauseRequester } from '../admission/pause.js';
 import type { LaneConfig } from '../config/lanes.js';
-import { createModelAdapter } from '../providers/index.js';
-import { consumerServiceName, METRICS_NAMESPACE } from '../shared/telemetry.js';
-import { Ledger } from '../store/ledger.js';
-import { ResultStore } from '../store/results.js';
+import { createLaneTelemetry, definedOnly, extractionDefaults, type LaneLogLevel } from '../extraction/deps.js';
+import { consumerServiceName } from '../shared/telemetry.js';
 import type { ConsumerDeps } from './process-record.js';
 
 /** Log levels of the consumer's Logger (`POWERTOOLS_LOG_LEVEL`). */
-export type ConsumerLogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+export type ConsumerLogLevel = LaneLogLevel;
 
 /**
- * Powertools Logger and Metrics for one lane's consumer, with the lane and region as metric
- * dimensions and as keys on every log line.
+ * Powertools Logger and Metrics for one lane's consumer (or, with `serviceName`, another of its
+ * functions), with the lane and region as metric dimensions and as keys on every log line.
  */
 export function createConsumerTelemetry(
   lane: LaneConfig,
   options: { serviceName?: string; logLevel?: ConsumerLogLevel | undefined } = {},
-): {
-  logger: Logger;
-  metrics: Metrics;
-} {
-  const serviceName = options.serviceName ?? consumerServiceName(lane);
-  const logger = new Logger({
-    serviceName,
-    logLevel: options.logLevel ?? 'INFO',
-    persistentKeys: { lane: lane.name, region: lane.region },
-  });
-  const metrics = new Metrics({
-    namespace: METRICS_NAMESPACE,
-    serviceName,
-    defaultDimensions: { lane: lane.name, region: lane.region },
-  });
-  return { logger, metrics };
+): { logger: Logger; metrics: Metrics } {
+  return createLaneTelemetry(lane, { serviceName: options.serviceName ?? consumerServiceName(lane), logLevel: options.logLevel });
 }
 
 /** The SDK clients a consumer calls, all in the lane's region. */
@@ -69,20 +53,6 @@ export interface ConsumerWiring extends Partial<Omit<ConsumerDeps, 'lane' | 's3'
  */
 export function createConsumerDeps(lane: LaneConfig, clients: ConsumerClients, wiring: ConsumerWiring): ConsumerDeps {
   const { logLevel, ...rest } = wiring;
-  // An override given as `undefined` keeps the default.
-  const given = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined)) as typeof rest;
-  const telemetry = given.logger && given.metrics ? undefined : createConsumerTelemetry(lane, { logLevel });
-  return {
-    lane,
-    sqs: clients.sqs,
-    s3: clients.s3,
-    results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable }),
-    ledger: new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable }),
-    model: given.model ?? createModelAdapter(lane),
-    now: () => new Date(),
-    random: Math.random,
-    ...given,
-    logger: given.logger ?? (telemetry as { logger: Logger }).logger,
-    metrics: given.metrics ?? (telemetry as { metrics: Metrics }).metrics,
-  };
+  const given = definedOnly(rest);
+  return { ...given, ...extractionDefaults(lane, clients, given, { serviceName: consumerServiceName(lane), logLevel }), sqs: clients.sqs };
 }

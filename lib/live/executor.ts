@@ -11,6 +11,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { withAbortSignal } from '../aws/abort-scope.js';
 import type { Job } from '../contract/job.js';
 import { count, extract, intake, newJobRun, type Delivery, type ExtractionDeps, type ExtractionOutcome, type JobRun } from '../extraction/index.js';
+import { errorName } from '../shared/errors.js';
 import { putDocument } from '../store/documents.js';
 import type { RecentCallTimes } from './call-times.js';
 import { retryFits, type LiveBudget } from './deadline.js';
@@ -59,8 +60,9 @@ export async function runLive(live: LiveJob, budget: LiveBudget, requestId: stri
     if (outcome.type === 'answer') return outcome.answer;
     handover = outcome.handover;
   } catch (error) {
-    // Cut off or failed before the core could settle: hand the job over as it came.
-    handover = { job, delaySeconds: 0, reason: 'out_of_time', detail: `live work stopped: ${(error as Error)?.name ?? 'error'}` };
+    // Cut off, or failed where the core could not settle (a bug, the document store): hand the job over as it came.
+    const reason = workSignal.aborted ? 'invocation_deadline' : 'unexpected_error';
+    handover = { job, delaySeconds: 0, reason, detail: `live work stopped: ${errorName(error) ?? 'error'}` };
   }
   return handOver(handover, budget, deps);
 }

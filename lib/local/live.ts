@@ -9,7 +9,7 @@ import { roundRobinKeys, type ProviderKey } from '../admission/keys.js';
 import type { AwsClients } from '../aws/clients.js';
 import type { LaneConfig } from '../config/lanes.js';
 import { liveFunctionTimeoutSeconds } from '../config/live.js';
-import { createConsumerTelemetry } from '../consumer/deps.js';
+import { createLaneTelemetry } from '../extraction/deps.js';
 import { createLiveDeps } from '../live/deps.js';
 import { createLiveHandler, type LiveHttpHandler } from '../live/handler.js';
 import type { ModelAdapter } from '../providers/model.js';
@@ -38,7 +38,7 @@ export interface LocalLiveInput {
 export async function startLocalLive(input: LocalLiveInput): Promise<LiveHttpServer> {
   const { lane } = input;
   const make = (): LiveHttpHandler => {
-    const { logger, metrics } = createConsumerTelemetry(lane, { serviceName: liveServiceName(lane) });
+    const { logger, metrics } = createLaneTelemetry(lane, { serviceName: liveServiceName(lane) });
     const sink = input.telemetry.console();
     redirectPowertoolsConsole(logger, sink);
     redirectPowertoolsConsole(metrics, sink);

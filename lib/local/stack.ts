@@ -192,32 +192,26 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           : new LocalLanePauseController(() => poller, { ...(options.onLanePause ? { onChange: (state) => options.onLanePause?.(lane.name, state) } : {}) });
       if (pause) stoppers.push(async () => pause.dispose());
       const windowMs = options.provider?.minuteMs ?? 60_000;
-      const admission =
+      const admissionSettings = options.admission === false ? undefined : options.admission?.settings;
+      // The buckets' window and day follow the fake provider's scaled minute and day.
+      const admissionOf = (side: 'queue' | 'live', controller?: LocalLanePauseController): LaneAdmission | undefined =>
         options.admission === false
           ? undefined
           : createLaneAdmission({
               lane,
               dynamodb: clients.dynamodb,
               keys,
-              settings: { windowMs, dayMs: options.provider?.dayMs ?? windowMs * 1440, ...options.admission?.settings },
-              controller: pause,
+              side,
+              settings: { windowMs, dayMs: options.provider?.dayMs ?? windowMs * 1440, ...admissionSettings },
+              controller,
             });
+      const admission = admissionOf('queue', pause);
       lanes[lane.name] = { ...provisioned, lane, clients, results, ledger, poller: undefined, admission, pause };
       if (options.consumers === false) continue;
 
       const model = createModelAdapter(lane);
       if (options.live) {
-        const liveAdmission =
-          options.admission === false
-            ? undefined
-            : createLaneAdmission({
-                lane,
-                dynamodb: clients.dynamodb,
-                keys,
-                side: 'live',
-                settings: { windowMs, dayMs: options.provider?.dayMs ?? windowMs * 1440, ...options.admission?.settings },
-              });
-        const liveTelemetry = new TelemetrySink(options.logFile);
+        // The live lane never pauses the lane: no controller on its side.
         const live = await startLocalLive({
           lane,
           clients,
@@ -226,8 +220,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           ledger,
           model,
           keys,
-          admission: liveAdmission,
-          telemetry: liveTelemetry,
+          admission: admissionOf('live'),
+          telemetry: new TelemetrySink(options.logFile),
         });
         stoppers.push(() => live.stop());
         lanes[lane.name] = { ...lanes[lane.name]!, live };
