@@ -60,7 +60,10 @@ export function createLiveHandler(deps: LiveDeps, options: LiveHandlerOptions = 
         return jsonResponse(503, { status: 'error', detail: 'the request could not be taken on; repeat it' }, { 'retry-after': '1' });
       }
     }
-    if (route === `GET ${LIVE_ROUTES.extraction}`) return statusResponse(event.pathParameters?.jobId, deps);
+    if (route === `GET ${LIVE_ROUTES.extraction}`) {
+      deps.metrics.addMetric('LiveStatusReads', MetricUnit.Count, 1);
+      return statusResponse(event.pathParameters?.jobId, deps);
+    }
     return jsonResponse(404, { message: 'Not Found' });
   };
   return middy(base).use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics)) as unknown as LiveHttpHandler;

@@ -124,6 +124,8 @@ export const LIVE_METRICS = [
   'LiveLatencyMs',
   /** An answer later than the request's deadline plus the stated slack. */
   'LiveOverDeadline',
+  /** A job's state was read (`GET /v1/extractions/{jobId}`). */
+  'LiveStatusReads',
 ] as const;
 
 /** One of {@link LIVE_METRICS}. */

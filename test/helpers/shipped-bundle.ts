@@ -1,7 +1,8 @@
 /**
- * The shipped artifact of a lane stack: a real, offline `cdk synth` of one stack (the consumer bundled
- * by esbuild, as `.ci/synth` does it), its template, and the consumer function's asset folder
- * (`index.mjs`). The synth output is kept under `.cache/shipped-consumer/`, keyed by a hash of every
+ * The shipped artifact of a lane stack: a real, offline `cdk synth` of one stack (its functions bundled
+ * by esbuild, as `.ci/synth` does it), its template, and one function's asset folder (`index.mjs`):
+ * the consumer ({@link shippedConsumer}) or the live function ({@link shippedLive}), both read from the
+ * same synth output. The synth output is kept under `.cache/shipped-consumer/`, keyed by a hash of every
  * file the synth reads (bin, lib, lambdas, corpus, package and lock files, cdk.json): a changed
  * source synthesizes again, an unchanged tree reuses it. It never reads `.cache/cdk.out` (which
  * `.ci/synth` deletes and rewrites).
@@ -15,7 +16,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { consumerFunctionName } from '../../lib/shared/resources.js';
+import { consumerFunctionName, liveFunctionName } from '../../lib/shared/resources.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CACHE = join(ROOT, '.cache', 'shipped-consumer');
@@ -34,7 +35,7 @@ export interface CfnTemplate {
   Resources: Record<string, CfnResource>;
 }
 
-/** The consumer function's properties as synthesized. */
+/** A bundled function's properties as synthesized. */
 export interface ShippedFunction {
   logicalId: string;
   functionName: string;
@@ -46,14 +47,14 @@ export interface ShippedFunction {
   environment: Record<string, unknown>;
 }
 
-/** A synthesized lane stack and its bundled consumer. */
+/** A synthesized lane stack and one of its bundled functions (the consumer; {@link ShippedLive}: the live function). */
 export interface ShippedConsumer {
   stack: string;
   /** The synth output folder (a `cdk.out`). */
   outDir: string;
   template: CfnTemplate;
   function: ShippedFunction;
-  /** The consumer's asset folder (holds `index.mjs`). */
+  /** The function's asset folder (holds `index.mjs`). */
   bundleDir: string;
   /** The region the stack deploys to (its asset destination's). */
   region: string;
@@ -62,6 +63,9 @@ export interface ShippedConsumer {
   /** Time spent synthesizing (0 when reused). */
   synthMs: number;
 }
+
+/** A synthesized lane stack and its bundled live function (`ratelane-<lane>-live`). */
+export type ShippedLive = ShippedConsumer;
 
 function walk(dir: string, out: string[]): void {
   for (const name of readdirSync(dir).sort()) {
@@ -135,15 +139,14 @@ function pruneOld(stack: string, keep: string): void {
   }
 }
 
-/** Reads the synthesized stack: the template, the consumer function and its asset folder. */
-export function readShippedConsumer(stack: string, outDir: string): Omit<ShippedConsumer, 'synthesized' | 'synthMs'> {
+/** Reads the synthesized stack: the template, the function named `functionName` and its asset folder. */
+export function readShippedFunction(stack: string, outDir: string, functionName: string): Omit<ShippedConsumer, 'synthesized' | 'synthMs'> {
   const template = JSON.parse(readFileSync(join(outDir, `${stack}.template.json`), 'utf8')) as CfnTemplate;
   const assets = JSON.parse(readFileSync(join(outDir, `${stack}.assets.json`), 'utf8')) as {
     files?: Record<string, { source: { path: string; packaging?: string }; destinations?: Record<string, { region?: string }> }>;
   };
-  const consumerName = consumerFunctionName(stack.replace(/^ratelane-/, ''));
-  const functions = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function' && r.Properties?.FunctionName === consumerName);
-  if (functions.length !== 1) throw new Error(`${stack}: expected one consumer function ${consumerName}, found ${functions.length}`);
+  const functions = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function' && r.Properties?.FunctionName === functionName);
+  if (functions.length !== 1) throw new Error(`${stack}: expected one function ${functionName}, found ${functions.length}`);
   const [logicalId, resource] = functions[0]!;
   const p = resource.Properties ?? {};
   const code = p.Code as { S3Key?: unknown } | undefined;
@@ -153,7 +156,7 @@ export function readShippedConsumer(stack: string, outDir: string): Omit<Shipped
   const bundleDir = join(outDir, asset.source.path);
   if (!existsSync(join(bundleDir, 'index.mjs'))) throw new Error(`${stack}: no index.mjs in ${bundleDir}`);
   const region = Object.values(asset.destinations ?? {})[0]?.region;
-  if (!region) throw new Error(`${stack}: the consumer asset names no destination region`);
+  if (!region) throw new Error(`${stack}: the asset of ${functionName} names no destination region`);
   const environment = ((p.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {}) as Record<string, unknown>;
   return {
     stack,
@@ -173,18 +176,46 @@ export function readShippedConsumer(stack: string, outDir: string): Omit<Shipped
   };
 }
 
+/** The lane of a stack (`ratelane-us` → `us`). */
+const laneOf = (stack: string): string => stack.replace(/^ratelane-/, '');
+
+/** Reads the synthesized stack's consumer function (`ratelane-<lane>-consumer`) and its asset folder. */
+export function readShippedConsumer(stack: string, outDir: string): Omit<ShippedConsumer, 'synthesized' | 'synthMs'> {
+  return readShippedFunction(stack, outDir, consumerFunctionName(laneOf(stack)));
+}
+
+/** Reads the synthesized stack's live function (`ratelane-<lane>-live`) and its asset folder. */
+export function readShippedLive(stack: string, outDir: string): Omit<ShippedLive, 'synthesized' | 'synthMs'> {
+  return readShippedFunction(stack, outDir, liveFunctionName(laneOf(stack)));
+}
+
 /**
  * The synthesized `stack` (default `ratelane-us`) and its bundled consumer: synthesizes it unless an
  * output of the same inputs is in the cache.
  */
 export async function shippedConsumer(stack = 'ratelane-us'): Promise<ShippedConsumer> {
+  const { outDir, synthesized, synthMs } = await synthesizedStack(stack);
+  return { ...readShippedConsumer(stack, outDir), synthesized, synthMs };
+}
+
+/**
+ * The synthesized `stack` (default `ratelane-us`) and its bundled live function, from the same synth
+ * output as {@link shippedConsumer}: synthesizes it unless an output of the same inputs is in the cache.
+ */
+export async function shippedLive(stack = 'ratelane-us'): Promise<ShippedLive> {
+  const { outDir, synthesized, synthMs } = await synthesizedStack(stack);
+  return { ...readShippedLive(stack, outDir), synthesized, synthMs };
+}
+
+/** The synth output folder of `stack` for the current sources: the cached one, or a new synth. */
+async function synthesizedStack(stack: string): Promise<{ outDir: string; synthesized: boolean; synthMs: number }> {
   mkdirSync(CACHE, { recursive: true });
   const finalDir = join(CACHE, `${stack}-${synthInputsFingerprint()}`);
   if (hasOutput(finalDir, stack)) {
     // Marks it in use, so a run of other sources does not prune it meanwhile.
     const now = new Date();
     utimesSync(finalDir, now, now);
-    return { ...readShippedConsumer(stack, finalDir), synthesized: false, synthMs: 0 };
+    return { outDir: finalDir, synthesized: false, synthMs: 0 };
   }
   const tmp = join(CACHE, `tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   const started = Date.now();
@@ -202,7 +233,7 @@ export async function shippedConsumer(stack = 'ratelane-us'): Promise<ShippedCon
   }
   const synthMs = Date.now() - started;
   pruneOld(stack, finalDir);
-  return { ...readShippedConsumer(stack, finalDir), synthesized: true, synthMs };
+  return { outDir: finalDir, synthesized: true, synthMs };
 }
 
 /** Replaces one resource token (`{ Ref }`, `{ 'Fn::GetAtt': [id, attr] }`) of the template; `undefined`: unknown. */
