@@ -5,10 +5,11 @@
  *
  * Its parts live beside it and are re-exported here: the provider schema and helpers (`provider.ts`),
  * names in an AWS account (`names.ts`), the deployment checks (`deploy-checks.ts`) and the error
- * (`errors.ts`); the live lane's settings are `live.ts`.
+ * (`errors.ts`); the live lane's settings are `live.ts`, the batch lane's `batch.ts`.
  */
 import { z } from 'zod';
 import { LaneConfigError } from './errors.js';
+import { BatchSettingsSchema, defaultBatchSettings } from './batch.js';
 import { defaultLiveSettings, LiveSettingsSchema } from './live.js';
 import { defaultBucketName } from './names.js';
 import { KIND_SPECIFIC_PROVIDER_FIELDS, ProviderConfigSchema, type ProviderConfig, type ProviderLimits } from './provider.js';
@@ -143,6 +144,7 @@ export const LaneConfigSchema = z
     bounds: JobBoundsSchema,
     provider: ProviderConfigSchema,
     live: LiveSettingsSchema,
+    batch: BatchSettingsSchema,
     alarms: z
       .object({
         /** The SQS age of the lane's oldest message (restarts with every re-send). */
@@ -219,6 +221,7 @@ function defaultLane(name: string, region: string): LaneConfig {
       timeoutMs: 25_000,
     },
     live: defaultLiveSettings(),
+    batch: defaultBatchSettings(),
     // A job older than an hour has been deferred (or failed) many times over, or waits for a long
     // quota reset: either way a person should know. Four times the message-age threshold.
     alarms: { oldestMessageAgeSeconds: 900, oldestJobAgeSeconds: 3600, throttleSharePercent: 20 },
@@ -246,6 +249,7 @@ export type LaneOverride = {
    */
   provider?: Partial<Omit<LaneConfig['provider'], 'limits'>> & { limits?: Partial<ProviderLimits> };
   alarms?: Partial<LaneConfig['alarms']>;
+  batch?: Partial<LaneConfig['batch']>;
   live?: Partial<Omit<LaneConfig['live'], 'throttle' | 'alarms'>> & {
     throttle?: Partial<LaneConfig['live']['throttle']>;
     alarms?: Partial<LaneConfig['live']['alarms']>;
@@ -289,6 +293,7 @@ export function resolveLanes(overrides: Readonly<Record<string, LaneOverride>> =
       bounds: { ...lane.bounds, ...o.bounds },
       provider: mergeProvider(lane.provider, o.provider),
       alarms: { ...lane.alarms, ...o.alarms },
+      batch: { ...lane.batch, ...o.batch },
       live: { ...lane.live, ...o.live, throttle: { ...lane.live.throttle, ...o.live?.throttle }, alarms: { ...lane.live.alarms, ...o.live?.alarms } },
     };
     const parsed = LaneConfigSchema.safeParse(merged);

@@ -19,3 +19,9 @@ export const LEDGER_TABLE: TableShape = { partitionKey: 'jobId', sortKey: 'entry
 
 /** Rate state: key cooldowns, token buckets and lane pause records; they expire by TTL. */
 export const RATE_STATE_TABLE: TableShape = { partitionKey: 'pk', ttlAttribute: 'expiresAt' };
+
+/**
+ * Batch manifests: one partition per batch (`batchId`), its header item and one item per document
+ * (`itemId`, the record id sent to the provider); they expire by TTL.
+ */
+export const MANIFEST_TABLE: TableShape = { partitionKey: 'batchId', sortKey: 'itemId', ttlAttribute: 'expiresAt' };

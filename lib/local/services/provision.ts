@@ -1,13 +1,14 @@
 /**
  * Creates a lane's resources on the local stand-ins, as the CDK stack does in AWS: the source bucket,
- * the ingress queue with its DLQ (redrive at `maxReceiveCount`), and the results, ledger and
- * rate-state tables. Everything is created in the lane's own region.
+ * the ingress queue with its DLQ (redrive at `maxReceiveCount`), and the results, ledger, rate-state
+ * and batch-manifest tables. Everything is created in the lane's own region.
  */
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { LaneConfig } from '../../config/lanes.js';
 import { ensureTable } from '../../store/ensure-table.js';
-import { LEDGER_TABLE, RATE_STATE_TABLE, RESULTS_TABLE } from '../../store/tables.js';
+import { manifestTableName } from '../../store/manifest.js';
+import { LEDGER_TABLE, MANIFEST_TABLE, RATE_STATE_TABLE, RESULTS_TABLE } from '../../store/tables.js';
 import type { AwsClients } from '../../aws/clients.js';
 import { LocalServiceError } from './services.js';
 
@@ -65,6 +66,7 @@ export async function provisionLane(lane: LaneConfig, clients: Pick<AwsClients, 
     ensureTable(clients.dynamodb, resources.resultsTable, RESULTS_TABLE),
     ensureTable(clients.dynamodb, resources.ledgerTable, LEDGER_TABLE),
     ensureTable(clients.dynamodb, resources.rateStateTable, RATE_STATE_TABLE),
+    ensureTable(clients.dynamodb, manifestTableName(lane), MANIFEST_TABLE),
   ]);
   return { lane, queueUrl: main.url, queueArn: main.arn, dlqUrl: dlq.url, dlqArn: dlq.arn };
 }
