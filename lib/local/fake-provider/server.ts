@@ -11,9 +11,12 @@
  * Faults are drawn only for admitted requests, so they spend budgets as a real provider's do: a
  * request that reached the model counts against RPM/RPD and its prompt (+ cap) tokens, even when
  * it then fails with 5xx or hangs.
+ * The Batch API (`/v1/files`, `/v1/batches`) is routed to `batch-routes.ts` with the same keys.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { BatchRoutes } from './batch-routes.js';
+import { BatchStore } from './batch-store.js';
 import type { ReplyContext, WireDialect, WireReply } from './dialect.js';
 import { breakSchema, FakeProviderConfigError, FaultInjector, garbleJson } from './faults.js';
 import { GEMINI_GENERATE_PATH, geminiDialect, geminiInvalidKeyBody, geminiMissingKeyBody, geminiPlanGateBody, parseGeminiRequest } from './gemini.js';
@@ -175,6 +178,14 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   );
   const injector = new FaultInjector(options.faults ?? {}, options.seed ?? 1, options.latencyMs ?? { min: 5, max: 20 });
   const stats = new StatsRecorder([...accounts.keys()]);
+  const batchStore = new BatchStore(options, stats);
+  const batchRoutes = new BatchRoutes(batchStore, now, (request) => {
+    const key = bearerOf(request);
+    const account = key === null ? undefined : accounts.get(key);
+    if (key !== null && account) return { key, owner: account.owner, organization: account.organization };
+    stats.record(null, (c) => (c.unauthorized += 1));
+    return { status: 401, body: key === null ? missingApiKeyBody() : invalidApiKeyBody(key) };
+  });
   const sleeper = new Sleeper();
   const sockets = new Set<Socket>();
   let stopping: Promise<void> | null = null;
@@ -289,6 +300,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const headers: Headers = { 'x-request-id': newRequestId(), 'openai-version': '2020-10-01' };
     const path = (request.url ?? '/').split('?')[0] ?? '/';
+    if (BatchRoutes.handles(path)) return batchRoutes.handle(request, response, headers);
     const raw = await readBody(request);
     const gemini = request.method === 'POST' ? GEMINI_GENERATE_PATH.exec(path) : null;
     if (gemini) {
@@ -347,7 +359,10 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     port,
-    stats: () => stats.snapshot(),
+    stats: () => {
+      batchStore.advance(now());
+      return stats.snapshot();
+    },
     setKeyOutOfCredit(key, outOfCredit) {
       const account = accounts.get(key);
       if (!account) throw new FakeProviderConfigError(`unknown API key`);

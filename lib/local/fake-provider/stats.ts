@@ -1,5 +1,5 @@
 /** Counters of the fake provider, for the whole server and per key. */
-import type { FakeProviderCounters, FakeProviderStats } from './types.js';
+import type { FakeProviderBatchStats, FakeProviderCounters, FakeProviderStats } from './types.js';
 
 function emptyCounters(): FakeProviderCounters {
   return {
@@ -18,10 +18,28 @@ function copyCounters(counters: FakeProviderCounters): FakeProviderCounters {
   return { ...counters, rateLimited: { ...counters.rateLimited }, faults: { ...counters.faults } };
 }
 
+function emptyBatchStats(): FakeProviderBatchStats {
+  return {
+    created: 0,
+    completed: 0,
+    failed: 0,
+    expired: 0,
+    cancelled: 0,
+    linesAnswered: 0,
+    linesErrored: 0,
+    linesDropped: 0,
+    linesExpired: 0,
+    linesCancelled: 0,
+    droppedCustomIds: [],
+    erroredCustomIds: [],
+  };
+}
+
 /** Keeps the totals and each known key's counters in step. */
 export class StatsRecorder {
   private readonly total = emptyCounters();
   private readonly perKey = new Map<string, FakeProviderCounters>();
+  private readonly batches = emptyBatchStats();
 
   constructor(keys: string[]) {
     for (const key of keys) this.perKey.set(key, emptyCounters());
@@ -34,8 +52,14 @@ export class StatsRecorder {
     if (own) change(own);
   }
 
+  /** Applies `change` to the Batch API's counters. */
+  recordBatch(change: (batches: FakeProviderBatchStats) => void): void {
+    change(this.batches);
+  }
+
   /** A deep copy of every counter. */
   snapshot(): FakeProviderStats {
-    return { ...copyCounters(this.total), perKey: Object.fromEntries([...this.perKey].map(([key, c]) => [key, copyCounters(c)])) };
+    const batches = { ...this.batches, droppedCustomIds: [...this.batches.droppedCustomIds], erroredCustomIds: [...this.batches.erroredCustomIds] };
+    return { ...copyCounters(this.total), perKey: Object.fromEntries([...this.perKey].map(([key, c]) => [key, copyCounters(c)])), batches };
   }
 }

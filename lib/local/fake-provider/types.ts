@@ -73,6 +73,48 @@ export interface FakeProviderOptions {
   latencyMs?: number | { min: number; max: number };
   /** Clock in epoch ms; injectable for tests. Default `Date.now`. */
   now?: () => number;
+  /** The Batch API (`/v1/files`, `/v1/batches`): its pace, limits and faults. Defaults as documented there. */
+  batch?: FakeProviderBatchOptions;
+}
+
+/**
+ * The fake Batch API's pace (scaled like `minuteMs`), OpenAI's per-batch limits, and its seeded
+ * faults (drawn from their own sequence of `seed`, so they leave the chat route's faults alone).
+ */
+export interface FakeProviderBatchOptions {
+  /** How long a batch stays `validating`. Default `minuteMs / 6` (10 scaled seconds). */
+  validationMs?: number;
+  /** From `in_progress` until every request line is answered, spread evenly. Default `3 × minuteMs`. */
+  completionMs?: number;
+  /** How long a batch stays `finalizing` before `completed`. Default `minuteMs / 6`. */
+  finalizingMs?: number;
+  /** How long a batch stays `cancelling` before `cancelled`. Default `minuteMs / 6`. */
+  cancellingMs?: number;
+  /** The `24h` completion window: `expires_at − created_at`. Default `dayMs` when given, else `1440 × minuteMs`. */
+  windowMs?: number;
+  /**
+   * Probability (0..1) that a request line gets no output line and no error line at all. The batch
+   * still counts it in `request_counts.completed` (it believes it answered): only a client that
+   * reconciles by `custom_id` notices.
+   */
+  dropRate?: number;
+  /** Probability (0..1) that a request line is answered with a 500 in the error file. `dropRate + errorRate` ≤ 1. */
+  errorRate?: number;
+  /** Probability (0..1) that a batch stalls and ends `expired` at `expires_at` with only part of its lines answered. */
+  expire?: number;
+  /** Share (0..1) of an expiring batch's lines answered before it stalls. Default 0.5. */
+  expireAnsweredShare?: number;
+  /**
+   * Prompt tokens a quota owner may have enqueued per model in unfinished (`in_progress`, `finalizing`,
+   * `cancelling`) batches; unlimited when omitted. A batch that would go over it is still created
+   * (200, `validating`) and then ends `failed` with `errors.data[0].code = 'token_limit_exceeded'`, as
+   * OpenAI's do (sources in `batch-wire.ts`).
+   */
+  enqueuedTokenLimit?: number;
+  /** Request lines per input file. Default 50 000 (OpenAI's documented limit). */
+  maxRequestsPerFile?: number;
+  /** Bytes per batch input file. Default 209 715 200 (200 MB, OpenAI's documented limit). */
+  maxFileBytes?: number;
 }
 
 /** Why a request was refused with 429. */
@@ -101,10 +143,40 @@ export interface FakeProviderCounters {
   tokensOut: number;
 }
 
+/** Counters of the fake Batch API (whole server). Lines count when their answer time has passed. */
+export interface FakeProviderBatchStats {
+  /** Batches created (`POST /v1/batches` answered 200). */
+  created: number;
+  /** Batches that ended `completed`. */
+  completed: number;
+  /** Batches that ended `failed` (validation errors, enqueued-token limit, missing input file). */
+  failed: number;
+  /** Batches that ended `expired`. */
+  expired: number;
+  /** Batches that ended `cancelled`. */
+  cancelled: number;
+  /** Request lines answered with an output line (status 200). */
+  linesAnswered: number;
+  /** Request lines answered with an error line (injected 500, or a 4xx/5xx of the request itself). */
+  linesErrored: number;
+  /** Request lines that got neither an output nor an error line (the `dropRate` fault). */
+  linesDropped: number;
+  /** Request lines never run because their batch expired (`batch_expired` error lines). */
+  linesExpired: number;
+  /** Request lines never run because their batch was cancelled (`batch_cancelled` error lines). */
+  linesCancelled: number;
+  /** `custom_id` of every dropped line, in answer order (ids may repeat across batches). */
+  droppedCustomIds: string[];
+  /** `custom_id` of every errored line, in answer order (ids may repeat across batches). */
+  erroredCustomIds: string[];
+}
+
 /** A snapshot of the fake provider's counters. */
 export interface FakeProviderStats extends FakeProviderCounters {
   /** The same counters per API key (keys that were never used have zero counters). */
   perKey: Record<string, FakeProviderCounters>;
+  /** The Batch API's counters. */
+  batches: FakeProviderBatchStats;
 }
 
 /** A running fake provider. */
