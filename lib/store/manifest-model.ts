@@ -38,7 +38,8 @@ export const ITEM_TRANSITIONS: Readonly<Record<ItemState, readonly ItemState[]>>
 /** Provider job moves (from → allowed to); a state may be written again (progress, refs), never left backwards. */
 export const PROVIDER_JOB_TRANSITIONS: Readonly<Record<ProviderJobState, readonly ProviderJobState[]>> = Object.freeze({
   pending_submit: ['pending_submit', 'submitted', 'failed', 'cancelled'],
-  submitted: ['submitted', 'in_progress', 'finished', 'expired', 'cancelled', 'failed'],
+  // Back to waiting only when the provider refused the job as a throttle before running it (an enqueued-token limit).
+  submitted: ['submitted', 'pending_submit', 'in_progress', 'finished', 'expired', 'cancelled', 'failed'],
   in_progress: ['in_progress', 'finished', 'expired', 'cancelled', 'failed'],
   finished: ['finished'],
   expired: ['expired'],

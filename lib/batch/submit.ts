@@ -1,0 +1,163 @@
+/**
+ * Submitting a batch: every document checked exactly as the producer checks it (same rejections;
+ * nothing of a rejected document is sent), its text stored in the lane's bucket, the manifest written
+ * (a header and an item per document with its record id, job id, idempotency key, hash and versions),
+ * then the provider's input built from it and split by the provider's limits into jobs. A submission
+ * throttle (an enqueued-token limit, too many jobs) is a scheduling signal: that part waits in the
+ * manifest as `pending_submit` with when to try again (`submitPending`), nothing lost or sent twice.
+ */
+import { randomUUID } from 'node:crypto';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { LaneConfig } from '../config/lanes.js';
+import { getExtractionPrompt, getExtractionSchema } from '../contract/schemas/registry.js';
+import { prepareDocument, type Prepared, type RejectedItem } from '../queue/intake-checks.js';
+import type { DocumentInput } from '../queue/producer.js';
+import { errorName } from '../shared/errors.js';
+import { putDocument, readDocument } from '../store/documents.js';
+import { itemIdFor, type BatchHeader, type BatchItem, type BatchManifest, type NewBatchItem, type ProviderJobRef } from '../store/manifest.js';
+import { BatchSubmitThrottledError } from './errors.js';
+import type { BatchProvider, BatchRequest, ProviderInput } from './provider-batch.js';
+
+/** What submitting reads and writes. */
+export interface SubmitBatchDeps {
+  lane: LaneConfig;
+  s3: S3Client;
+  manifest: BatchManifest;
+  provider: BatchProvider;
+  now: () => Date;
+  /** New ids (default random UUIDs). */
+  newId?: () => string;
+  /** Told of each step (no document text). */
+  onProgress?: (event: { type: 'checked' | 'stored' | 'part'; detail: string }) => void;
+}
+
+/** What a submission did. */
+export interface SubmitBatchReport {
+  batchId: string | null;
+  items: number;
+  rejected: RejectedItem[];
+  /** Provider jobs created, and parts waiting after a submission throttle. */
+  parts: { partId: string; state: ProviderJobRef['state']; providerJobId?: string | undefined; items: number; nextSubmitAt?: string | undefined }[];
+}
+
+/** Checks, stores and submits `documents` (each in this lane) as one batch. */
+export async function submitBatch(documents: readonly Omit<DocumentInput, 'region'>[], deps: SubmitBatchDeps): Promise<SubmitBatchReport> {
+  const { lane } = deps;
+  const newId = deps.newId ?? randomUUID;
+  const prepared: Prepared[] = [];
+  const rejected: RejectedItem[] = [];
+  for (const [index, doc] of documents.entries()) {
+    const checked = await prepareDocument({ ...doc, region: lane.name }, index, { lanes: { [lane.name]: lane }, newJobId: newId }, deps.now());
+    if ('job' in checked) prepared.push(checked);
+    else rejected.push(checked);
+  }
+  deps.onProgress?.({ type: 'checked', detail: `${prepared.length} accepted, ${rejected.length} rejected` });
+  if (prepared.length === 0) return { batchId: null, items: 0, rejected, parts: [] };
+  const first = prepared[0]!.job;
+  const batchId = `b-${newId()}`;
+  for (const p of prepared) await putDocument(deps.s3, { bucket: lane.resources.bucketName, text: p.text, contentSha256: p.job.input.contentSha256 });
+  deps.onProgress?.({ type: 'stored', detail: `${prepared.length} documents in ${lane.resources.bucketName}` });
+  const items: NewBatchItem[] = prepared.map((p, i) => ({
+    itemId: itemIdFor(i),
+    sourceId: p.job.input.sourceId,
+    jobId: p.job.jobId,
+    idempotencyKey: p.job.idempotencyKey,
+    contentSha256: p.job.input.contentSha256,
+    documentKey: p.job.input.key,
+    bytes: p.job.input.bytes,
+    estimatedTokens: p.job.input.estimatedTokens,
+  }));
+  const header = await deps.manifest.createBatch({ batchId, lane: lane.name, schemaVersion: first.schemaVersion, promptVersion: first.promptVersion }, items);
+  const requests = prepared.map((p, i) => requestFor(itemIdFor(i), p.text, first.schemaVersion, first.promptVersion, lane.provider.model));
+  const parts = await submitParts(header, deps.provider.prepare(requests, { batchId }), deps);
+  await deps.manifest.updateHeader(batchId, (await deps.manifest.header(batchId))?.version ?? header.version, { state: 'submitted' });
+  return { batchId, items: items.length, rejected, parts };
+}
+
+/** The provider request of one item: the registry's prompt and schema, as the other lanes send them. */
+export function requestFor(recordId: string, text: string, schemaVersion: string, promptVersion: string, model: string): BatchRequest {
+  const schema = getExtractionSchema(schemaVersion);
+  const prompt = getExtractionPrompt(schemaVersion, promptVersion);
+  if (!prompt) throw new Error(`prompt ${promptVersion} of ${schemaVersion} is not registered`);
+  return { recordId, messages: prompt.buildMessages(text), jsonSchemaName: schema.jsonSchemaName, jsonSchema: schema.jsonSchema, model };
+}
+
+/** Submits each prepared part; a throttled part waits as `pending_submit`. */
+async function submitParts(header: BatchHeader, inputs: ProviderInput[], deps: SubmitBatchDeps): Promise<SubmitBatchReport['parts']> {
+  const parts: SubmitBatchReport['parts'] = [];
+  for (const input of inputs) {
+    const base: ProviderJobRef = {
+      partId: `p${String(input.index).padStart(3, '0')}`,
+      kind: deps.provider.provider,
+      inputRef: '',
+      state: 'pending_submit',
+      items: { first: input.recordIds[0]!, last: input.recordIds.at(-1)!, count: input.recordIds.length },
+    };
+    const ref = await submitOne(header.batchId, base, input, deps);
+    parts.push({ partId: ref.partId, state: ref.state, providerJobId: ref.providerJobId, items: input.recordIds.length, nextSubmitAt: ref.nextSubmitAt });
+    deps.onProgress?.({
+      type: 'part',
+      detail: `${ref.partId}: ${ref.state}${ref.providerJobId ? ` ${ref.providerJobId}` : ''} (${input.recordIds.length} items)`,
+    });
+  }
+  return parts;
+}
+
+async function submitOne(batchId: string, base: ProviderJobRef, input: ProviderInput, deps: SubmitBatchDeps): Promise<ProviderJobRef> {
+  try {
+    const handle = await deps.provider.submit(input);
+    const ref: ProviderJobRef = {
+      ...base,
+      providerJobId: handle.jobId,
+      inputRef: handle.inputRef,
+      ...(handle.outputRef ? { outputRef: handle.outputRef } : {}),
+      state: 'submitted',
+      submittedAt: deps.now().toISOString(),
+    };
+    await deps.manifest.setProviderJob(batchId, ref);
+    for (const recordId of input.recordIds) {
+      await deps.manifest.settleItem(batchId, recordId, { from: ['prepared'], to: 'submitted', providerJobId: handle.jobId });
+    }
+    return ref;
+  } catch (error) {
+    if (!(error instanceof BatchSubmitThrottledError)) throw error;
+    // Not sent: the part waits in the manifest until the provider's stated wait (or a minute) has passed.
+    const waitMs = error.retryAfterMs ?? 60_000;
+    const ref: ProviderJobRef = { ...base, state: 'pending_submit', nextSubmitAt: new Date(deps.now().getTime() + waitMs).toISOString() };
+    await deps.manifest.setProviderJob(batchId, ref);
+    return ref;
+  }
+}
+
+/**
+ * Submits the parts of `batchId` that wait after a throttle and are due: their requests are rebuilt
+ * from the manifest's items and the stored documents (the text was checked at submission).
+ */
+export async function submitPending(batchId: string, deps: SubmitBatchDeps): Promise<SubmitBatchReport['parts']> {
+  const header = await deps.manifest.header(batchId);
+  if (!header) return [];
+  const now = deps.now().getTime();
+  const due = header.providerJobs.filter((p) => p.state === 'pending_submit' && (!p.nextSubmitAt || Date.parse(p.nextSubmitAt) <= now));
+  if (due.length === 0) return [];
+  const items = new Map((await deps.manifest.items(batchId)).map((i) => [i.itemId, i]));
+  const parts: SubmitBatchReport['parts'] = [];
+  for (const part of due) {
+    const partItems = [...items.values()].filter(
+      (i) => i.itemId >= part.items.first && i.itemId <= part.items.last && (i.state === 'prepared' || i.state === 'submitted'),
+    );
+    const requests = await Promise.all(
+      partItems.map(async (item) => requestFor(item.itemId, await textOf(item, deps), header.schemaVersion, header.promptVersion, deps.lane.provider.model)),
+    );
+    const [input] = deps.provider.prepare(requests, { batchId });
+    if (!input) continue;
+    const ref = await submitOne(batchId, part, { ...input, index: Number(part.partId.slice(1)) }, deps).catch((error: unknown) => {
+      throw new Error(`resubmitting ${part.partId} of ${batchId} failed: ${errorName(error)}`, { cause: error });
+    });
+    parts.push({ partId: ref.partId, state: ref.state, providerJobId: ref.providerJobId, items: partItems.length, nextSubmitAt: ref.nextSubmitAt });
+  }
+  return parts;
+}
+
+function textOf(item: BatchItem, deps: SubmitBatchDeps): Promise<string> {
+  return readDocument(deps.s3, { bucket: deps.lane.resources.bucketName, key: item.documentKey, expectedSha256: item.contentSha256 });
+}
