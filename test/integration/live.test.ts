@@ -131,6 +131,20 @@ describe('live lane: answers inside one deadline', () => {
     assert.ok(['pending', 'received', 'dead_lettered'].includes(String(view.body.status)), `then ${view.body.status}`);
   });
 
+  it('an output still invalid after its repair answers needs_review in the request, recorded in the ledger', async () => {
+    // Prepare: every answer breaks the schema
+    const stack = await liveStack({ lanes: { us: laneWith() }, admission: false, provider: { faults: { schemaInvalid: 1 }, seed: 9 } });
+    // Act
+    const answer = await post(stack, { text: english[5]!.text, sourceId: 'live-review', deadlineMs: 8_000 });
+    // Assess
+    assert.equal(answer.httpStatus, 200, JSON.stringify(answer.body));
+    assert.equal(answer.body.status, 'needs_review');
+    assert.equal(requests(stack), 2, 'the call and its one repair');
+    const view = await get(stack, String(answer.body.jobId));
+    assert.equal(view.body.status, 'needs_review');
+    assert.equal((await stack.lanes.us!.results.scanAll()).length, 0, 'nothing committed');
+  });
+
   it('bad input and another region are refused without a model call', async () => {
     // Prepare
     const stack = await liveStack({ lanes: { us: laneWith() }, admission: false, consumers: true });
