@@ -54,5 +54,5 @@ export interface ConsumerWiring extends Partial<Omit<ConsumerDeps, 'lane' | 's3'
 export function createConsumerDeps(lane: LaneConfig, clients: ConsumerClients, wiring: ConsumerWiring): ConsumerDeps {
   const { logLevel, ...rest } = wiring;
   const given = definedOnly(rest);
-  return { ...given, ...extractionDefaults(lane, clients, given, { serviceName: consumerServiceName(lane), logLevel }), sqs: clients.sqs };
+  return { ...given, ...extractionDefaults(lane, clients, given, { serviceName: consumerServiceName(lane), logLevel }), sqs: given.sqs ?? clients.sqs };
 }
