@@ -135,13 +135,15 @@ export async function reconcileBatch(batchId: string, deps: ReconcileDeps): Prom
 
 /** Reads an ended job's result lines into the manifest, the results table and the queue. */
 async function readPart(header: BatchHeader, handle: ProviderJobHandle, deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
+  // One Query for the batch's items instead of one read per result line.
+  const items = new Map((await deps.manifest.items(header.batchId)).map((i) => [i.itemId, i]));
   for await (const line of deps.provider.readResults(handle)) {
     if (line.recordId === null) {
       report.unmatchedLines += 1;
       deps.logger.warn('batch result line matches no record', { batchId: header.batchId, code: line.code, line: line.line, source: line.source });
       continue;
     }
-    const item = await deps.manifest.item(header.batchId, line.recordId);
+    const item = items.get(line.recordId);
     if (!item || !['submitted', 'unresolved'].includes(item.state)) continue;
     const to = await settleLine(header, item, line, deps);
     const from = (['submitted', 'unresolved'] as const).filter((state) => canMoveItem(state, to.state));

@@ -32,10 +32,8 @@ import { startFakeProvider, type FakeProvider } from '../../lib/local/fake-provi
 import { buildSqsEvent } from '../../lib/local/lambda/sqs-event.js';
 import { provisionLane } from '../../lib/local/services/provision.js';
 import { CONSUMER_ENV } from '../../lib/shared/environment.js';
-import { Ledger } from '../../lib/store/ledger.js';
-import { ResultStore } from '../../lib/store/results.js';
 import { startAwsStub, type AwsStub, type StubCall } from '../helpers/aws-stub.js';
-import type { TestLane } from '../helpers/consumer-harness.js';
+import { testLaneOf, type TestLane } from '../helpers/consumer-harness.js';
 import { testEndpoints, uniqueLaneResources } from '../helpers/endpoints.js';
 import { resolveEnvironment, resolveValue, shippedConsumer, type PseudoParameters, type ShippedConsumer } from '../helpers/shipped-bundle.js';
 
@@ -173,14 +171,7 @@ export async function deployLane(secretString: string | undefined): Promise<Depl
   stub.clearCalls();
   assert.equal(schedulerRoles.length, 1, 'one role ARN in the environment: the scheduler role');
   return {
-    lane,
-    clients,
-    queueUrl: provisioned.queueUrl,
-    queueArn: provisioned.queueArn,
-    dlqUrl: provisioned.dlqUrl,
-    results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable }),
-    ledger: new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable }),
-    destroy: () => clients.destroy(),
+    ...testLaneOf(lane, clients, provisioned),
     env,
     secretArn,
     schedulerRoleArn: schedulerRoles[0]!,

@@ -29,10 +29,8 @@ import { startFakeProvider, type FakeProvider } from '../../lib/local/fake-provi
 import { startLiveHttpServer, type LiveHttpServer } from '../../lib/local/lambda/http-adapter.js';
 import { provisionLane } from '../../lib/local/services/provision.js';
 import { LIVE_ENV } from '../../lib/shared/environment.js';
-import { Ledger } from '../../lib/store/ledger.js';
-import { ResultStore } from '../../lib/store/results.js';
 import { secretValues, startAwsStub, type AwsStub } from '../helpers/aws-stub.js';
-import type { TestLane } from '../helpers/consumer-harness.js';
+import { testLaneOf, type TestLane } from '../helpers/consumer-harness.js';
 import { testEndpoints, uniqueLaneResources } from '../helpers/endpoints.js';
 import { resolveEnvironment, resolveValue, shippedLive, type PseudoParameters, type ShippedLive } from '../helpers/shipped-bundle.js';
 
@@ -182,14 +180,7 @@ export async function deployLiveLane(via: FakeProvider, apiKey: string): Promise
     memoryLimitInMB: fn.memoryMb,
   });
   return {
-    lane,
-    clients,
-    queueUrl: provisioned.queueUrl,
-    queueArn: provisioned.queueArn,
-    dlqUrl: provisioned.dlqUrl,
-    results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable }),
-    ledger: new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable }),
-    destroy: () => clients.destroy(),
+    ...testLaneOf(lane, clients, provisioned),
     close: async () => {
       await api.stop();
       clients.destroy();

@@ -79,7 +79,11 @@ export function testLaneConfig(override: TestLaneOverride = {}): LaneConfig {
 export async function provisionTestLane(override: TestLaneOverride = {}): Promise<TestLane> {
   const lane = testLaneConfig(override);
   const clients = createAwsClients(lane.region, testEndpoints());
-  const provisioned = await provisionLane(lane, clients);
+  return testLaneOf(lane, clients, await provisionLane(lane, clients));
+}
+
+/** A provisioned lane as a {@link TestLane}: its queues, its stores on its tables, `destroy` closing its clients. */
+export function testLaneOf(lane: LaneConfig, clients: AwsClients, provisioned: Awaited<ReturnType<typeof provisionLane>>): TestLane {
   return {
     lane,
     clients,
