@@ -13,7 +13,7 @@ import type { RateStateStore } from '../admission/rate-state.js';
 import { count, log } from '../extraction/index.js';
 import { resendUnchanged } from '../queue/reschedule.js';
 import { errorName } from '../shared/errors.js';
-import type { QueueLaneDeps } from './queue-executor.js';
+import { releaseOriginal, type QueueLaneDeps } from './queue-executor.js';
 
 /** Says what is wrong with the lane's configuration before a batch is taken on, or `undefined` when it can work. */
 export type ConfigurationCheck = () => Promise<string | undefined>;
@@ -91,7 +91,10 @@ export async function pauseForConfiguration(event: SQSEvent, deps: QueueLaneDeps
           reason: 'resend_failed',
           error: errorName(error),
         });
+        return;
       }
+      // Re-sent: the original must not come back beside it, even if this invocation dies now.
+      await releaseOriginal(deps, record);
     }),
   );
   return { batchItemFailures: failures };

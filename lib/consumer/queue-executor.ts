@@ -6,6 +6,7 @@
  * carried across re-sends spent the budget; a lane with no key left is paused.
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { withAbortSignal } from '../aws/abort-scope.js';
 import type { LanePauseRequester } from '../admission/pause.js';
 import type { Job } from '../contract/job.js';
 import {
@@ -22,7 +23,7 @@ import {
 } from '../extraction/index.js';
 import type { DeferAction, FailAction } from '../policy/index.js';
 import { sendToDeadLetterQueue } from '../queue/dead-letter.js';
-import { extendVisibility, resendDeferred } from '../queue/reschedule.js';
+import { deleteReceived, extendVisibility, resendDeferred } from '../queue/reschedule.js';
 import { errorName, RatelaneError, shortMessage } from '../shared/errors.js';
 
 /** What the queue lane adds to the extraction core's dependencies. */
@@ -93,8 +94,9 @@ async function pauseLane(deps: QueueLaneDeps, delivery: Delivery, run: JobRun | 
 
 async function defer(run: JobRun, deps: QueueLaneDeps, delivery: QueueDelivery, action: DeferAction, detail?: string): Promise<void> {
   const next: Job = { ...run.job, attempt: action.attempt, deferrals: action.deferrals, eligibleAt: action.eligibleAt };
-  const sent = await resendDeferred({ sqs: deps.sqs, queueUrl: deps.queueUrl, job: next, delaySeconds: action.delaySeconds });
-  delivery.settled = true;
+  const { sent, released } = await settleOutsideInvocation(deps, delivery, () =>
+    resendDeferred({ sqs: deps.sqs, queueUrl: deps.queueUrl, job: next, delaySeconds: action.delaySeconds }),
+  );
   const hop = action.reason === 'not_yet_eligible';
   count(deps, hop ? 'EligibilityHops' : 'Deferred');
   if (action.alarm === 'billing') count(deps, 'BillingAlarm');
@@ -114,7 +116,7 @@ async function defer(run: JobRun, deps: QueueLaneDeps, delivery: QueueDelivery, 
   });
   // The re-send is what makes the original safe to acknowledge; the ledger line (every deferral and
   // every hop: a job hopping for long is visible in its history) is an audit trail.
-  await deps.ledger
+  const ledgerLine = deps.ledger
     .record({
       ...ledgerBase(run, next),
       kind: 'deferred',
@@ -123,6 +125,45 @@ async function defer(run: JobRun, deps: QueueLaneDeps, delivery: QueueDelivery, 
       details: `${action.basis}: wait ${action.waitSeconds} s, delay ${sent.delaySeconds} s${detail ? `; ${detail}` : ''}`,
     })
     .catch((error: unknown) => log(deps, 'warn', 'ledger write for a deferral failed', { jobId: run.job.jobId, error: errorName(error) }));
+  await Promise.all([released, ledgerLine]);
+}
+
+/**
+ * Writes a record's fate elsewhere (`write`: a re-send, a move to the DLQ), marks it settled and starts
+ * deleting its original — in an abort scope of their own instead of the invocation's. A send cut at
+ * the deadline may already have reached SQS: the record would then be failed back beside a copy nobody
+ * knows about. So the send may outlive the invocation by up to one function timeout (well inside the
+ * queue's visibility timeout, so the original cannot come back meanwhile): if the invocation's time is
+ * up first, the record is reported failed (its fate is unknown then), and once the send is confirmed the
+ * original is deleted by its receipt handle — one message either way, and no receive spent.
+ */
+async function settleOutsideInvocation<T>(
+  deps: QueueLaneDeps,
+  delivery: QueueDelivery,
+  write: () => Promise<T>,
+): Promise<{ sent: T; released: Promise<void> }> {
+  return withAbortSignal(AbortSignal.timeout(deps.lane.consumer.timeoutSeconds * 1000), async () => {
+    const sent = await write();
+    delivery.settled = true;
+    return { sent, released: releaseOriginal(deps, delivery) };
+  });
+}
+
+/**
+ * Deletes a settled record's original message at once (it was re-sent or dead-lettered): if the
+ * invocation then dies, Lambda fails the whole batch and the original would come back beside its copy.
+ * A failed delete is only logged: the batch response still acknowledges the record.
+ */
+export async function releaseOriginal(deps: QueueLaneDeps, delivery: Pick<QueueDelivery, 'messageId' | 'receiptHandle'>): Promise<void> {
+  try {
+    await deleteReceived({ sqs: deps.sqs, queueUrl: deps.queueUrl, receiptHandle: delivery.receiptHandle });
+  } catch (error) {
+    log(deps, 'warn', 'could not delete a settled original early; the batch response acknowledges it', {
+      lane: deps.lane.name,
+      messageId: delivery.messageId,
+      error: errorName(error),
+    });
+  }
 }
 
 async function fail(run: JobRun, deps: QueueLaneDeps, delivery: QueueDelivery, action: FailAction, detail: string): Promise<void> {
@@ -133,8 +174,10 @@ async function fail(run: JobRun, deps: QueueLaneDeps, delivery: QueueDelivery, a
     if (delivery.receiveCount < action.maxReceiveCount) {
       // Failures carried over from earlier messages exhausted the budget: SQS would not count them.
       const spent: Job = { ...job, attempt: action.carriedAttempt + delivery.receiveCount };
-      await sendToDeadLetterQueue({ sqs: deps.sqs, dlqUrl: deps.dlqUrl, job: spent, reason: `${action.reason}: ${detail}` });
-      delivery.settled = true;
+      const { released } = await settleOutsideInvocation(deps, delivery, () =>
+        sendToDeadLetterQueue({ sqs: deps.sqs, dlqUrl: deps.dlqUrl, job: spent, reason: `${action.reason}: ${detail}` }),
+      );
+      await released;
       count(deps, 'DeadLettered');
       log(deps, 'error', 'retry budget spent: moved to the DLQ', { ...fields, outcome: 'dead_lettered' });
       return;

@@ -60,3 +60,24 @@ export class VisibilityChangeFailedError extends RatelaneError {
     this.sdkErrorName = errorName(options.cause);
   }
 }
+
+/**
+ * `DeleteMessage` of a received message failed. Nothing is lost: the batch response still acknowledges
+ * the record; only the early delete (see `deleteReceived`) did not happen.
+ */
+export class DeleteFailedError extends RatelaneError {
+  override name = 'DeleteFailedError';
+  readonly kind = 'unavailable' as const;
+  readonly retryable = true;
+  /** The SDK's exception name, when known. */
+  readonly sdkErrorName: string | undefined;
+
+  constructor(
+    message: string,
+    readonly queueUrl: string,
+    options: { cause: unknown },
+  ) {
+    super(message, options);
+    this.sdkErrorName = errorName(options.cause);
+  }
+}

@@ -3,11 +3,11 @@
  * acknowledged; a real failure changes the original's visibility so SQS redelivers it later. Both hold
  * AWS's limits themselves, because the local emulator is looser than SQS.
  */
-import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, DeleteMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { JobSchema, jobMessageAttributes, type Job } from '../contract/job.js';
 import { AWS_LIMITS } from '../config/lanes.js';
 import { errorName } from '../shared/errors.js';
-import { ResendFailedError, VisibilityChangeFailedError } from './errors.js';
+import { DeleteFailedError, ResendFailedError, VisibilityChangeFailedError } from './errors.js';
 
 /**
  * A delay SQS accepts: rounded up to whole seconds (a job is never re-sent earlier than asked), then
@@ -137,6 +137,24 @@ export async function extendVisibility(input: ExtendVisibilityInput): Promise<{ 
     throw new VisibilityChangeFailedError(`ChangeMessageVisibility failed: ${errorName(error) ?? 'Error'}`, queueUrl, { cause: error });
   }
   return { visibilityTimeoutSeconds };
+}
+
+/**
+ * Deletes a received message now, by its receipt handle. For a record whose fate was just written
+ * elsewhere (re-sent as a new message, moved to the DLQ): from then on the original must not come
+ * back, even when the invocation dies before its batch response is read — Lambda fails the whole batch
+ * on a timeout or a crash, and the event source mapping's own delete never happens, so the original
+ * would come back beside its re-sent copy. SQS answers success for a message already deleted, so the
+ * mapping's later delete of an acknowledged record does no harm.
+ *
+ * @throws {@link DeleteFailedError} when the call fails; the caller still acknowledges the record.
+ */
+export async function deleteReceived(input: { sqs: SQSClient; queueUrl: string; receiptHandle: string }): Promise<void> {
+  try {
+    await input.sqs.send(new DeleteMessageCommand({ QueueUrl: input.queueUrl, ReceiptHandle: input.receiptHandle }));
+  } catch (error) {
+    throw new DeleteFailedError(`DeleteMessage failed: ${errorName(error) ?? 'Error'}`, input.queueUrl, { cause: error });
+  }
 }
 
 /** An SQS record's message attributes as Lambda delivers them. */
