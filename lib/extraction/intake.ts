@@ -12,7 +12,7 @@ import { gateBeforeCall } from '../policy/index.js';
 import { readDocumentBytes } from '../store/documents.js';
 import { newJobRun, type Delivery, type ExtractionDeps, type JobRun, type ModelTime } from './context.js';
 import type { ExtractionOutcome } from './outcome.js';
-import { rejectRun, settleFailure, suppressDuplicate } from './settle.js';
+import { outOfTime, rejectRun, settleFailure, suppressDuplicate } from './settle.js';
 import { rejectUnverified, verifyJob } from './verify.js';
 
 /** Intake's result: a job ready for extraction with its text, or an outcome already reached. */
@@ -33,10 +33,11 @@ export async function intake(body: string, delivery: Delivery, deps: ExtractionD
     return { type: 'settled', outcome: await rejectUnverified(delivery, deps, reason, error.issues.slice(0, 10).join('; ')) };
   }
   const settled = (outcome: ExtractionOutcome): IntakeResult => ({ type: 'settled', outcome });
-  const refused = await verifyJob(job, delivery, deps);
-  if (refused) return settled(refused);
-  delivery.onJob?.(job);
   const run = newJobRun(deps, delivery, job, model);
+  const verified = await cutOffInTime(run, 'job check', () => verifyJob(job, delivery, deps));
+  if (!verified.done) return settled(verified.outcome);
+  if (verified.value) return settled(verified.value);
+  delivery.onJob?.(job);
   if (!isKnownPromptVersion(job.schemaVersion, job.promptVersion)) {
     return settled(
       await rejectRun(run, { type: 'reject', reason: 'unknown_version', detail: `schema ${job.schemaVersion} / prompt ${job.promptVersion} not registered` }),
@@ -52,8 +53,9 @@ export async function intake(body: string, delivery: Delivery, deps: ExtractionD
   const committedBefore = delivery.receiveCount > 1 ? deps.results.get(job.idempotencyKey) : undefined;
   const reading = readDocumentBytes(deps.s3, { bucket: job.input.bucket, key: job.input.key, expectedSha256: job.input.contentSha256 });
   reading.catch(() => undefined);
-  const existing = await committedBefore;
-  if (existing) return settled(suppressDuplicate(run, existing.jobId));
+  const checked = await cutOffInTime(run, 'duplicate check', async () => committedBefore);
+  if (!checked.done) return settled(checked.outcome);
+  if (checked.value) return settled(suppressDuplicate(run, checked.value.jobId));
 
   let bytes: Uint8Array;
   try {
@@ -87,4 +89,22 @@ async function inputChecked(run: JobRun, bytes: Uint8Array): Promise<IntakeResul
     };
   }
   return { type: 'ready', run, text: verdict.text };
+}
+
+/**
+ * Runs an intake step; when it fails because the record's time was up (its work was stopped), the job
+ * is sent back to come back at once instead of failing the record: a slow table or machine then costs
+ * a re-send, not a receive of the retry budget. Any other failure is thrown on as before.
+ */
+async function cutOffInTime<T>(
+  run: JobRun,
+  step: string,
+  work: () => Promise<T>,
+): Promise<{ done: true; value: T } | { done: false; outcome: ExtractionOutcome }> {
+  try {
+    return { done: true, value: await work() };
+  } catch (error) {
+    if (!run.delivery.stopWork?.aborted) throw error;
+    return { done: false, outcome: await outOfTime(run, `${step} cut off by the record's time`) };
+  }
 }

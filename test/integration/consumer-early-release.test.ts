@@ -8,6 +8,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
+import { createAwsClients } from '../../lib/aws/clients.js';
+import { ResultStore } from '../../lib/store/results.js';
+import { testEndpoints } from '../helpers/endpoints.js';
 import { ProviderKeyRing } from '../../lib/admission/key-ring.js';
 import { roundRobinKeys } from '../../lib/admission/keys.js';
 import { providerSecretCheck } from '../../lib/consumer/configuration.js';
@@ -116,5 +120,42 @@ describe('consumer: a settled original is deleted at once', () => {
     const [copy] = await receive(t, { max: 1 });
     assert.equal(jobOf(copy!).jobId, jobOf(messages[0]!).jobId);
     assert.equal(copy!.Attributes?.ApproximateReceiveCount, '1', 'no receive spent');
+  });
+
+  it("a redelivered record whose duplicate check is cut by the invocation's time is sent back at once, not failed: no receive spent", async () => {
+    // Prepare: one job received twice (receive count 2, so the consumer reads the results table first);
+    // that read answers only after the record's work has stopped
+    const t = await newLane();
+    await submitTo(
+      t,
+      englishDocuments(1).map((d) => ({ text: d.text, sourceId: `${d.sourceId}#early-release-intake` })),
+    );
+    const [first] = await receive(t, { max: 1, waitSeconds: 2 });
+    await t.clients.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: t.queueUrl, ReceiptHandle: first!.ReceiptHandle!, VisibilityTimeout: 0 }));
+    const messages = await receive(t, { max: 1, waitSeconds: 2 });
+    const slow = createAwsClients(t.lane.region, testEndpoints());
+    slow.dynamodb.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (/^Get(Item)?Command$/.test(context.commandName ?? '')) await sleep(1_500);
+        return next(args);
+      },
+      { step: 'initialize', name: 'slowResultsRead' },
+    );
+    const results = new ResultStore({ dynamodb: slow.dynamodb, tableName: t.lane.resources.resultsTable });
+    const model = scriptedModel();
+    const { handler } = testConsumer({ ...t, results }, model);
+
+    // Act: a 2 s invocation whose work stops about 0.5 s before its deadline (at 1.8 s)
+    const { response } = await invoke(t, handler, messages, { timeoutMs: 2_000, ack: false });
+    const counts = await queueCounts(t);
+
+    // Assess: acknowledged (sent back), no model call, and the copy starts again at receive count 1
+    assert.equal(messages[0]!.Attributes?.ApproximateReceiveCount, '2');
+    assert.deepEqual(response.batchItemFailures, []);
+    assert.equal(model.calls.length, 0);
+    assert.deepEqual(counts, { visible: 1, notVisible: 0, delayed: 0 });
+    const [copy] = await receive(t, { max: 1 });
+    assert.equal(jobOf(copy!).jobId, jobOf(messages[0]!).jobId);
+    assert.equal(copy!.Attributes?.ApproximateReceiveCount, '1');
   });
 });
