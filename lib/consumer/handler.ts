@@ -40,7 +40,15 @@ export function createConsumerHandler(deps: ConsumerDeps, options: { checkConfig
       () => deps.now().getTime(),
       (invocationMs) => settleClock.marginMs(settleMarginMs(deps.lane), invocationMs),
     );
-    const scope: InvocationScope = { invocation, oldestJobAgeMs: -1, waitingForPerson: false, settleClock };
+    const timeoutMs = deps.lane.consumer.timeoutSeconds * 1000;
+    const scope: InvocationScope = {
+      invocation,
+      oldestJobAgeMs: -1,
+      waitingForPerson: false,
+      settleClock,
+      // Jittered between half and all of a function timeout, so jobs cut off together do not come back together.
+      cutOffWaitMs: () => Math.round(timeoutMs * (0.5 + 0.5 * deps.random())),
+    };
     try {
       const recordHandler = async (record: SQSRecord): Promise<void> => processRecord(record, deps, scope);
       return await processPartialResponse(event, recordHandler, processor, { context, throwOnFullBatchFailure: false });

@@ -46,6 +46,13 @@ export interface InvocationScope {
   waitingForPerson: boolean;
   /** Learns how long settling a record takes (the settle margin of the next invocations). */
   settleClock?: SettleClock | undefined;
+  /**
+   * How long a record cut off in the middle of a step stays away (ms, drawn per record): about one function timeout. Its
+   * invocation ran out of time while working — the environment is slower than its invocations — and a
+   * job sent back at once would be received and cut off again, re-sent in a loop that feeds on the
+   * slowness (a failed record would wait out the visibility timeout; a re-send spends no receive).
+   */
+  cutOffWaitMs?: (() => number) | undefined;
 }
 
 /** The delivery facts of one SQS record. */
@@ -62,6 +69,7 @@ export function queueDelivery(record: SQSRecord, now: Date, scope?: InvocationSc
       ? {
           deadlineAt: scope.invocation.workUntil,
           stopWork: scope.invocation.stopWork,
+          cutOffWaitMs: scope.cutOffWaitMs?.(),
           onCommitted: (ms: number) => scope.settleClock?.observe(ms),
           onJob: (job: Job) => {
             const created = Date.parse(job.createdAt);
@@ -125,5 +133,7 @@ async function handleRecord(record: SQSRecord, delivery: QueueDelivery, deps: Co
   }
   const settling = performance.now();
   await carryOut(outcome, delivery, deps);
-  scope?.settleClock?.observe(performance.now() - settling);
+  // Only a settle that ended within the invocation is learned: a re-send that ran on after the deadline
+  // (its record already reported failed) would teach a margin that leaves no time for any model call.
+  if (scope && !scope.invocation.signal.aborted) scope.settleClock?.observe(performance.now() - settling);
 }

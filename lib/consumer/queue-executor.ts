@@ -125,28 +125,42 @@ async function defer(run: JobRun, deps: QueueLaneDeps, delivery: QueueDelivery, 
       details: `${action.basis}: wait ${action.waitSeconds} s, delay ${sent.delaySeconds} s${detail ? `; ${detail}` : ''}`,
     })
     .catch((error: unknown) => log(deps, 'warn', 'ledger write for a deferral failed', { jobId: run.job.jobId, error: errorName(error) }));
-  await Promise.all([released, ledgerLine]);
+  // The early delete is not awaited: it changes nothing for the record (the batch response acknowledges
+  // it too), and its time must not count in the settle time the next invocations keep a margin for.
+  void released;
+  await ledgerLine;
 }
 
 /**
  * Writes a record's fate elsewhere (`write`: a re-send, a move to the DLQ), marks it settled and starts
- * deleting its original — in an abort scope of their own instead of the invocation's. A send cut at
- * the deadline may already have reached SQS: the record would then be failed back beside a copy nobody
- * knows about. So the send may outlive the invocation by up to one function timeout (well inside the
- * queue's visibility timeout, so the original cannot come back meanwhile): if the invocation's time is
- * up first, the record is reported failed (its fate is unknown then), and once the send is confirmed the
- * original is deleted by its receipt handle — one message either way, and no receive spent.
+ * deleting its original — in abort scopes of their own instead of the invocation's. A send cut at the
+ * deadline may already have reached SQS: the record would then be failed back beside a copy nobody
+ * knows about. So the send may outlive the invocation for as long as the original stays hidden anyway
+ * ({@link lateSendMs}): if the invocation's time is up first, the record is reported failed (its fate is
+ * unknown then), and once the send is confirmed the original is deleted by its receipt handle (with a
+ * function timeout of its own) — one message either way, and no receive spent.
  */
 async function settleOutsideInvocation<T>(
   deps: QueueLaneDeps,
   delivery: QueueDelivery,
   write: () => Promise<T>,
 ): Promise<{ sent: T; released: Promise<void> }> {
-  return withAbortSignal(AbortSignal.timeout(deps.lane.consumer.timeoutSeconds * 1000), async () => {
+  return withAbortSignal(AbortSignal.timeout(lateSendMs(deps.lane)), async () => {
     const sent = await write();
     delivery.settled = true;
-    return { sent, released: releaseOriginal(deps, delivery) };
+    const released = withAbortSignal(AbortSignal.timeout(deps.lane.consumer.timeoutSeconds * 1000), () => releaseOriginal(deps, delivery));
+    return { sent, released };
   });
+}
+
+/**
+ * How long a re-send may run on after its invocation (ms): while the original is still hidden by the
+ * queue's visibility timeout (less the invocation it was received in), so that the original, once the
+ * send is confirmed, can still be deleted before it would come back; at least one function timeout.
+ */
+export function lateSendMs(lane: Pick<QueueLaneDeps['lane'], 'queue' | 'consumer'>): number {
+  const timeoutMs = lane.consumer.timeoutSeconds * 1000;
+  return Math.max(timeoutMs, lane.queue.visibilityTimeoutSeconds * 1000 - timeoutMs);
 }
 
 /**
@@ -162,6 +176,7 @@ export async function releaseOriginal(deps: QueueLaneDeps, delivery: Pick<QueueD
       lane: deps.lane.name,
       messageId: delivery.messageId,
       error: errorName(error),
+      detail: shortMessage(error),
     });
   }
 }
@@ -177,7 +192,7 @@ async function fail(run: JobRun, deps: QueueLaneDeps, delivery: QueueDelivery, a
       const { released } = await settleOutsideInvocation(deps, delivery, () =>
         sendToDeadLetterQueue({ sqs: deps.sqs, dlqUrl: deps.dlqUrl, job: spent, reason: `${action.reason}: ${detail}` }),
       );
-      await released;
+      void released;
       count(deps, 'DeadLettered');
       log(deps, 'error', 'retry budget spent: moved to the DLQ', { ...fields, outcome: 'dead_lettered' });
       return;

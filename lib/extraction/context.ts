@@ -46,10 +46,14 @@ export interface Delivery {
   deadlineAt?: number | undefined;
   /**
    * Fires when the record's work must stop, a settle margin before its deadline: a model call is
-   * aborted, and whatever step was cut off ends the record as out of time (sent back to come back at
-   * once), not as a failure.
+   * aborted, and whatever step was cut off ends the record as out of time (sent back), not as a failure.
    */
   stopWork?: AbortSignal | undefined;
+  /**
+   * How long a record whose step {@link stopWork} cut off in the middle stays away before it comes
+   * back (ms). Absent: it comes back at once (a live request's deadline is the caller's, not slowness).
+   */
+  cutOffWaitMs?: number | undefined;
   /**
    * How long a model call is expected to take (ms), for deciding whether one more fits the record's
    * time. Absent: the provider's timeout (a call may take that long). The live lane gives its measured

@@ -117,7 +117,7 @@ async function callModel(
 
 /** The model call failed: the failure table says what it means; a throttle also cools the key. */
 async function modelFailed(run: JobRun, error: unknown, key: ProviderKey): Promise<ExtractionOutcome> {
-  if (run.delivery.stopWork?.aborted) return outOfTime(run, `model call with key ${key.id} cut off by the record's time`);
+  if (run.delivery.stopWork?.aborted) return outOfTime(run, `model call with key ${key.id} cut off by the record's time`, { cutOff: true });
   const verdict = failureVerdict('model_call', error, { keyId: key.id });
   // Only a provider's verdict or a transport failure goes on below; the rest is the table's as for any step.
   if (verdict.type !== 'decide') return settleFailure(run, 'model_call', error, { keyId: key.id });

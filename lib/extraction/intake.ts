@@ -105,6 +105,6 @@ async function cutOffInTime<T>(
     return { done: true, value: await work() };
   } catch (error) {
     if (!run.delivery.stopWork?.aborted) throw error;
-    return { done: false, outcome: await outOfTime(run, `${step} cut off by the record's time`) };
+    return { done: false, outcome: await outOfTime(run, `${step} cut off by the record's time`, { cutOff: true }) };
   }
 }

@@ -51,7 +51,7 @@ export async function resolveAction(run: JobRun, action: Action, detail: string,
  * decision on the outcome it stands for. Errors the table does not know are thrown on.
  */
 export async function settleFailure(run: JobRun, step: FailureStep, error: unknown, context: FailureContext = {}): Promise<ExtractionOutcome> {
-  if (run.delivery.stopWork?.aborted) return outOfTime(run, `${step} cut off by the record's time`);
+  if (run.delivery.stopWork?.aborted) return outOfTime(run, `${step} cut off by the record's time`, { cutOff: true });
   const verdict = failureVerdict(step, error, context);
   if (verdict.type === 'rethrow') throw error;
   if (verdict.type === 'reject') return rejectRun(run, { type: 'reject', reason: verdict.policyReason, detail: verdict.detail }, verdict.reason);
@@ -59,10 +59,16 @@ export async function settleFailure(run: JobRun, step: FailureStep, error: unkno
   return resolveAction(run, decideFor(run, verdict.outcome), verdict.detail);
 }
 
-/** The record's time cannot hold what is left: it is sent back to come back at once (the lane decides how). */
-export async function outOfTime(run: JobRun, detail: string): Promise<ExtractionOutcome> {
+/**
+ * The record's time cannot hold what is left: it is sent back (the lane decides how) to come back at
+ * once — or, when a step was `cutOff` in the middle, after the delivery's {@link Delivery.cutOffWaitMs}
+ * (the queue lane's: the environment is slower than its invocations then, and jobs sent back at once
+ * would only be received and cut off again, re-sent in a loop that feeds on the slowness).
+ */
+export async function outOfTime(run: JobRun, detail: string, options: { cutOff?: boolean } = {}): Promise<ExtractionOutcome> {
   count(run.deps, 'InvocationDeadlineDeferred');
-  return resolveAction(run, decideFor(run, { kind: 'out_of_time' }), detail);
+  const waitMs = options.cutOff ? (run.delivery.cutOffWaitMs ?? 0) : 0;
+  return resolveAction(run, decideFor(run, { kind: 'out_of_time', waitMs }), detail);
 }
 
 /** Rejects the run's job for good: a ledger entry with `reason`, the `Rejected` metric, a log line. */

@@ -68,7 +68,8 @@ function isBodyInput(input: DecisionInput): input is BodyDecisionInput {
  *   capped full jitter (failure base/cap, exponent `ApproximateReceiveCount − 1`, at most 43200 s);
  *   `lastReceive` says SQS dead-letters it next.
  * - `validation_failed` → `repair` while the repair budget lasts, then `needs_review`.
- * - `out_of_time` → `defer` at once (`DelaySeconds` 0), `deferrals` unchanged: not a failure, not a throttle.
+ * - `out_of_time` → `defer` at once (`DelaySeconds` 0), or after its `waitMs` when a step was cut off,
+ *   `deferrals` unchanged: not a failure, not a throttle.
  * - `valid_output` → `commit`.
  *
  * Any wait (deferral or redelivery) that would end at or after the job's deadline becomes
@@ -121,7 +122,7 @@ export function decide(input: DecisionInput): Action {
       return deferOrReject(
         job,
         nowMs,
-        { reason: 'invocation_deadline', basis: 'invocation_deadline', waitMs: 0, deferrals: job.deferrals },
+        { reason: 'invocation_deadline', basis: 'invocation_deadline', waitMs: Math.max(0, outcome.waitMs ?? 0), deferrals: job.deferrals },
         receiveCountOf(input),
       );
     case 'valid_output':

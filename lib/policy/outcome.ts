@@ -134,10 +134,14 @@ export interface ValidationFailedOutcome {
 
 /**
  * The record's time (a Lambda invocation's, a request's deadline) cannot hold the next model call and
- * the settling after it: re-send it to come back at once, as a hop (no failure, no throttle).
+ * the settling after it: re-send it as a hop (no failure, no throttle) — at once, or after `waitMs`
+ * when a step was cut off in the middle (the environment is slower than its time: coming back at once
+ * would only loop).
  */
 export interface OutOfTimeOutcome {
   kind: 'out_of_time';
+  /** How long to stay away (ms); absent: come back at once. */
+  waitMs?: number | undefined;
 }
 
 /** The output is valid: commit it. */

@@ -18,6 +18,7 @@ import {
   documentOf,
   englishDocuments,
   invoke,
+  queueCounts,
   jobOf,
   receive,
   scriptedModel,
@@ -222,7 +223,7 @@ describe('consumer readiness: the invocation deadline', () => {
     assert.equal(jobOf(back).attempt, 0, 'not a failure');
   });
 
-  it('cuts a model call still running when the work must stop, and sends its record back in the time left: no receive spent', async () => {
+  it('cuts a model call still running when the work must stop, and sends its record back in the time left to wait about half a function timeout: no receive spent', async () => {
     // Prepare: two jobs; the model hangs on the first until its call is aborted
     const t = await newLane();
     const docs = englishDocuments(2);
@@ -240,13 +241,15 @@ describe('consumer readiness: the invocation deadline', () => {
       aborted.push(request.signal?.aborted ?? false);
       throw request.signal?.reason ?? new Error('aborted');
     };
-    const { handler, sink } = testConsumer(t, model);
+    // (jitter 0: a record cut off mid-step waits half a function timeout, 2.5 s here, before it comes back)
+    const { handler, sink } = testConsumer(t, model, { random: () => 0 });
     const messages = await receive(t, { max: 2, waitSeconds: 2 });
     const hanging = messages.find((m) => jobOf(m).input.contentSha256 === hangOn)!;
 
     // Act: the invocation has 4 s (a 2 s call fits), the first call never answers
     const out = await invoke(t, handler, messages, { timeoutMs: 4_000 });
-    const [back] = await receive(t, { max: 1, waitSeconds: 2 });
+    const waiting = await queueCounts(t);
+    const [back] = await receive(t, { max: 1, waitSeconds: 5 });
 
     // Assess
     assert.ok(out.elapsedMs < 4_000, `returned after ${out.elapsedMs} ms, before Lambda's timeout`);
@@ -255,6 +258,7 @@ describe('consumer readiness: the invocation deadline', () => {
     assert.equal(await t.results.count(), 1);
     assert.equal(sink.totals.total.InvocationDeadlineDeferred, 1);
     assert.equal(sink.totals.total.RecordFailed ?? 0, 0);
+    assert.deepEqual(waiting, { visible: 0, notVisible: 0, delayed: 1 }, 'the copy waits; nothing else is left');
     assert.equal(jobOf(back!).jobId, jobOf(hanging).jobId, 'sent back');
     assert.equal(back!.Attributes?.ApproximateReceiveCount, '1');
   });

@@ -82,4 +82,16 @@ describe('decide: out of time', () => {
     assert.equal(action.attempt, 2, 'the failures carried (1) and the earlier receive of this message');
     assert.equal(asReject(due).reason, 'deadline');
   });
+
+  it('a step cut off in the middle stays away for its wait, still neither a failure nor a throttle; a wait past the deadline rejects', () => {
+    // Act
+    const action = asDefer(decide(input({ kind: 'out_of_time', waitMs: 2_400 }, { job: job({ attempt: 0, deferrals: 3 }) })));
+    const late = decide(input({ kind: 'out_of_time', waitMs: 60_000 }, { job: job({ deadline: iso(NOW + 30_000) }) }));
+    // Assess
+    assert.equal(action.reason, 'invocation_deadline');
+    assert.equal(action.delaySeconds, 3, 'whole seconds, rounded up');
+    assert.equal(action.deferrals, 3);
+    assert.equal(Date.parse(action.eligibleAt), NOW + 3_000);
+    assert.equal(asReject(late).reason, 'deadline');
+  });
 });
