@@ -5,6 +5,11 @@
  * then the provider's input built from it and split by the provider's limits into jobs. A submission
  * throttle (an enqueued-token limit, too many jobs) is a scheduling signal: that part waits in the
  * manifest as `pending_submit` with when to try again (`submitPending`), nothing lost or sent twice.
+ *
+ * The header moves from `submitting` to `submitted` last, and only while it is still `submitting`: a
+ * cancel (`cancel.ts`) or a reconcile pass that ended the batch meanwhile stays in force. When a cancel
+ * landed during the submission, the parts not sent yet are not sent (cancelled, their items unresolved
+ * `cancelled_before_submit`), and the parts sent after its pass are asked to stop by one more.
  */
 import { randomUUID } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -14,8 +19,20 @@ import { prepareDocument, type Prepared, type RejectedItem } from '../queue/inta
 import type { DocumentInput } from '../queue/producer.js';
 import { errorName } from '../shared/errors.js';
 import { putDocument, readDocument } from '../store/documents.js';
-import { itemIdFor, type BatchHeader, type BatchItem, type BatchManifest, type NewBatchItem, type ProviderJobRef } from '../store/manifest.js';
+import {
+  itemIdFor,
+  type BatchHeader,
+  type BatchItem,
+  type BatchManifest,
+  type BatchState,
+  type HeaderChange,
+  type NewBatchItem,
+  type ProviderJobRef,
+} from '../store/manifest.js';
+import { cancelBatch } from './cancel.js';
 import { BatchSubmitThrottledError } from './errors.js';
+import { cancelPendingPart } from './reconcile.js';
+import { BatchNotFoundError } from './status.js';
 import type { BatchProvider, BatchRequest, ProviderInput } from './provider-batch.js';
 
 /** What submitting reads and writes. */
@@ -27,13 +44,18 @@ export interface SubmitBatchDeps {
   now: () => Date;
   /** New ids (default random UUIDs). */
   newId?: () => string;
-  /** Told of each step (no document text). */
-  onProgress?: (event: { type: 'checked' | 'stored' | 'part'; detail: string }) => void;
+  /** Told of each step (no document text); `cancelled` when a cancel landed during the submission. */
+  onProgress?: (event: { type: 'checked' | 'stored' | 'part' | 'cancelled'; detail: string }) => void;
 }
 
 /** What a submission did. */
 export interface SubmitBatchReport {
   batchId: string | null;
+  /**
+   * The header's state when the submission ended: `submitted`; `cancelling` / `cancelled` when a cancel
+   * landed during it (left in force); `done` when a reconcile pass already ended it; null without a batch.
+   */
+  state: BatchState | null;
   items: number;
   rejected: RejectedItem[];
   /** Provider jobs created, and parts waiting after a submission throttle. */
@@ -52,7 +74,7 @@ export async function submitBatch(documents: readonly Omit<DocumentInput, 'regio
     else rejected.push(checked);
   }
   deps.onProgress?.({ type: 'checked', detail: `${prepared.length} accepted, ${rejected.length} rejected` });
-  if (prepared.length === 0) return { batchId: null, items: 0, rejected, parts: [] };
+  if (prepared.length === 0) return { batchId: null, state: null, items: 0, rejected, parts: [] };
   const first = prepared[0]!.job;
   const batchId = `b-${newId()}`;
   for (const p of prepared) await putDocument(deps.s3, { bucket: lane.resources.bucketName, text: p.text, contentSha256: p.job.input.contentSha256 });
@@ -70,8 +92,67 @@ export async function submitBatch(documents: readonly Omit<DocumentInput, 'regio
   const header = await deps.manifest.createBatch({ batchId, lane: lane.name, schemaVersion: first.schemaVersion, promptVersion: first.promptVersion }, items);
   const requests = prepared.map((p, i) => requestFor(itemIdFor(i), p.text, first.schemaVersion, first.promptVersion, lane.provider.model));
   const parts = await submitParts(header, deps.provider.prepare(requests, { batchId }), deps);
-  await deps.manifest.updateHeader(batchId, (await deps.manifest.header(batchId))?.version ?? header.version, { state: 'submitted' });
-  return { batchId, items: items.length, rejected, parts };
+  const after = await moveHeader(batchId, deps, (h) => h.state === 'submitting', { state: 'submitted' });
+  const state = CANCELLED.has(after.state) ? await keepCancelInForce(batchId, after.state, deps) : after.state;
+  return { batchId, state, items: items.length, rejected, parts };
+}
+
+/** Header writes retried when another writer (a reconcile pass recording a part) moved its version first. */
+const HEADER_ATTEMPTS = 5;
+const CANCELLED: ReadonlySet<BatchState> = new Set(['cancelling', 'cancelled']);
+const ENDED_PARTS: ReadonlySet<ProviderJobRef['state']> = new Set(['finished', 'expired', 'cancelled', 'failed']);
+
+/**
+ * Applies `change` to the header only while `when` holds of it: a conditional write on the version read,
+ * read again and retried when another writer moved the version first. A header `when` does not hold of
+ * (e.g. no longer `submitting`: cancelled meanwhile, or ended by a reconcile pass) is left as it is.
+ *
+ * @returns the header after the call (unchanged when every attempt lost to another writer: a batch left
+ *   `submitting` so is still reconciled, and ended by `finishIfEnded` all the same).
+ * @throws {@link BatchNotFoundError} when the header is gone.
+ */
+async function moveHeader(
+  batchId: string,
+  deps: Pick<SubmitBatchDeps, 'manifest'>,
+  when: (header: BatchHeader) => boolean,
+  change: HeaderChange,
+): Promise<BatchHeader> {
+  let header = await deps.manifest.header(batchId);
+  for (let attempt = 1; header; attempt++) {
+    if (!when(header)) return header;
+    const written = await deps.manifest.updateHeader(batchId, header.version, change);
+    if (written.ok) return written.header;
+    if (attempt >= HEADER_ATTEMPTS && written.current) return written.current;
+    header = written.current;
+  }
+  throw new BatchNotFoundError(batchId, deps.manifest.tableName);
+}
+
+/**
+ * A cancel landed while the batch was being submitted. Parts recorded after its pass are open at the
+ * provider, and no reconcile pass asks a job to stop, so one more cancel pass does (parts it asked
+ * already are asked again, which is safe). A cancel whose pass found no part open moved the header
+ * straight to `cancelled`, which no reconciler reads again: with a part open it goes back to
+ * `cancelling`, so the part's answers are read and the batch then ends `cancelled`. A failure is told,
+ * not thrown: the submission itself stands, and cancelling again finishes it.
+ *
+ * @returns the header's state after the pass (`state`, the one it was found in, when the pass failed).
+ */
+async function keepCancelInForce(batchId: string, state: BatchState, deps: SubmitBatchDeps): Promise<BatchState> {
+  try {
+    const open = (h: BatchHeader) => h.providerJobs.some((p) => !ENDED_PARTS.has(p.state));
+    await moveHeader(batchId, deps, (h) => h.state === 'cancelled' && open(h), { state: 'cancelling', reason: 'cancel requested during submission' });
+    const cancel = await cancelBatch(batchId, deps);
+    const failed = cancel.failed.length > 0 ? `, ${cancel.failed.length} refused (cancel it again)` : '';
+    deps.onProgress?.({
+      type: 'cancelled',
+      detail: `cancelled during its submission: ${cancel.state}, stop asked of ${cancel.cancelRequested.length} part(s)${failed}`,
+    });
+    return cancel.state;
+  } catch (error) {
+    deps.onProgress?.({ type: 'cancelled', detail: `cancelled during its submission; stopping its parts failed (${errorName(error)}): cancel it again` });
+    return state;
+  }
 }
 
 /** The provider request of one item: the registry's prompt and schema, as the other lanes send them. */
@@ -93,7 +174,9 @@ async function submitParts(header: BatchHeader, inputs: ProviderInput[], deps: S
       state: 'pending_submit',
       items: { first: input.recordIds[0]!, last: input.recordIds.at(-1)!, count: input.recordIds.length },
     };
-    const ref = await submitOne(header.batchId, base, input, deps);
+    // A cancel landed meanwhile: this part is not sent, its items are unresolved (cancelled_before_submit).
+    const current = await deps.manifest.header(header.batchId);
+    const ref = current && CANCELLED.has(current.state) ? await unsent(current, base, deps) : await submitOne(header.batchId, base, input, deps);
     parts.push({ partId: ref.partId, state: ref.state, providerJobId: ref.providerJobId, items: input.recordIds.length, nextSubmitAt: ref.nextSubmitAt });
     deps.onProgress?.({
       type: 'part',
@@ -101,6 +184,12 @@ async function submitParts(header: BatchHeader, inputs: ProviderInput[], deps: S
     });
   }
   return parts;
+}
+
+/** A part not sent because the batch is being cancelled: recorded `cancelled`, its items unresolved. */
+async function unsent(header: BatchHeader, base: ProviderJobRef, deps: SubmitBatchDeps): Promise<ProviderJobRef> {
+  await cancelPendingPart(header, base, deps);
+  return { ...base, state: 'cancelled' };
 }
 
 async function submitOne(batchId: string, base: ProviderJobRef, input: ProviderInput, deps: SubmitBatchDeps): Promise<ProviderJobRef> {

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { LaneConfigError } from './errors.js';
 import { BatchSettingsSchema, defaultBatchSettings } from './batch.js';
 import { defaultLiveSettings, LiveSettingsSchema } from './live.js';
-import { defaultBucketName } from './names.js';
+import { batchApiOf, defaultBucketName } from './names.js';
 import { KIND_SPECIFIC_PROVIDER_FIELDS, ProviderConfigSchema, type ProviderConfig, type ProviderLimits } from './provider.js';
 
 export {
@@ -279,6 +279,7 @@ export function resolveLanes(overrides: Readonly<Record<string, LaneOverride>> =
   for (const [name, lane] of Object.entries(base)) {
     const o = overrides[name] ?? {};
     const region = o.region ?? lane.region;
+    const provider = mergeProvider(lane.provider, o.provider);
     const merged = {
       ...lane,
       region,
@@ -291,9 +292,10 @@ export function resolveLanes(overrides: Readonly<Record<string, LaneOverride>> =
       consumer: { ...lane.consumer, ...o.consumer },
       backoff: { ...lane.backoff, ...o.backoff },
       bounds: { ...lane.bounds, ...o.bounds },
-      provider: mergeProvider(lane.provider, o.provider),
+      provider,
       alarms: { ...lane.alarms, ...o.alarms },
-      batch: { ...lane.batch, ...o.batch },
+      // Batches are on by default only where the provider has a batch API ratelane drives (OpenAI's, Bedrock's).
+      batch: { ...lane.batch, enabled: batchApiOf(provider) !== undefined, ...o.batch },
       live: { ...lane.live, ...o.live, throttle: { ...lane.live.throttle, ...o.live?.throttle }, alarms: { ...lane.live.alarms, ...o.live?.alarms } },
     };
     const parsed = LaneConfigSchema.safeParse(merged);

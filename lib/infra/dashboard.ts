@@ -3,8 +3,9 @@
  * beside the age of the oldest job (the consumer's, across re-sends) and queue depth; completions and
  * the 429 share; the age of jobs at completion, record failures by reason and the consumer function's
  * errors and throttles; deferrals, what waits for a person, attempts per completion and duplicates
- * suppressed; validation failures; and, for a lane with the live API, its requests by state, answer
- * time against the deadline and pending share (lib/infra/live-dashboard.ts).
+ * suppressed; validation failures; for a lane with the live API, its requests by state, answer
+ * time against the deadline and pending share (lib/infra/live-dashboard.ts); and for a lane that takes
+ * batches, its unresolved items, oldest open batch and reconciler (lib/infra/batch-dashboard.ts).
  */
 import { Duration } from 'aws-cdk-lib';
 import { AlarmStatusWidget, Dashboard, GraphWidget, type HorizontalAnnotation, Stats } from 'aws-cdk-lib/aws-cloudwatch';
@@ -12,6 +13,9 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import type { LaneConfig } from '../config/lanes.js';
 import type { LaneAlarms } from './alarms.js';
+import type { LaneBatch } from './batch.js';
+import type { LaneBatchAlarms } from './batch-alarms.js';
+import { batchDashboardWidgets } from './batch-dashboard.js';
 import type { LaneLive } from './live.js';
 import type { LaneLiveAlarms } from './live-alarms.js';
 import { liveDashboardWidgets } from './live-dashboard.js';
@@ -27,6 +31,8 @@ export interface LaneDashboardProps {
   readonly consumerFunction: IFunction;
   /** The lane's live API and its alarms, when the lane has one. */
   readonly live?: { readonly api: LaneLive; readonly alarms: LaneLiveAlarms };
+  /** The lane's batch lane and its alarms, when the lane takes batches. */
+  readonly batch?: { readonly lane: LaneBatch; readonly alarms: LaneBatchAlarms };
 }
 
 /** Titles of the dashboard's widgets, in order (tests read them off the template). */
@@ -75,7 +81,7 @@ export class LaneDashboard extends Construct {
       dashboardName: `ratelane-${lane.name}`,
       defaultInterval: Duration.hours(3),
     });
-    const allAlarms = [...Object.values(alarms.alarms), ...Object.values(props.live?.alarms.alarms ?? {})];
+    const allAlarms = [...Object.values(alarms.alarms), ...Object.values(props.live?.alarms.alarms ?? {}), ...Object.values(props.batch?.alarms.alarms ?? {})];
     this.dashboard.addWidgets(new AlarmStatusWidget({ title: alarmTitle, alarms: allAlarms, width: 24, height: 4 }));
     this.dashboard.addWidgets(
       new GraphWidget({
@@ -203,5 +209,6 @@ export class LaneDashboard extends Construct {
       }),
     );
     if (props.live) this.dashboard.addWidgets(...liveDashboardWidgets(lane, props.live.api));
+    if (props.batch) this.dashboard.addWidgets(...batchDashboardWidgets(lane, props.batch.lane));
   }
 }

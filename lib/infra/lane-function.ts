@@ -1,9 +1,9 @@
 /**
- * What a lane's Lambda functions share (the queue consumer and the live API function): the runtime,
- * the offline esbuild bundling (no Docker; ESM, the AWS SDK bundled in), the grants on the provider
- * side (`bedrock:InvokeModel` on exactly the lane's model for a Bedrock lane with IAM auth) and the
- * cdk-nag acknowledgement of the one object-prefix grant on the lane bucket. Every ARN is built with
- * the stack's partition.
+ * What a lane's Lambda functions share (the queue consumer, the live API function and the batch
+ * reconciler): the runtime, the offline esbuild bundling (no Docker; ESM, the AWS SDK bundled in), the
+ * grants on the provider side (`bedrock:InvokeModel` on exactly the lane's model for a Bedrock lane
+ * with IAM auth) and the cdk-nag acknowledgement of an object-prefix grant on the lane bucket. Every
+ * ARN is built with the stack's partition.
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,7 +36,7 @@ export const ESM_REQUIRE_BANNER =
 export const BEDROCK_INVOKE_ACTIONS = ['bedrock:InvokeModel'] as const;
 
 /** The entry file of a lane function under `lambdas/`. */
-export function laneFunctionEntry(name: 'consumer' | 'live'): string {
+export function laneFunctionEntry(name: 'consumer' | 'live' | 'batch-reconciler'): string {
   return join(PROJECT_ROOT, 'lambdas', `${name}.ts`);
 }
 
@@ -106,7 +106,12 @@ export function grantBedrockInvoke(role: Role, target: BedrockModelTarget): void
 
 /** Acknowledges cdk-nag's AwsSolutions-IAM5 finding on `role`'s grant over the documents prefix of the lane bucket, with `reason`. */
 export function acknowledgeDocumentPrefixGrant(role: Role, storage: LaneStorage, reason: string): void {
+  acknowledgeBucketPrefixGrant(role, storage, `${DOCUMENT_PREFIX}*`, reason);
+}
+
+/** Acknowledges cdk-nag's AwsSolutions-IAM5 finding on `role`'s grant over the objects `pattern` (a key pattern such as `documents/*`) of the lane bucket, with `reason`. */
+export function acknowledgeBucketPrefixGrant(role: Role, storage: LaneStorage, pattern: string, reason: string): void {
   const stack = Stack.of(role);
   const bucketLogicalId = stack.resolve(stack.getLogicalId(storage.bucket.node.defaultChild as CfnBucket)) as string;
-  Validations.of(role).acknowledge({ id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${DOCUMENT_PREFIX}*]`, reason });
+  Validations.of(role).acknowledge({ id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${pattern}]`, reason });
 }

@@ -1,10 +1,11 @@
 /**
  * One regional lane as one stack: storage, queues, consumer, the live API (when `lane.live.enabled`),
- * alarms and dashboard, all in the lane's
+ * the batch lane (when `lane.batch.enabled`), alarms and dashboard, all in the lane's
  * region and named from the lane config it is given (the stack never reads the config itself), as
  * deployed in the stack's account (`laneInAccount`: the bucket name carries the account id). A lane
  * the stack cannot run (function timeout too short for its provider, Vertex AI, a Bedrock model
- * outside the lane's geography) is refused at synth with the lane config's error.
+ * outside the lane's geography, batches on a provider ratelane has no batch client for) is refused at
+ * synth with the lane config's error.
  */
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -12,6 +13,8 @@ import * as cxapi from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
 import { assertDeployable, type LaneConfig, laneInAccount } from '../config/lanes.js';
 import { LaneAlarms } from './alarms.js';
+import { LaneBatch } from './batch.js';
+import { LaneBatchAlarms } from './batch-alarms.js';
 import { LaneConsumer } from './consumer.js';
 import { LaneDashboard } from './dashboard.js';
 import { LaneLive } from './live.js';
@@ -56,6 +59,10 @@ export class LaneStack extends Stack {
   readonly alarms: LaneAlarms;
   /** The live API's alarms (on the lane's alarm topic); undefined without the live API. */
   readonly liveAlarms: LaneLiveAlarms | undefined;
+  /** The batch lane (manifest, reconciler, schedule); undefined when `lane.batch.enabled` is false. */
+  readonly batch: LaneBatch | undefined;
+  /** The batch lane's alarms (on the lane's alarm topic); undefined without the batch lane. */
+  readonly batchAlarms: LaneBatchAlarms | undefined;
   readonly dashboard: LaneDashboard;
 
   constructor(scope: Construct, id: string, props: LaneStackProps) {
@@ -86,6 +93,7 @@ export class LaneStack extends Stack {
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
     this.consumer = new LaneConsumer(this, 'Consumer', { lane, queues: this.queues, storage: this.storage, logRetention });
     this.live = lane.live.enabled ? new LaneLive(this, 'Live', { lane, queues: this.queues, storage: this.storage, logRetention }) : undefined;
+    this.batch = lane.batch.enabled ? new LaneBatch(this, 'Batch', { lane, queues: this.queues, storage: this.storage, logRetention }) : undefined;
     const consumerFunction = this.consumer.function;
     this.alarms = new LaneAlarms(this, 'Alarms', {
       lane,
@@ -94,12 +102,14 @@ export class LaneStack extends Stack {
       ...(props.alarmEmails ? { alarmEmails: props.alarmEmails } : {}),
     });
     this.liveAlarms = this.live ? new LaneLiveAlarms(this, 'LiveAlarms', { lane, live: this.live, topic: this.alarms.topic }) : undefined;
+    this.batchAlarms = this.batch ? new LaneBatchAlarms(this, 'BatchAlarms', { lane, batch: this.batch, topic: this.alarms.topic }) : undefined;
     this.dashboard = new LaneDashboard(this, 'Dashboard', {
       lane,
       queues: this.queues,
       alarms: this.alarms,
       consumerFunction,
       ...(this.live && this.liveAlarms ? { live: { api: this.live, alarms: this.liveAlarms } } : {}),
+      ...(this.batch && this.batchAlarms ? { batch: { lane: this.batch, alarms: this.batchAlarms } } : {}),
     });
 
     // What an operator and a producer need after a deploy.
@@ -111,6 +121,15 @@ export class LaneStack extends Stack {
     new CfnOutput(this, 'ConsumerLogGroup', { value: this.consumer.logGroup.logGroupName, description: 'Log group of the consumer function' });
     if (this.live) {
       new CfnOutput(this, 'LiveApiUrl', { value: this.live.url, description: 'Live API base URL (IAM auth: sign requests with SigV4, service execute-api)' });
+    }
+    if (this.batch) {
+      new CfnOutput(this, 'BatchReconcilerLogGroup', { value: this.batch.logGroup.logGroupName, description: 'Log group of the batch reconciler function' });
+    }
+    if (this.batch?.serviceRole) {
+      new CfnOutput(this, 'BatchServiceRoleArn', {
+        value: this.batch.serviceRole.roleArn,
+        description: 'Bedrock batch inference service role: what submitting a batch passes to CreateModelInvocationJob (RATELANE_BATCH_SERVICE_ROLE_ARN)',
+      });
     }
     if (this.storage.providerSecret) {
       new CfnOutput(this, 'ProviderSecretName', {

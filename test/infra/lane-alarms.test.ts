@@ -2,12 +2,13 @@
  * The lane stacks' alarms and dashboard: every alarm on the lane's encrypted topic with config
  * thresholds, the job-age alarm beside SQS's message age, the waiting-for-person alarm that holds
  * while a lane waits for a person, the consumer's errors, throttles and record failures, the live
- * API's answer time, server errors, pending share and late answers, and a dashboard that shows all
- * of them.
+ * API's answer time, server errors, pending share and late answers, the batch lane's (their metrics
+ * in lane-batch.test.ts), and a dashboard that shows all of them.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Match } from 'aws-cdk-lib/assertions';
+import { BATCH_DASHBOARD_WIDGET_TITLES } from '../../lib/infra/batch-dashboard.js';
 import { DASHBOARD_WIDGET_TITLES } from '../../lib/infra/dashboard.js';
 import { LIVE_DASHBOARD_WIDGET_TITLES } from '../../lib/infra/live-dashboard.js';
 import { liveDimensions, RECORD_FAILED_METRICS, RECORD_FAILURE_REASONS } from '../../lib/shared/telemetry.js';
@@ -34,6 +35,12 @@ const ALARM_SUFFIXES = [
   'live-over-deadline',
   'live-pending-share',
   'live-server-errors',
+  // the batch lane's (lane-batch.test.ts checks their metrics)
+  'batch-age',
+  'batch-reconciler-errors',
+  'batch-reconciler-stalled',
+  'batch-sweep-errors',
+  'batch-unresolved',
 ];
 
 for (const lane of LANES) {
@@ -235,7 +242,11 @@ for (const lane of LANES) {
       const titles = body.widgets.map((w) => w.properties.title);
       const metricsOf = (title: string) => JSON.stringify(body.widgets.find((w) => w.properties.title === title)?.properties.metrics);
       // Assess
-      assert.deepEqual(titles, [...DASHBOARD_WIDGET_TITLES, ...LIVE_DASHBOARD_WIDGET_TITLES], 'the live API row last');
+      assert.deepEqual(
+        titles,
+        [...DASHBOARD_WIDGET_TITLES, ...LIVE_DASHBOARD_WIDGET_TITLES, ...BATCH_DASHBOARD_WIDGET_TITLES],
+        'the live API row, then the batch row',
+      );
       assert.equal(body.widgets[0]?.type, 'alarm');
       assert.equal((body.widgets[0]?.properties.alarms as unknown[] | undefined)?.length, ALARM_SUFFIXES.length);
       assert.match(metricsOf('Age: oldest message vs oldest job (s)'), /ApproximateAgeOfOldestMessage.*"OldestJobAgeMs".*"stat":"Maximum"/);

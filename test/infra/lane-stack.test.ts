@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Match } from 'aws-cdk-lib/assertions';
 import { ConsumerEnvironmentSchema } from '../../lib/shared/environment.js';
-import { LEDGER_TABLE, RATE_STATE_TABLE, RESULTS_TABLE, type TableShape } from '../../lib/store/tables.js';
+import { batchReconcileScheduleName, batchReconcilerFunctionName, batchServiceName } from '../../lib/config/names.js';
+import { manifestTableName } from '../../lib/store/manifest-model.js';
+import { LEDGER_TABLE, MANIFEST_TABLE, RATE_STATE_TABLE, RESULTS_TABLE, type TableShape } from '../../lib/store/tables.js';
 import { ACCOUNT, LANES, logicalId, regionsNamed, synthDefaultLanes } from './support.js';
 
 // Prepare (shared): one app, both stacks, one synth.
@@ -174,6 +176,7 @@ for (const lane of LANES) {
       ['results', RESULTS_TABLE, lane.resources.resultsTable],
       ['ledger', LEDGER_TABLE, lane.resources.ledgerTable],
       ['rate-state', RATE_STATE_TABLE, lane.resources.rateStateTable],
+      ['batch manifest', MANIFEST_TABLE, manifestTableName(lane)],
     ] as Array<[string, TableShape, string]>) {
       it(`has the ${label} table: key schema and TTL of tables.ts, on demand, PITR, encrypted, protected`, () => {
         // Prepare
@@ -243,8 +246,9 @@ for (const lane of LANES) {
           lane.resources.ledgerTable,
           lane.resources.rateStateTable,
           lane.resources.providerSecretName,
+          manifestTableName(lane),
         ].sort(),
-        'README.md lists exactly these as what stays after cdk destroy',
+        'README.md lists exactly these as what stays after cdk destroy (the batch manifest with the other tables)',
       );
       assert.deepEqual(
         Object.values<any>(json.Resources).find((r) => r.Type === 'AWS::KMS::Key')?.DeletionPolicy,
@@ -252,7 +256,14 @@ for (const lane of LANES) {
         'the alarm-topic key goes with the stack',
       );
       template.hasResource('AWS::Scheduler::ScheduleGroup', { DeletionPolicy: 'Delete', Properties: { Name: `ratelane-${lane.name}-pause` } });
-      assert.deepEqual(Object.keys(json.Outputs).sort(), ['ConsumerLogGroup', 'LiveApiUrl', 'ProviderSecretName', 'QueueUrl', 'SourceBucketName']);
+      assert.deepEqual(Object.keys(json.Outputs).sort(), [
+        'BatchReconcilerLogGroup',
+        'ConsumerLogGroup',
+        'LiveApiUrl',
+        'ProviderSecretName',
+        'QueueUrl',
+        'SourceBucketName',
+      ]);
       assert.deepEqual(json.Outputs.SourceBucketName.Value, { Ref: logicalId(stack, stack.storage.bucket) });
     });
 
@@ -267,6 +278,11 @@ for (const lane of LANES) {
         `"lane":"${other.name}"`,
         `ratelane-live-${other.name}`,
         ...Object.values(other.resources),
+        // the batch lane's: its manifest table, reconciler, schedule and metric service
+        manifestTableName(other),
+        batchReconcilerFunctionName(other.name),
+        batchReconcileScheduleName(other.name),
+        batchServiceName(other),
       ];
       // Act
       const found = foreign.filter((needle) => text.includes(needle));
@@ -274,6 +290,9 @@ for (const lane of LANES) {
       assert.deepEqual(found, []);
       assert.deepEqual([...regionsNamed(text)], [lane.region], 'the only region the template names is its own');
       for (const own of Object.values(stack.lane.resources)) assert.ok(text.includes(own), `own resource ${own} is in the template`);
+      for (const own of [manifestTableName(lane), batchReconcilerFunctionName(lane.name), batchReconcileScheduleName(lane.name)]) {
+        assert.ok(text.includes(own), `own batch resource ${own} is in the template`);
+      }
     });
   });
 }

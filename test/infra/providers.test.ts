@@ -3,7 +3,8 @@
  * call on the provider side (Bedrock with IAM auth: `bedrock:InvokeModel` on exactly the lane's
  * model, in its region or through a profile of its geography), whether a provider-keys secret exists
  * (only when the provider reads keys), and which configs are refused at synth with a clear error
- * (Vertex AI, a Bedrock profile of another geography or a global one, a function timeout too short).
+ * (Vertex AI, a Bedrock profile of another geography or a global one, a function timeout too short,
+ * batches on a provider ratelane has no batch client for).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -24,8 +25,9 @@ function providerSide({ stack, json }: Synthesized) {
   };
 }
 
-const KEYED: Array<[string, LaneOverride['provider']]> = [
-  ['openai-compatible', { kind: 'openai-compatible', model: 'gpt-4o-mini' }],
+/** Provider kinds that read keys; `batch`: whether ratelane has a batch client for it (else the lane turns batches off). */
+const KEYED: Array<[string, LaneOverride['provider'], { batch: boolean }]> = [
+  ['openai-compatible', { kind: 'openai-compatible', model: 'gpt-4o-mini' }, { batch: true }],
   [
     'openai-compatible (Azure OpenAI)',
     {
@@ -33,16 +35,17 @@ const KEYED: Array<[string, LaneOverride['provider']]> = [
       model: 'gpt-4o-mini',
       azure: { endpoint: 'https://ratelane.openai.azure.com', deployment: 'extract', apiVersion: '2024-10-21' },
     },
+    { batch: false },
   ],
-  ['anthropic', { kind: 'anthropic', model: 'claude-sonnet-4-5' }],
-  ['gemini (Gemini API)', { kind: 'gemini', model: 'gemini-2.5-flash' }],
-  ['bedrock with auth api-key', { kind: 'bedrock', model: 'anthropic.claude-3-haiku-20240307-v1:0', auth: 'api-key' }],
+  ['anthropic', { kind: 'anthropic', model: 'claude-sonnet-4-5' }, { batch: false }],
+  ['gemini (Gemini API)', { kind: 'gemini', model: 'gemini-2.5-flash' }, { batch: false }],
+  ['bedrock with auth api-key', { kind: 'bedrock', model: 'anthropic.claude-3-haiku-20240307-v1:0', auth: 'api-key' }, { batch: true }],
 ];
 
 describe('provider kinds in the lane stack', () => {
-  for (const [label, provider] of KEYED) {
-    it(`${label}: a provider-keys secret the consumer may read, and no IAM grant on any model`, () => {
-      // Prepare
+  for (const [label, provider, { batch }] of KEYED) {
+    it(`${label}: a provider-keys secret the consumer may read, no IAM grant on any model, batches only where the provider has a batch API`, () => {
+      // Prepare: the lane's batch settings left to their default
       const synthesized = synthLane('us', { provider });
       // Act
       const side = providerSide(synthesized);
@@ -52,6 +55,7 @@ describe('provider kinds in the lane stack', () => {
       assert.deepEqual(side.secretEnv, { Ref: logicalId(synthesized.stack, synthesized.stack.storage.providerSecret) });
       assert.deepEqual(side.secretGrants.map(actionsOf), [['secretsmanager:GetSecretValue']]);
       assert.deepEqual(side.bedrock, [], 'the key authenticates the call');
+      assert.equal(synthesized.stack.batch !== undefined, batch, 'batches on by default exactly where ratelane has a batch client');
     });
   }
 
@@ -131,6 +135,25 @@ describe('provider kinds in the lane stack', () => {
       'us',
       { provider: { kind: 'bedrock', model: 'arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc' } },
       /lane us: Bedrock model "arn:.*" is an ARN/,
+    ],
+    [
+      'a lane asked to take batches whose provider has no batch client (Anthropic)',
+      'us',
+      { provider: { kind: 'anthropic', model: 'claude-sonnet-4-5' }, batch: { enabled: true } },
+      /lane us: batch\.enabled is true, but ratelane has no batch client for provider anthropic; .*set batch\.enabled to false for this lane/,
+    ],
+    [
+      'a lane asked to take batches on Azure OpenAI',
+      'eu',
+      {
+        provider: {
+          kind: 'openai-compatible',
+          model: 'gpt-4o-mini',
+          azure: { endpoint: 'https://ratelane.openai.azure.com', deployment: 'extract', apiVersion: '2024-10-21' },
+        },
+        batch: { enabled: true },
+      },
+      /lane eu: batch\.enabled is true, but ratelane has no batch client for provider openai-compatible \(Azure OpenAI\)/,
     ],
     [
       'a function timeout shorter than the provider timeout x (1 + repairs) + margin',

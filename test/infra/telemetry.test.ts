@@ -15,6 +15,8 @@ import { buildLaneApp } from '../../lib/infra/app.js';
 import { CONSUMER_ENV, ConsumerEnvironmentSchema } from '../../lib/shared/environment.js';
 import { consumerFunctionName, DOCUMENT_PREFIX } from '../../lib/shared/resources.js';
 import { CONSUMER_METRICS, consumerDimensions, LIVE_METRICS, METRICS_NAMESPACE } from '../../lib/shared/telemetry.js';
+import { BatchReconcilerEnvironmentSchema, createBatchReconcilerDeps } from '../../lib/batch/reconciler-deps.js';
+import { BATCH_METRICS, batchDimensions, batchReconcilerFunctionName } from '../../lib/config/names.js';
 import { documentKeyFor } from '../../lib/store/documents.js';
 
 // Prepare (shared): both lane stacks, bundling skipped.
@@ -65,18 +67,27 @@ describe('infra telemetry contract', () => {
       for (const [name, value] of Object.entries(expected)) assert.equal(emf[name], value, `dimension ${name}`);
     });
 
-    it(`the ${lane.name} stack's alarms and dashboard name only metrics the consumer or the live function emits, under its service`, () => {
+    it(`the ${lane.name} stack's alarms and dashboard name only metrics the consumer, the live function or the batch reconciler emits, under its service`, () => {
       // Act
       const json = Template.fromStack(stacks[lane.name]!).toJSON();
       const named = metricsNamed(json).filter((m) => m.namespace === METRICS_NAMESPACE);
       // Assess
       assert.ok(named.length >= 5, `found ${named.length} ratelane metrics in the template`);
-      const emitted = [...CONSUMER_METRICS, ...LIVE_METRICS] as readonly string[];
-      for (const { name } of named) assert.ok(emitted.includes(name), `${name} is a metric the consumer or the live function emits`);
+      const emitted = [...CONSUMER_METRICS, ...LIVE_METRICS, ...BATCH_METRICS] as readonly string[];
+      for (const { name } of named) assert.ok(emitted.includes(name), `${name} is a metric the consumer, the live function or the batch reconciler emits`);
+      const serviceOf = (name: string) =>
+        (LIVE_METRICS as readonly string[]).includes(name)
+          ? `ratelane-live-${lane.name}`
+          : (BATCH_METRICS as readonly string[]).includes(name)
+            ? `ratelane-batch-${lane.name}`
+            : `ratelane-consumer-${lane.name}`;
       for (const { name, service } of named.filter((m) => m.service !== undefined)) {
-        const expected = (LIVE_METRICS as readonly string[]).includes(name) ? `ratelane-live-${lane.name}` : `ratelane-consumer-${lane.name}`;
-        assert.equal(service, expected, `${name} is watched under the service that emits it`);
+        assert.equal(service, serviceOf(name), `${name} is watched under the service that emits it`);
       }
+      assert.ok(
+        named.some((m) => m.service === `ratelane-batch-${lane.name}`),
+        'the batch alarms are among them',
+      );
       assert.ok(
         named.some((m) => m.service === `ratelane-live-${lane.name}`),
         'the live alarms are among them',
@@ -99,6 +110,40 @@ describe('infra telemetry contract', () => {
       // Assess
       assert.ok(parsed.success, parsed.success ? '' : parsed.error.message);
       assert.equal(variables[CONSUMER_ENV.metricsNamespace], METRICS_NAMESPACE);
+    });
+  }
+
+  for (const lane of Object.values(DEFAULT_LANES)) {
+    it(`the ${lane.name} batch reconciler emits on the shared namespace with the exact dimension set, and gets an environment its schema accepts`, () => {
+      // Prepare
+      const deps = createBatchReconcilerDeps(lane, {} as never, {
+        queueUrl: 'https://sqs.example.amazonaws.com/123456789012/q',
+        provider: async () => ({}) as never,
+      });
+      deps.metrics.addMetric('BatchItemsUnresolved', MetricUnit.Count, 1);
+      const json = Template.fromStack(stacks[lane.name]!).toJSON();
+      const fn = Object.values<any>(json.Resources).find(
+        (r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === batchReconcilerFunctionName(lane.name),
+      );
+      assert.ok(fn, 'the batch reconciler function');
+      const variables = fn.Properties.Environment.Variables as Record<string, unknown>;
+      // Act
+      const emf = deps.metrics.serializeMetrics() as unknown as Record<string, unknown> & {
+        _aws: { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][] }> };
+      };
+      deps.metrics.clearMetrics();
+      const resolved = Object.fromEntries(
+        Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : 'https://sqs.example.amazonaws.com/123456789012/q']),
+      );
+      const parsed = BatchReconcilerEnvironmentSchema.safeParse(resolved);
+      // Assess
+      const [directive] = emf._aws.CloudWatchMetrics;
+      assert.equal(directive?.Namespace, METRICS_NAMESPACE);
+      const expected = batchDimensions(lane);
+      assert.deepEqual([...(directive?.Dimensions[0] ?? [])].sort(), Object.keys(expected).sort());
+      for (const [name, value] of Object.entries(expected)) assert.equal(emf[name], value, `dimension ${name}`);
+      assert.equal(variables.POWERTOOLS_SERVICE_NAME, expected.service);
+      assert.ok(parsed.success, parsed.success ? '' : parsed.error.message);
     });
   }
 

@@ -1,7 +1,7 @@
 /**
  * The local fake provider's Batch API, driven by the official `openai` SDK: upload, create, poll to
- * completed and read the output file (the chat route's body shape); seeded drops and errors that match
- * stats(); expiry and cancel keeping the answered part; the enqueued-token limit failing a batch as
+ * completed and read the output file (the chat route's body shape); seeded drops, errors and lines whose
+ * content fails the schema that match stats(); expiry and cancel keeping the answered part; the enqueued-token limit failing a batch as
  * OpenAI does; the upload's checks and the line errors that fail a batch in validation; keys and owners.
  */
 import assert from 'node:assert/strict';
@@ -174,6 +174,37 @@ describe('fake provider: Batch API', () => {
       assert.equal(errorTypeOf(l), 'server_error');
     }
     assert.deepEqual([again.stats.droppedCustomIds, again.stats.erroredCustomIds], [missing, errored]);
+  });
+
+  it('answers lines whose content fails the schema as seeded, each a well-formed completion, and stats() names exactly them', async () => {
+    // Prepare
+    const lines = ids('inv', 40).map((id) => line(id));
+    async function run(seed: number) {
+      const clock = manualClock();
+      const provider = await start({ now: clock.now, batch: { ...FAST, dropRate: 0.1, invalidRate: 0.3 }, seed });
+      const client = clientOf(provider);
+      const initial = provider.stats().batches.invalidCustomIds;
+      const done = (await waitFor(client, clock, await submit(client, lines))).batch;
+      return { done, initial, output: await linesOf(client, done.output_file_id), stats: provider.stats().batches };
+    }
+    // Act
+    const first = await run(11);
+    const again = await run(11);
+    // Assess: a line is invalid when its content is not JSON (prose around it) or JSON missing a required field
+    const bodyOf = (l: BatchOutputLine) => l.response?.body as ChatCompletionBody | undefined;
+    const contentOf = (l: BatchOutputLine) => bodyOf(l)?.choices[0]?.message.content ?? '';
+    const failsSchema = (c: string) => !c.startsWith('{') || SCHEMA.required.some((field) => !(field in JSON.parse(c)));
+    const invalid = first.output.filter((l) => failsSchema(contentOf(l)));
+    const invalidIds = invalid.map((l) => l.custom_id);
+    assert.deepEqual(first.initial, [], 'the list is there, empty, before any batch');
+    assert.ok(invalid.length > 0 && first.stats.droppedCustomIds.length > 0, `invalid ${invalid.length}, dropped ${first.stats.droppedCustomIds.length}`);
+    assert.ok(invalid.some((l) => contentOf(l).startsWith('{')) && invalid.some((l) => !contentOf(l).startsWith('{')), 'both ways of failing');
+    assert.deepEqual(first.stats.invalidCustomIds, invalidIds);
+    for (const l of invalid) assert.deepEqual([l.response?.status_code, l.error, bodyOf(l)?.choices[0]?.finish_reason], [200, null, 'stop']);
+    assert.equal(first.stats.linesAnswered, first.output.length, 'invalid lines are answered lines');
+    assert.deepEqual(first.done.request_counts, { total: 40, completed: 40, failed: 0 });
+    assert.deepEqual(again.stats.invalidCustomIds, invalidIds, 'the same seed spoils the same lines');
+    await assert.rejects(start({ batch: { dropRate: 0.5, errorRate: 0.3, invalidRate: 0.3 } }), /batch.invalidRate must not exceed 1/);
   });
 
   it('expires a stalled batch after its window and keeps the answered part in the output file', async () => {

@@ -1,7 +1,8 @@
 /**
  * `npm run local`: start the local stack, submit the sample corpus across both lanes (English
- * invoices to `us`, German to `eu`), run until every job is in a terminal state or a time limit,
- * show progress, print the scorecard, stop everything.
+ * invoices to `us`, German to `eu`) to the queue lane and, with `--batch-jobs`, to the batch lane, run
+ * until every job is in a terminal state or a time limit, show progress, print the scorecard, stop
+ * everything.
  */
 import type { CommandIo } from '../../commands/command.js';
 import type { LaneSet } from '../../config/lanes.js';
@@ -14,11 +15,13 @@ import { submitToStack, type StackSubmission } from './submit.js';
 import { startLogFile } from '../lambda/telemetry.js';
 import { LIVE_ROUTES } from '../../shared/resources.js';
 import { formatLiveFigures, liveFigures, runLiveLoad, unfinishedPending, type LiveCall, type LiveFigures, type LiveLoadOptions } from './live-load.js';
+import { batchReconcileIntervalMs, batchScorecardInputs, fakeBatchOptions, startBatchLoad, type BatchLoad, type BatchLoadOptions } from './batch-load.js';
+import { computeBatchFigures, formatBatchFigures, noBatchFigures, type BatchFigures } from './scorecard-batch.js';
 
 /** Options of one local run (the CLI flags). */
 export interface LocalRunOptions extends LocalLaneSettings {
-  /** Jobs to submit (0: the corpus once). */
-  jobs: number;
+  /** Queue jobs to submit (`'corpus'`: the corpus once; 0: none, e.g. a batch-only run). */
+  jobs: number | 'corpus';
   /** How long a provider "day" lasts here (default 1440 minutes). */
   dayMs: number;
   /** Admission (shared key pool, buckets, lane pause) on (default) or off. */
@@ -30,10 +33,12 @@ export interface LocalRunOptions extends LocalLaneSettings {
   logFile: string | undefined;
   /** Live requests fired while the backfill runs (absent: none), their rate and deadline. */
   live?: LiveLoadOptions | undefined;
+  /** Documents sent through the batch lane while the queue lane runs (absent or 0 jobs: none). */
+  batch?: BatchLoadOptions | undefined;
 }
 
-/** A local run's scorecard: the queue lane's, and the live requests'. */
-export type LocalRunScorecard = Scorecard & LiveFigures;
+/** A local run's scorecard: the queue lane's, the live requests' and the batch lane's (`lost` counts queue jobs and batch items). */
+export type LocalRunScorecard = Scorecard & LiveFigures & BatchFigures;
 
 /** Where consumer logs and EMF metrics go by default. */
 export const LOCAL_RUN_LOG_FILE = '.cache/local-run/consumer.log';
@@ -50,32 +55,45 @@ export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise
     say(stackReadyLine(stack, started));
     const liveOptions = options.live ?? { requests: 0, rps: 1, deadlineMs: 0 };
     const liveLoad = startLive(stack, liveOptions, say);
-    const documents = corpusDocuments(options.jobs);
-    const submission = await submitToStack(stack, lanes, documents);
-    say(submittedLine(lanes, submission, documents.length));
+    const deadline = started + options.timeLimitSeconds * 1000;
+    const batchLoad =
+      options.batch && options.batch.jobs > 0
+        ? startBatchLoad(stack, options.batch, { intervalMs: batchReconcileIntervalMs(options.minuteMs), deadline, say })
+        : undefined;
+    const documents = options.jobs === 0 ? [] : corpusDocuments(options.jobs === 'corpus' ? 0 : options.jobs);
+    const submission = documents.length > 0 ? await submitToStack(stack, lanes, documents) : noSubmission();
+    say(documents.length > 0 ? submittedLine(lanes, submission, documents.length) : '  no queue jobs (--jobs 0)');
     // The live requests end first: their hand-overs are part of what must drain.
     const calls = await liveLoad;
-    const { timedOut } = await watchUntilDrained(stack, {
+    // The batch lane's redrives go through the queue lane: the drain waits for the batch load to end.
+    const watched = await watchUntilDrained(stack, {
       intervalMs: 1000,
-      deadline: started + options.timeLimitSeconds * 1000,
+      deadline,
+      mayEnd: () => batchLoad?.ended ?? true,
       onCheck: (snapshot, end) => {
-        say(progressLine(stack, submission, snapshot, started));
+        say(progressLine(stack, submission, snapshot, started) + (batchLoad ? batchProgress(batchLoad) : ''));
         if (end === 'timeLimit') say(`  time limit of ${options.timeLimitSeconds} s reached; ${snapshot.waiting} job(s) still waiting`);
       },
     });
+    const batchRun = batchLoad ? await batchLoad.done : undefined;
+    const timedOut = watched.timedOut || (batchRun?.timedOut ?? false);
     await stopPollers(stack);
     const unfinished = timedOut ? calls.filter((c) => c.status === 'pending').length : (await unfinishedPending(stack, calls)).length;
     const live = liveFigures(calls, unfinished, liveOptions.requests > 0 ? liveOptions.deadlineMs : null);
-    const queueCard = scorecardOf(stack, await collectFinalState(stack), submission, {
+    const final = await collectFinalState(stack);
+    const queueCard = scorecardOf(stack, final, submission, {
       metrics: stack.telemetry.totals.total,
       elapsedMs: Date.now() - started,
       timedOut,
       quotaBoundMinimumMs: quotaBoundMinimumMs(lanes, submission.submitted, options.minuteMs),
     });
-    const card: LocalRunScorecard = { ...queueCard, ...live };
+    const batchInputs = batchRun ? await batchScorecardInputs(stack, batchRun, final) : undefined;
+    const batch = batchInputs ? computeBatchFigures(batchInputs) : noBatchFigures();
+    const card: LocalRunScorecard = { ...queueCard, lost: queueCard.lost + batch.batchLost, ...live, ...batch };
     say('');
     io.stdout.write(`${formatScorecard(card)}\n`);
     if (live.liveRequests > 0) io.stdout.write(`${formatLiveFigures(live)}\n`);
+    if (batchInputs) io.stdout.write(`${formatBatchFigures(batch, batchInputs.batches)}\n`);
     say(`  consumer logs and EMF metrics: ${logFile}`);
     if (options.json) io.stdout.write(`${JSON.stringify(card)}\n`);
     return card;
@@ -96,6 +114,7 @@ async function startRunStack(options: LocalRunOptions, lanes: LaneSet, logFile: 
       dayMs: options.dayMs,
       faults: options.faults,
       seed: options.seed,
+      ...(options.batch && options.batch.jobs > 0 ? { batch: fakeBatchOptions(options.batch, options.minuteMs) } : {}),
     },
     ...(options.admission ? {} : { admission: false as const }),
     live: true,
@@ -120,6 +139,22 @@ async function startLive(stack: LocalStack, live: LiveLoadOptions, say: (line: s
       say(`  live: ${done}/${live.requests} answered (${[...tally].map(([s, n]) => `${s} ${n}`).join(', ')})`);
     }
   });
+}
+
+/** The submission of a run without queue jobs. */
+function noSubmission(): StackSubmission {
+  return { submission: { total: 0, sent: 0, failed: 0, rejected: 0, results: [] }, sent: [], submitted: [], submitStarted: Date.now() };
+}
+
+/** The batch lane's part of a progress line: items settled, unresolved, handed to the queue lane, batches done. */
+function batchProgress(load: BatchLoad): string {
+  const p = load.progress();
+  if (p.phase === 'submitting') return ' · batch submitting';
+  const settled = p.items - p.counts.prepared - p.counts.submitted;
+  return (
+    ` · batch ${settled}/${p.items} settled (committed ${p.counts.committed + p.counts.duplicate}, unresolved ${p.counts.unresolved}, ` +
+    `redriven ${p.counts.redriven}${p.redrivenWaiting ? `, ${p.redrivenWaiting} waiting` : ''}), ${p.batchesDone}/${p.batches} done`
+  );
 }
 
 /** `submitted N of M jobs (us …, eu …) in … ms`. */

@@ -11,6 +11,8 @@
  * `expires_at` (its window ran out, or the seeded `expire` fault stalled it) ends `expired`; a cancel
  * moves it to `cancelling` for `cancellingMs` (lines already answered stay, no new ones) → `cancelled`.
  * The output and error files are written when the batch ends, with the completed part in both cases.
+ * Each line's fate (answered, dropped, errored, or answered with content that fails the schema) is drawn
+ * when the batch starts, from the batch faults' own seeded sequence.
  */
 import type { StatsRecorder } from './stats.js';
 import type { RandomSource } from '../../shared/random.js';
@@ -29,6 +31,7 @@ import {
   tokenLimitError,
   unixSeconds,
 } from './batch-wire.js';
+import { breakSchema, garbleJson } from './faults.js';
 import { estimateTokens, parseChatRequest, promptTokensOf } from './request.js';
 import { type ChatCompletionBody, chatCompletionBody, newRequestId, type OpenAiErrorBody, serverErrorBody } from './responses.js';
 import type { FakeExtractor } from './types.js';
@@ -42,6 +45,7 @@ export interface BatchSettings {
   windowMs: number;
   dropRate: number;
   errorRate: number;
+  invalidRate: number;
   expire: number;
   expireAnsweredShare: number;
   enqueuedTokenLimit: number | null;
@@ -77,13 +81,15 @@ export interface BatchRequest {
   metadata: Record<string, string> | null;
 }
 
-type Fate = 'answer' | 'drop' | 'error';
+type Fate = 'answer' | 'drop' | 'error' | 'invalid';
 
 /** How one request line ended: the chat completion, or the HTTP error it got. */
 type Answer = { ok: true; body: ChatCompletionBody } | { ok: false; status: number; body: OpenAiErrorBody };
 
 interface ScheduledLine extends BatchRequestLine {
   fate: Fate;
+  /** For an `invalid` line, which way its content fails the schema (a number in [0, 1)). */
+  variant: number;
   answerAt: number;
 }
 
@@ -250,9 +256,10 @@ export class BatchRun {
     const n = input.lines.length;
     this.stallAt = expiring ? Math.floor(n * settings.expireAnsweredShare) : n;
     this.lines = input.lines.map((line, i) => {
-      const pick = random();
-      const fate: Fate = pick < settings.dropRate ? 'drop' : pick < settings.dropRate + settings.errorRate ? 'error' : 'answer';
-      return { ...line, fate, answerAt: t + (settings.completionMs * (i + 1)) / n };
+      const fate = fateOf(random(), settings);
+      // Only an invalid line draws its variant: without `invalidRate` the sequence is the one it always was.
+      const variant = fate === 'invalid' ? random() : 0;
+      return { ...line, fate, variant, answerAt: t + (settings.completionMs * (i + 1)) / n };
     });
     return null;
   }
@@ -283,7 +290,10 @@ export class BatchRun {
     this.counts.completed += 1;
     this.usage.input += result.body.usage.prompt_tokens;
     this.usage.output += result.body.usage.completion_tokens;
-    stats.recordBatch((b) => (b.linesAnswered += 1));
+    stats.recordBatch((b) => {
+      b.linesAnswered += 1;
+      if (line.fate === 'invalid') b.invalidCustomIds.push(line.customId);
+    });
   }
 
   /** Runs one request line as the chat route would answer it (same parsing, extractor, token cap and body). */
@@ -297,6 +307,7 @@ export class BatchRun {
     } catch {
       return { ok: false, status: 500, body: serverErrorBody(500, requestId) };
     }
+    if (line.fate === 'invalid') content = invalidContent(content, request.schema, line.variant);
     let finishReason: 'stop' | 'length' = 'stop';
     let completionTokens = estimateTokens(content.length);
     const cap = request.maxCompletionTokens;
@@ -325,4 +336,23 @@ export class BatchRun {
       if (status === 'cancelled') b.linesCancelled += unanswered.length;
     });
   }
+}
+
+/** A line's fate from one draw in [0, 1): dropped, errored, invalid, else answered (the rates in that order). */
+function fateOf(pick: number, settings: Pick<BatchSettings, 'dropRate' | 'errorRate' | 'invalidRate'>): Fate {
+  if (pick < settings.dropRate) return 'drop';
+  if (pick < settings.dropRate + settings.errorRate) return 'error';
+  if (pick < settings.dropRate + settings.errorRate + settings.invalidRate) return 'invalid';
+  return 'answer';
+}
+
+/**
+ * Content that fails the extraction schema, from the correct `content` (JSON): variant < 0.5, the JSON
+ * with a required field left out (a number turned into a string when none is present); otherwise the
+ * JSON wrapped in prose and a code fence, which is not JSON. Either way a complete answer (`stop`).
+ */
+function invalidContent(content: string, schema: unknown, variant: number): string {
+  // breakSchema drops a required field for variants in [0.5, 1); the rest of the range picks which.
+  if (variant < 0.5) return JSON.stringify(breakSchema(JSON.parse(content), schema, 0.5 + variant));
+  return garbleJson(content, variant).content;
 }

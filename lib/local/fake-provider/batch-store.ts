@@ -80,13 +80,16 @@ export function batchSettings(options: FakeProviderOptions): BatchSettings & Bat
     windowMs: duration('windowMs', batch.windowMs, options.dayMs ?? 1440 * minuteMs, true),
     dropRate: rate('dropRate', batch.dropRate),
     errorRate: rate('errorRate', batch.errorRate),
+    invalidRate: rate('invalidRate', batch.invalidRate),
     expire: rate('expire', batch.expire),
     expireAnsweredShare: rate('expireAnsweredShare', batch.expireAnsweredShare ?? 0.5),
     enqueuedTokenLimit: batch.enqueuedTokenLimit === undefined ? null : count('enqueuedTokenLimit', batch.enqueuedTokenLimit, 1),
     maxRequestsPerFile: count('maxRequestsPerFile', batch.maxRequestsPerFile, 50_000),
     maxFileBytes: count('maxFileBytes', batch.maxFileBytes, 200 * 1024 * 1024),
   };
-  if (settings.dropRate + settings.errorRate > 1 + 1e-9) throw new FakeProviderConfigError('batch.dropRate + batch.errorRate must not exceed 1');
+  if (settings.dropRate + settings.errorRate + settings.invalidRate > 1 + 1e-9) {
+    throw new FakeProviderConfigError('batch.dropRate + batch.errorRate + batch.invalidRate must not exceed 1');
+  }
   return settings;
 }
 

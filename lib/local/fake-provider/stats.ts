@@ -32,6 +32,7 @@ function emptyBatchStats(): FakeProviderBatchStats {
     linesCancelled: 0,
     droppedCustomIds: [],
     erroredCustomIds: [],
+    invalidCustomIds: [],
   };
 }
 
@@ -59,7 +60,8 @@ export class StatsRecorder {
 
   /** A deep copy of every counter. */
   snapshot(): FakeProviderStats {
-    const batches = { ...this.batches, droppedCustomIds: [...this.batches.droppedCustomIds], erroredCustomIds: [...this.batches.erroredCustomIds] };
+    const b = this.batches;
+    const batches = { ...b, droppedCustomIds: [...b.droppedCustomIds], erroredCustomIds: [...b.erroredCustomIds], invalidCustomIds: [...b.invalidCustomIds] };
     return { ...copyCounters(this.total), perKey: Object.fromEntries([...this.perKey].map(([key, c]) => [key, copyCounters(c)])), batches };
   }
 }

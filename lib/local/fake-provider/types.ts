@@ -98,8 +98,14 @@ export interface FakeProviderBatchOptions {
    * reconciles by `custom_id` notices.
    */
   dropRate?: number;
-  /** Probability (0..1) that a request line is answered with a 500 in the error file. `dropRate + errorRate` ≤ 1. */
+  /** Probability (0..1) that a request line is answered with a 500 in the error file. */
   errorRate?: number;
+  /**
+   * Probability (0..1) that a request line is answered (status 200, a well-formed chat completion,
+   * `finish_reason: 'stop'`) with content that fails the extraction schema: JSON missing a required
+   * field, or the JSON wrapped in prose (not JSON). `dropRate + errorRate + invalidRate` ≤ 1.
+   */
+  invalidRate?: number;
   /** Probability (0..1) that a batch stalls and ends `expired` at `expires_at` with only part of its lines answered. */
   expire?: number;
   /** Share (0..1) of an expiring batch's lines answered before it stalls. Default 0.5. */
@@ -169,6 +175,11 @@ export interface FakeProviderBatchStats {
   droppedCustomIds: string[];
   /** `custom_id` of every errored line, in answer order (ids may repeat across batches). */
   erroredCustomIds: string[];
+  /**
+   * `custom_id` of every line answered with content that fails the schema (the `invalidRate` fault; also
+   * counted in `linesAnswered`), in answer order (ids may repeat across batches); empty until one is.
+   */
+  invalidCustomIds: string[];
 }
 
 /** A snapshot of the fake provider's counters. */
