@@ -14,7 +14,7 @@ import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { type BedrockModelTarget, bedrockModelTarget, type LaneConfig } from '../config/lanes.js';
 import { BATCH_PREFIX } from '../config/names.js';
-import { acknowledgeBucketPrefixGrant, grantBedrockInvoke } from './lane-function.js';
+import { acknowledgeBucketPrefixGrant, foundationModelArnOf, grantBedrockInvoke } from './lane-function.js';
 import type { LaneStorage } from './storage.js';
 
 /** Object keys of the jobs' input files in the lane bucket (`batch/<batchId>/input/<n>.jsonl`). */
@@ -110,15 +110,7 @@ export function grantBedrockBatchJobs(role: Role, lane: LaneConfig, storage: Lan
   const stack = Stack.of(role);
   const jobs = modelInvocationJobsArn(role);
   const target = laneBatchModelTarget(lane);
-  const foundationModel = (region: string) =>
-    stack.formatArn({
-      service: 'bedrock',
-      region,
-      account: '',
-      resource: 'foundation-model',
-      resourceName: target.modelId,
-      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
-    });
+  const foundationModel = (region: string) => foundationModelArnOf(stack, region, target.modelId);
   const models =
     target.kind === 'foundation-model'
       ? [foundationModel(stack.region)]

@@ -70,15 +70,7 @@ export function laneBedrockTarget(lane: LaneConfig): BedrockModelTarget | undefi
  */
 export function grantBedrockInvoke(role: Role, target: BedrockModelTarget): void {
   const stack = Stack.of(role);
-  const foundationModelArn = (region: string) =>
-    stack.formatArn({
-      service: 'bedrock',
-      region,
-      account: '',
-      resource: 'foundation-model',
-      resourceName: target.modelId,
-      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
-    });
+  const foundationModelArn = (region: string) => foundationModelArnOf(stack, region, target.modelId);
   if (target.kind === 'foundation-model') {
     role.addToPrincipalPolicy(new PolicyStatement({ sid: 'InvokeModel', actions: [...BEDROCK_INVOKE_ACTIONS], resources: [foundationModelArn(stack.region)] }));
     return;
@@ -114,4 +106,16 @@ export function acknowledgeBucketPrefixGrant(role: Role, storage: LaneStorage, p
   const stack = Stack.of(role);
   const bucketLogicalId = stack.resolve(stack.getLogicalId(storage.bucket.node.defaultChild as CfnBucket)) as string;
   Validations.of(role).acknowledge({ id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${pattern}]`, reason });
+}
+
+/** The ARN of foundation model `modelId` in `region` (no account), in the stack's partition. */
+export function foundationModelArnOf(stack: Stack, region: string, modelId: string): string {
+  return stack.formatArn({
+    service: 'bedrock',
+    region,
+    account: '',
+    resource: 'foundation-model',
+    resourceName: modelId,
+    arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+  });
 }

@@ -40,12 +40,8 @@ export class ResendFailedError extends RatelaneError {
   }
 }
 
-/**
- * `ChangeMessageVisibility` failed (network, expired or invalid receipt handle, ...). The message then
- * keeps its current visibility timeout; the caller logs this and still reports the record failed.
- */
-export class VisibilityChangeFailedError extends RatelaneError {
-  override name = 'VisibilityChangeFailedError';
+/** An SQS call on a received message failed; the message is left as it was. Names the SDK's exception. */
+abstract class ReceivedMessageCallError extends RatelaneError {
   readonly kind = 'unavailable' as const;
   readonly retryable = true;
   /** The SDK's exception name (`ReceiptHandleIsInvalid`, `MessageNotInflight`, ...), when known. */
@@ -62,22 +58,17 @@ export class VisibilityChangeFailedError extends RatelaneError {
 }
 
 /**
+ * `ChangeMessageVisibility` failed (network, expired or invalid receipt handle, ...). The message then
+ * keeps its current visibility timeout; the caller logs this and still reports the record failed.
+ */
+export class VisibilityChangeFailedError extends ReceivedMessageCallError {
+  override name = 'VisibilityChangeFailedError';
+}
+
+/**
  * `DeleteMessage` of a received message failed. Nothing is lost: the batch response still acknowledges
  * the record; only the early delete (see `deleteReceived`) did not happen.
  */
-export class DeleteFailedError extends RatelaneError {
+export class DeleteFailedError extends ReceivedMessageCallError {
   override name = 'DeleteFailedError';
-  readonly kind = 'unavailable' as const;
-  readonly retryable = true;
-  /** The SDK's exception name, when known. */
-  readonly sdkErrorName: string | undefined;
-
-  constructor(
-    message: string,
-    readonly queueUrl: string,
-    options: { cause: unknown },
-  ) {
-    super(message, options);
-    this.sdkErrorName = errorName(options.cause);
-  }
 }

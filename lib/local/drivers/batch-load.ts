@@ -20,7 +20,7 @@ import { redirectPowertoolsConsole } from '../lambda/telemetry.js';
 import { localLaneKeys, type LocalLane, type LocalStack } from '../stack.js';
 import { corpusDocuments } from './lanes.js';
 import type { FinalState } from './outcome.js';
-import type { BatchScorecardInputs } from './scorecard-batch.js';
+import type { BatchScorecardInputs, BatchSubmitted } from './scorecard-batch.js';
 
 /** The batch load of a run (the `--batch-*` flags). */
 export interface BatchLoadOptions {
@@ -67,18 +67,7 @@ export function batchDocuments(jobs: number): DocumentInput[] {
 }
 
 /** One lane's batch as the run remembers it. */
-export interface LaneBatch {
-  lane: string;
-  /** Null when nothing was accepted or the submission failed. */
-  batchId: string | null;
-  /** Documents given to the lane. */
-  documents: number;
-  /** Items the submission recorded (what `submitBatch` reported). */
-  items: number;
-  /** Documents refused at intake (never items). */
-  rejectedAtSubmit: number;
-  /** Why the submission failed (error name and message, no document text). */
-  submitError?: string | undefined;
+export interface LaneBatch extends BatchSubmitted {
   /** The batch's state at the last pass. */
   state: string;
   /** Reconcile passes that threw (the next pass tries again). */

@@ -10,9 +10,10 @@
 import type { BatchOutcome } from '../../batch/status.js';
 import type { ItemState } from '../../store/manifest.js';
 
-/** One lane's batch at the end of a run, as read from the stores. */
-export interface BatchScorecardBatch {
+/** What one lane's batch submission of a run recorded. */
+export interface BatchSubmitted {
   lane: string;
+  /** Null when nothing was accepted or the submission failed. */
   batchId: string | null;
   /** Documents given to the lane's batch. */
   documents: number;
@@ -20,7 +21,12 @@ export interface BatchScorecardBatch {
   items: number;
   /** Documents refused at intake (never items). */
   rejectedAtSubmit: number;
+  /** Why the submission failed (error name and message, no document text). */
   submitError?: string | undefined;
+}
+
+/** One lane's batch at the end of a run, as read from the stores. */
+export interface BatchScorecardBatch extends BatchSubmitted {
   readError?: string | undefined;
   /** `batchStatus`'s outcome (absent when the batch could not be read). */
   outcome: BatchOutcome | undefined;
