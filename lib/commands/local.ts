@@ -47,6 +47,10 @@ a scorecard. Everything started is stopped at the end, on Ctrl-C and on a crash.
                         the queue lane repairs them; --batch-drop + --batch-error + --batch-invalid ≤ 1
   --batch-minutes M     provider minutes the fake takes to answer a batch's lines (default 1; validating
                         and finalizing take minute-ms/6 each)
+  --batch-redrive       once every batch is done (and its figures read), redrive its unresolved items to
+                        the queue lane (as ratelane batch redrive does) and wait for their outcome; the
+                        scorecard adds batchRedriven, batchRedriveCommitted, batchRedriveNeedsReview,
+                        batchRedriveWaiting and batchUnresolvedAfterRedrive
   --seed N              seed of the fake provider's faults and latencies (default 42)
   --time-limit S        stop waiting after S seconds (default 600)
   --log-file PATH       where consumer logs and EMF metrics go (default .cache/local-run/consumer.log)
@@ -79,6 +83,7 @@ const LOCAL_FLAGS = {
   'batch-error': numberFlag({ min: 0, max: 1 }),
   'batch-invalid': numberFlag({ min: 0, max: 1 }),
   'batch-minutes': numberFlag({ min: 0.05, max: 1440 }),
+  'batch-redrive': booleanFlag(),
   seed: numberFlag({ min: 0, max: 2 ** 31, fallback: 42, ...ROUND_DOWN }),
   'time-limit': numberFlag({ min: 5, max: 24 * 3600, fallback: 600 }),
   'log-file': stringFlag(),
@@ -113,9 +118,12 @@ function parseLocalArgs(argv: readonly string[]): LocalRunOptions {
 
 /** The batch load from the `--batch-*` flags. @throws {UsageError} for rates over 1 together, or batch settings without batch jobs */
 function batchOptions(
-  v: Pick<FlagValues<typeof LOCAL_FLAGS>, 'batch-jobs' | 'batch-drop' | 'batch-error' | 'batch-invalid' | 'batch-minutes'>,
+  v: Pick<FlagValues<typeof LOCAL_FLAGS>, 'batch-jobs' | 'batch-drop' | 'batch-error' | 'batch-invalid' | 'batch-minutes' | 'batch-redrive'>,
 ): BatchLoadOptions {
-  const given = (['batch-drop', 'batch-error', 'batch-invalid', 'batch-minutes'] as const).filter((name) => v[name] !== undefined);
+  const given = [
+    ...(['batch-drop', 'batch-error', 'batch-invalid', 'batch-minutes'] as const).filter((name) => v[name] !== undefined),
+    ...(v['batch-redrive'] ? ['batch-redrive'] : []),
+  ];
   if (v['batch-jobs'] === 0 && given.length > 0) throw new UsageError(`--${given[0]} needs --batch-jobs N (N > 0): no batch is sent without it`);
   const dropRate = v['batch-drop'] ?? 0;
   const errorRate = v['batch-error'] ?? 0;
@@ -123,7 +131,7 @@ function batchOptions(
   if (dropRate + errorRate + invalidRate > 1 + 1e-9) {
     throw new UsageError(`--batch-drop, --batch-error and --batch-invalid together must not exceed 1, got ${dropRate} + ${errorRate} + ${invalidRate}`);
   }
-  return { jobs: v['batch-jobs'], dropRate, errorRate, invalidRate, minutes: v['batch-minutes'] ?? 1 };
+  return { jobs: v['batch-jobs'], dropRate, errorRate, invalidRate, minutes: v['batch-minutes'] ?? 1, ...(v['batch-redrive'] ? { redrive: true } : {}) };
 }
 
 /** `ratelane local`. */
@@ -142,7 +150,9 @@ export const localCommand: Command<LocalRunOptions> = {
  * submitted ended in a DLQ (a run that only dead-letters — e.g. keys the provider refuses — is no
  * success), a live answer was late, or the batch lane's reconciliation does not hold (its items do not
  * add up, its unresolved items are not the ones the provider dropped or errored, or one has an object,
- * or the items sent to the queue lane for a repair are not the lines the provider made invalid).
+ * or the items sent to the queue lane for a repair are not the lines the provider made invalid; with
+ * `--batch-redrive`, the redrive did not send exactly the unresolved items, a redriven item is neither
+ * committed nor in review at the end, or a batch item's idempotency key has more than one result).
  */
 export function localRunExitCode(
   card: Pick<Scorecard, 'lost' | 'timedOut' | 'submitted' | 'deadLettered'> &

@@ -5,8 +5,9 @@
  * for, the unresolved items exactly the lines the provider dropped or errored, none of them with an
  * object, nothing lost; with lines answered with output that fails the schema, each of them handed to
  * the queue lane, which repairs it (the fake's single-call extraction answers correctly) and commits it
- * or sends it to review, none left waiting. Batches are answered in a fifth of a provider minute to keep
- * the runs short.
+ * or sends it to review, none left waiting; with `--batch-redrive`, the unresolved items redriven to the
+ * queue lane once every batch is done and committed there, each once. Batches are answered in a fifth of
+ * a provider minute to keep the runs short.
  * Beside it, in-process: the `--batch-*` flags' usage errors, and the figures flagging what does not add up.
  */
 import assert from 'node:assert/strict';
@@ -47,6 +48,11 @@ function scorecard(
     | 'batchWaiting'
     | 'batchRepaired'
     | 'batchRepairNeedsReview'
+    | 'batchRedriven'
+    | 'batchRedriveCommitted'
+    | 'batchRedriveNeedsReview'
+    | 'batchRedriveWaiting'
+    | 'batchUnresolvedAfterRedrive'
     | 'lost',
     number
   > {
@@ -128,6 +134,46 @@ describe('npm run local --batch-jobs', () => {
     assert.match(run.out, new RegExp(`provider invalid / repaired\\s+${invalid.length} / ${invalid.length} .* exactly the items sent to the queue lane`));
   });
 
+  it('with --batch-redrive, commits every unresolved item through the queue lane, each once; the batch figures are those before the redrive', async () => {
+    // Act
+    const run = await runLocal([
+      '--jobs',
+      '0',
+      '--batch-jobs',
+      '30',
+      '--batch-drop',
+      '0.15',
+      '--batch-error',
+      '0.1',
+      '--batch-minutes',
+      '0.2',
+      '--batch-redrive',
+      // A seed whose batch sequence drops 7 and errors 3 of the 30 lines.
+      '--seed',
+      '7',
+      '--json',
+      '--log-file',
+      '.cache/test-local-run-batch/d.log',
+    ]);
+    // Assess
+    assert.equal(run.code, 0, run.err);
+    const card = scorecard(run.out);
+    const providerLost = [...(card.batchDropped as string[]), ...(card.batchErrored as string[])].sort();
+    assert.ok(card.batchUnresolved > 0, 'the fake provider dropped or errored some lines');
+    assert.deepEqual(card.batchUnresolvedIds, providerLost, 'the batch figures describe the batch before the redrive');
+    assert.equal(card.batchRedriven, card.batchUnresolved, 'the redrive sent every unresolved item');
+    assert.equal(card.batchRedriveCommitted, card.batchRedriven, 'each committed by the queue lane: one result, under its own job id');
+    assert.equal(card.batchRedriveNeedsReview, 0);
+    assert.equal(card.batchRedriveWaiting, 0);
+    assert.equal(card.batchUnresolvedAfterRedrive, 0);
+    assert.equal(card.doubleCommits, 0);
+    assert.equal(card.batchLost, 0);
+    assert.equal(card.lost, 0);
+    assert.deepEqual(card.batchProblems, []);
+    assert.match(run.out, new RegExp(`batch redriven\\s+${card.batchUnresolved} of the ${card.batchUnresolved} unresolved`));
+    assert.match(run.out, /unresolved after redrive\s+0/);
+  });
+
   it('runs the batch lane alongside queue jobs', async () => {
     // Act
     const run = await runLocal(['--jobs', '5', '--batch-jobs', '10', '--batch-minutes', '0.2', '--json', '--log-file', '.cache/test-local-run-batch/b.log']);
@@ -151,6 +197,7 @@ describe('npm run local --batch-jobs', () => {
     assert.equal(parsed.jobs, 0);
     assert.deepEqual(parsed.batch, { jobs: 200, dropRate: 0.03, errorRate: 0, invalidRate: 0, minutes: 1 });
     assert.equal(parse(['--batch-jobs', '5', '--batch-invalid', '0.1']).batch?.invalidRate, 0.1);
+    assert.equal(parse(['--batch-jobs', '5', '--batch-redrive']).batch?.redrive, true);
     assert.equal(parse([]).jobs, 'corpus');
     const together = usage(/--batch-drop, --batch-error and --batch-invalid together must not exceed 1/);
     assert.throws(() => parse(['--batch-jobs', '5', '--batch-drop', '0.6', '--batch-error', '0.5']), together);
@@ -158,6 +205,7 @@ describe('npm run local --batch-jobs', () => {
     assert.throws(() => parse(['--batch-jobs', '5', '--batch-invalid', '1.5']), usage(/--batch-invalid must be a number/));
     assert.throws(() => parse(['--batch-drop', '0.1']), usage(/--batch-drop needs --batch-jobs/));
     assert.throws(() => parse(['--batch-invalid', '0.1']), usage(/--batch-invalid needs --batch-jobs/));
+    assert.throws(() => parse(['--batch-redrive']), usage(/--batch-redrive needs --batch-jobs/));
     assert.throws(() => parse(['--batch-jobs', '5', '--batch-minutes', '0']), usage(/--batch-minutes must be a number/));
     assert.throws(() => parse(['--jobs', '0']), usage(/--jobs 0 submits no queue jobs/));
   });

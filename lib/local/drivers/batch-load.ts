@@ -5,10 +5,14 @@
  * for the lane's EventBridge Scheduler schedule) until every batch is done, while the queue lane's
  * consumers run: an output handed to the queue lane for its repair (`redriven`) finishes there. At the
  * end the driver waits, bounded by the run's time limit, until no redriven item is still waiting.
+ * With `redrive` (`--batch-redrive`) it then reads the batch figures' inputs (what the scorecard's batch
+ * figures describe: the batch before the redrive), redrives each batch's unresolved items to the queue
+ * lane (`redriveBatch`) while its consumers still run, and waits the same way for their outcome.
  */
 import { createOpenAiBatchProvider } from '../../batch/openai-batch.js';
 import { batchPass } from '../../batch/index.js';
 import type { ReconcileDeps } from '../../batch/reconcile.js';
+import { redriveBatch } from '../../batch/redrive.js';
 import { batchStatus, type BatchStatusReport } from '../../batch/status.js';
 import { submitBatch, type SubmitBatchDeps } from '../../batch/submit.js';
 import { createLaneTelemetry } from '../../extraction/deps.js';
@@ -19,8 +23,9 @@ import type { FakeProviderBatchOptions } from '../fake-provider/index.js';
 import { redirectPowertoolsConsole } from '../lambda/telemetry.js';
 import { localLaneKeys, type LocalLane, type LocalStack } from '../stack.js';
 import { corpusDocuments } from './lanes.js';
-import type { FinalState } from './outcome.js';
+import { collectFinalState, type FinalState } from './outcome.js';
 import type { BatchScorecardInputs, BatchSubmitted } from './scorecard-batch.js';
+import type { BatchRedriveSent } from './scorecard-batch-redrive.js';
 
 /** The batch load of a run (the `--batch-*` flags). */
 export interface BatchLoadOptions {
@@ -34,6 +39,8 @@ export interface BatchLoadOptions {
   invalidRate: number;
   /** Provider minutes the fake takes to answer a batch's lines (its `completionMs`). */
   minutes: number;
+  /** Once every batch is done, redrive its unresolved items to the queue lane and wait for their outcome (`--batch-redrive`). */
+  redrive?: boolean | undefined;
 }
 
 /**
@@ -92,6 +99,16 @@ export interface BatchLoadResult {
   /** True when a batch was not done, or a redriven item still waiting, at the time limit. */
   timedOut: boolean;
   passes: number;
+  /** The redrive step, when it ran (`redrive` asked and every batch done). */
+  redrive?: BatchRedriveRun | undefined;
+}
+
+/** What the redrive step of the load did. */
+export interface BatchRedriveRun {
+  /** The batch figures' inputs read once every batch was done, before the redrive. */
+  before: BatchScorecardInputs;
+  /** What the redrive sent, per lane's batch. */
+  sent: BatchRedriveSent[];
 }
 
 /** A running batch load. */
@@ -229,8 +246,36 @@ async function drive(
   const reconciled = open.every((s) => finished(s.batch));
   if (!reconciled) run.say(`  batch: time limit reached with ${open.filter((s) => !finished(s.batch)).length} batch(es) not done`);
   progress.phase = 'redrive';
-  const redriveSettled = reconciled && (await waitForRedriven(open, progress, run));
-  return { batches, timedOut: !reconciled || !redriveSettled, passes };
+  const repairsSettled = reconciled && (await waitForRedriven(open, progress, run, 'for a repair'));
+  if (!(options.redrive && reconciled)) return { batches, timedOut: !reconciled || !repairsSettled, passes };
+  const redrive = await redriveUnresolved(stack, batches, open, run.say);
+  const redriveSettled = await waitForRedriven(open, progress, run, 'by the redrive or for a repair');
+  return { batches, timedOut: !repairsSettled || !redriveSettled, passes, redrive };
+}
+
+/**
+ * The redrive step: reads the batch figures' inputs (the batch before the redrive), then redrives each
+ * lane's batch (`redriveBatch`: its unresolved items to the lane's queue, same job id and key).
+ */
+async function redriveUnresolved(
+  stack: LocalStack,
+  batches: readonly LaneBatch[],
+  open: readonly { batch: LaneBatch; lane: LaneDeps }[],
+  say: (line: string) => void,
+): Promise<BatchRedriveRun> {
+  const before = await batchScorecardInputs(stack, { batches }, await collectFinalState(stack));
+  const sent = await Promise.all(
+    open.map(({ batch, lane }): Promise<BatchRedriveSent> => {
+      const at = { lane: batch.lane, batchId: batch.batchId! };
+      return redriveBatch(at.batchId, lane.deps).then(
+        (report) => ({ ...at, itemIds: report.itemIds, failed: report.failed.length }),
+        (error: unknown) => ({ ...at, itemIds: [], failed: 0, error: why(error) }),
+      );
+    }),
+  );
+  const described = sent.map((s) => `${s.lane} ${s.itemIds.length}${s.failed ? `, ${s.failed} NOT sent` : ''}${s.error ? ` (FAILED: ${s.error})` : ''}`);
+  say(`  batch: redrove ${sent.reduce((n, s) => n + s.itemIds.length, 0)} unresolved item(s) to the queue lane (${described.join('; ')})`);
+  return { before, sent };
 }
 
 /** One `batchPass` over a lane's batch; a failure is counted and said once, and the next pass tries again. */
@@ -261,6 +306,7 @@ async function waitForRedriven(
   open: readonly { batch: LaneBatch; lane: LaneDeps }[],
   progress: BatchProgress,
   run: { intervalMs: number; deadline: number; say: (line: string) => void },
+  handedFor: string,
 ): Promise<boolean> {
   let said = false;
   for (;;) {
@@ -271,7 +317,7 @@ async function waitForRedriven(
     progress.redrivenWaiting = waiting;
     if (waiting === 0) return true;
     if (!said && redriven > 0) {
-      run.say(`  batch: ${redriven} item(s) handed to the queue lane for a repair; waiting for their outcome`);
+      run.say(`  batch: ${redriven} item(s) handed to the queue lane ${handedFor}; waiting for their outcome`);
       said = true;
     }
     if (Date.now() > run.deadline) {
@@ -291,8 +337,8 @@ export interface BatchFinal {
   readError?: string | undefined;
 }
 
-/** Reads every batch of the load at the end (after the pollers stopped). */
-export async function collectBatchFinal(stack: LocalStack, result: BatchLoadResult): Promise<BatchFinal[]> {
+/** Reads every batch of the load at the end (after the pollers stopped), or before the redrive. */
+export async function collectBatchFinal(stack: LocalStack, result: { batches: readonly LaneBatch[] }): Promise<BatchFinal[]> {
   return Promise.all(
     result.batches.map(async (batch): Promise<BatchFinal> => {
       const local = stack.lanes[batch.lane];
@@ -316,7 +362,7 @@ export async function collectBatchFinal(stack: LocalStack, result: BatchLoadResu
 }
 
 /** The batch figures' inputs at the end of a run: every batch read from the stores, where every job ended, the provider's own counts. */
-export async function batchScorecardInputs(stack: LocalStack, result: BatchLoadResult, final: FinalState): Promise<BatchScorecardInputs> {
+export async function batchScorecardInputs(stack: LocalStack, result: { batches: readonly LaneBatch[] }, final: FinalState): Promise<BatchScorecardInputs> {
   const read = await collectBatchFinal(stack, result);
   const { droppedCustomIds, erroredCustomIds, invalidCustomIds } = stack.provider.stats().batches;
   return {

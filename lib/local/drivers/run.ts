@@ -2,7 +2,8 @@
  * `npm run local`: start the local stack, submit the sample corpus across both lanes (English
  * invoices to `us`, German to `eu`) to the queue lane and, with `--batch-jobs`, to the batch lane, run
  * until every job is in a terminal state or a time limit, show progress, print the scorecard, stop
- * everything.
+ * everything. With `--batch-redrive` the batch lane's unresolved items are redriven to the queue lane
+ * once every batch is done, before the drain ends.
  */
 import type { CommandIo } from '../../commands/command.js';
 import type { LaneSet } from '../../config/lanes.js';
@@ -15,8 +16,23 @@ import { submitToStack, type StackSubmission } from './submit.js';
 import { startLogFile } from '../lambda/telemetry.js';
 import { LIVE_ROUTES } from '../../shared/resources.js';
 import { formatLiveFigures, liveFigures, runLiveLoad, unfinishedPending, type LiveCall, type LiveFigures, type LiveLoadOptions } from './live-load.js';
-import { batchReconcileIntervalMs, batchScorecardInputs, fakeBatchOptions, startBatchLoad, type BatchLoad, type BatchLoadOptions } from './batch-load.js';
+import {
+  batchReconcileIntervalMs,
+  batchScorecardInputs,
+  collectBatchFinal,
+  fakeBatchOptions,
+  startBatchLoad,
+  type BatchLoad,
+  type BatchLoadOptions,
+} from './batch-load.js';
 import { computeBatchFigures, formatBatchFigures, noBatchFigures, type BatchFigures } from './scorecard-batch.js';
+import {
+  batchRedriveInputs,
+  batchRedriveRows,
+  computeBatchRedriveFigures,
+  noBatchRedriveFigures,
+  type BatchRedriveFigures,
+} from './scorecard-batch-redrive.js';
 
 /** Options of one local run (the CLI flags). */
 export interface LocalRunOptions extends LocalLaneSettings {
@@ -37,8 +53,12 @@ export interface LocalRunOptions extends LocalLaneSettings {
   batch?: BatchLoadOptions | undefined;
 }
 
-/** A local run's scorecard: the queue lane's, the live requests' and the batch lane's (`lost` counts queue jobs and batch items). */
-export type LocalRunScorecard = Scorecard & LiveFigures & BatchFigures;
+/**
+ * A local run's scorecard: the queue lane's, the live requests' and the batch lane's, with its redrive's
+ * (`lost` counts queue jobs, batch items and redriven items found nowhere; the redrive's problems are
+ * part of `batchProblems`).
+ */
+export type LocalRunScorecard = Scorecard & LiveFigures & BatchFigures & BatchRedriveFigures;
 
 /** Where consumer logs and EMF metrics go by default. */
 export const LOCAL_RUN_LOG_FILE = '.cache/local-run/consumer.log';
@@ -87,13 +107,25 @@ export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise
       timedOut,
       quotaBoundMinimumMs: quotaBoundMinimumMs(lanes, submission.submitted, options.minuteMs),
     });
-    const batchInputs = batchRun ? await batchScorecardInputs(stack, batchRun, final) : undefined;
+    // With a redrive, the batch figures are the ones read before it; the redrive's are read now.
+    const batchInputs = batchRun ? (batchRun.redrive?.before ?? (await batchScorecardInputs(stack, batchRun, final))) : undefined;
     const batch = batchInputs ? computeBatchFigures(batchInputs) : noBatchFigures();
-    const card: LocalRunScorecard = { ...queueCard, lost: queueCard.lost + batch.batchLost, ...live, ...batch };
+    const redrive =
+      batchRun && options.batch?.redrive
+        ? computeBatchRedriveFigures(batchRedriveInputs(batchRun.redrive?.sent ?? null, await collectBatchFinal(stack, batchRun), final), batch.batchUnresolved)
+        : { figures: noBatchRedriveFigures(), problems: [] };
+    const card: LocalRunScorecard = {
+      ...queueCard,
+      lost: queueCard.lost + batch.batchLost + (redrive.figures.batchRedriveLost ?? 0),
+      ...live,
+      ...batch,
+      batchProblems: [...batch.batchProblems, ...redrive.problems],
+      ...redrive.figures,
+    };
     say('');
     io.stdout.write(`${formatScorecard(card)}\n`);
     if (live.liveRequests > 0) io.stdout.write(`${formatLiveFigures(live)}\n`);
-    if (batchInputs) io.stdout.write(`${formatBatchFigures(batch, batchInputs.batches)}\n`);
+    if (batchInputs) io.stdout.write(`${formatBatchFigures(batch, batchInputs.batches, batchRedriveRows(redrive.figures, batch.batchUnresolved))}\n`);
     say(`  consumer logs and EMF metrics: ${logFile}`);
     if (options.json) io.stdout.write(`${JSON.stringify(card)}\n`);
     return card;

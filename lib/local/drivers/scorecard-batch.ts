@@ -215,8 +215,15 @@ function idList(ids: readonly string[], max = 8): string {
   return ids.length > max ? ` (${shown} … +${ids.length - max} more)` : ` (${shown})`;
 }
 
-/** The batch section of the printed scorecard. */
-export function formatBatchFigures(f: BatchFigures, batches: readonly Pick<BatchScorecardBatch, 'lane' | 'items'>[] = []): string {
+/**
+ * The batch section of the printed scorecard; `extra` rows (the redrive's, `batchRedriveRows`) come
+ * after the figures of the batch itself, before `batch LOST`.
+ */
+export function formatBatchFigures(
+  f: BatchFigures,
+  batches: readonly Pick<BatchScorecardBatch, 'lane' | 'items'>[] = [],
+  extra: readonly [string, string][] = [],
+): string {
   const perLane = batches.map((b) => `${b.lane} ${b.items}`).join(', ');
   const identity = f.batchCommitted + f.batchUnresolved + f.batchNeedsReview + f.batchRejected + f.batchWaiting === f.batchItems;
   const rows: [string, string][] = [
@@ -239,6 +246,7 @@ export function formatBatchFigures(f: BatchFigures, batches: readonly Pick<Batch
       `${f.batchCommitted + f.batchUnresolved + f.batchNeedsReview + f.batchRejected + f.batchWaiting} of ${f.batchItems}${identity ? '' : ' — MISMATCH'}`,
     ],
     ['unresolved with an object', String(f.batchUnresolvedCommitted)],
+    ...extra,
     ['batch LOST', String(f.batchLost)],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
