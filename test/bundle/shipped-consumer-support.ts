@@ -169,6 +169,9 @@ export async function deployLane(secretString: string | undefined): Promise<Depl
   stub.setParameter(fromTemplate[CONSUMER_ENV.mappingIdParameter] ?? '', mappingUuid);
   stub.addEventSourceMapping(mappingUuid, true);
   stub.clearCalls();
+  // Every lane deployed here uses the template's schedule group and pause schedule name: a schedule an
+  // earlier test's lane left there would be this lane's ConflictException (a stack owns its group alone).
+  stub.clearSchedules();
   assert.equal(schedulerRoles.length, 1, 'one role ARN in the environment: the scheduler role');
   return {
     ...testLaneOf(lane, clients, provisioned),

@@ -58,6 +58,8 @@ export interface AwsStub {
   schedules(): StubSchedule[];
   /** Forgets every recorded call (state stays). */
   clearCalls(): void;
+  /** Forgets every schedule (a newly deployed lane's schedule group is empty). */
+  clearSchedules(): void;
   stop(): Promise<void>;
 }
 
@@ -291,6 +293,9 @@ export async function startAwsStub(options: { region?: string } = {}): Promise<A
     schedules: () => [...schedules.values()],
     clearCalls: () => {
       calls.length = 0;
+    },
+    clearSchedules: () => {
+      schedules.clear();
     },
     stop: () =>
       new Promise<void>((resolve) => {
