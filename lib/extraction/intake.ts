@@ -93,8 +93,9 @@ async function inputChecked(run: JobRun, bytes: Uint8Array): Promise<IntakeResul
 
 /**
  * Runs an intake step; when it fails because the record's time was up (its work was stopped), the job
- * is sent back to come back at once instead of failing the record: a slow table or machine then costs
- * a re-send, not a receive of the retry budget. Any other failure is thrown on as before.
+ * is sent back as out of time (a cut-off: it waits the lane's cut-off wait) instead of failing the
+ * record: a slow table or machine then costs a re-send, not a receive of the retry budget. Any other
+ * failure is thrown on as before.
  */
 async function cutOffInTime<T>(
   run: JobRun,
