@@ -40,80 +40,71 @@ interface BatchErrorOptions {
   code?: string;
 }
 
-/** The provider refused a submission for now: submit again later (after `retryAfterMs` when stated). */
-export class BatchSubmitThrottledError extends RatelaneError {
-  override name = 'BatchSubmitThrottledError';
-  readonly kind = 'unavailable' as const;
-  readonly retryable = true;
+/** What every batch client error carries: the provider, and its HTTP status and error code when known. */
+abstract class BatchProviderError extends RatelaneError {
   readonly status: number | undefined;
   readonly code: string | undefined;
   constructor(
     message: string,
     readonly provider: BatchProviderName,
+    options: BatchErrorOptions,
+  ) {
+    super(message, { cause: options.cause });
+    this.status = options.status;
+    this.code = options.code;
+  }
+}
+
+/** The provider refused a submission for now: submit again later (after `retryAfterMs` when stated). */
+export class BatchSubmitThrottledError extends BatchProviderError {
+  override name = 'BatchSubmitThrottledError';
+  readonly kind = 'unavailable' as const;
+  readonly retryable = true;
+  constructor(
+    message: string,
+    provider: BatchProviderName,
     readonly reason: BatchThrottleReason,
     /** The wait the provider stated, in ms; `null` when it stated none. */
     readonly retryAfterMs: number | null,
     options: BatchErrorOptions = {},
   ) {
-    super(message, { cause: options.cause });
-    this.status = options.status;
-    this.code = options.code;
+    super(message, provider, options);
   }
 }
 
 /** The provider rejected the input (or a file/job over a documented limit): the same input fails again. */
-export class BatchInputRejectedError extends RatelaneError {
+export class BatchInputRejectedError extends BatchProviderError {
   override name = 'BatchInputRejectedError';
   readonly kind = 'input' as const;
   readonly retryable = false;
-  readonly status: number | undefined;
-  readonly code: string | undefined;
-  constructor(
-    message: string,
-    readonly provider: BatchProviderName,
-    options: BatchErrorOptions = {},
-  ) {
-    super(message, { cause: options.cause });
-    this.status = options.status;
-    this.code = options.code;
+  constructor(message: string, provider: BatchProviderName, options: BatchErrorOptions = {}) {
+    super(message, provider, options);
   }
 }
 
 /** Network failure, timeout or a 5xx: may pass when tried again. */
-export class BatchProviderUnavailableError extends RatelaneError {
+export class BatchProviderUnavailableError extends BatchProviderError {
   override name = 'BatchProviderUnavailableError';
   readonly kind = 'unavailable' as const;
   readonly retryable = true;
-  readonly status: number | undefined;
-  readonly code: string | undefined;
   constructor(
     message: string,
-    readonly provider: BatchProviderName,
+    provider: BatchProviderName,
     /** True when our own timeout (or the caller's signal) ended the call. */
     readonly timedOut: boolean,
     options: BatchErrorOptions = {},
   ) {
-    super(message, { cause: options.cause });
-    this.status = options.status;
-    this.code = options.code;
+    super(message, provider, options);
   }
 }
 
 /** Refused for a reason a person must fix: credentials, permissions, a missing resource, a conflict. */
-export class BatchProviderRefusedError extends RatelaneError {
+export class BatchProviderRefusedError extends BatchProviderError {
   override name = 'BatchProviderRefusedError';
   readonly kind = 'config' as const;
   readonly retryable = false;
-  readonly status: number | undefined;
-  readonly code: string | undefined;
-  constructor(
-    message: string,
-    readonly provider: BatchProviderName,
-    options: BatchErrorOptions = {},
-  ) {
-    super(message, { cause: options.cause });
-    this.status = options.status;
-    this.code = options.code;
+  constructor(message: string, provider: BatchProviderName, options: BatchErrorOptions = {}) {
+    super(message, provider, options);
   }
 }
 
