@@ -16,19 +16,17 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { createAwsClients, LOCAL_CREDENTIALS } from '../../lib/aws/clients.js';
+import { LOCAL_CREDENTIALS } from '../../lib/aws/clients.js';
 import { createOpenAiBatchProvider } from '../../lib/batch/openai-batch.js';
 import { submitBatch } from '../../lib/batch/submit.js';
 import { LaneConfigSchema, type LaneConfig } from '../../lib/config/lanes.js';
 import { BATCH_RECONCILER_ENV, batchDimensions, batchReconcilerFunctionName } from '../../lib/config/names.js';
 import { startFakeProvider, type FakeProvider } from '../../lib/local/fake-provider/index.js';
 import { extractInvoice } from '../../lib/local/fake-provider/invoice-extractor.js';
-import { provisionLane } from '../../lib/local/services/provision.js';
 import { BatchManifest, manifestTableName } from '../../lib/store/manifest.js';
 import { ResultStore } from '../../lib/store/results.js';
 import { secretValues, startAwsStub, type AwsStub } from '../helpers/aws-stub.js';
 import { englishDocuments } from '../helpers/consumer-harness.js';
-import { testEndpoints, uniqueLaneResources } from '../helpers/endpoints.js';
 import {
   type PseudoParameters,
   readShippedFunction,
@@ -37,9 +35,9 @@ import {
   shippedConsumer,
   type ShippedConsumer,
 } from '../helpers/shipped-bundle.js';
+import { SHIPPED_ACCOUNT as ACCOUNT, provisionTemplateLane } from '../helpers/shipped-lane.js';
 
 const DRIVER = join(dirname(fileURLToPath(import.meta.url)), 'lambda-driver.mjs');
-const ACCOUNT = '000000000000';
 /** The Node binary that runs the bundle: this one unless `RATELANE_SHIPPED_NODE` names another (as for the other bundles). */
 const NODE = process.env.RATELANE_SHIPPED_NODE || process.execPath;
 const KEY = 'sk-shipped-batch';
@@ -80,15 +78,7 @@ interface Invocation {
 
 /** The template's lane under unique names, provisioned locally, with the function's environment resolved as Lambda would set it. */
 async function deployReconciler() {
-  const lane = LaneConfigSchema.parse({
-    ...templateLane,
-    resources: { ...templateLane.resources, ...uniqueLaneResources() },
-    provider: { ...templateLane.provider, baseUrl: fake.baseUrl },
-  });
-  const endpoints = testEndpoints();
-  const clients = createAwsClients(lane.region, endpoints);
-  const provisioned = await provisionLane(lane, clients);
-  const secretArn = `arn:aws:secretsmanager:${lane.region}:${ACCOUNT}:secret:${lane.resources.providerSecretName}-${randomBytes(3).toString('hex')}`;
+  const { lane, endpoints, clients, provisioned, secretArn } = await provisionTemplateLane(templateLane, fake.baseUrl);
   // Every token of the environment must be one of these: a new one fails here, not silently.
   const fromTemplate = resolveEnvironment(shipped, pseudoFor(lane.region), ({ attribute, resource }) => {
     const p = resource.Properties ?? {};

