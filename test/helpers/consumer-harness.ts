@@ -15,6 +15,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { loadCorpus, type CorpusDocument } from '../../corpus/index.js';
+import type { InvoiceV1 } from '../../lib/contract/schemas/invoice-v1.js';
 import { resolveLanes, type LaneConfig, type LaneOverride } from '../../lib/config/lanes.js';
 import { createConsumerDeps, createConsumerTelemetry } from '../../lib/consumer/deps.js';
 import type { ConfigurationCheck } from '../../lib/consumer/configuration.js';
@@ -118,7 +119,7 @@ export function freshSqsClient(t: TestLane): SQSClient {
 }
 
 /** English corpus documents (the `us` lane), in manifest order. */
-export function englishDocuments(count: number): CorpusDocument[] {
+export function englishDocuments(count: number): CorpusDocument<InvoiceV1>[] {
   const docs = loadCorpus().filter((d) => d.language === 'en');
   if (docs.length < count) throw new Error(`the corpus has only ${docs.length} English documents`);
   return docs.slice(0, count);
