@@ -35,6 +35,8 @@ Progress goes to stderr, the table to stdout.
   --log-file PATH       consumer logs and EMF metrics (default .cache/bench/consumer.log)
   --strict              exit 1 when strategy (c) misses a target (default: reported only)
   --json                also print the report as one JSON object on the last line of stdout
+  --html FILE           also write a self-contained HTML page (per strategy, jobs committed over time
+                        against the quota line) to FILE; its path goes to stderr
 `;
 
 /** The flags of `ratelane bench`. */
@@ -52,6 +54,7 @@ const BENCH_FLAGS = {
   'log-file': stringFlag(),
   strict: booleanFlag(),
   json: jsonFlag(),
+  html: stringFlag(),
 };
 
 /** `--strategies`: names or letters, comma-separated, run in the fixed order (default all). @throws {UsageError} */
@@ -73,6 +76,7 @@ function strategiesFrom(list: string | undefined): BenchStrategyId[] {
 /** Parses the flags of `ratelane bench` (pure). @throws {UsageError} */
 function parseBenchArgs(argv: readonly string[]): BenchOptions {
   const v = parseFlags(argv, BENCH_FLAGS);
+  if (v.html !== undefined && v.html.trim() === '') throw new UsageError('--html needs a file path');
   return {
     jobs: v.jobs,
     keys: v.keys,
@@ -87,6 +91,7 @@ function parseBenchArgs(argv: readonly string[]): BenchOptions {
     strict: v.strict,
     json: v.json,
     logFile: v['log-file'],
+    ...(v.html !== undefined ? { html: v.html } : {}),
   };
 }
 

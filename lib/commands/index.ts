@@ -31,6 +31,10 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     load: async () => (await import('./bench.js')).benchCommand as Command<unknown>,
   },
   sim: { summary: 'virtual-time simulator: strategies at scale, no emulators', load: async () => (await import('./sim.js')).simCommand as Command<unknown> },
+  eval: {
+    summary: 'release scorecard: per-field accuracy beside operations, with a gate',
+    load: async () => (await import('./eval.js')).evalCommand as Command<unknown>,
+  },
   batch: {
     summary: 'batch lane: submit, status, redrive, cancel a batch',
     load: async () => (await import('./batch.js')).batchCommand as Command<unknown>,

@@ -42,6 +42,13 @@ const RELEASES: readonly Release[] = [
     normalizerVersion: 'normalize@1',
     scorerVersion: 'score@1',
   },
+  {
+    id: '2026.12-rc2',
+    description: 'candidate: invoice-extract@3 (a worked example for slashed dates without a stated convention), receipts unchanged',
+    prompts: { 'invoice@1': 'invoice-extract@3', 'receipt@1': 'receipt-extract@1' },
+    normalizerVersion: 'normalize@1',
+    scorerVersion: 'score@1',
+  },
 ];
 
 /** The release jobs use when nobody names one. */

@@ -35,8 +35,22 @@ export const invoiceExtractV2: ExtractionPrompt = chatPrompt(
   'Extract the invoice below.',
 );
 
+/**
+ * `invoice-extract@3`: `invoice-extract@1` with a worked example for slashed dates without a stated
+ * convention (a candidate that should read them better, and change nothing else).
+ */
+export const invoiceExtractV3: ExtractionPrompt = chatPrompt(
+  'invoice-extract@3',
+  [
+    ...RULES_V1,
+    '- A slashed date such as 03/04/2026 with no stated convention: a US seller writes month first (March 4), every other seller day first (3 April).',
+  ].join('\n'),
+  'Extract the invoice below.',
+);
+
 /** Every prompt of `invoice@1`, by version. */
 export const INVOICE_PROMPTS: Readonly<Record<string, ExtractionPrompt>> = {
   [invoiceExtractV1.promptVersion]: invoiceExtractV1,
   [invoiceExtractV2.promptVersion]: invoiceExtractV2,
+  [invoiceExtractV3.promptVersion]: invoiceExtractV3,
 };

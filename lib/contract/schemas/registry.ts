@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { INVOICE_V1_JSON_SCHEMA_NAME, InvoiceV1, invoiceV1DomainRules, invoiceV1JsonSchema, type DomainRuleViolation } from './invoice-v1.js';
 import { RatelaneError } from '../../shared/errors.js';
 import { INVOICE_PROMPTS } from './invoice-prompts.js';
+import { receiptV1Entry } from './receipt-v1.js';
 import type { ExtractionPrompt } from './prompt-kit.js';
 
 export { DOCUMENT_CLOSE, DOCUMENT_OPEN, wrapDocument, type ExtractionPrompt, type PromptMessage } from './prompt-kit.js';
@@ -51,6 +52,7 @@ const invoiceV1Entry: ExtractionSchema<InvoiceV1> = {
 
 const REGISTRY: Readonly<Record<string, ExtractionSchema<unknown>>> = {
   [invoiceV1Entry.schemaVersion]: invoiceV1Entry,
+  [receiptV1Entry.schemaVersion]: receiptV1Entry,
 };
 
 /** Every registered schema version. */

@@ -41,6 +41,8 @@ export interface BatchLoadOptions {
   minutes: number;
   /** Once every batch is done, redrive its unresolved items to the queue lane and wait for their outcome (`--batch-redrive`). */
   redrive?: boolean | undefined;
+  /** The documents to send instead of the corpus repeated up to `jobs` (the evaluation sends its own). */
+  documents?: readonly DocumentInput[] | undefined;
 }
 
 /**
@@ -199,7 +201,7 @@ async function drive(
   run: { intervalMs: number; deadline: number; say: (line: string) => void },
   progress: BatchProgress,
 ): Promise<BatchLoadResult> {
-  const documents = batchDocuments(options.jobs);
+  const documents = options.documents ?? batchDocuments(options.jobs);
   const lanes = Object.values(stack.lanes).filter((l) => documents.some((d) => d.region === l.lane.name));
   const submitStarted = Date.now();
   const submitted = await Promise.all(

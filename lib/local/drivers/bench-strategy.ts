@@ -11,6 +11,7 @@ import type { PollerEvent } from '../lambda/poller.js';
 import type { LocalServices } from '../services/services.js';
 import { startLocalStack, type LocalStack } from '../stack.js';
 import type { BenchOptions } from './bench.js';
+import { drainCurveOf, type DrainCurve } from './bench-curve.js';
 import { distribution, round, type StrategyResult } from './bench-report.js';
 import { benchLanes, naiveModel, type BenchStrategy } from './bench-strategies.js';
 import { burstAwareMinimumMs, corpusDocuments, quotaBoundMinimumMs } from './lanes.js';
@@ -40,13 +41,19 @@ interface StrategyProbe {
   onPollerEvent(event: PollerEvent): void;
 }
 
+/** One strategy's run: its figures (the report's) and its drain curve (for the HTML page). */
+export interface StrategyRun {
+  result: StrategyResult;
+  curve: DrainCurve;
+}
+
 /** Runs one strategy on the shared services and measures it. */
 export async function runStrategy(
   strategy: BenchStrategy,
   options: BenchOptions,
   services: LocalServices,
   say: (line: string) => void,
-): Promise<StrategyResult> {
+): Promise<StrategyRun> {
   const started = Date.now();
   const lanes = benchLanes(options, `${strategy.id.slice(0, 5)}-${randomBytes(3).toString('hex')}`);
   const probe = strategyProbe(strategy);
@@ -63,7 +70,8 @@ export async function runStrategy(
     const { timedOut, quietSince } = await watchStrategy(stack, strategy, options, submission, bound, say);
     probe.loopDelay.disable();
     await stopPollers(stack);
-    const scorecard = scorecardOf(stack, await collectFinalState(stack, services.fauxqs), submission, {
+    const final = await collectFinalState(stack, services.fauxqs);
+    const scorecard = scorecardOf(stack, final, submission, {
       metrics: stack.telemetry.totals.total,
       elapsedMs: Date.now() - submitStarted,
       timedOut,
@@ -80,7 +88,7 @@ export async function runStrategy(
       `${strategy.label}: done in ${(measured.elapsedMs / 1000).toFixed(1)} s: committed ${measured.committed}, dead-lettered ${measured.deadLettered}, lost ${measured.lost}, ` +
         `drain ${measured.drainRatio ?? '-'}x the bound, ${measured.modelCallsPerCompletion ?? '-'} calls per completion, overhead p50 ${measured.overheadMs.p50 ?? '-'} ms`,
     );
-    return measured;
+    return { result: measured, curve: drainCurveOf(strategy, submission.submitted, final.results, lanes, options.minuteMs) };
   } finally {
     await stack.stop();
   }

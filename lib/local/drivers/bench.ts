@@ -11,7 +11,9 @@
  * - the probe: the (c) consumer with one job at a time and a quota that never binds, beside the floor
  *   one message at a time: the same conditions on both sides, so this pair is the target's figure.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { dirname, resolve } from 'node:path';
 import type { CommandIo } from '../../commands/command.js';
 import { onShutdown } from '../services/processes.js';
 import { startLocalServices, type LocalServices } from '../services/services.js';
@@ -22,6 +24,8 @@ import { runStrategy } from './bench-strategy.js';
 import { corpusDocuments } from './lanes.js';
 import { lineWriter } from './observe.js';
 import { startLogFile } from '../lambda/telemetry.js';
+import { renderBenchHtml } from '../../report/bench-html.js';
+import type { DrainCurve } from './bench-curve.js';
 import { BENCH_LOG_FILE } from './bench-strategy.js';
 
 export {
@@ -47,6 +51,7 @@ export {
   type TargetCheck,
 } from './bench-report.js';
 export { measureFloor } from './bench-floor.js';
+export { committedSteps, drainCurveOf, laneQuotas, quotaAt, quotaLine, type CurvePoint, type DrainCurve, type LaneQuota } from './bench-curve.js';
 
 /** Options of one bench run (the CLI flags). */
 export interface BenchOptions {
@@ -69,6 +74,8 @@ export interface BenchOptions {
   strict: boolean;
   json: boolean;
   logFile: string | undefined;
+  /** Write the HTML report (drain curves against the quota line) to this file after the run. */
+  html?: string;
 }
 
 /** The overhead figures beside the strategies: the probe, the floor and the floor under (c)'s load. */
@@ -96,21 +103,33 @@ export async function runBench(options: BenchOptions, io: CommandIo): Promise<Be
       `  up in ${Date.now() - started} ms: DynamoDB Local ${services.endpoints.dynamodb} (pid ${services.dynamoPid ?? '-'}), SQS/S3 ${services.endpoints.sqs}`,
     );
     const strategies: StrategyResult[] = [];
+    const curves: DrainCurve[] = [];
     for (const id of options.strategies) {
       const strategy = BENCH_STRATEGIES[id];
       say(`${strategy.label}: ${strategy.description}`);
-      strategies.push(await runStrategy(strategy, options, services, say));
+      const run = await runStrategy(strategy, options, services, say);
+      strategies.push(run.result);
+      curves.push(run.curve);
     }
     const overhead = await measureOverhead(options, services, strategies, say);
     const report = benchReport(options, host, strategies, overhead, started);
     say('');
     io.stdout.write(`${formatBenchReport(report)}\n`);
     if (options.json) io.stdout.write(`${JSON.stringify(report)}\n`);
+    if (options.html !== undefined) say(`HTML report: ${writeBenchHtml(options.html, report, curves)}`);
     return report;
   } finally {
     unregister();
     await services.stop();
   }
+}
+
+/** Writes the bench's HTML page to `file` (its folder created) and returns its absolute path. */
+function writeBenchHtml(file: string, report: BenchReport, curves: DrainCurve[]): string {
+  const path = resolve(file);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, renderBenchHtml({ report, curves }));
+  return path;
 }
 
 /** The probe (unless `--probe-messages 0`), then the floor one at a time and under (c)'s load (unless `--floor-messages 0`). */

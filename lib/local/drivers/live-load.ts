@@ -59,7 +59,8 @@ export async function runLiveLoad(stack: LocalStack, options: LiveLoadOptions, o
   return calls;
 }
 
-async function postExtraction(baseUrl: string, lane: string, body: Record<string, unknown>, deadlineMs: number): Promise<LiveCall> {
+/** POSTs one extraction request to a lane's live API and measures the answer from the caller's side. */
+export async function postExtraction(baseUrl: string, lane: string, body: Record<string, unknown>, deadlineMs: number): Promise<LiveCall> {
   const t0 = performance.now();
   try {
     const response = await fetch(`${baseUrl}${LIVE_ROUTES.extractions}`, {

@@ -1,0 +1,117 @@
+/**
+ * Opens a report page in headless Chromium (Debian's `/usr/bin/chromium`, driven by puppeteer-core)
+ * and reads back what a person would see: console errors, page errors, every request, the charts
+ * rendered and whether each canvas holds any pixel. Saves a screenshot. Fails (never skips) when
+ * Chromium is missing: CI installs it (`.ci/run`).
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import puppeteer, { type Browser } from 'puppeteer-core';
+
+/** Where Debian's chromium package puts its binary. */
+export const CHROMIUM = '/usr/bin/chromium';
+
+/** Where the report tests write their pages, profiles and screenshots. */
+export const REPORT_TEST_DIR = resolve('.cache/report-test');
+
+/** The flags every run of Chromium gets (this machine's network is closed: no background fetches). */
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** What the page showed. */
+export interface PageCheck {
+  consoleErrors: string[];
+  pageErrors: string[];
+  /** Every URL the page requested (the page itself included). */
+  requests: string[];
+  failedRequests: string[];
+  dialogs: string[];
+  chartsRendered: string | null;
+  chartsExpected: string | null;
+  /** `data-chart` of every canvas, and whether it differs from a blank canvas of its size. */
+  canvases: { id: string; width: number; height: number; drawn: boolean }[];
+  /** What the page's own script can read of it (the expression given to {@link openPage}). */
+  probe: unknown;
+  screenshot: string;
+}
+
+/** A headless Chromium with a fresh profile under .cache/report-test. @throws when /usr/bin/chromium is missing */
+export async function launchChromium(): Promise<{ browser: Browser; close: () => Promise<void> }> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `Chromium not found at ${CHROMIUM}: the report tests need it. Install Debian's package: ` +
+        '`sudo apt-get install -y chromium` (.ci/run installs it in CI).',
+    );
+  }
+  mkdirSync(REPORT_TEST_DIR, { recursive: true });
+  const profile = mkdtempSync(join(REPORT_TEST_DIR, 'profile-'));
+  const browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_ARGS, `--user-data-dir=${profile}`] });
+  return {
+    browser,
+    close: async () => {
+      await browser.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Reads each `canvas[data-chart]`: its size, and whether its pixels differ from a blank canvas of that size. */
+const CANVAS_PROBE = `Array.from(document.querySelectorAll('canvas[data-chart]')).map(function (c) {
+  var blank = document.createElement('canvas');
+  blank.width = c.width; blank.height = c.height;
+  return { id: c.getAttribute('data-chart'), width: c.width, height: c.height, drawn: c.width > 0 && c.height > 0 && c.toDataURL() !== blank.toDataURL() };
+})`;
+
+/**
+ * Loads `file` over `file://`, waits until the page's charts were drawn (`data-charts-rendered`, 15 s
+ * at most), evaluates `probe` (a JavaScript expression, run in the page) and saves a full-page screenshot as `screenshot`.
+ */
+export async function openPage(browser: Browser, file: string, screenshot: string, probe = 'null'): Promise<PageCheck> {
+  const page = await browser.newPage();
+  const check: Omit<PageCheck, 'chartsRendered' | 'chartsExpected' | 'canvases' | 'probe'> = {
+    consoleErrors: [],
+    pageErrors: [],
+    requests: [],
+    failedRequests: [],
+    dialogs: [],
+    screenshot,
+  };
+  page.on('console', (message) => {
+    if (message.type() === 'error') check.consoleErrors.push(message.text());
+  });
+  page.on('pageerror', (error) => check.pageErrors.push(String(error)));
+  page.on('request', (request) => check.requests.push(request.url()));
+  page.on('requestfailed', (request) => check.failedRequests.push(`${request.url()}: ${request.failure()?.errorText ?? '?'}`));
+  page.on('dialog', (dialog) => {
+    check.dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  try {
+    await page.setViewport({ width: 1280, height: 900 });
+    await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
+    await page.waitForFunction('document.body.dataset.chartsRendered !== undefined', { timeout: 15_000 }).catch(() => undefined);
+    const chartsRendered = (await page.evaluate('document.body.getAttribute("data-charts-rendered")')) as string | null;
+    const chartsExpected = (await page.evaluate('document.body.getAttribute("data-charts-expected")')) as string | null;
+    const canvases = (await page.evaluate(CANVAS_PROBE)) as PageCheck['canvases'];
+    const probed = await page.evaluate(probe);
+    await page.screenshot({ path: screenshot as `${string}.png`, fullPage: true });
+    return { ...check, chartsRendered, chartsExpected, canvases, probe: probed };
+  } finally {
+    await page.close();
+  }
+}
+
+/** The requests that went anywhere but the page itself or a `data:` URL (must be none). */
+export function externalRequests(check: PageCheck, file: string): string[] {
+  const self = pathToFileURL(file).href;
+  return check.requests.filter((url) => url !== self && !url.startsWith('data:'));
+}
