@@ -104,7 +104,19 @@ function strategyTable(report: BenchReport): SafeHtml {
     x.lost > 0 ? html`<span class="bad">${x.lost}</span>` : '0',
   ]);
   return table(
-    ['strategy', 'committed', 'drain (last commit)', 'quota-bound minimum', 'drain / bound', 'drain / burst-aware', 'calls per completion', '429s', 'DLQ', 'double / suppressed', 'lost'],
+    [
+      'strategy',
+      'committed',
+      'drain (last commit)',
+      'quota-bound minimum',
+      'drain / bound',
+      'drain / burst-aware',
+      'calls per completion',
+      '429s',
+      'DLQ',
+      'double / suppressed',
+      'lost',
+    ],
     rows,
   );
 }

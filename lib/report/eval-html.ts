@@ -147,7 +147,7 @@ function summarySection(report: EvalReport): SafeHtml {
 }
 
 function fieldTable(report: EvalReport): SafeHtml {
-  const rows = report.overall.fields.map((f) => [fieldLabel(f), html`<span class="num">${pct(f.accuracy)}</span>`, `${f.correct} of ${f.total}`]);
+  const rows = report.overall.fields.map((f) => [fieldLabel(f), pct(f.accuracy), `${f.correct} of ${f.total}`]);
   return table(['field', 'accuracy', 'correct'], rows);
 }
 
@@ -177,10 +177,10 @@ function baselineSection(report: EvalReport, charts: readonly ChartSpec[]): Safe
 <p class="note">Baseline release <code>${b.baseline.id}</code> (${b.baseline.description}); normalizer <code>${b.baseline.normalizerVersion}</code>, scorer <code>${b.baseline.scorerVersion}</code>.</p>
 ${verdict}
 ${charts.filter((c) => c.id === 'baseline').map(chartFigure)}
-${table(['field', 'baseline', 'candidate', 'delta', 'tolerated drop', 'verdict'], [
-  ['whole object', pct(wo.baseline), pct(wo.candidate), delta(wo.delta), '', ''],
-  ...rows,
-])}
+${table(
+  ['field', 'baseline', 'candidate', 'delta', 'tolerated drop', 'verdict'],
+  [['whole object', pct(wo.baseline), pct(wo.candidate), delta(wo.delta), '', ''], ...rows],
+)}
 ${table(
   ['', 'baseline', 'candidate'],
   [

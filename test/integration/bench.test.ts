@@ -3,11 +3,13 @@
  * stack, checking the report's shape and that the naive strategy wastes more than admission does.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { BENCH_USAGE, benchCommand } from '../../lib/commands/bench.js';
 import { UsageError } from '../../lib/commands/command.js';
-import { benchExitCode, runBench, type BenchReport } from '../../lib/local/drivers/bench.js';
+import { benchExitCode, runBench, type BenchReport, type DrainCurve } from '../../lib/local/drivers/bench.js';
 
 function sink(): { stream: Writable; text: () => string } {
   let text = '';
@@ -95,10 +97,13 @@ describe('npm run bench: flags', () => {
 });
 
 describe('npm run bench: a tiny run', () => {
-  it('reports every figure per strategy; naive dead-letters or retries more than admission; --json is the last line', { timeout: 90_000 }, async () => {
+  it('reports every figure per strategy; naive dead-letters or retries more than admission; --json is the last line; --html writes the page', {
+    timeout: 90_000,
+  }, async () => {
     // Prepare
     const out = sink();
     const err = sink();
+    const htmlFile = '.cache/report-test/bench-integration.html';
     const options = benchCommand.parse([
       '--jobs',
       '30',
@@ -117,6 +122,8 @@ describe('npm run bench: a tiny run', () => {
       '--time-limit',
       '60',
       '--json',
+      '--html',
+      htmlFile,
     ]);
     // Act
     const report = await runBench(options, { stdout: out.stream, stderr: err.stream });
@@ -157,5 +164,24 @@ describe('npm run bench: a tiny run', () => {
     const parsed = JSON.parse(last) as BenchReport;
     assert.equal(parsed.strategies.length, 2);
     assert.equal(parsed.date, report.date);
+    assert.equal('curves' in parsed, false, 'the JSON report is unchanged');
+    // The HTML page: its path on stderr, a drain curve per strategy that ends at the drain time.
+    assert.ok(err.text().includes(`HTML report: ${resolve(htmlFile)}`));
+    const page = readFileSync(htmlFile, 'utf8');
+    assert.match(page, /data-charts-expected="3"/);
+    const embedded = JSON.parse(/<script type="application\/json" id="report-data">(.*?)<\/script>/s.exec(page)![1]!) as { curves: DrainCurve[] };
+    assert.deepEqual(
+      embedded.curves.map((c) => c.strategyId),
+      ['naive', 'admission'],
+    );
+    for (const [i, curve] of embedded.curves.entries()) {
+      const s = report.strategies[i]!;
+      assert.equal(curve.commitOffsetsMs.length, s.committed);
+      assert.equal(curve.commitOffsetsMs.at(-1), s.drainMs);
+      assert.deepEqual(
+        curve.lanes.map((l) => l.requestsPerMinute),
+        curve.lanes.map(() => 10),
+      );
+    }
   });
 });

@@ -103,6 +103,11 @@ export async function openPage(browser: Browser, file: string, screenshot: strin
     const chartsExpected = (await page.evaluate('document.body.getAttribute("data-charts-expected")')) as string | null;
     const canvases = (await page.evaluate(CANVAS_PROBE)) as PageCheck['canvases'];
     const probed = await page.evaluate(probe);
+    // A full-page capture resizes the viewport, and a responsive chart clears its canvas to redraw at the
+    // new size: size the viewport to the page first and let two frames pass, so the capture shows the charts.
+    const height = (await page.evaluate('document.documentElement.scrollHeight')) as number;
+    await page.setViewport({ width: 1280, height: Math.min(16_000, Math.ceil(height)) });
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
     await page.screenshot({ path: screenshot as `${string}.png`, fullPage: true });
     return { ...check, chartsRendered, chartsExpected, canvases, probe: probed };
   } finally {

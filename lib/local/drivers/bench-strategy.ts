@@ -48,12 +48,7 @@ export interface StrategyRun {
 }
 
 /** Runs one strategy on the shared services and measures it. */
-export async function runStrategy(
-  strategy: BenchStrategy,
-  options: BenchOptions,
-  services: LocalServices,
-  say: (line: string) => void,
-): Promise<StrategyRun> {
+export async function runStrategy(strategy: BenchStrategy, options: BenchOptions, services: LocalServices, say: (line: string) => void): Promise<StrategyRun> {
   const started = Date.now();
   const lanes = benchLanes(options, `${strategy.id.slice(0, 5)}-${randomBytes(3).toString('hex')}`);
   const probe = strategyProbe(strategy);
