@@ -19,7 +19,7 @@ import { ResultStore } from '../store/results.js';
 import { createAwsClients, type AwsClients, type ServiceEndpoints } from '../aws/clients.js';
 import { RatelaneError } from '../shared/errors.js';
 import { startFakeProvider, type FakeProvider, type FakeProviderOptions } from './fake-provider/index.js';
-import { extractInvoice } from './fake-provider/invoice-extractor.js';
+import { extractForSchema } from './fake-provider/extractors.js';
 import { createEventSourcePoller, type EventSourcePoller, type PollerEvent } from './lambda/poller.js';
 import { onShutdown } from './services/processes.js';
 import { provisionLane, type ProvisionedLane } from './services/provision.js';
@@ -32,7 +32,10 @@ import { startLocalLive } from './live.js';
 /** Options of {@link startLocalStack}. */
 export interface LocalStackOptions {
   lanes: LaneSet;
-  /** Fake provider settings; keys are derived from each lane's configured key ids. */
+  /**
+   * Fake provider settings; keys are derived from each lane's configured key ids, and the model is
+   * {@link extractForSchema}. `modelErrors` makes it err on hard shapes per prompt version (absent: never).
+   */
   provider?: Omit<FakeProviderOptions, 'keys' | 'extract'> & { outOfCreditKeys?: string[] };
   /** Start the pollers and consumers (default true). */
   consumers?: boolean;
@@ -170,7 +173,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       keys: laneList.flatMap((lane) =>
         (laneKeys.get(lane.name) ?? []).map((k) => ({ key: k.secret, quotaOwner: `${lane.name}:${k.quotaOwner}`, outOfCredit: outOfCredit.has(k.secret) })),
       ),
-      extract: (text) => extractInvoice(text),
+      extract: (text, schemaName) => extractForSchema(text, schemaName),
     });
     stoppers.push(() => provider.stop());
 

@@ -303,7 +303,7 @@ export class BatchRun {
     const request = parsed.request;
     let content: string;
     try {
-      content = JSON.stringify(this.env.extract(request.documentText, request.schemaName)) ?? 'null';
+      content = JSON.stringify(this.env.extract(request.documentText, request.schemaName, request.context)) ?? 'null';
     } catch {
       return { ok: false, status: 500, body: serverErrorBody(500, requestId) };
     }

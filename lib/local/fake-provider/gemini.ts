@@ -22,8 +22,10 @@
  * - 400 `API_KEY_INVALID` for an unknown key and 403 `PERMISSION_DENIED` for a missing one.
  */
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import { getExtractionSchema, knownSchemaVersions } from '../../contract/schemas/registry.js';
 import type { Refusal, ReplyContext, SuccessInput, WireDialect, WireReply } from './dialect.js';
-import { DOCUMENT_END, DOCUMENT_START, type ChatRequest } from './request.js';
+import { DOCUMENT_END, DOCUMENT_START, extractionContextOf, type ChatRequest } from './request.js';
 
 /** `POST /v1beta/models/{model}:generateContent` (also `v1`); group 1 is the model. */
 export const GEMINI_GENERATE_PATH = /^\/v1(?:beta|alpha)?\/models\/([^/:]+):generateContent$/;
@@ -226,9 +228,22 @@ function findDocument(texts: string[]): string | null {
 }
 
 /**
+ * The schema "name" of a Gemini request, which carries none: the schema's `title`, else the
+ * `jsonSchemaName` of the registered schema it equals (what an OpenAI request of the same job names),
+ * else `response`.
+ */
+function schemaNameOf(schema: Json): string {
+  if (typeof schema.title === 'string' && schema.title !== '') return schema.title;
+  const registered = knownSchemaVersions()
+    .map(getExtractionSchema)
+    .find((entry) => isDeepStrictEqual(entry.jsonSchema, schema));
+  return registered?.jsonSchemaName ?? 'response';
+}
+
+/**
  * Parses a `generateContent` body: `contents[].parts[].text`, `systemInstruction`,
  * `generationConfig.{responseMimeType, responseJsonSchema | responseSchema, maxOutputTokens}`.
- * The schema "name" the extractor receives is the schema's `title`, else `response`.
+ * The schema "name" the extractor receives comes from {@link schemaNameOf}.
  */
 export function parseGeminiRequest(raw: string, model: string): ParsedGeminiRequest {
   let body: unknown;
@@ -265,10 +280,11 @@ export function parseGeminiRequest(raw: string, model: string): ParsedGeminiRequ
     request: {
       model,
       messageTexts: systemText === null ? userTexts : [systemText, ...userTexts],
-      schemaName: typeof schema.title === 'string' && schema.title !== '' ? schema.title : 'response',
+      schemaName: schemaNameOf(schema),
       schema,
       maxCompletionTokens: typeof cap === 'number' ? cap : null,
       documentText,
+      context: extractionContextOf(systemText ?? undefined, userTexts),
     },
   };
 }

@@ -2,7 +2,20 @@
 export { startFakeProvider } from './server.js';
 export { FakeProviderConfigError } from './faults.js';
 export { formatOpenAiDuration } from './duration.js';
-export { DOCUMENT_END, DOCUMENT_START } from './request.js';
+export { DOCUMENT_END, DOCUMENT_START, REPAIR_MARKER } from './request.js';
+export { extractForSchema, fakeExtractorSchemaNames, UnknownFakeSchemaError } from './extractors.js';
+export {
+  applyModelErrors,
+  DEFAULT_MODEL_ERROR_RATES,
+  DEFAULT_MODEL_ERROR_SEED,
+  identifyPrompt,
+  modelErrorDraw,
+  runFakeModel,
+  type ModelErrorInput,
+  type ModelErrorResult,
+  type ModelRequest,
+} from './error-model.js';
+export { detectHardShapes, HARD_SHAPE_NAMES, type HardShapeName, type ModelErrorRates } from './hard-shapes.js';
 export type { OpenAiErrorBody, ChatCompletionBody } from './responses.js';
 export type { BatchBody, BatchErrorEntry, BatchOutputLine, BatchStatus, FileObjectBody } from './batch-wire.js';
 export type * from './types.js';

@@ -3,11 +3,20 @@
  * the JSON schema asked for, the completion cap and the document between the markers.
  */
 import { errorBody, invalidJsonBody, type OpenAiErrorBody } from './responses.js';
+import type { FakeExtractionContext } from './types.js';
 
 /** The document text sits in a user message between these exact markers. */
 export const DOCUMENT_START = '<document>\n';
 /** Closing marker of the document text. */
 export const DOCUMENT_END = '\n</document>';
+
+/** A repair call holds this line (the wording of the registry's repair prompt). */
+export const REPAIR_MARKER = 'Your previous answer was:';
+
+/** The context the fake model sees: the system message and whether any message asks for a repair. */
+export function extractionContextOf(systemMessage: string | undefined, messageTexts: string[]): FakeExtractionContext {
+  return { systemMessage, repair: messageTexts.some((text) => text.includes(REPAIR_MARKER)) };
+}
 
 /** The parts of a Chat Completions request the fake provider uses. */
 export interface ChatRequest {
@@ -22,6 +31,8 @@ export interface ChatRequest {
   maxCompletionTokens: number | null;
   /** The document text found between the markers. */
   documentText: string;
+  /** The prompt around the document, as the fake model sees it. */
+  context: FakeExtractionContext;
 }
 
 /** A parsed request, or the 400 body that refuses it. */
@@ -113,8 +124,18 @@ export function parseChatRequest(raw: string): ParsedChatRequest {
   if (documentText === null) {
     return invalid(`No document found: a user message must hold the text between "<document>\\n" and "\\n</document>".`, 'messages', null);
   }
+  const systemIndex = messages.findIndex((message) => message.role === 'system' || message.role === 'developer');
+  const context = extractionContextOf(systemIndex < 0 ? undefined : texts[systemIndex], texts);
   return {
     ok: true,
-    request: { model: body.model, messageTexts: texts, schemaName: jsonSchema.name, schema: jsonSchema.schema, maxCompletionTokens: cap, documentText },
+    request: {
+      model: body.model,
+      messageTexts: texts,
+      schemaName: jsonSchema.name,
+      schema: jsonSchema.schema,
+      maxCompletionTokens: cap,
+      documentText,
+      context,
+    },
   };
 }

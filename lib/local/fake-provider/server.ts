@@ -7,7 +7,8 @@
  *
  * Order of decisions for `POST /v1/chat/completions`: bearer key (401) → request body (400) →
  * credit (429 insufficient_quota) → budgets (429 too_large, rpd, rpm, tpm) → the request is
- * admitted and spends its budgets → seeded fault draw → simulated model time → answer.
+ * admitted and spends its budgets → seeded fault draw → simulated model time → answer (with `modelErrors`,
+ * made to err on hard shapes by prompt version: `error-model.ts`).
  * Faults are drawn only for admitted requests, so they spend budgets as a real provider's do: a
  * request that reached the model counts against RPM/RPD and its prompt (+ cap) tokens, even when
  * it then fails with 5xx or hangs.
@@ -18,6 +19,7 @@ import type { Socket } from 'node:net';
 import { BatchRoutes } from './batch-routes.js';
 import { BatchStore } from './batch-store.js';
 import type { ReplyContext, WireDialect, WireReply } from './dialect.js';
+import { runFakeModel, validateModelErrorRates } from './error-model.js';
 import { breakSchema, FakeProviderConfigError, FaultInjector, garbleJson } from './faults.js';
 import { GEMINI_GENERATE_PATH, geminiDialect, geminiInvalidKeyBody, geminiMissingKeyBody, geminiPlanGateBody, parseGeminiRequest } from './gemini.js';
 import { QuotaLedger } from './limits.js';
@@ -37,8 +39,8 @@ import {
   serverErrorBody,
   type OpenAiErrorBody,
 } from './responses.js';
-import { StatsRecorder } from './stats.js';
-import type { FakeProvider, FakeProviderLimits, FakeProviderOptions } from './types.js';
+import { countModelErrors, StatsRecorder } from './stats.js';
+import type { FakeExtractor, FakeProvider, FakeProviderLimits, FakeProviderOptions } from './types.js';
 
 const COMPLETIONS_PATH = '/v1/chat/completions';
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -88,6 +90,7 @@ function validateOptions(options: FakeProviderOptions): void {
   assertPositive('limits.requestsPerDay', limits.requestsPerDay, true);
   assertPositive('minuteMs', options.minuteMs, false);
   assertPositive('dayMs', options.dayMs, false);
+  if (options.modelErrors) validateModelErrorRates(options.modelErrors.rates);
   const seen = new Set<string>();
   for (const { key } of options.keys) {
     if (key === '' || seen.has(key)) throw new FakeProviderConfigError(`API keys must be non-empty and unique`);
@@ -178,7 +181,13 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   );
   const injector = new FaultInjector(options.faults ?? {}, options.seed ?? 1, options.latencyMs ?? { min: 5, max: 20 });
   const stats = new StatsRecorder([...accounts.keys()]);
-  const batchStore = new BatchStore(options, stats);
+  // Batch lines get the same model (and its errors) as the chat route; their errors count in `batches`.
+  const batchExtract: FakeExtractor = (text, schemaName, context) => {
+    const { result, applied } = runFakeModel(options.extract, options.modelErrors, { documentText: text, schemaName, context });
+    stats.recordBatch((b) => countModelErrors(b.modelErrors, applied));
+    return result;
+  };
+  const batchStore = new BatchStore({ ...options, extract: batchExtract }, stats);
   const batchRoutes = new BatchRoutes(batchStore, now, (request) => {
     const key = bearerOf(request);
     const account = key === null ? undefined : accounts.get(key);
@@ -239,7 +248,9 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
 
     let content: string;
     try {
-      content = JSON.stringify(options.extract(request.documentText, request.schemaName)) ?? 'null';
+      const { result, applied } = runFakeModel(options.extract, options.modelErrors, request);
+      content = JSON.stringify(result) ?? 'null';
+      if (applied.length > 0) stats.record(key, (c) => countModelErrors(c.modelErrors, applied));
     } catch {
       reply(response, dialect.internalError(requestId), answerHeaders);
       return;

@@ -1,5 +1,15 @@
 /** Counters of the fake provider, for the whole server and per key. */
+import { HARD_SHAPE_NAMES, type HardShapeName } from './hard-shapes.js';
 import type { FakeProviderBatchStats, FakeProviderCounters, FakeProviderStats } from './types.js';
+
+function noModelErrors(): Record<HardShapeName, number> {
+  return Object.fromEntries(HARD_SHAPE_NAMES.map((shape) => [shape, 0])) as Record<HardShapeName, number>;
+}
+
+/** Adds one to the counter of each shape in `applied`. */
+export function countModelErrors(counters: Record<HardShapeName, number>, applied: readonly HardShapeName[]): void {
+  for (const shape of applied) counters[shape] += 1;
+}
 
 function emptyCounters(): FakeProviderCounters {
   return {
@@ -11,11 +21,12 @@ function emptyCounters(): FakeProviderCounters {
     faults: { serverError: 0, timeout: 0, garbageJson: 0, schemaInvalid: 0 },
     tokensIn: 0,
     tokensOut: 0,
+    modelErrors: noModelErrors(),
   };
 }
 
 function copyCounters(counters: FakeProviderCounters): FakeProviderCounters {
-  return { ...counters, rateLimited: { ...counters.rateLimited }, faults: { ...counters.faults } };
+  return { ...counters, rateLimited: { ...counters.rateLimited }, faults: { ...counters.faults }, modelErrors: { ...counters.modelErrors } };
 }
 
 function emptyBatchStats(): FakeProviderBatchStats {
@@ -33,6 +44,7 @@ function emptyBatchStats(): FakeProviderBatchStats {
     droppedCustomIds: [],
     erroredCustomIds: [],
     invalidCustomIds: [],
+    modelErrors: noModelErrors(),
   };
 }
 
@@ -61,7 +73,13 @@ export class StatsRecorder {
   /** A deep copy of every counter. */
   snapshot(): FakeProviderStats {
     const b = this.batches;
-    const batches = { ...b, droppedCustomIds: [...b.droppedCustomIds], erroredCustomIds: [...b.erroredCustomIds], invalidCustomIds: [...b.invalidCustomIds] };
+    const batches = {
+      ...b,
+      droppedCustomIds: [...b.droppedCustomIds],
+      erroredCustomIds: [...b.erroredCustomIds],
+      invalidCustomIds: [...b.invalidCustomIds],
+      modelErrors: { ...b.modelErrors },
+    };
     return { ...copyCounters(this.total), perKey: Object.fromEntries([...this.perKey].map(([key, c]) => [key, copyCounters(c)])), batches };
   }
 }

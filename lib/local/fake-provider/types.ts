@@ -2,6 +2,7 @@
  * Public types of the fake model provider: its options, the kinds of refusals and faults it
  * produces, and the counters it keeps.
  */
+import type { HardShapeName, ModelErrorRates } from './hard-shapes.js';
 
 /** One API key the fake provider accepts. */
 export interface FakeProviderKey {
@@ -38,11 +39,27 @@ export interface FakeProviderFaultRates {
   schemaInvalid?: number;
 }
 
+/** What the fake model sees of a request besides the document: its prompt, and whether it asks for a repair. */
+export interface FakeExtractionContext {
+  /** The system message (OpenAI `system`/`developer` message, Gemini `systemInstruction`); `undefined` when none. */
+  systemMessage: string | undefined;
+  /** Whether the request is a repair call (it holds "Your previous answer was:"). */
+  repair: boolean;
+}
+
 /**
  * Turns the document text into the extraction result the "model" answers with.
  * `schemaName` is `response_format.json_schema.name` from the request.
  */
-export type FakeExtractor = (text: string, schemaName: string) => unknown;
+export type FakeExtractor = (text: string, schemaName: string, context: FakeExtractionContext) => unknown;
+
+/** Seeded model errors on hard shapes, by prompt version (see `error-model.ts`). */
+export interface FakeModelErrorOptions {
+  /** Error rates per prompt version and hard shape; a prompt version without an entry never errs. */
+  rates: ModelErrorRates;
+  /** Seed of the error draws (independent of {@link FakeProviderOptions.seed}). Default 1. */
+  seed?: number;
+}
 
 /** How the per-day request budget refills. */
 export type DailyWindowKind =
@@ -75,6 +92,8 @@ export interface FakeProviderOptions {
   now?: () => number;
   /** The Batch API (`/v1/files`, `/v1/batches`): its pace, limits and faults. Defaults as documented there. */
   batch?: FakeProviderBatchOptions;
+  /** Let the model err on hard shapes at seeded rates per prompt version. Absent: the model is always right. */
+  modelErrors?: FakeModelErrorOptions;
 }
 
 /**
@@ -133,7 +152,7 @@ export type FaultKind = 'serverError' | 'timeout' | 'garbageJson' | 'schemaInval
 export interface FakeProviderCounters {
   /** Every request that reached the chat completions route. */
   requests: number;
-  /** 200 answers with a correct extraction (fault-free). */
+  /** 200 answers without an injected fault (with `modelErrors`, some may still err: see `modelErrors`). */
   successes: number;
   /** 401 answers. */
   unauthorized: number;
@@ -147,6 +166,8 @@ export interface FakeProviderCounters {
   tokensIn: number;
   /** Completion tokens of answered (200) requests. */
   tokensOut: number;
+  /** Answers made to err (with `modelErrors`), by hard shape; one answer may count under several shapes. */
+  modelErrors: Record<HardShapeName, number>;
 }
 
 /** Counters of the fake Batch API (whole server). Lines count when their answer time has passed. */
@@ -180,6 +201,8 @@ export interface FakeProviderBatchStats {
    * counted in `linesAnswered`), in answer order (ids may repeat across batches); empty until one is.
    */
   invalidCustomIds: string[];
+  /** Answered lines made to err (with `modelErrors`), by hard shape. */
+  modelErrors: Record<HardShapeName, number>;
 }
 
 /** A snapshot of the fake provider's counters. */
