@@ -3,7 +3,7 @@
  * and the line items each language's invoices draw from.
  */
 
-export type Country = 'US' | 'GB' | 'IE' | 'DE' | 'AT' | 'CH' | 'NL' | 'FR';
+export type Country = 'US' | 'GB' | 'IE' | 'DE' | 'AT' | 'CH' | 'NL' | 'FR' | 'BE';
 
 export interface Party {
   name: string;
@@ -24,6 +24,7 @@ export const COUNTRY_NAMES: Record<Country, { en: string; de: string }> = {
   CH: { en: 'Switzerland', de: 'Schweiz' },
   NL: { en: 'Netherlands', de: 'Niederlande' },
   FR: { en: 'France', de: 'Frankreich' },
+  BE: { en: 'Belgium', de: 'Belgien' },
 };
 
 export const SELLERS: Record<'US' | 'GB' | 'IE' | 'DE' | 'AT' | 'CH' | 'CH_EN', Party[]> = {

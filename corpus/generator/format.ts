@@ -3,7 +3,8 @@
  * text tables the layouts are made of. Pure: no randomness here.
  */
 
-export type NumberStyle = 'en' | 'de' | 'ch';
+/** `fr`: narrow no-break space thousands and decimal comma; `fr-space`: the same with a plain space. */
+export type NumberStyle = 'en' | 'de' | 'ch' | 'fr' | 'fr-space';
 
 export function groupThousands(digits: string, separator: string): string {
   return digits.replace(/\B(?=(\d{3})+(?!\d))/g, separator);
@@ -12,8 +13,8 @@ export function groupThousands(digits: string, separator: string): string {
 /** Formats a number with a fixed count of decimals in a locale's style. */
 export function formatNumber(value: number, decimals: number, style: NumberStyle): string {
   const [whole = '0', fraction] = value.toFixed(decimals).split('.');
-  const thousands = style === 'en' ? ',' : style === 'de' ? '.' : "'";
-  const decimal = style === 'de' ? ',' : '.';
+  const thousands = style === 'en' ? ',' : style === 'de' ? '.' : style === 'fr' ? '\u202f' : style === 'fr-space' ? ' ' : "'";
+  const decimal = style === 'de' || style === 'fr' || style === 'fr-space' ? ',' : '.';
   return groupThousands(whole, thousands) + (fraction === undefined ? '' : decimal + fraction);
 }
 
@@ -49,9 +50,11 @@ export function formatMoney(value: number, currency: string, style: NumberStyle,
 }
 
 export const MONTHS_EN = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+/** French month names, lower case as French writes them. */
+export const MONTHS_FR = ['janvier', 'février', 'mars', 'avril', 'mai', 'juin', 'juillet', 'août', 'septembre', 'octobre', 'novembre', 'décembre'];
 export const MONTHS_DE = ['Januar', 'Februar', 'März', 'April', 'Mai', 'Juni', 'Juli', 'August', 'September', 'Oktober', 'November', 'Dezember'];
 
-export type DateStyle = 'iso' | 'en-long' | 'en-short' | 'uk-long' | 'dash-mon' | 'mdy' | 'dmy' | 'de-dot' | 'de-dot-short' | 'de-long';
+export type DateStyle = 'iso' | 'en-long' | 'en-short' | 'uk-long' | 'dash-mon' | 'mdy' | 'dmy' | 'de-dot' | 'de-dot-short' | 'de-long' | 'fr-long';
 
 export function formatDate(isoDate: string, style: DateStyle): string {
   const [y = '', m = '', d = ''] = isoDate.split('-');
@@ -79,6 +82,8 @@ export function formatDate(isoDate: string, style: DateStyle): string {
       return `${day}.${month}.${y}`;
     case 'de-long':
       return `${day}. ${MONTHS_DE[month - 1] ?? ''} ${y}`;
+    case 'fr-long':
+      return `${day === 1 ? '1er' : day} ${MONTHS_FR[month - 1] ?? ''} ${y}`;
   }
 }
 

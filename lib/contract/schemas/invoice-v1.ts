@@ -64,7 +64,7 @@ export const InvoiceV1 = z
     taxAmount: money,
     total: money.describe('Gross amount: subtotal + taxAmount'),
     purchaseOrder: text.nullable().describe("The buyer's purchase order number as printed; null when absent"),
-    language: z.enum(['en', 'de']).describe('Language the document is written in'),
+    language: z.enum(['en', 'de', 'fr']).describe('Language the document is written in'),
   })
   .strict();
 

@@ -63,6 +63,21 @@ function reportFromFile(path: string): EvalReport {
   return parsed as EvalReport;
 }
 
+/**
+ * What makes a run no evidence: every corpus document is valid input, so one lost, left waiting,
+ * rejected or dead-lettered means the pipeline failed it (its fields count as wrong, and the run fails).
+ */
+function pipelineFailures(report: EvalReport, role: string): string[] {
+  const o = report.operations;
+  const failed = [
+    ['lost', o.lost],
+    ['still waiting', o.waiting],
+    ['rejected', o.rejected],
+    ['dead-lettered', o.deadLettered],
+  ].filter(([, n]) => (n as number) > 0);
+  return failed.length === 0 ? [] : [`${role} ${report.release.id}: ${failed.map(([what, n]) => `${n} job(s) ${what}`).join(', ')} (see the consumer log)`];
+}
+
 /** Runs the evaluation (see the module comment); resolves the report and its failures. */
 export async function runEval(options: EvalOptions, io: CommandIo): Promise<EvalOutcome> {
   const say = lineWriter(io.stderr);
@@ -83,7 +98,8 @@ export async function runEval(options: EvalOptions, io: CommandIo): Promise<Eval
   const run = await evaluateRelease(candidate, settings, say);
   const report: EvalReport = baseline ? { ...run.report, baseline: compareWithBaseline(run.report, baseline, options.tolerance) } : run.report;
   if (run.timedOut) failures.push(`release ${candidate.id}: the time limit was reached before every job ended`);
-  if (report.operations.lost > 0) failures.push(`release ${candidate.id}: ${report.operations.lost} job(s) found nowhere`);
+  failures.push(...pipelineFailures(run.report, 'release'));
+  if (baseline && options.baseline !== undefined && !options.baseline.endsWith('.json')) failures.push(...pipelineFailures(baseline, 'baseline'));
   if (report.baseline && !report.baseline.gate.passed) failures.push(`gate failed: ${report.baseline.gate.regressions.join('; ')}`);
   say('');
   io.stdout.write(`${formatEvalReport(report)}\n`);

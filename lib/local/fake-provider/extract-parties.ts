@@ -1,6 +1,6 @@
 /**
  * The invoice extractor's parties: the seller and the buyer from labelled blocks, a letterhead or a
- * DIN-5008 sender line, with their countries and VAT ids.
+ * DIN-5008 sender line, with their countries (English, German and French country names) and VAT ids.
  */
 import type { InvoiceV1 } from '../../contract/schemas/invoice-v1.js';
 import { isBlank, LABELS, InvoiceExtractionError } from './extract-text.js';
@@ -56,7 +56,7 @@ function blockAfter(lines: readonly string[], index: number): Block | null {
   return { start, end, lines: blockLines };
 }
 
-const TITLE_LINE = /^\s*(?:TAX\s+)?(?:INVOICE|RECHNUNG)\s*$/iu;
+const TITLE_LINE = /^\s*(?:TAX\s+)?(?:INVOICE|RECHNUNG|FACTURE)\s*$/iu;
 
 function letterheadBlock(lines: readonly string[]): Block | null {
   let start = 0;
@@ -83,6 +83,13 @@ const COUNTRY_NAMES: [RegExp, string][] = [
   [/\b(?:Belgium|Belgien)\b/u, 'BE'],
   [/\b(?:Italy|Italien)\b/u, 'IT'],
   [/\b(?:Spain|Spanien)\b/u, 'ES'],
+  [/\b(?:Belgique|België)(?![\p{L}])/u, 'BE'],
+  [/\b(?:Luxembourg|Luxemburg)\b/u, 'LU'],
+  [/\bAllemagne\b/u, 'DE'],
+  [/\bAutriche\b/u, 'AT'],
+  [/\bRoyaume-Uni\b/u, 'GB'],
+  [/\bPays-Bas\b/u, 'NL'],
+  [/(?<![\p{L}])États-Unis\b/u, 'US'],
 ];
 
 const US_STATE_ZIP = /\b[A-Z]{2} \d{5}(?:-\d{4})?\b/u;
@@ -107,7 +114,7 @@ function countryOf(addressParts: readonly string[], vatId: string | null): strin
 }
 
 const VAT_REFERENCE =
-  /(?:^|[\s|·,;(])((?:Ihre|Your|Customer|Buyer)\s+)?(?:VAT(?:\s+Reg\.?)?(?:\s+(?:ID|No\.?|number|registration\s+number))?|USt-?Id(?:Nr)?\.?|UID(?:-Nr\.?)?|MWST-Nr\.?)\s*:?\s*(CHE-\d{3}\.\d{3}\.\d{3}(?:\s(?:MWST|TVA|IVA))?|[A-Z]{2}U?\d[0-9A-Z]{1,12})(?![0-9A-Za-z])/u;
+  /(?:^|[\s|·,;(])((?:Ihre|Your|Customer|Buyer|Votre)\s+)?(?:VAT(?:\s+Reg\.?)?(?:\s+(?:ID|No\.?|number|registration\s+number))?|USt-?Id(?:Nr)?\.?|UID(?:-Nr\.?)?|MWST-Nr\.?|N[°º]\s*(?:de\s+)?TVA(?:\s+intracommunautaire)?|TVA\s+intracommunautaire|N[°º]\s*IDE|IDE)\s*:?\s*(CHE-\d{3}\.\d{3}\.\d{3}(?:\s(?:MWST|TVA|IVA))?|[A-Z]{2}U?\d[0-9A-Z]{1,12})(?![0-9A-Za-z])/u;
 
 interface VatReference {
   line: number;

@@ -1,6 +1,7 @@
 /**
- * The invoice extractor's reading of plain text: printed numbers in three styles, dates in the styles
- * invoices use (slashed ones by the stated convention), and labelled values in English and German.
+ * The invoice extractor's reading of plain text: printed numbers in four styles (1,234.56 / 1.234,56 /
+ * 1'234.56 / 1 234,56), dates in the styles invoices use (slashed ones by a convention the caller decides),
+ * and labelled values in English, German and French.
  */
 import { RatelaneError } from '../../shared/errors.js';
 
@@ -19,36 +20,60 @@ export class InvoiceExtractionError extends RatelaneError {
 }
 
 /** The document's language, as the extractor tells it from its words. */
-export type Language = 'en' | 'de';
+export type Language = 'en' | 'de' | 'fr';
+/** The mark a document separates decimals with. */
+export type DecimalMark = '.' | ',';
 /** How a slashed date reads: day first or month first. */
 export type SlashConvention = 'dmy' | 'mdy';
 
 // ---------------------------------------------------------------------------------------------------------
 // Numbers
 
-/** A number as printed: grouped thousands with `,` `.` or `'`, optional decimals. */
-const NUMBER_TOKEN = /\d{1,3}(?:['.,]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?/g;
+/**
+ * A number as printed: thousands grouped with a space (also no-break and narrow no-break), `,` `.` or `'`,
+ * optional decimals.
+ */
+const NUMBER_TOKEN = /\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?(?!\d)|\d{1,3}(?:['.,]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?/g;
 
-/** Parses one printed number; `language` decides what a lone `,` or `.` means. */
-export function parseLocaleNumber(token: string, language: Language): number {
-  const text = token.replace(/'/g, '');
+/** An amount whose decimal mark is beyond doubt: a `.` or `,` followed by exactly two digits that end the number. */
+const PLAIN_DECIMAL = /(?<![\d.,'])\d+(?:[.,' \u00a0\u202f]\d{3})*([.,])\d{2}(?![\d.,'])/gu;
+
+/**
+ * The document's decimal mark: the one its unambiguous amounts use (the majority, when both occur);
+ * when none decides, the language's (`.` for English, `,` for German and French).
+ */
+export function detectDecimalMark(text: string, language: Language): DecimalMark {
+  let dots = 0;
+  let commas = 0;
+  for (const match of text.matchAll(PLAIN_DECIMAL)) {
+    if (match[1] === '.') dots++;
+    else commas++;
+  }
+  if (dots !== commas) return dots > commas ? '.' : ',';
+  return language === 'en' ? '.' : ',';
+}
+
+/**
+ * Parses one printed number. Both marks present: the last one is the decimal mark. One mark, repeated:
+ * thousands. One mark once, followed by exactly three digits (`1,250`, `1.250`): decimal when it is the
+ * document's decimal mark, else thousands. Otherwise a lone mark is decimal. Spaces and `'` group thousands.
+ * @param mark the document's decimal mark, or a language standing for its usual mark
+ */
+export function parseLocaleNumber(token: string, mark: DecimalMark | Language): number {
+  const decimalMark: DecimalMark = mark === '.' || mark === ',' ? mark : mark === 'en' ? '.' : ',';
+  const text = token.replace(/['\s\u00a0\u202f]/gu, '');
   const lastDot = text.lastIndexOf('.');
   const lastComma = text.lastIndexOf(',');
-  let normalized: string;
   if (lastDot >= 0 && lastComma >= 0) {
     const decimal = lastDot > lastComma ? '.' : ',';
     const thousands = decimal === '.' ? ',' : '.';
-    normalized = text.split(thousands).join('').replace(decimal, '.');
-  } else if (lastComma >= 0) {
-    const grouped = /^\d{1,3}(?:,\d{3})+$/.test(text);
-    normalized = language === 'en' && grouped ? text.replace(/,/g, '') : text.replace(',', '.');
-  } else if (lastDot >= 0) {
-    const grouped = /^\d{1,3}(?:\.\d{3})+$/.test(text);
-    normalized = language === 'de' && grouped ? text.replace(/\./g, '') : text;
-  } else {
-    normalized = text;
+    return Number(text.split(thousands).join('').replace(decimal, '.'));
   }
-  return Number(normalized);
+  const separator = lastDot >= 0 ? '.' : lastComma >= 0 ? ',' : null;
+  if (separator === null) return Number(text);
+  const parts = text.split(separator);
+  const isDecimal = parts.length === 2 && ((parts[1] ?? '').length !== 3 || separator === decimalMark);
+  return Number(isDecimal ? parts.join('.') : parts.join(''));
 }
 
 export function numberTokens(text: string): string[] {
@@ -56,9 +81,9 @@ export function numberTokens(text: string): string[] {
 }
 
 /** The last number printed in a piece of text (an amount after its label), or `null`. */
-export function lastNumber(text: string, language: Language): number | null {
+export function lastNumber(text: string, mark: DecimalMark): number | null {
   const token = numberTokens(text).at(-1);
-  return token === undefined ? null : parseLocaleNumber(token, language);
+  return token === undefined ? null : parseLocaleNumber(token, mark);
 }
 
 export function round(value: number, decimals: number): number {
@@ -69,10 +94,18 @@ export function round(value: number, decimals: number): number {
 // ---------------------------------------------------------------------------------------------------------
 // Dates
 
-const MONTH = String.raw`(Jan(?:uary|uar)?|Feb(?:ruary|ruar)?|Mar(?:ch)?|Mär(?:z)?|Maerz|Apr(?:il)?|Ma[iy]|Jun[ei]?|Jul[yi]?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|O[ck]t(?:ober)?|Nov(?:ember)?|De[cz](?:ember)?)\.?`;
+const MONTH = String.raw`(janvier|février|fevrier|mars|avril|juin|juillet|août|aout|septembre|octobre|novembre|décembre|decembre|Jan(?:uary|uar)?|Feb(?:ruary|ruar)?|Mar(?:ch)?|Mär(?:z)?|Maerz|Apr(?:il)?|Ma[iy]|Jun[ei]?|Jul[yi]?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|O[ck]t(?:ober)?|Nov(?:ember)?|De[cz](?:ember)?)\.?`;
 const MONTH_BY_PREFIX: Record<string, number> = {
   jan: 1,
   feb: 2,
+  fév: 2,
+  fev: 2,
+  avr: 4,
+  juin: 6,
+  juil: 7,
+  aoû: 8,
+  aou: 8,
+  déc: 12,
   mar: 3,
   mär: 3,
   mae: 3,
@@ -95,7 +128,10 @@ interface DatePattern {
   toParts(match: RegExpExecArray, convention: SlashConvention): [year: number, month: number, day: number];
 }
 
-const monthOf = (name: string | undefined): number => MONTH_BY_PREFIX[(name ?? '').slice(0, 3).toLowerCase()] ?? 0;
+const monthOf = (name: string | undefined): number => {
+  const lower = (name ?? '').toLowerCase();
+  return MONTH_BY_PREFIX[lower.slice(0, 4)] ?? MONTH_BY_PREFIX[lower.slice(0, 3)] ?? 0;
+};
 const num = (text: string | undefined): number => Number(text ?? NaN);
 
 const DATE_PATTERNS: DatePattern[] = [
@@ -103,7 +139,7 @@ const DATE_PATTERNS: DatePattern[] = [
   { regex: /\b(\d{1,2})\.(\d{1,2})\.(\d{4})\b/u, toParts: (m) => [num(m[3]), num(m[2]), num(m[1])] },
   { regex: new RegExp(String.raw`\b(\d{1,2})\.\s*${MONTH}\s+(\d{4})\b`, 'iu'), toParts: (m) => [num(m[3]), monthOf(m[2]), num(m[1])] },
   { regex: new RegExp(String.raw`\b${MONTH}\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b`, 'iu'), toParts: (m) => [num(m[3]), monthOf(m[1]), num(m[2])] },
-  { regex: new RegExp(String.raw`\b(\d{1,2})(?:st|nd|rd|th)?\s+${MONTH}\s+(\d{4})\b`, 'iu'), toParts: (m) => [num(m[3]), monthOf(m[2]), num(m[1])] },
+  { regex: new RegExp(String.raw`\b(\d{1,2})(?:st|nd|rd|th|er)?\s+${MONTH}\s+(\d{4})\b`, 'iu'), toParts: (m) => [num(m[3]), monthOf(m[2]), num(m[1])] },
   { regex: new RegExp(String.raw`\b(\d{1,2})-${MONTH}-(\d{4})\b`, 'iu'), toParts: (m) => [num(m[3]), monthOf(m[2]), num(m[1])] },
   {
     regex: /\b(\d{1,2})\/(\d{1,2})\/(\d{4})\b/u,
@@ -146,12 +182,12 @@ function findDate(text: string, convention: SlashConvention): FoundDate | null {
 
 /** Regex source of labels; each is matched at a line start or after a wide gap (a second column). */
 export const LABELS = {
-  invoiceNumber: String.raw`Invoice\s*(?:No\.?|Number|#)|Inv\.\s*No\.?|Rechnungs?-?\s*(?:nummer|Nr\.?)|Re\.-Nr\.?`,
-  issueDate: String.raw`Invoice\s+date|Date\s+of\s+issue|Issue\s+date|Issued(?:\s+on)?|Date|Rechnungsdatum|Ausstellungsdatum|Belegdatum|Datum`,
-  dueDate: String.raw`Due\s+date|Payment\s+due|Please\s+pay\s+by|Pay\s+by|Due|Fällig\s+am|Fälligkeitsdatum|Fälligkeit|Zahlbar\s+bis(?:\s+zum)?`,
-  purchaseOrder: String.raw`Purchase\s+order|PO\s+Number|P\.O\.\s*#|Your\s+PO|PO|Your\s+order\s+ref(?:erence)?|Ihre\s+Bestell-Nr\.?|Ihre\s+Bestellung|Bestellnummer|Bestell-Nr\.?`,
-  seller: String.raw`From|Seller|Supplier|Vendor|Issued\s+by|Rechnungssteller|Leistungserbringer|Lieferant|Verkäufer|Absender`,
-  buyer: String.raw`Bill\s+to|Billed\s+to|Invoice\s+to|Sold\s+to|To|Customer|Buyer|Client|Rechnungsempfänger|Rechnungsadresse|Kunde|Auftraggeber|An`,
+  invoiceNumber: String.raw`Invoice\s*(?:No\.?|Number|#)|Inv\.\s*No\.?|Rechnungs?-?\s*(?:nummer|Nr\.?)|Re\.-Nr\.?|Facture\s*(?:N[°º]|No\.?|num[ée]ro)|N[°º]\s*de\s+facture|Num[ée]ro\s+de\s+facture`,
+  issueDate: String.raw`Invoice\s+date|Date\s+of\s+issue|Issue\s+date|Issued(?:\s+on)?|Date\s+de\s+(?:la\s+)?facture|Date\s+d['’]émission|Date(?!\s+(?:d['’]échéance|de\s+livraison|limite|de\s+paiement|d['’]exécution))|Rechnungsdatum|Ausstellungsdatum|Belegdatum|Datum`,
+  dueDate: String.raw`Due\s+date|Payment\s+due|Please\s+pay\s+by|Pay\s+by|Due|Fällig\s+am|Fälligkeitsdatum|Fälligkeit|Zahlbar\s+bis(?:\s+zum)?|Date\s+d['’]échéance|Échéance|Date\s+limite\s+de\s+(?:paiement|règlement)|(?:À|A)\s+payer\s+avant\s+le|Payable\s+avant\s+le`,
+  purchaseOrder: String.raw`Purchase\s+order|PO\s+Number|P\.O\.\s*#|Your\s+PO|PO|Your\s+order\s+ref(?:erence)?|Ihre\s+Bestell-Nr\.?|Ihre\s+Bestellung|Bestellnummer|Bestell-Nr\.?|Bon\s+de\s+commande|N[°º]\s*de\s+commande|Réf(?:\.|érence)\s+commande|Votre\s+commande`,
+  seller: String.raw`From|Seller|Supplier|Vendor|Issued\s+by|Rechnungssteller|Leistungserbringer|Lieferant|Verkäufer|Absender|Fournisseur|Vendeur|Émetteur|Prestataire`,
+  buyer: String.raw`Bill\s+to|Billed\s+to|Invoice\s+to|Sold\s+to|To|Customer|Buyer|Client|Rechnungsempfänger|Rechnungsadresse|Kunde|Auftraggeber|An|Facturé\s+à|Adresse\s+de\s+facturation|Destinataire|Acheteur`,
 } as const;
 
 /** A label ends at a non-letter, or is followed by one (so `PO` does not match `Pos.`). */

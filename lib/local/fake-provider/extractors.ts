@@ -6,6 +6,8 @@
 import { INVOICE_V1_JSON_SCHEMA_NAME } from '../../contract/schemas/invoice-v1.js';
 import { RatelaneError } from '../../shared/errors.js';
 import { extractInvoice } from './invoice-extractor.js';
+import { RECEIPT_V1_JSON_SCHEMA_NAME } from '../../contract/schemas/receipt-v1.js';
+import { extractReceipt } from './receipt-extractor.js';
 
 /** Raised for a schema name no fake extractor is registered for (the server answers it with a 500). */
 export class UnknownFakeSchemaError extends RatelaneError {
@@ -20,6 +22,7 @@ export class UnknownFakeSchemaError extends RatelaneError {
 /** Rule-based extractors by JSON schema name. Add one line per schema (e.g. `receipt_v1`). */
 const FAKE_EXTRACTORS: Readonly<Record<string, (documentText: string) => unknown>> = {
   [INVOICE_V1_JSON_SCHEMA_NAME]: extractInvoice,
+  [RECEIPT_V1_JSON_SCHEMA_NAME]: extractReceipt,
 };
 
 /** The schema names {@link extractForSchema} answers. */

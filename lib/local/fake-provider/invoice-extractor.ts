@@ -1,14 +1,25 @@
 /**
  * A deterministic, rule-based invoice parser: the "model" behind the local fake provider. It reads labels
- * in English and German, three number styles (1,234.56 / 1.234,56 / 1'234.56), ISO, German, English and
- * slashed dates (by the convention the document states), party blocks (labelled, letterhead, or a
- * DIN-5008 sender line), and line items from column tables, pipe tables, `qty x item @ price = amount`
- * lines and two-line position blocks. It knows nothing of the corpus: it only reads the text it is given.
+ * in English, German and French, four number styles (1,234.56 / 1.234,56 / 1'234.56 / 1 234,56, a lone
+ * `1,250` by the document's decimal mark), ISO, German, English, French and slashed dates (by the
+ * convention the document states, else the seller country's), party blocks (labelled, letterhead, or a
+ * DIN-5008 sender line), line items from column and pipe tables (also across pages), `qty x item @ price =
+ * amount` lines and two-line position blocks, and the printed totals as printed. With no currency printed,
+ * the currency is the seller country's. It knows nothing of the corpus: it only reads the text it is given.
  */
 import type { InvoiceV1 } from '../../contract/schemas/invoice-v1.js';
 import { extractParties } from './extract-parties.js';
 import { extractCurrency, extractTotals, positionBlockItems, tableItems, timesLineItems } from './extract-items.js';
-import { firstIdentifier, firstLabelledDate, InvoiceExtractionError, LABELS, placeDateLine, type Language, type SlashConvention } from './extract-text.js';
+import {
+  detectDecimalMark,
+  firstIdentifier,
+  firstLabelledDate,
+  InvoiceExtractionError,
+  LABELS,
+  placeDateLine,
+  type Language,
+  type SlashConvention,
+} from './extract-text.js';
 
 export { InvoiceExtractionError, parseLocaleNumber } from './extract-text.js';
 
@@ -19,16 +30,25 @@ const GERMAN_WORDS =
   /\b(?:Rechnung|Rechnungs\w*|Datum|Menge|Betrag|Summe|Zwischensumme|zahlbar|Bezeichnung|Einzelpreis|Kunde|Gesamtbetrag|MwSt|USt|Umsatzsteuer|Sehr geehrte|Mit freundlichen)\b/giu;
 const ENGLISH_WORDS = /\b(?:Invoice|Date|Due|Total|Subtotal|Amount|Description|Qty|Quantity|Price|Bill to|Customer|Payment|Tax|VAT)\b/giu;
 
+const FRENCH_WORDS =
+  /(?<![\p{L}])(?:Facture|facturé|TVA|HT|TTC|HTVA|Désignation|Qté|Quantité|Prix|Montant|Échéance|Règlement|Commande|Fournisseur|Madame|Monsieur|Veuillez|Merci|paiement|pénalités|de|du|des|le|la|les|et|au|aux)(?![\p{L}])/giu;
+
 function detectLanguage(text: string): Language {
   const german = text.match(GERMAN_WORDS)?.length ?? 0;
   const english = text.match(ENGLISH_WORDS)?.length ?? 0;
+  const french = text.match(FRENCH_WORDS)?.length ?? 0;
+  if (french > english && french > german) return 'fr';
   return german > english ? 'de' : 'en';
 }
 
-function slashConvention(text: string, language: Language, currency: string | null): SlashConvention {
-  if (/DD\/MM\/YYYY|TT\.?\/MM\.?\/JJJJ/iu.test(text)) return 'dmy';
+/**
+ * How slashed dates read: the convention the document states, else the seller country's (a US seller
+ * writes month first, every other country day first).
+ */
+function slashConvention(text: string, sellerCountry: string): SlashConvention {
+  if (/DD\/MM\/YYYY|TT\.?\/MM\.?\/JJJJ|JJ\/MM\/AAAA/iu.test(text)) return 'dmy';
   if (/MM\/DD\/YYYY/iu.test(text)) return 'mdy';
-  return language === 'en' && currency === 'USD' ? 'mdy' : 'dmy';
+  return sellerCountry === 'US' ? 'mdy' : 'dmy';
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -43,9 +63,11 @@ export function extractInvoice(text: string): InvoiceV1 {
     .split('\n')
     .map((line) => line.replace(/\s+$/u, ''));
   const language = detectLanguage(text);
-  const totals = extractTotals(lines, language);
-  const currency = extractCurrency(lines, totals.totalLine);
-  const convention = slashConvention(text, language, currency);
+  const mark = detectDecimalMark(text, language);
+  const totals = extractTotals(lines, mark);
+  const { seller, buyer } = extractParties(lines);
+  const currency = extractCurrency(lines, totals.totalLine, seller.country);
+  const convention = slashConvention(text, seller.country);
 
   const invoiceNumber = firstIdentifier(lines, LABELS.invoiceNumber);
   if (invoiceNumber === null) throw new InvoiceExtractionError('invoiceNumber');
@@ -53,8 +75,7 @@ export function extractInvoice(text: string): InvoiceV1 {
   if (issueDate === null) throw new InvoiceExtractionError('issueDate');
   const dueDate = firstLabelledDate(lines, LABELS.dueDate, convention);
   const purchaseOrder = firstIdentifier(lines, LABELS.purchaseOrder);
-  const { seller, buyer } = extractParties(lines);
-  const lineItems = tableItems(lines, language) ?? timesLineItems(lines, language) ?? positionBlockItems(lines, language);
+  const lineItems = tableItems(lines, mark) ?? timesLineItems(lines, mark) ?? positionBlockItems(lines, mark);
   if (lineItems === null) throw new InvoiceExtractionError('lineItems');
 
   return {
