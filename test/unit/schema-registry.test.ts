@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadCorpus } from '../../corpus/index.js';
+import { readFileSync } from 'node:fs';
+import { type CorpusManifestEntry, loadCorpus } from '../../corpus/index.js';
+import { getRelease, knownReleases, releaseProblems } from '../../lib/contract/releases.js';
 import {
   DEFAULT_PROMPT_VERSION,
   DEFAULT_SCHEMA_VERSION,
@@ -8,8 +10,45 @@ import {
   getExtractionPrompt,
   getExtractionSchema,
   isKnownPromptVersion,
+  knownSchemaVersions,
 } from '../../lib/contract/schemas/registry.js';
 import { extractInvoice } from '../../lib/local/fake-provider/invoice-extractor.js';
+import { extractReceipt } from '../../lib/local/fake-provider/receipt-extractor.js';
+
+/** Keywords OpenAI structured outputs accept in strict mode (as in corpus.test.ts). */
+const STRICT_KEYWORDS = new Set([
+  ...['type', 'properties', 'required', 'additionalProperties', 'items', 'anyOf', 'enum', 'const', 'description', 'title', 'pattern', 'format'],
+  ...['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems', '$defs', '$ref'],
+]);
+const STRICT_FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
+
+/** Every problem that would make OpenAI reject the schema in strict mode, as `path: problem`. */
+function strictModeProblems(node: unknown, path: string): string[] {
+  if (typeof node !== 'object' || node === null) return [`${path}: not a schema object`];
+  const schema = node as Record<string, unknown>;
+  const problems = Object.keys(schema)
+    .filter((key) => !STRICT_KEYWORDS.has(key))
+    .map((key) => `${path}: unsupported keyword ${key}`);
+  if (typeof schema.format === 'string' && !STRICT_FORMATS.has(schema.format)) problems.push(`${path}: unsupported format ${schema.format}`);
+  if (schema.type === 'object' || schema.properties !== undefined) {
+    const properties = (schema.properties ?? {}) as Record<string, unknown>;
+    if (schema.additionalProperties !== false) problems.push(`${path}: additionalProperties is not false`);
+    const required = Array.isArray(schema.required) ? [...schema.required].sort() : [];
+    if (JSON.stringify(required) !== JSON.stringify(Object.keys(properties).sort())) problems.push(`${path}: not every property is required`);
+    for (const [name, child] of Object.entries(properties)) problems.push(...strictModeProblems(child, `${path}.${name}`));
+  }
+  if (schema.items !== undefined) problems.push(...strictModeProblems(schema.items, `${path}[]`));
+  if (Array.isArray(schema.anyOf)) for (const [i, child] of schema.anyOf.entries()) problems.push(...strictModeProblems(child, `${path}|${i}`));
+  return problems;
+}
+
+/** The first receipt of the receipt corpus, with its text and expected object. */
+function firstReceipt(): { text: string; expected: unknown } {
+  const root = new URL('../../corpus/', import.meta.url);
+  const [entry] = JSON.parse(readFileSync(new URL('receipts/manifest.json', root), 'utf8')) as CorpusManifestEntry[];
+  assert.ok(entry);
+  return { text: readFileSync(new URL(entry.file, root), 'utf8'), expected: JSON.parse(readFileSync(new URL(entry.expected, root), 'utf8')) };
+}
 
 /** What the fake provider does: take the text between the exact markers of the user message. */
 function documentBetweenMarkers(content: string): string | null {
@@ -39,10 +78,12 @@ describe('extraction schema registry', () => {
       assert.equal(error.schemaVersion, 'contract@7');
       return true;
     });
-    assert.equal(isKnownPromptVersion('invoice@1', 'invoice-extract@2'), false);
+    assert.equal(isKnownPromptVersion('invoice@1', 'invoice-extract@9'), false);
+    assert.equal(isKnownPromptVersion('invoice@1', 'receipt-extract@1'), false);
     assert.equal(isKnownPromptVersion('contract@7', 'invoice-extract@1'), false);
     assert.equal(isKnownPromptVersion('invoice@1', 'toString'), false);
-    assert.equal(getExtractionPrompt('invoice@1', 'invoice-extract@2'), undefined);
+    assert.equal(isKnownPromptVersion('receipt@1', 'toString'), false);
+    assert.equal(getExtractionPrompt('invoice@1', 'invoice-extract@9'), undefined);
   });
 
   it('puts the document verbatim between the markers, so the fake provider answers it correctly', () => {
@@ -77,5 +118,45 @@ describe('extraction schema registry', () => {
     assert.equal(documentBetweenMarkers(user), 'Invoice No.: 1\n');
     assert.ok(user.includes('{"total": 3}'));
     for (const problem of problems) assert.ok(user.includes(`- ${problem}`));
+  });
+
+  it('registers receipt@1 with its prompt, and every release names a registered prompt for every schema', () => {
+    // Act
+    const schema = getExtractionSchema('receipt@1');
+    const problems = knownReleases().flatMap((id) => releaseProblems(getRelease(id)));
+    // Assess
+    assert.deepEqual(knownSchemaVersions().sort(), ['invoice@1', 'receipt@1']);
+    assert.equal(schema.schemaVersion, 'receipt@1');
+    assert.equal(schema.jsonSchemaName, 'receipt_v1');
+    assert.equal(isKnownPromptVersion('receipt@1', 'receipt-extract@1'), true);
+    assert.equal(isKnownPromptVersion('receipt@1', 'invoice-extract@1'), false);
+    assert.deepEqual(releaseProblems(getRelease('2026.11')), []);
+    assert.deepEqual(problems, []);
+  });
+
+  it('sends only JSON schemas that OpenAI structured outputs accept in strict mode', () => {
+    // Act
+    const problems = knownSchemaVersions().flatMap((version) => strictModeProblems(getExtractionSchema(version).jsonSchema, version));
+    // Assess
+    assert.deepEqual(problems, []);
+    for (const version of knownSchemaVersions()) assert.match(getExtractionSchema(version).jsonSchemaName, /^[a-zA-Z0-9_-]{1,64}$/);
+  });
+
+  it('puts a receipt verbatim between the markers, so the fake provider answers it correctly', () => {
+    // Prepare
+    const doc = firstReceipt();
+    const schema = getExtractionSchema('receipt@1');
+    const prompt = getExtractionPrompt('receipt@1', 'receipt-extract@1');
+    assert.ok(prompt);
+    // Act
+    const messages = prompt.buildMessages(doc.text);
+    const text = documentBetweenMarkers(messages.find((m) => m.role === 'user')?.content ?? '');
+    const answer = extractReceipt(text ?? '');
+    // Assess
+    assert.equal(messages[0]?.role, 'system');
+    assert.equal(text, doc.text);
+    assert.ok(schema.zod.safeParse(answer).success);
+    assert.deepEqual(schema.domainRules(answer), []);
+    assert.deepEqual(answer, doc.expected);
   });
 });

@@ -1,0 +1,96 @@
+/**
+ * Receipt formatting: amounts from cents, dates and times in the styles receipts print, and right-aligned
+ * receipt lines. Pure: no randomness here. Number grouping comes from the invoice generator's formatter.
+ */
+import { formatNumber, formatQuantity, MONTHS_EN, type NumberStyle } from '../generator/format.js';
+
+export { formatQuantity, type NumberStyle };
+
+/** Receipt width in characters. */
+export const WIDTH = 40;
+
+/** A separator line of the receipt width. */
+export const rule = (char = '-'): string => char.repeat(WIDTH);
+
+/** An amount in cents, printed with two decimals in a locale's style (`1,234.56`, `1.234,56`, `1'234.56`). */
+export function amount(cents: number, style: NumberStyle): string {
+  return formatNumber(cents / 100, 2, style);
+}
+
+/** A number with a fixed count of decimals (unit prices per litre, weights). */
+export function decimals(value: number, count: number, style: NumberStyle): string {
+  return formatNumber(value, count, style);
+}
+
+/** `label` on the left, `value` flush right at the receipt width (at least two spaces between). */
+export function line(label: string, value: string, width = WIDTH): string {
+  const gap = Math.max(2, width - label.length - value.length);
+  return `${label}${' '.repeat(gap)}${value}`;
+}
+
+/** Text centred on the receipt width (left padding only). */
+export function centre(text: string, width = WIDTH): string {
+  return `${' '.repeat(Math.max(0, Math.floor((width - text.length) / 2)))}${text}`;
+}
+
+const MONTHS_FR = ['janvier', 'février', 'mars', 'avril', 'mai', 'juin', 'juillet', 'août', 'septembre', 'octobre', 'novembre', 'décembre'];
+const WEEKDAYS_FR = ['dimanche', 'lundi', 'mardi', 'mercredi', 'jeudi', 'vendredi', 'samedi'];
+
+/** The date styles of the receipt layouts. */
+export type ReceiptDateStyle = 'mdy' | 'dmy' | 'dot' | 'dot-short' | 'en-short' | 'uk-short' | 'fr-long' | 'iso';
+
+/** Formats an ISO date (`2026-03-04`) in one of the receipt date styles. */
+export function formatReceiptDate(isoDate: string, style: ReceiptDateStyle): string {
+  const [y = '', mm = '', dd = ''] = isoDate.split('-');
+  const month = Number(mm);
+  const day = Number(dd);
+  switch (style) {
+    case 'iso':
+      return isoDate;
+    case 'mdy':
+      return `${mm}/${dd}/${y}`;
+    case 'dmy':
+      return `${dd}/${mm}/${y}`;
+    case 'dot':
+      return `${dd}.${mm}.${y}`;
+    case 'dot-short':
+      return `${dd}.${mm}.${y.slice(2)}`;
+    case 'en-short':
+      return `${(MONTHS_EN[month - 1] ?? '').slice(0, 3)} ${day}, ${y}`;
+    case 'uk-short':
+      return `${day} ${(MONTHS_EN[month - 1] ?? '').slice(0, 3)} ${y}`;
+    case 'fr-long': {
+      const weekday = WEEKDAYS_FR[new Date(`${isoDate}T00:00:00Z`).getUTCDay()] ?? '';
+      return `${weekday} ${day === 1 ? '1er' : day} ${MONTHS_FR[month - 1] ?? ''} ${y}`;
+    }
+  }
+}
+
+/** The time styles of the receipt layouts. */
+export type ReceiptTimeStyle = '24h' | '24h-seconds' | 'ampm' | 'fr-h';
+
+/** Formats `HH:MM` in a receipt time style; `seconds` fills the seconds some tills print. */
+export function formatReceiptTime(time: string, style: ReceiptTimeStyle, seconds = 0): string {
+  const [hh = '00', mm = '00'] = time.split(':');
+  const hours = Number(hh);
+  switch (style) {
+    case '24h':
+      return time;
+    case '24h-seconds':
+      return `${time}:${String(seconds).padStart(2, '0')}`;
+    case 'ampm':
+      return `${hours % 12 === 0 ? 12 : hours % 12}:${mm} ${hours < 12 ? 'AM' : 'PM'}`;
+    case 'fr-h':
+      return `${hh}h${mm}`;
+  }
+}
+
+/** The VAT contained in a gross amount at `rate` percent, in cents. */
+export function includedVat(grossCents: number, rate: number): number {
+  return Math.round((grossCents * rate) / (100 + rate));
+}
+
+/** Sales tax added on a net amount at `rate` percent, in cents. */
+export function addedSalesTax(netCents: number, rate: number): number {
+  return Math.round((netCents * rate) / 100);
+}
