@@ -17,6 +17,7 @@ import type { LaneConfig } from '../config/lanes.js';
 import { getExtractionPrompt, getExtractionSchema } from '../contract/schemas/registry.js';
 import { prepareDocument, type Prepared, type RejectedItem } from '../queue/intake-checks.js';
 import type { DocumentInput } from '../queue/producer.js';
+import type { Job } from '../contract/job.js';
 import { errorName } from '../shared/errors.js';
 import { putDocument, readDocument } from '../store/documents.js';
 import {
@@ -70,8 +71,9 @@ export async function submitBatch(documents: readonly Omit<DocumentInput, 'regio
   const rejected: RejectedItem[] = [];
   for (const [index, doc] of documents.entries()) {
     const checked = await prepareDocument({ ...doc, region: lane.name }, index, { lanes: { [lane.name]: lane }, newJobId: newId }, deps.now());
-    if ('job' in checked) prepared.push(checked);
-    else rejected.push(checked);
+    if (!('job' in checked)) rejected.push(checked);
+    else if (prepared.length > 0 && !sameVersions(prepared[0]!.job, checked.job)) rejected.push(mixedVersions(checked, prepared[0]!.job));
+    else prepared.push(checked);
   }
   deps.onProgress?.({ type: 'checked', detail: `${prepared.length} accepted, ${rejected.length} rejected` });
   if (prepared.length === 0) return { batchId: null, state: null, items: 0, rejected, parts: [] };
@@ -95,6 +97,20 @@ export async function submitBatch(documents: readonly Omit<DocumentInput, 'regio
   const after = await moveHeader(batchId, deps, (h) => h.state === 'submitting', { state: 'submitted' });
   const state = CANCELLED.has(after.state) ? await keepCancelInForce(batchId, after.state, deps) : after.state;
   return { batchId, state, items: items.length, rejected, parts };
+}
+
+function sameVersions(a: Pick<Job, 'schemaVersion' | 'promptVersion'>, b: Pick<Job, 'schemaVersion' | 'promptVersion'>): boolean {
+  return a.schemaVersion === b.schemaVersion && a.promptVersion === b.promptVersion;
+}
+
+/** The rejection of a document whose versions are not the batch's (a batch is one schema and prompt version). */
+function mixedVersions(doc: Prepared, batch: Pick<Job, 'schemaVersion' | 'promptVersion'>): RejectedItem {
+  return {
+    index: doc.index,
+    sourceId: doc.job.input.sourceId,
+    reason: 'mixed_versions',
+    detail: `${doc.job.schemaVersion} / ${doc.job.promptVersion} differs from the batch's ${batch.schemaVersion} / ${batch.promptVersion}: submit it as a batch of its own`,
+  };
 }
 
 /** Header writes retried when another writer (a reconcile pass recording a part) moved its version first. */

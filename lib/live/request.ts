@@ -26,6 +26,7 @@ export const LIVE_REJECTION_STATUS: Readonly<Record<LiveRejectionReason, number>
   not_text: 422,
   unknown_version: 422,
   deadline_passed: 422,
+  mixed_versions: 422,
 });
 
 /** A refusal: the reason and a detail naming fields, sizes and limits (never document text). */

@@ -28,7 +28,9 @@ export type RejectionReason =
   | 'unknown_version'
   | 'deadline_passed'
   | 'bad_input'
-  | 'message_too_large';
+  | 'message_too_large'
+  /** A batch holds one schema and prompt version: a document with others goes in a batch of its own. */
+  | 'mixed_versions';
 
 /** One rejected document. `detail` names sizes, limits and fields — never the text. */
 export interface RejectedItem {

@@ -159,6 +159,19 @@ const emptyCounts = (): Record<ItemState, number> => Object.fromEntries(ITEM_STA
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * A lane's documents split by schema and prompt version, in first-seen order: a batch holds one of each,
+ * so a mixed load (the evaluation's invoices and receipts) becomes one batch per version.
+ */
+function versionGroups(documents: readonly DocumentInput[]): Omit<DocumentInput, 'region'>[][] {
+  const groups = new Map<string, Omit<DocumentInput, 'region'>[]>();
+  for (const { region: _region, ...doc } of documents) {
+    const key = `${doc.schemaVersion ?? ''}\n${doc.promptVersion ?? ''}`;
+    groups.set(key, [...(groups.get(key) ?? []), doc]);
+  }
+  return [...groups.values()];
+}
+
 /** Why a call failed, in one short line (never document text: the errors of the batch lane carry ids and codes). */
 function why(error: unknown): string {
   return `${errorName(error) ?? 'Error'}: ${shortMessage(error)}`;
@@ -205,27 +218,28 @@ async function drive(
   const lanes = Object.values(stack.lanes).filter((l) => documents.some((d) => d.region === l.lane.name));
   const submitStarted = Date.now();
   const submitted = await Promise.all(
-    lanes.map(async (local) => {
-      const own = documents.filter((d) => d.region === local.lane.name).map(({ region: _region, ...doc }) => doc);
-      const lane = laneDeps(stack, local);
-      const batch: LaneBatch = {
-        lane: local.lane.name,
-        batchId: null,
-        documents: own.length,
-        items: 0,
-        rejectedAtSubmit: 0,
-        state: 'submitting',
-        passErrors: 0,
-      };
-      try {
-        const report = await submitBatch(own, lane.deps);
-        Object.assign(batch, { batchId: report.batchId, items: report.items, rejectedAtSubmit: report.rejected.length, state: 'submitted' });
-      } catch (error) {
-        batch.submitError = why(error);
-        run.say(`  batch lane ${batch.lane}: submission FAILED (${batch.submitError})`);
-      }
-      return { batch, lane };
-    }),
+    lanes
+      .flatMap((local) => versionGroups(documents.filter((d) => d.region === local.lane.name)).map((own) => ({ local, own })))
+      .map(async ({ local, own }) => {
+        const lane = laneDeps(stack, local);
+        const batch: LaneBatch = {
+          lane: local.lane.name,
+          batchId: null,
+          documents: own.length,
+          items: 0,
+          rejectedAtSubmit: 0,
+          state: 'submitting',
+          passErrors: 0,
+        };
+        try {
+          const report = await submitBatch(own, lane.deps);
+          Object.assign(batch, { batchId: report.batchId, items: report.items, rejectedAtSubmit: report.rejected.length, state: 'submitted' });
+        } catch (error) {
+          batch.submitError = why(error);
+          run.say(`  batch lane ${batch.lane}: submission FAILED (${batch.submitError})`);
+        }
+        return { batch, lane };
+      }),
   );
   const batches = submitted.map((s) => s.batch);
   progress.items = batches.reduce((n, b) => n + b.items, 0);

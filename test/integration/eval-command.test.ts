@@ -1,0 +1,123 @@
+/**
+ * `npm run eval` as a user runs it: a child process per release on its own local stack. The current
+ * release's report names every field of both schemas by bucket beside the operations; a candidate
+ * with a seeded regression of one field fails the gate (exit 1, that field alone), and a candidate
+ * without one passes (exit 0).
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { before, describe, it } from 'node:test';
+import { scoredFields } from '../../lib/eval/fields.js';
+import type { EvalReport } from '../../lib/eval/report-model.js';
+import { externalRequests, launchChromium, openPage } from '../report/chromium.js';
+
+const CLI = ['--import', 'tsx', 'bin/ratelane.ts', 'eval'];
+const DIR = '.cache/eval-test';
+
+function runEvalCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [...CLI, ...args, '--log-file', `${DIR}/consumer.log`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, RATELANE_TEST_ENDPOINTS: '' },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+function lastJson(stdout: string): EvalReport {
+  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as EvalReport;
+}
+
+describe('npm run eval', () => {
+  let current: { code: number | null; stdout: string; stderr: string };
+
+  before(async () => {
+    rmSync(DIR, { recursive: true, force: true });
+    mkdirSync(DIR, { recursive: true });
+    current = await runEvalCli(['--release', '2026.11', '--out', `${DIR}/current.json`, '--json']);
+  });
+
+  it('reports per-field accuracy for every field of both schemas, by language, length, schema and region, beside the operations and the release', () => {
+    // Assess
+    assert.equal(current.code, 0, current.stderr);
+    const report = lastJson(current.stdout);
+    assert.equal(report.release.id, '2026.11');
+    assert.deepEqual(report.release.prompts, { 'invoice@1': 'invoice-extract@1', 'receipt@1': 'receipt-extract@1' });
+    for (const schema of ['invoice@1', 'receipt@1']) {
+      const fields = report.overall.fields.filter((f) => f.schemaVersion === schema);
+      assert.deepEqual(
+        fields.map((f) => f.field),
+        scoredFields(schema),
+      );
+      assert.ok(fields.every((f) => f.total > 0 && f.accuracy !== null));
+    }
+    const bucketsOf = (dimension: string) => report.buckets.filter((b) => b.dimension === dimension).map((b) => b.bucket);
+    assert.deepEqual(bucketsOf('language'), ['de', 'en', 'fr']);
+    assert.deepEqual(bucketsOf('schema'), ['invoice@1', 'receipt@1']);
+    assert.deepEqual(bucketsOf('region'), ['eu', 'us']);
+    assert.equal(bucketsOf('length').length, 3);
+    // The error model errs, so accuracy is neither perfect nor broken; nothing is lost.
+    assert.ok(report.overall.wholeObjectAccuracy! > 0.5 && report.overall.wholeObjectAccuracy! < 1, String(report.overall.wholeObjectAccuracy));
+    assert.equal(report.operations.lost, 0);
+    assert.equal(report.operations.waiting, 0);
+    assert.equal(
+      report.operations.submitted,
+      report.buckets.filter((b) => b.dimension === 'schema').reduce((n, b) => n + b.documents, 0) + report.overall.reviewExpected.total,
+    );
+    assert.ok(report.operations.latencyMs.p50 !== null && report.operations.queueAgeMs.p95 !== null && report.operations.attemptsPerCompletion !== null);
+    assert.ok(report.tokens.inputTokens > 0 && report.tokens.costUsd !== null);
+    assert.ok(report.overall.reviewExpected.total >= 4 && report.overall.reviewExpected.correct > 0);
+    assert.match(current.stdout, /per-field accuracy/);
+  });
+
+  it('fails the gate on a candidate with a seeded regression of one field, and names that field alone', async () => {
+    // Act: the release id form, as a user gates a prompt change
+    const run = await runEvalCli(['--release', '2026.12-rc1', '--baseline', '2026.11', '--json', '--html', `${DIR}/rc1.html`]);
+    // Assess
+    assert.equal(run.code, 1, run.stderr);
+    const report = lastJson(run.stdout);
+    assert.equal(report.baseline?.gate.passed, false);
+    assert.deepEqual(
+      report.baseline?.fields.filter((f) => f.regressed).map((f) => `${f.schemaVersion} ${f.field}`),
+      ['invoice@1 currency'],
+    );
+    assert.match(run.stderr, /gate failed: invoice@1 currency/);
+    assert.ok(report.baseline!.tokens.candidateInput < report.baseline!.tokens.baselineInput, 'the shorter prompt spends fewer input tokens');
+  });
+
+  it("writes the run's HTML report, which renders every chart in headless Chromium without an error or a request", async () => {
+    // Prepare
+    const file = resolve(`${DIR}/rc1.html`);
+    assert.ok(existsSync(file), 'the gated run wrote --html');
+    const chromium = await launchChromium();
+    try {
+      // Act
+      const check = await openPage(chromium.browser, file, resolve(`${DIR}/rc1.png`));
+      // Assess
+      assert.deepEqual([...check.consoleErrors, ...check.pageErrors, ...check.failedRequests], []);
+      assert.deepEqual(externalRequests(check, file), []);
+      assert.equal(check.chartsExpected, String(check.canvases.length));
+      assert.equal(check.chartsRendered, check.chartsExpected);
+      assert.ok(check.canvases.length >= 9 && check.canvases.every((c) => c.drawn));
+      assert.match(readFileSync(file, 'utf8'), /REGRESSED/);
+    } finally {
+      await chromium.close();
+    }
+  });
+
+  it('passes the gate on a candidate without a regression (against a report written earlier)', async () => {
+    // Act
+    const run = await runEvalCli(['--release', '2026.12-rc2', '--baseline', `${DIR}/current.json`, '--json']);
+    // Assess
+    assert.equal(run.code, 0, run.stderr);
+    const report = lastJson(run.stdout);
+    assert.equal(report.baseline?.gate.passed, true);
+    assert.equal(report.baseline?.baseline.id, '2026.11');
+    const improved = report.baseline!.fields.filter((f) => (f.delta ?? 0) > 0).map((f) => f.field);
+    assert.ok(improved.includes('issueDate'), `rc2 reads ambiguous dates better: ${improved.join(', ')}`);
+  });
+});
