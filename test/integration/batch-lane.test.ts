@@ -115,4 +115,23 @@ describe('batch lane: submit and reconcile', () => {
     }
     assert.equal((await t.results.scanAll()).length, 16, 'each item committed once');
   });
+
+  it('a batch is one schema and prompt version: a document of another is rejected with mixed_versions, the rest submitted', async () => {
+    // Prepare: three invoices and one receipt in one submission
+    const t = await batchLane({ completionMs: 600, validationMs: 100, finalizingMs: 100 });
+    const documents = [
+      ...Array.from({ length: 3 }, (_, i) => ({ text: english[i]!.text, sourceId: `mixed-${i}` })),
+      { text: english[3]!.text, sourceId: 'mixed-receipt', schemaVersion: 'receipt@1', promptVersion: 'receipt-extract@1' },
+    ];
+    // Act
+    const submitted = await submitBatch(documents, t.submitDeps);
+    // Assess
+    assert.equal(submitted.items, 3);
+    assert.deepEqual(
+      submitted.rejected.map((r) => [r.index, r.sourceId, r.reason]),
+      [[3, 'mixed-receipt', 'mixed_versions']],
+    );
+    assert.match(submitted.rejected[0]!.detail, /receipt@1 \/ receipt-extract@1 differs from the batch's invoice@1 \/ invoice-extract@1/);
+    assert.equal((await t.manifest.items(submitted.batchId!)).length, 3, "the manifest holds the batch's own items only");
+  });
 });

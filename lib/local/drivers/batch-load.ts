@@ -22,7 +22,7 @@ import { BatchManifest, ITEM_STATES, manifestTableName, type BatchItem, type Ite
 import type { FakeProviderBatchOptions } from '../fake-provider/index.js';
 import { redirectPowertoolsConsole } from '../lambda/telemetry.js';
 import { localLaneKeys, type LocalLane, type LocalStack } from '../stack.js';
-import { corpusDocuments } from './lanes.js';
+import { batchDocuments, versionGroups } from './batch-documents.js';
 import { collectFinalState, type FinalState } from './outcome.js';
 import type { BatchScorecardInputs, BatchSubmitted } from './scorecard-batch.js';
 import type { BatchRedriveSent } from './scorecard-batch-redrive.js';
@@ -67,12 +67,6 @@ export function fakeBatchOptions(options: BatchLoadOptions, minuteMs: number): F
  */
 export function batchReconcileIntervalMs(minuteMs: number): number {
   return Math.max(250, Math.round(minuteMs / 6));
-}
-
-/** The documents of the batch load: the corpus repeated up to `jobs`, with source ids of their own (no duplicate of a queue job). */
-export function batchDocuments(jobs: number): DocumentInput[] {
-  if (jobs <= 0) return [];
-  return corpusDocuments(jobs).map((doc) => ({ ...doc, sourceId: `batch:${doc.sourceId}` }));
 }
 
 /** One lane's batch as the run remembers it. */
@@ -158,19 +152,6 @@ const finished = (batch: LaneBatch): boolean => batch.state === 'done' || batch.
 const emptyCounts = (): Record<ItemState, number> => Object.fromEntries(ITEM_STATES.map((s) => [s, 0])) as Record<ItemState, number>;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * A lane's documents split by schema and prompt version, in first-seen order: a batch holds one of each,
- * so a mixed load (the evaluation's invoices and receipts) becomes one batch per version.
- */
-function versionGroups(documents: readonly DocumentInput[]): Omit<DocumentInput, 'region'>[][] {
-  const groups = new Map<string, Omit<DocumentInput, 'region'>[]>();
-  for (const { region: _region, ...doc } of documents) {
-    const key = `${doc.schemaVersion ?? ''}\n${doc.promptVersion ?? ''}`;
-    groups.set(key, [...(groups.get(key) ?? []), doc]);
-  }
-  return [...groups.values()];
-}
 
 /** Why a call failed, in one short line (never document text: the errors of the batch lane carry ids and codes). */
 function why(error: unknown): string {
