@@ -30,13 +30,18 @@ The local fake provider errs on hard shapes at seeded rates per prompt version (
   --tolerance T         the drop (0..1 accuracy points) a field may take (default ${DEFAULT_GATE_TOLERANCE.default})
   --gate FILE           per-field tolerances, JSON {"default":0.02,"fields":{"invoice@1 currency":0}}
   --lane L              queue (default), live or batch
+  --provider-url URL    evaluate against a real OpenAI-compatible provider at URL instead of the fake
+                        one; keys from RATELANE_US_PROVIDER_KEYS / RATELANE_EU_PROVIDER_KEYS (JSON
+                        {"key-1": "<secret>", …}, one id per --keys) or RATELANE_PROVIDER_KEYS_FILE.
+                        Give --minute-ms 60000 (the default with --provider-url) and the keys' real limits
+  --model M             the model to ask for with --provider-url (default the lane's, gpt-4o-mini)
   --model-errors FILE   the fake provider's error rates, JSON {"<promptVersion>":{"<shape>":rate}}
                         (default: the built-in rates per prompt version)
   --seed N              seed of the fake provider's errors and latencies (default 42)
   --keys K              provider keys per lane (default 2)
   --provider-rpm N      requests per minute per key (default 600)
   --provider-tpm N      tokens per minute per key (default 2000000)
-  --minute-ms MS        length of a provider "minute" (default 6000)
+  --minute-ms MS        length of a provider "minute" (default 6000; 60000 with --provider-url)
   --live-deadline-ms MS the deadline each live request states (default 10000)
   --time-limit S        per release, stop waiting after S seconds (default 600)
   --out FILE            also write the report as JSON (usable later as --baseline FILE)
@@ -56,7 +61,9 @@ const EVAL_FLAGS = {
   keys: numberFlag({ min: 1, max: 20, fallback: 2, ...ROUND_DOWN }),
   'provider-rpm': numberFlag({ min: 1, max: 1_000_000, fallback: 600, ...ROUND_DOWN }),
   'provider-tpm': numberFlag({ min: 1_000, max: 100_000_000, fallback: 2_000_000, ...ROUND_DOWN }),
-  'minute-ms': numberFlag({ min: 1_000, max: 60_000, fallback: 6_000, ...ROUND_DOWN }),
+  'minute-ms': numberFlag({ min: 1_000, max: 60_000, ...ROUND_DOWN }),
+  'provider-url': stringFlag(),
+  model: stringFlag(),
   'live-deadline-ms': numberFlag({ min: 1_000, max: 60_000, fallback: 10_000, ...ROUND_DOWN }),
   'time-limit': numberFlag({ min: 5, max: 24 * 3600, fallback: 600 }),
   out: stringFlag(),
@@ -103,6 +110,16 @@ function laneFrom(lane: string | undefined): EvalLane {
   throw new UsageError(`--lane must be queue, live or batch, got "${lane}"`);
 }
 
+/** `--provider-url URL [--model M]`: a real provider (an http(s) URL). @throws {UsageError} */
+function realProviderFrom(url: string | undefined, model: string | undefined): EvalOptions['realProvider'] {
+  if (url === undefined) {
+    if (model !== undefined) throw new UsageError('--model needs --provider-url: the fake provider answers any model');
+    return undefined;
+  }
+  if (!/^https?:\/\/[^\s]+$/.test(url)) throw new UsageError(`--provider-url must be an http(s) URL, got "${url}"`);
+  return { baseUrl: url.replace(/\/+$/, ''), model };
+}
+
 /** Parses the flags of `ratelane eval` (reads the --gate and --model-errors files). @throws {UsageError} */
 function parseEvalArgs(argv: readonly string[]): EvalOptions {
   const v = parseFlags(argv, EVAL_FLAGS);
@@ -122,7 +139,8 @@ function parseEvalArgs(argv: readonly string[]): EvalOptions {
     keys: v.keys,
     providerRpm: v['provider-rpm'],
     providerTpm: v['provider-tpm'],
-    minuteMs: v['minute-ms'],
+    minuteMs: v['minute-ms'] ?? (v['provider-url'] ? 60_000 : 6_000),
+    realProvider: realProviderFrom(v['provider-url'], v.model),
     liveDeadlineMs: v['live-deadline-ms'],
     timeLimitSeconds: v['time-limit'],
     json: v.json,

@@ -59,6 +59,12 @@ export interface LocalStackOptions {
   onLanePause?: (lane: string, state: LocalPauseState) => void;
   /** Serve each lane's live API on a loopback port (default false). */
   live?: boolean;
+  /**
+   * Call the provider each lane is configured with (its kind, base URL and model) instead of the fake
+   * provider, with the keys from `RATELANE_<LANE>_PROVIDER_KEYS` or the keys file (required: no local
+   * key is ever sent to a real provider). The fake provider still starts, unused.
+   */
+  realProvider?: boolean;
 }
 
 /** One running lane. */
@@ -166,13 +172,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     }
 
     const laneList = Object.values(options.lanes);
-    const laneKeys = new Map(laneList.map((lane) => [lane.name, localLaneKeys(lane)]));
+    const laneKeys = new Map(laneList.map((lane) => [lane.name, options.realProvider ? loadLocalProviderKeys(lane) : localLaneKeys(lane)]));
     const outOfCredit = new Set(options.provider?.outOfCreditKeys ?? []);
     const provider = await startFakeProvider({
       ...options.provider,
-      keys: laneList.flatMap((lane) =>
-        (laneKeys.get(lane.name) ?? []).map((k) => ({ key: k.secret, quotaOwner: `${lane.name}:${k.quotaOwner}`, outOfCredit: outOfCredit.has(k.secret) })),
-      ),
+      // A real provider's secrets never go to the (unused) fake provider.
+      keys: options.realProvider
+        ? [{ key: 'sk-local-unused' }]
+        : laneList.flatMap((lane) =>
+            (laneKeys.get(lane.name) ?? []).map((k) => ({ key: k.secret, quotaOwner: `${lane.name}:${k.quotaOwner}`, outOfCredit: outOfCredit.has(k.secret) })),
+          ),
       extract: (text, schemaName) => extractForSchema(text, schemaName),
     });
     stoppers.push(() => provider.stop());
@@ -181,7 +190,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     stoppers.push(() => telemetry.close());
     const lanes: Record<string, LocalLane> = {};
     for (const configured of laneList) {
-      const lane = withFakeProvider(configured, provider);
+      const lane = options.realProvider ? configured : withFakeProvider(configured, provider);
       const clients = createAwsClients(lane.region, endpoints);
       stoppers.push(async () => clients.destroy());
       const provisioned = await provisionLane(lane, clients);

@@ -5,32 +5,14 @@
  * without one passes (exit 0).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { scoredFields } from '../../lib/eval/fields.js';
-import type { EvalReport } from '../../lib/eval/report-model.js';
+import { EVAL_TEST_DIR, lastJson, runEvalCli } from '../helpers/eval-cli.js';
 import { externalRequests, launchChromium, openPage } from '../report/chromium.js';
 
-const CLI = ['--import', 'tsx', 'bin/ratelane.ts', 'eval'];
-const DIR = '.cache/eval-test';
-
-function runEvalCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [...CLI, ...args, '--log-file', `${DIR}/consumer.log`], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, RATELANE_TEST_ENDPOINTS: '' },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
-}
-
-function lastJson(stdout: string): EvalReport {
-  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as EvalReport;
-}
+const DIR = EVAL_TEST_DIR;
 
 describe('npm run eval', () => {
   let current: { code: number | null; stdout: string; stderr: string };

@@ -5,6 +5,7 @@
  * the operations figures of the same run.
  */
 import { loadEvalCorpus } from '../../../corpus/index.js';
+import type { LaneSet } from '../../config/lanes.js';
 import type { Release } from '../../contract/releases.js';
 import { buildEvalReport, type EvaluatedDocument } from '../../eval/report.js';
 import type { Distributions, EvalLane, EvalReport, OperationsFigures } from '../../eval/report-model.js';
@@ -32,6 +33,11 @@ export interface EvalRunSettings {
   /** The deadline a live request states (ms). */
   liveDeadlineMs: number;
   logFile: string;
+  /**
+   * A real OpenAI-compatible provider instead of the fake one: its base URL and model. The keys come
+   * from `RATELANE_<LANE>_PROVIDER_KEYS` (key ids `key-1`…) or the keys file, as for `npm run local`.
+   */
+  realProvider?: { baseUrl: string; model?: string | undefined } | undefined;
 }
 
 /** One release's run: its report and the documents as scored (for a closer look). */
@@ -51,13 +57,16 @@ function percentile(values: readonly number[], p: number): number | null {
 export async function evaluateRelease(release: Release, settings: EvalRunSettings, say: (line: string) => void): Promise<ReleaseRun> {
   const started = Date.now();
   const corpus = loadEvalCorpus();
-  const lanes = localRunLanes({
-    keys: settings.keys,
-    providerRpm: settings.providerRpm,
-    providerTpm: settings.providerTpm,
-    providerDaily: 1_000_000,
-    minuteMs: settings.minuteMs,
-  });
+  const lanes = onProvider(
+    localRunLanes({
+      keys: settings.keys,
+      providerRpm: settings.providerRpm,
+      providerTpm: settings.providerTpm,
+      providerDaily: 1_000_000,
+      minuteMs: settings.minuteMs,
+    }),
+    settings.realProvider,
+  );
   say(`ratelane eval: release ${release.id} (${Object.values(release.prompts).join(', ')}), ${corpus.length} documents through the ${settings.lane} lane`);
   const stack = await startLocalStack({
     lanes,
@@ -73,6 +82,7 @@ export async function evaluateRelease(release: Release, settings: EvalRunSetting
         : {}),
     },
     live: settings.lane === 'live',
+    ...(settings.realProvider ? { realProvider: true } : {}),
   });
   try {
     say(stackReadyLine(stack, started));
@@ -103,7 +113,9 @@ export async function evaluateRelease(release: Release, settings: EvalRunSetting
     const report = buildEvalReport({
       release,
       lane: settings.lane,
-      provider: `local fake provider (${stack.provider.baseUrl})`,
+      provider: settings.realProvider
+        ? `${lanes.us?.provider.kind} ${settings.realProvider.baseUrl} (${lanes.us?.provider.model})`
+        : `local fake provider (${stack.provider.baseUrl})`,
       seed: settings.seed,
       generatedAt: new Date(),
       documents,
@@ -114,6 +126,17 @@ export async function evaluateRelease(release: Release, settings: EvalRunSetting
   } finally {
     await stack.stop();
   }
+}
+
+/** The lanes pointed at a real provider's base URL (and model), when one is given. */
+function onProvider(lanes: LaneSet, real: EvalRunSettings['realProvider']): LaneSet {
+  if (!real) return lanes;
+  return Object.fromEntries(
+    Object.entries(lanes).map(([name, lane]) => [
+      name,
+      { ...lane, provider: { ...lane.provider, baseUrl: real.baseUrl, ...(real.model ? { model: real.model } : {}) } },
+    ]),
+  );
 }
 
 function ownResults(jobs: readonly EvalJob[], final: FinalState): FinalState['results'] {

@@ -1,0 +1,28 @@
+/**
+ * Runs `ratelane eval` as a user does: a child process on its own local stack (no shared test
+ * services), its output captured; the last stdout line of a `--json` run is the report.
+ */
+import { spawn } from 'node:child_process';
+import type { EvalReport } from '../../lib/eval/report-model.js';
+
+/** Where the eval tests write their reports, pages and logs. */
+export const EVAL_TEST_DIR = '.cache/eval-test';
+const CLI = ['--import', 'tsx', 'bin/ratelane.ts', 'eval'];
+
+/** Runs `ratelane eval <args>` with `env` added to the environment. */
+export function runEvalCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [...CLI, ...args, '--log-file', `${EVAL_TEST_DIR}/consumer.log`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, RATELANE_TEST_ENDPOINTS: '', ...env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** The report a `--json` run printed on its last stdout line. */
+export function lastJson(stdout: string): EvalReport {
+  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as EvalReport;
+}
