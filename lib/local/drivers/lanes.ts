@@ -5,6 +5,7 @@
  */
 import { loadCorpus } from '../../../corpus/index.js';
 import { resolveLanes, type LaneOverride, type LaneSet } from '../../config/lanes.js';
+import { CURRENT_RELEASE, getRelease } from '../../contract/releases.js';
 import type { DocumentInput } from '../../queue/producer.js';
 
 /** The provider side of a local run: keys per lane, their limits, and how long a "minute" lasts. */
@@ -52,9 +53,13 @@ export function localRunLanes(options: LocalLaneSettings): LaneSet {
   return resolveLanes({ us: override('us'), eu: override('eu') });
 }
 
-/** The documents of a run: the corpus (English to `us`, German to `eu`), repeated with new source ids up to `jobs` (0: the corpus once). */
+/**
+ * The documents of a run: the corpus (English to `us`, German to `eu`), repeated with new source ids up
+ * to `jobs` (0: the corpus once), each with the schema and prompt version of the current release.
+ */
 export function corpusDocuments(jobs: number): DocumentInput[] {
   const corpus = loadCorpus();
+  const release = getRelease(CURRENT_RELEASE);
   const total = jobs > 0 ? jobs : corpus.length;
   return Array.from({ length: total }, (_, i) => {
     const doc = corpus[i % corpus.length]!;
@@ -63,6 +68,8 @@ export function corpusDocuments(jobs: number): DocumentInput[] {
       text: doc.text,
       sourceId: round === 0 ? doc.sourceId : `${doc.sourceId}#${round}`,
       region: doc.language === 'de' ? 'eu' : 'us',
+      schemaVersion: doc.schemaVersion,
+      promptVersion: release.prompts[doc.schemaVersion],
     };
   });
 }

@@ -7,6 +7,10 @@
  */
 import type { CommandIo } from '../../commands/command.js';
 import type { LaneSet } from '../../config/lanes.js';
+import { CURRENT_RELEASE, getRelease } from '../../contract/releases.js';
+import { releaseLine } from '../../eval/format.js';
+import { releaseStamp } from '../../eval/report.js';
+import type { ReleaseStamp } from '../../eval/report-model.js';
 import { startLocalStack, type LocalStack } from '../stack.js';
 import { corpusDocuments, localRunLanes, quotaBoundMinimumMs, type LocalLaneSettings } from './lanes.js';
 import { elapsedLabel, lineWriter, stackReadyLine, stopPollers, watchUntilDrained, type DrainSnapshot } from './observe.js';
@@ -58,7 +62,7 @@ export interface LocalRunOptions extends LocalLaneSettings {
  * (`lost` counts queue jobs, batch items and redriven items found nowhere; the redrive's problems are
  * part of `batchProblems`).
  */
-export type LocalRunScorecard = Scorecard & LiveFigures & BatchFigures & BatchRedriveFigures;
+export type LocalRunScorecard = Scorecard & LiveFigures & BatchFigures & BatchRedriveFigures & { release: ReleaseStamp };
 
 /** Where consumer logs and EMF metrics go by default. */
 export const LOCAL_RUN_LOG_FILE = '.cache/local-run/consumer.log';
@@ -115,6 +119,7 @@ export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise
         ? computeBatchRedriveFigures(batchRedriveInputs(batchRun.redrive?.sent ?? null, await collectBatchFinal(stack, batchRun), final), batch.batchUnresolved)
         : { figures: noBatchRedriveFigures(), problems: [] };
     const card: LocalRunScorecard = {
+      release: releaseStamp(getRelease(CURRENT_RELEASE)),
       ...queueCard,
       lost: queueCard.lost + batch.batchLost + (redrive.figures.batchRedriveLost ?? 0),
       ...live,
@@ -123,7 +128,7 @@ export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise
       ...redrive.figures,
     };
     say('');
-    io.stdout.write(`${formatScorecard(card)}\n`);
+    io.stdout.write(`  ${releaseLine(card)}\n${formatScorecard(card)}\n`);
     if (live.liveRequests > 0) io.stdout.write(`${formatLiveFigures(live)}\n`);
     if (batchInputs) io.stdout.write(`${formatBatchFigures(batch, batchInputs.batches, batchRedriveRows(redrive.figures, batch.batchUnresolved))}\n`);
     say(`  consumer logs and EMF metrics: ${logFile}`);
