@@ -6,9 +6,10 @@
  * disagree on purpose) the domain rules, and a document that does not have the shapes it is tagged with.
  * Usage: npx tsx corpus/generate-eval.ts
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { InvoiceV1, invoiceV1DomainRules } from '../lib/contract/schemas/invoice-v1.js';
+import { writeDocument, writeManifest } from './generator/corpus-files.js';
 import type { EvalRendered } from './generator/draw-eval.js';
 import { HARD_PLAN, renderHard } from './generator/layouts-hard.js';
 import { renderFrBelgium, renderFrFacture, renderFrSwiss } from './generator/layouts-fr.js';
@@ -49,19 +50,15 @@ function main(): void {
   const manifest: CorpusManifestEntry[] = [];
   const write = (folder: 'fr' | 'hard', id: string, layout: string, rendered: EvalRendered) => {
     const doc = checked(id, rendered);
-    const dir = `invoices/${folder}`;
-    mkdirSync(`${root}${dir}`, { recursive: true });
-    writeFileSync(`${root}${dir}/${id}.txt`, doc.text);
-    writeFileSync(`${root}${dir}/${id}.expected.json`, `${JSON.stringify(doc.invoice, null, 2)}\n`);
-    const entry: CorpusManifestEntry = {
+    const entry = writeDocument(root, {
+      dir: `invoices/${folder}`,
       id,
       language: doc.invoice.language,
       layout,
-      sourceId: `ratelane-corpus:invoices/${folder}/${id}`,
       schemaVersion: SCHEMA_VERSION,
-      file: `${dir}/${id}.txt`,
-      expected: `${dir}/${id}.expected.json`,
-    };
+      text: doc.text,
+      expected: doc.invoice,
+    });
     if (doc.shapes.length > 0) entry.shapes = [...doc.shapes].sort();
     if (doc.shapes.includes('totals-disagree')) entry.expectedOutcome = 'needs_review';
     manifest.push(entry);
@@ -79,8 +76,7 @@ function main(): void {
   HARD_PLAN.forEach((plan, index) => {
     write('hard', `hard-${String(index + 1).padStart(3, '0')}`, `hard-${plan.language}`, renderHard(plan));
   });
-  manifest.sort((a, b) => a.id.localeCompare(b.id));
-  writeFileSync(`${root}eval-manifest.json`, `${JSON.stringify(manifest, null, 2)}\n`);
+  writeManifest(`${root}eval-manifest.json`, manifest);
   console.log(`wrote ${manifest.length} documents (${fr} fr, ${HARD_PLAN.length} hard)`);
 }
 

@@ -4,9 +4,10 @@
  * to write an expected object that fails the zod schema or the domain rules.
  * Usage: npx tsx corpus/generate-receipts.ts
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ReceiptV1, receiptV1DomainRules } from '../lib/contract/schemas/receipt-v1.js';
+import { writeDocument, writeManifest } from './generator/corpus-files.js';
 import type { CorpusManifestEntry } from './index.js';
 import type { ReceiptLayout } from './receipts-generator/draw.js';
 import { renderDeKasse, renderDeRestaurant, renderDeSwiss, renderDeTankstelle } from './receipts-generator/layouts-de.js';
@@ -45,24 +46,13 @@ function main(): void {
       counters[layout.language] = (counters[layout.language] ?? 0) + 1;
       const id = `rcpt-${layout.language}-${String(counters[layout.language]).padStart(3, '0')}`;
       const dir = `receipts/${layout.language}`;
-      mkdirSync(`${root}${dir}`, { recursive: true });
-      writeFileSync(`${root}${dir}/${id}.txt`, rendered.text.replace(/[ \t]+$/gm, ''));
-      writeFileSync(`${root}${dir}/${id}.expected.json`, `${JSON.stringify(parsed, null, 2)}\n`);
+      const text = rendered.text.replace(/[ \t]+$/gm, '');
+      const entry = writeDocument(root, { dir, id, language: layout.language, layout: layout.name, schemaVersion: SCHEMA_VERSION, text, expected: parsed });
       const shapes = shapesOf(rendered);
-      manifest.push({
-        id,
-        language: layout.language,
-        layout: layout.name,
-        sourceId: `ratelane-corpus:${dir}/${id}`,
-        schemaVersion: SCHEMA_VERSION,
-        file: `${dir}/${id}.txt`,
-        expected: `${dir}/${id}.expected.json`,
-        ...(shapes.length > 0 ? { shapes } : {}),
-      });
+      manifest.push({ ...entry, ...(shapes.length > 0 ? { shapes } : {}) });
     }
   }
-  manifest.sort((a, b) => a.id.localeCompare(b.id));
-  writeFileSync(`${root}receipts/manifest.json`, `${JSON.stringify(manifest, null, 2)}\n`);
+  writeManifest(`${root}receipts/manifest.json`, manifest);
   console.log(`wrote ${manifest.length} receipts (${counters.en} en, ${counters.de} de, ${counters.fr} fr)`);
 }
 

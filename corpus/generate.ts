@@ -3,9 +3,11 @@
  * to plain text through one of several layouts per language. Deterministic: same seed, same bytes.
  * Usage: npx tsx corpus/generate.ts
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { InvoiceV1, invoiceV1DomainRules } from '../lib/contract/schemas/invoice-v1.js';
+import type { CorpusManifestEntry } from './index.js';
+import { writeDocument, writeManifest } from './generator/corpus-files.js';
 import type { Layout } from './generator/draw.js';
 import { renderDeAgb, renderDeDin, renderDeLabelled, renderDeSwiss } from './generator/layouts-de.js';
 import { renderEnClassic, renderEnCompact, renderEnKeyValue, renderEnUkLong } from './generator/layouts-en.js';
@@ -27,22 +29,11 @@ const LAYOUTS: Layout[] = [
 // ---------------------------------------------------------------------------------------------------------
 // Output
 
-/** One manifest entry; `file` and `expected` are relative to the corpus folder. */
-export interface ManifestEntry {
-  id: string;
-  language: 'en' | 'de';
-  layout: string;
-  sourceId: string;
-  schemaVersion: string;
-  file: string;
-  expected: string;
-}
-
 function main(): void {
   const root = fileURLToPath(new URL('.', import.meta.url));
   rmSync(`${root}invoices`, { recursive: true, force: true });
   const counters: Record<string, number> = { en: 0, de: 0 };
-  const manifest: ManifestEntry[] = [];
+  const manifest: CorpusManifestEntry[] = [];
   for (let round = 0; round < DOCS_PER_LAYOUT; round++) {
     for (const layout of LAYOUTS) {
       const { invoice, text } = layout.render(round);
@@ -52,22 +43,10 @@ function main(): void {
       counters[layout.language] = (counters[layout.language] ?? 0) + 1;
       const id = `${layout.language}-${String(counters[layout.language]).padStart(3, '0')}`;
       const dir = `invoices/${layout.language}`;
-      mkdirSync(`${root}${dir}`, { recursive: true });
-      writeFileSync(`${root}${dir}/${id}.txt`, text);
-      writeFileSync(`${root}${dir}/${id}.expected.json`, `${JSON.stringify(parsed, null, 2)}\n`);
-      manifest.push({
-        id,
-        language: layout.language,
-        layout: layout.name,
-        sourceId: `ratelane-corpus:invoices/${layout.language}/${id}`,
-        schemaVersion: SCHEMA_VERSION,
-        file: `${dir}/${id}.txt`,
-        expected: `${dir}/${id}.expected.json`,
-      });
+      manifest.push(writeDocument(root, { dir, id, language: layout.language, layout: layout.name, schemaVersion: SCHEMA_VERSION, text, expected: parsed }));
     }
   }
-  manifest.sort((a, b) => a.id.localeCompare(b.id));
-  writeFileSync(`${root}manifest.json`, `${JSON.stringify(manifest, null, 2)}\n`);
+  writeManifest(`${root}manifest.json`, manifest);
   console.log(`wrote ${manifest.length} documents (${counters.en} en, ${counters.de} de)`);
 }
 

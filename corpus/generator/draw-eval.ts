@@ -5,22 +5,13 @@
  */
 import type { InvoiceV1 as Invoice, InvoiceV1LineItem } from '../../lib/contract/schemas/invoice-v1.js';
 import type { HardShape } from '../index.js';
-import type { CatalogueItem, Party } from './catalogue.js';
-import { cents, drawPrice, drawQuantity, randomIssueDate } from './draw.js';
-import { addDays } from './format.js';
+import type { CatalogueItem } from './catalogue.js';
+import { assembleInvoice, drawPrice, drawQuantity, type InvoiceHead, lineAmount, randomIssueDate } from './draw.js';
 import { int, pick, sample } from './random.js';
 
 /** What an evaluation invoice is drawn from. */
-export interface EvalDraw {
-  seller: Party;
-  buyer: Party;
-  currency: string;
-  taxRate: number;
-  language: 'en' | 'de' | 'fr';
+export interface EvalDraw extends InvoiceHead {
   catalogue: CatalogueItem[];
-  invoiceNumber: string;
-  purchaseOrder: string | null;
-  dueInDays: number | null;
   /** How many lines; beyond the catalogue's size items repeat with {@link EvalDraw.variant}. */
   items: number;
   /** Appended to a repeated item's description, e.g. `(lot 12)`. */
@@ -48,7 +39,7 @@ export function ambiguousIssueDate(): string {
 function line(item: CatalogueItem, description: string): InvoiceV1LineItem {
   const quantity = drawQuantity(item.kind);
   const unitPrice = drawPrice(item);
-  return { description, quantity, unitPrice, amount: Math.round(quantity * cents(unitPrice)) / 100 };
+  return { description, quantity, unitPrice, amount: lineAmount(quantity, unitPrice) };
 }
 
 /** Draws an evaluation invoice whose totals agree with its lines. */
@@ -65,24 +56,7 @@ export function drawEvalInvoice(draw: EvalDraw): EvalDrawn {
   }
   for (const item of draw.extra ?? []) chosen.push([item, item.description]);
   const lineItems = chosen.map(([item, description]) => line(item, description));
-  const subtotalCents = lineItems.reduce((sum, item) => sum + cents(item.amount), 0);
-  const taxCents = Math.round((subtotalCents * draw.taxRate) / 100);
-  const issueDate = draw.issueDate ?? randomIssueDate();
-  const invoice: Invoice = {
-    invoiceNumber: draw.invoiceNumber,
-    issueDate,
-    dueDate: draw.dueInDays === null ? null : addDays(issueDate, draw.dueInDays),
-    currency: draw.currency,
-    seller: { name: draw.seller.name, vatId: draw.seller.vatId, country: draw.seller.country },
-    buyer: { name: draw.buyer.name, vatId: draw.buyer.vatId },
-    lineItems,
-    subtotal: subtotalCents / 100,
-    taxRate: draw.taxRate,
-    taxAmount: taxCents / 100,
-    total: (subtotalCents + taxCents) / 100,
-    purchaseOrder: draw.purchaseOrder,
-    language: draw.language,
-  };
+  const invoice = assembleInvoice(draw, lineItems, draw.issueDate ?? randomIssueDate());
   return { invoice, units: chosen.map(([item]) => item.unit ?? '') };
 }
 

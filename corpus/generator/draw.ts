@@ -2,7 +2,7 @@
  * The corpus generator's expected objects: each invoice is drawn first (parties, lines, amounts,
  * dates), then a layout renders it to text.
  */
-import type { InvoiceV1 as Invoice } from '../../lib/contract/schemas/invoice-v1.js';
+import type { InvoiceV1 as Invoice, InvoiceV1LineItem } from '../../lib/contract/schemas/invoice-v1.js';
 import type { CatalogueItem, Party, QuantityKind } from './catalogue.js';
 import { addDays } from './format.js';
 import { int, pick, sample } from './random.js';
@@ -11,16 +11,21 @@ export function randomIssueDate(): string {
   return addDays('2025-01-02', int(0, 540));
 }
 
-export interface Draw {
+/** What an invoice's head and totals are assembled from (see {@link assembleInvoice}). */
+export interface InvoiceHead {
   seller: Party;
   buyer: Party;
   currency: string;
   taxRate: number;
-  language: 'en' | 'de';
-  catalogue: CatalogueItem[];
+  language: Invoice['language'];
   invoiceNumber: string;
   purchaseOrder: string | null;
   dueInDays: number | null;
+}
+
+export interface Draw extends InvoiceHead {
+  language: 'en' | 'de';
+  catalogue: CatalogueItem[];
   minItems?: number;
   maxItems?: number;
 }
@@ -44,33 +49,42 @@ export function drawPrice(item: CatalogueItem): number {
 
 export const cents = (value: number): number => Math.round(value * 100);
 
+/** A line's amount: quantity x unit price, rounded to cents. */
+export const lineAmount = (quantity: number, unitPrice: number): number => Math.round(quantity * cents(unitPrice)) / 100;
+
+/**
+ * The invoice of drawn line items: subtotal, tax (rounded to cents) and total from the lines, the due date
+ * `dueInDays` after `issueDate`. Draws nothing.
+ */
+export function assembleInvoice(head: InvoiceHead, lineItems: InvoiceV1LineItem[], issueDate: string): Invoice {
+  const subtotalCents = lineItems.reduce((sum, line) => sum + cents(line.amount), 0);
+  const taxCents = Math.round((subtotalCents * head.taxRate) / 100);
+  return {
+    invoiceNumber: head.invoiceNumber,
+    issueDate,
+    dueDate: head.dueInDays === null ? null : addDays(issueDate, head.dueInDays),
+    currency: head.currency,
+    seller: { name: head.seller.name, vatId: head.seller.vatId, country: head.seller.country },
+    buyer: { name: head.buyer.name, vatId: head.buyer.vatId },
+    lineItems,
+    subtotal: subtotalCents / 100,
+    taxRate: head.taxRate,
+    taxAmount: taxCents / 100,
+    total: (subtotalCents + taxCents) / 100,
+    purchaseOrder: head.purchaseOrder,
+    language: head.language,
+  };
+}
+
 export function drawInvoice(draw: Draw): { invoice: Invoice; lines: DrawnLine[] } {
   const count = int(draw.minItems ?? 1, draw.maxItems ?? 8);
   const chosen = sample(draw.catalogue, count);
   const lines = chosen.map((item) => ({ item, quantity: drawQuantity(item.kind) }));
   const lineItems = lines.map(({ item, quantity }) => {
     const unitPrice = drawPrice(item);
-    return { description: item.description, quantity, unitPrice, amount: Math.round(quantity * cents(unitPrice)) / 100 };
+    return { description: item.description, quantity, unitPrice, amount: lineAmount(quantity, unitPrice) };
   });
-  const subtotalCents = lineItems.reduce((sum, line) => sum + cents(line.amount), 0);
-  const taxCents = Math.round((subtotalCents * draw.taxRate) / 100);
-  const issueDate = randomIssueDate();
-  const invoice: Invoice = {
-    invoiceNumber: draw.invoiceNumber,
-    issueDate,
-    dueDate: draw.dueInDays === null ? null : addDays(issueDate, draw.dueInDays),
-    currency: draw.currency,
-    seller: { name: draw.seller.name, vatId: draw.seller.vatId, country: draw.seller.country },
-    buyer: { name: draw.buyer.name, vatId: draw.buyer.vatId },
-    lineItems,
-    subtotal: subtotalCents / 100,
-    taxRate: draw.taxRate,
-    taxAmount: taxCents / 100,
-    total: (subtotalCents + taxCents) / 100,
-    purchaseOrder: draw.purchaseOrder,
-    language: draw.language,
-  };
-  return { invoice, lines };
+  return { invoice: assembleInvoice(draw, lineItems, randomIssueDate()), lines };
 }
 
 export const poNumber = (): string =>

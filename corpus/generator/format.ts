@@ -116,6 +116,32 @@ export function pipeTable(rows: string[][], right: boolean[], outerPipes: boolea
   return [line(header ?? []), outerPipes ? `|${rule}|` : rule.slice(1), ...body.map(line)];
 }
 
+/** One invoice line as a position table prints it. */
+export interface PositionLine {
+  description: string;
+  quantity: number;
+  unitPrice: number;
+  amount: number;
+}
+
+/**
+ * The Swiss position table: a pipe table with outer pipes of numbered positions, quantity, unit price and
+ * amount in the `ch` style (`1'234.50`), under `headings` (five: position, description, quantity, price, amount).
+ */
+export function swissPositionTable(headings: readonly string[], lines: readonly PositionLine[]): string[] {
+  const rows = [
+    [...headings],
+    ...lines.map((l, i) => [
+      String(i + 1),
+      l.description,
+      formatQuantity(l.quantity, 'ch'),
+      formatNumber(l.unitPrice, 2, 'ch'),
+      formatNumber(l.amount, 2, 'ch'),
+    ]),
+  ];
+  return pipeTable(rows, [true, false, true, true, true], true);
+}
+
 /** Right-aligns `label value` pairs under a table. */
 export function totalsBlock(pairs: [string, string][], indent: number): string[] {
   const labelWidth = Math.max(...pairs.map(([label]) => label.length));

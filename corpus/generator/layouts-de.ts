@@ -3,7 +3,7 @@
  * it as one kind of real-world German invoice text.
  */
 import { BUYERS_AT, BUYERS_CH, BUYERS_DE, BUYERS_EU, countryLine, ITEMS_DE, type Party, SELLERS } from './catalogue.js';
-import { addDays, columns, formatDate, formatMoney, formatNumber, formatQuantity, formatRate, pipeTable, totalsBlock } from './format.js';
+import { addDays, columns, formatDate, formatMoney, formatNumber, formatQuantity, formatRate, pipeTable, swissPositionTable, totalsBlock } from './format.js';
 import { drawInvoice, poNumber, type Rendered, sequence } from './draw.js';
 import { chance, int, maybe, pick } from './random.js';
 
@@ -163,17 +163,7 @@ export function renderDeSwiss(): Rendered {
   if (invoice.dueDate) grid.push(['Zahlbar bis:', formatDate(invoice.dueDate, 'de-dot')]);
   if (invoice.purchaseOrder) grid.push(['Ihre Bestell-Nr.:', invoice.purchaseOrder]);
   out.push(...columns(grid, [false, false], 3), '');
-  const rows = [
-    ['Pos', 'Artikel', 'Anzahl', 'Preis CHF', 'Betrag CHF'],
-    ...invoice.lineItems.map((l, i) => [
-      String(i + 1),
-      l.description,
-      formatQuantity(l.quantity, 'ch'),
-      formatNumber(l.unitPrice, 2, 'ch'),
-      formatNumber(l.amount, 2, 'ch'),
-    ]),
-  ];
-  out.push(...pipeTable(rows, [true, false, true, true, true], true), '');
+  out.push(...swissPositionTable(['Pos', 'Artikel', 'Anzahl', 'Preis CHF', 'Betrag CHF'], invoice.lineItems), '');
   const money = (value: number) => formatMoney(value, 'CHF', 'ch', 'code-before');
   out.push(
     ...totalsBlock(

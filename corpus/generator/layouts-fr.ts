@@ -2,9 +2,10 @@
  * The French layouts of the evaluation corpus (France, Belgium, French-speaking Switzerland): each draws
  * an invoice and renders it as one kind of real-world French invoice text.
  */
+import type { InvoiceV1 as Invoice } from '../../lib/contract/schemas/invoice-v1.js';
 import { BUYERS_EU, type Party } from './catalogue.js';
 import { BUYERS_FR, COUNTRY_NAMES_FR, ITEMS_FR, SELLERS_FR } from './catalogue-eval.js';
-import { drawEvalInvoice, type EvalRendered } from './draw-eval.js';
+import { drawEvalInvoice, type EvalDraw, type EvalRendered } from './draw-eval.js';
 import { poNumber, sequence } from './draw.js';
 import {
   addDays,
@@ -17,6 +18,7 @@ import {
   formatRate,
   type NumberStyle,
   pipeTable,
+  swissPositionTable,
   totalsBlock,
 } from './format.js';
 import { chance, int, maybe, pick } from './random.js';
@@ -26,6 +28,11 @@ const PENALTIES = [
   'ainsi qu’une indemnité forfaitaire pour frais de recouvrement de 40 € (articles L441-10 et D441-5 du Code de commerce).',
   'Pas d’escompte pour paiement anticipé.',
 ];
+
+/** Draws a French invoice: in French, from the French catalogue. */
+function drawFrInvoice(draw: Omit<EvalDraw, 'language' | 'catalogue'>): Invoice {
+  return drawEvalInvoice({ ...draw, language: 'fr', catalogue: ITEMS_FR }).invoice;
+}
 
 /** Groups the SIREN (the last nine digits of a French VAT ID) as printed: `812 345 678`. */
 function siren(vatId: string | null): string {
@@ -38,13 +45,11 @@ export function renderFrFacture(): EvalRendered {
   const seller = pick(SELLERS_FR.FR);
   const buyer = chance(0.85) ? pick(BUYERS_FR.FR) : (BUYERS_EU[1] as Party);
   const taxRate = pick([20, 20, 20, 10, 5.5]);
-  const { invoice } = drawEvalInvoice({
+  const invoice = drawFrInvoice({
     seller,
     buyer,
     currency: 'EUR',
     taxRate,
-    language: 'fr',
-    catalogue: ITEMS_FR,
     invoiceNumber: pick([`F${2025 + int(0, 1)}-${String(sequence()).padStart(4, '0')}`, `FA-${int(10000, 99999)}`]),
     purchaseOrder: maybe(0.5, () => pick([`BC-${int(1000, 9999)}`, poNumber()])),
     dueInDays: chance(0.6) ? pick([30, 45]) : null,
@@ -95,13 +100,11 @@ export function renderFrBelgium(): EvalRendered {
   const seller = pick(SELLERS_FR.BE);
   const buyer = pick(BUYERS_FR.BE);
   const taxRate = pick([21, 21, 6]);
-  const { invoice } = drawEvalInvoice({
+  const invoice = drawFrInvoice({
     seller,
     buyer,
     currency: 'EUR',
     taxRate,
-    language: 'fr',
-    catalogue: ITEMS_FR,
     invoiceNumber: `${2025 + int(0, 1)}/${String(int(1, 999)).padStart(4, '0')}`,
     purchaseOrder: maybe(0.5, poNumber),
     dueInDays: chance(0.7) ? pick([15, 30]) : null,
@@ -157,13 +160,11 @@ export function renderFrSwiss(): EvalRendered {
   const seller = pick(SELLERS_FR.CH);
   const buyer = pick(BUYERS_FR.CH);
   const taxRate = pick([8.1, 8.1, 2.6]);
-  const { invoice } = drawEvalInvoice({
+  const invoice = drawFrInvoice({
     seller,
     buyer,
     currency: 'CHF',
     taxRate,
-    language: 'fr',
-    catalogue: ITEMS_FR,
     invoiceNumber: `R-${26 - int(0, 1)}-${String(int(1, 9999)).padStart(4, '0')}`,
     purchaseOrder: maybe(0.4, poNumber),
     dueInDays: chance(0.5) ? 30 : null,
@@ -181,17 +182,7 @@ export function renderFrSwiss(): EvalRendered {
   if (invoice.dueDate) grid.push(['Échéance', formatDate(invoice.dueDate, dateStyle)]);
   if (invoice.purchaseOrder) grid.push(['Votre commande', invoice.purchaseOrder]);
   out.push(...columns(grid, [false, false], 4), '');
-  const rows = [
-    ['Pos', 'Désignation', 'Quantité', 'Prix CHF', 'Montant CHF'],
-    ...invoice.lineItems.map((l, i) => [
-      String(i + 1),
-      l.description,
-      formatQuantity(l.quantity, 'ch'),
-      formatNumber(l.unitPrice, 2, 'ch'),
-      formatNumber(l.amount, 2, 'ch'),
-    ]),
-  ];
-  out.push(...pipeTable(rows, [true, false, true, true, true], true), '');
+  out.push(...swissPositionTable(['Pos', 'Désignation', 'Quantité', 'Prix CHF', 'Montant CHF'], invoice.lineItems), '');
   const money = (value: number) => formatMoney(value, 'CHF', 'ch', 'code-before');
   out.push(
     ...totalsBlock(

@@ -81,6 +81,9 @@ export function vatBreakdown(lines: readonly DrawnLine[]): VatRow[] {
   });
 }
 
+/** The VAT of a breakdown, summed over its rates, in cents. */
+export const vatTotal = (rows: readonly VatRow[]): number => rows.reduce((sum, r) => sum + r.taxCents, 0);
+
 /** Sum of the line amounts in cents. */
 export const sumCents = (lines: readonly DrawnLine[]): number => lines.reduce((sum, l) => sum + l.amountCents, 0);
 
@@ -100,25 +103,30 @@ export function receiptNo(prefix: string, digits: number[], joiner = '-'): strin
   return prefix + digits.map((d) => String(int(10 ** (d - 1), 10 ** d - 1))).join(joiner);
 }
 
-/** What the expected object is assembled from. */
+/** What the expected object is assembled from; the amounts a receipt does not print default to none. */
 export interface ReceiptDraw {
   merchant: Merchant;
   receiptNumber: string | null;
   date: string;
   time: string | null;
   lines: readonly DrawnLine[];
-  subtotalPrinted: boolean;
-  addedTaxCents: number | null;
-  includedTaxCents: number | null;
-  tipCents: number | null;
+  /** Whether the subtotal is printed (default: no). */
+  subtotalPrinted?: boolean;
+  /** Sales tax added on top of the items (default: none). */
+  addedTaxCents?: number | null;
+  /** VAT contained in the items (default: none). */
+  includedTaxCents?: number | null;
+  /** Tip (default: none). */
+  tipCents?: number | null;
   paymentMethod: ReceiptV1['paymentMethod'];
   language: CorpusLanguage;
 }
 
 /** The expected `receipt@1` object of a draw; the total is items + added tax + tip. */
 export function assemble(draw: ReceiptDraw): ReceiptV1 {
+  const { addedTaxCents = null, includedTaxCents = null, tipCents = null } = draw;
   const itemsCents = sumCents(draw.lines);
-  const totalCents = itemsCents + (draw.addedTaxCents ?? 0) + (draw.tipCents ?? 0);
+  const totalCents = itemsCents + (addedTaxCents ?? 0) + (tipCents ?? 0);
   const money = (cents: number | null) => (cents === null ? null : cents / 100);
   return {
     merchant: { name: draw.merchant.name, vatId: draw.merchant.vatId, country: draw.merchant.country },
@@ -127,10 +135,10 @@ export function assemble(draw: ReceiptDraw): ReceiptV1 {
     time: draw.time,
     currency: CURRENCY_OF[draw.merchant.country],
     items: draw.lines.map((l) => ({ description: l.description, quantity: l.quantity, amount: l.amountCents / 100 })),
-    subtotal: draw.subtotalPrinted ? itemsCents / 100 : null,
-    addedTax: money(draw.addedTaxCents),
-    includedTax: money(draw.includedTaxCents),
-    tip: money(draw.tipCents),
+    subtotal: draw.subtotalPrinted === true ? itemsCents / 100 : null,
+    addedTax: money(addedTaxCents),
+    includedTax: money(includedTaxCents),
+    tip: money(tipCents),
     total: totalCents / 100,
     paymentMethod: draw.paymentMethod,
     language: draw.language,

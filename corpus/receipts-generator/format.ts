@@ -1,8 +1,10 @@
 /**
- * Receipt formatting: amounts from cents, dates and times in the styles receipts print, and right-aligned
- * receipt lines. Pure: no randomness here. Number grouping comes from the invoice generator's formatter.
+ * Receipt formatting: amounts from cents, dates and times in the styles receipts print, right-aligned
+ * receipt lines, the centred merchant head and the quantity lines under items. Pure: no randomness here. Number grouping comes from the invoice generator's formatter.
  */
 import { formatNumber, formatQuantity, MONTHS_EN, type NumberStyle } from '../generator/format.js';
+import type { Merchant } from './catalogue.js';
+import type { DrawnLine } from './draw.js';
 
 export { formatQuantity, type NumberStyle };
 
@@ -31,6 +33,25 @@ export function line(label: string, value: string, width = WIDTH): string {
 /** Text centred on the receipt width (left padding only). */
 export function centre(text: string, width = WIDTH): string {
   return `${' '.repeat(Math.max(0, Math.floor((width - text.length) / 2)))}${text}`;
+}
+
+/** The centred head of a receipt: the merchant's name, address and phone, then `extra` lines (tax ids, till numbers). */
+export function receiptHeader(merchant: Merchant, extra: readonly string[]): string[] {
+  return [merchant.name, ...merchant.address, merchant.phone, ...extra].map((text) => centre(text));
+}
+
+/** The quantity line printed under an item: `2 x 1,29`, `0,752 kg x 1,99 EUR/kg`, `42,35 l x 1,789 EUR/l`. */
+export function quantityLine(l: DrawnLine, style: NumberStyle, currency: string, unitDecimals = 2): string | null {
+  const per = `${currency === '' ? '' : ` ${currency}`}/${l.unit}`;
+  if (l.unit !== null)
+    return `  ${decimals(l.quantity, l.unit === 'kg' ? 3 : 2, style)} ${l.unit} x ${decimals(l.unitCents / 10 ** unitDecimals, unitDecimals, style)}${per}`;
+  return l.quantity > 1 ? `  ${formatQuantity(l.quantity, style)} x ${amount(l.unitCents, style)}` : null;
+}
+
+/** An item's amount line, followed by its {@link quantityLine} when it has one. */
+export function itemLines(amountLine: string, l: DrawnLine, style: NumberStyle, currency: string, unitDecimals = 2): string[] {
+  const quantity = quantityLine(l, style, currency, unitDecimals);
+  return quantity === null ? [amountLine] : [amountLine, quantity];
 }
 
 const MONTHS_FR = ['janvier', 'février', 'mars', 'avril', 'mai', 'juin', 'juillet', 'août', 'septembre', 'octobre', 'novembre', 'décembre'];
@@ -88,6 +109,13 @@ export function formatReceiptTime(time: string, style: ReceiptTimeStyle, seconds
 /** The VAT contained in a gross amount at `rate` percent, in cents. */
 export function includedVat(grossCents: number, rate: number): number {
   return Math.round((grossCents * rate) / (100 + rate));
+}
+
+/** The time `minutes` before `HH:MM` on the same day, as `HH:MM` (a taxi's pickup before its drop-off). */
+export function minutesBefore(time: string, minutes: number): string {
+  const [h = 0, m = 0] = time.split(':').map(Number);
+  const total = h * 60 + m - minutes;
+  return `${String(Math.floor(total / 60)).padStart(2, '0')}:${String(total % 60).padStart(2, '0')}`;
 }
 
 /** Sales tax added on a net amount at `rate` percent, in cents. */

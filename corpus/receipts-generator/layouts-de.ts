@@ -19,25 +19,14 @@ import {
   type DrawnLine,
   type RenderedReceipt,
   type VatRow,
+  vatTotal,
 } from './draw.js';
-import { amount, centre, decimals, formatQuantity, formatReceiptDate, formatReceiptTime, includedVat, line, rule, type NumberStyle } from './format.js';
+import { amount, centre, formatQuantity, formatReceiptDate, formatReceiptTime, includedVat, line, rule, receiptHeader, itemLines } from './format.js';
 import { chance, int, pick } from './random.js';
 
 const de = (cents: number): string => amount(cents, 'de');
 
-function header(merchant: Merchant, extra: string[]): string[] {
-  return [merchant.name, ...merchant.address, merchant.phone, ...extra].map((text) => centre(text));
-}
-
 const vatLabel = (merchant: Merchant): string => (merchant.country === 'AT' ? 'UID' : 'USt-IdNr.');
-
-/** The quantity line printed under an item: `2 x 1,29`, `0,752 kg x 1,99 EUR/kg`, `42,35 l x 1,789 EUR/l`. */
-export function quantityLine(l: DrawnLine, style: NumberStyle, currency: string, unitDecimals = 2): string | null {
-  const per = `${currency === '' ? '' : ` ${currency}`}/${l.unit}`;
-  if (l.unit !== null)
-    return `  ${decimals(l.quantity, l.unit === 'kg' ? 3 : 2, style)} ${l.unit} x ${decimals(l.unitCents / 10 ** unitDecimals, unitDecimals, style)}${per}`;
-  return l.quantity > 1 ? `  ${formatQuantity(l.quantity, style)} x ${amount(l.unitCents, style)}` : null;
-}
 
 function vatTable(rows: readonly VatRow[], codeOf: (rate: number) => string, heading: string): string[] {
   return [
@@ -59,31 +48,17 @@ export function renderDeKasse(round: number): RenderedReceipt {
   const rows = vatBreakdown(lines);
   const paymentMethod = pick(['cash', 'card'] as const);
   const receiptNumber = receiptNo('', [4]);
-  const receipt = assemble({
-    merchant,
-    receiptNumber,
-    date,
-    time,
-    lines,
-    subtotalPrinted: false,
-    addedTaxCents: null,
-    includedTaxCents: rows.reduce((sum, r) => sum + r.taxCents, 0),
-    tipCents: null,
-    paymentMethod,
-    language: 'de',
-  });
+  const receipt = assemble({ merchant, receiptNumber, date, time, lines, includedTaxCents: vatTotal(rows), paymentMethod, language: 'de' });
   const currency = round === 0 ? '' : 'EUR';
   const codeOf = (rate: number) => (rate === vat.standard ? 'A' : 'B');
   const total = totalCentsOf(receipt);
   const dateToken = formatReceiptDate(date, round < 2 ? 'dot-short' : 'dot');
   const given = cashGiven(total);
   const text = [
-    ...header(merchant, [`${vatLabel(merchant)} ${merchant.vatId}`]),
+    ...receiptHeader(merchant, [`${vatLabel(merchant)} ${merchant.vatId}`]),
     rule(),
     ...(currency === '' ? [] : [line('', 'EUR  ')]),
-    ...lines.flatMap((l) =>
-      [line(l.description, `${de(l.amountCents)} ${codeOf(l.rate)}`), quantityLine(l, 'de', currency)].filter((x): x is string => x !== null),
-    ),
+    ...lines.flatMap((l) => itemLines(line(l.description, `${de(l.amountCents)} ${codeOf(l.rate)}`), l, 'de', currency)),
     rule(),
     line(`SUMME${currency === '' ? '' : ' EUR'}`, `${de(total)}  `),
     ...(paymentMethod === 'cash'
@@ -118,7 +93,6 @@ export function renderDeRestaurant(round: number): RenderedReceipt {
     time,
     lines,
     subtotalPrinted: tipCents !== null,
-    addedTaxCents: null,
     includedTaxCents,
     tipCents,
     paymentMethod,
@@ -126,7 +100,7 @@ export function renderDeRestaurant(round: number): RenderedReceipt {
   });
   const dateToken = formatReceiptDate(date, 'dot');
   const text = [
-    ...header(merchant, [
+    ...receiptHeader(merchant, [
       merchant.vatId === null ? `St.-Nr. ${int(100, 999)}/${int(100, 999)}/${int(10000, 99999)}` : `${vatLabel(merchant)}: ${merchant.vatId}`,
     ]),
     rule('='),
@@ -184,32 +158,18 @@ export function renderDeTankstelle(round: number): RenderedReceipt {
   const rows = vatBreakdown(lines);
   const paymentMethod = round === 0 ? 'cash' : pick(['card', 'card', 'cash'] as const);
   const receiptNumber = round === 1 ? null : receiptNo('', [4, 4]);
-  const receipt = assemble({
-    merchant,
-    receiptNumber,
-    date,
-    time,
-    lines,
-    subtotalPrinted: false,
-    addedTaxCents: null,
-    includedTaxCents: rows.reduce((sum, r) => sum + r.taxCents, 0),
-    tipCents: null,
-    paymentMethod,
-    language: 'de',
-  });
+  const receipt = assemble({ merchant, receiptNumber, date, time, lines, includedTaxCents: vatTotal(rows), paymentMethod, language: 'de' });
   const codeOf = (rate: number) => (rate === vat.standard ? 'A' : 'B');
   const dateToken = formatReceiptDate(date, 'dot');
   const payment = paymentMethod === 'cash' ? 'Bar' : pick(['Kreditkarte VISA', 'girocard', 'Mastercard']);
   const text = [
-    ...header(merchant, [`${vatLabel(merchant)}: ${merchant.vatId}`]),
+    ...receiptHeader(merchant, [`${vatLabel(merchant)}: ${merchant.vatId}`]),
     rule(),
     ...(receiptNumber === null ? [] : [`Beleg-Nr. ${receiptNumber}`]),
     `Datum ${dateToken}  Uhrzeit ${formatReceiptTime(time, '24h-seconds', int(0, 59))}`,
     `Säule ${int(1, 12)}`,
     rule(),
-    ...lines.flatMap((l) =>
-      [line(l.description, `${de(l.amountCents)} EUR ${codeOf(l.rate)}`), quantityLine(l, 'de', 'EUR', 3)].filter((x): x is string => x !== null),
-    ),
+    ...lines.flatMap((l) => itemLines(line(l.description, `${de(l.amountCents)} EUR ${codeOf(l.rate)}`), l, 'de', 'EUR', 3)),
     rule(),
     line('Gesamtbetrag', `${de(totalCentsOf(receipt))} EUR  `),
     `Zahlungsart: ${payment}`,
@@ -252,9 +212,7 @@ export function renderDeSwiss(round: number): RenderedReceipt {
     time,
     lines,
     subtotalPrinted: chance(0.5),
-    addedTaxCents: null,
-    includedTaxCents: rows.reduce((sum, r) => sum + r.taxCents, 0),
-    tipCents: null,
+    includedTaxCents: vatTotal(rows),
     paymentMethod,
     language: 'de',
   });
@@ -267,13 +225,13 @@ export function renderDeSwiss(round: number): RenderedReceipt {
       ? [line('Bar', ch(given)), line('Rückgeld', ch(given - total))]
       : [paymentMethod === 'card' ? `Bezahlt: Karte (${pick(['Mastercard', 'VISA', 'PostFinance Card'])})` : 'Bezahlt: TWINT'];
   const text = [
-    ...header(merchant, [`MWST-Nr. ${merchant.vatId}`]),
+    ...receiptHeader(merchant, [`MWST-Nr. ${merchant.vatId}`]),
     rule(),
     `Quittung Nr. ${receiptNumber}`,
     `Datum: ${dateToken}${time === null ? '' : `  ${time}`}`,
     `Verkäufer: ${pick(['R. Keller', 'S. Brunner', 'M. Rossi'])}`,
     rule(),
-    ...lines.flatMap((l) => [line(l.description, ch(l.amountCents)), quantityLine(l, 'ch', 'CHF')].filter((x): x is string => x !== null)),
+    ...lines.flatMap((l) => itemLines(line(l.description, ch(l.amountCents)), l, 'ch', 'CHF')),
     rule(),
     ...(receipt.subtotal === null ? [] : [line('Zwischentotal', ch(sumCents(lines)))]),
     line('Total CHF', ch(total)),

@@ -17,15 +17,23 @@ import {
   type DrawnLine,
   type RenderedReceipt,
 } from './draw.js';
-import { addedSalesTax, amount, centre, formatReceiptDate, formatReceiptTime, includedVat, line, rule, type ReceiptDateStyle } from './format.js';
+import {
+  addedSalesTax,
+  amount,
+  centre,
+  formatReceiptDate,
+  formatReceiptTime,
+  includedVat,
+  line,
+  rule,
+  type ReceiptDateStyle,
+  receiptHeader,
+  minutesBefore,
+} from './format.js';
 import { chance, int, pick, sample } from './random.js';
 import { addDays } from '../generator/format.js';
 
 const en = (cents: number): string => amount(cents, 'en');
-
-function header(merchant: Merchant, extra: string[]): string[] {
-  return [...[merchant.name, ...merchant.address, merchant.phone, ...extra].map((text) => centre(text))];
-}
 
 function stateOf(merchant: Merchant): string {
   return /\b([A-Z]{2}) \d{5}\b/.exec(merchant.address.join(' '))?.[1] ?? 'NY';
@@ -59,7 +67,6 @@ export function renderEnTill(round: number): RenderedReceipt {
     subtotalPrinted: us || chance(0.5),
     addedTaxCents,
     includedTaxCents,
-    tipCents: null,
     paymentMethod,
     language: 'en',
   });
@@ -67,7 +74,7 @@ export function renderEnTill(round: number): RenderedReceipt {
   const dateToken = formatReceiptDate(date, dateStyle);
   const flag = us ? 'T' : 'V';
   const text = [
-    ...header(merchant, us ? [`Store #${String(int(1, 999)).padStart(4, '0')}`] : [`VAT No. ${merchant.vatId}`]),
+    ...receiptHeader(merchant, us ? [`Store #${String(int(1, 999)).padStart(4, '0')}`] : [`VAT No. ${merchant.vatId}`]),
     rule(),
     `${dateToken}  ${formatReceiptTime(time, us ? 'ampm' : '24h')}${us ? '' : `   Till ${int(1, 9)}`}`,
     ...(receiptNumber === null ? [] : [us ? `Trans #: ${receiptNumber}` : `Receipt No: ${receiptNumber}`]),
@@ -132,7 +139,7 @@ export function renderEnRestaurant(round: number): RenderedReceipt {
   const table = int(1, 30);
   const taxBase = items + (addedTaxCents ?? 0);
   const text = [
-    ...header(merchant, us ? [] : [`VAT Reg No: ${merchant.vatId}`]),
+    ...receiptHeader(merchant, us ? [] : [`VAT Reg No: ${merchant.vatId}`]),
     rule('='),
     us ? `Server: ${server}        Table ${table}` : `Bill No. ${receiptNumber}    Table ${table}`,
     us ? `Check #${receiptNumber}         Guests ${int(1, 6)}` : `Served by ${server}`,
@@ -152,12 +159,6 @@ export function renderEnRestaurant(round: number): RenderedReceipt {
     '',
   ].join('\n');
   return { receipt, text, dateToken, decimalComma: false };
-}
-
-function minutesBefore(time: string, minutes: number): string {
-  const [h = 0, m = 0] = time.split(':').map(Number);
-  const total = h * 60 + m - minutes;
-  return `${String(Math.floor(total / 60)).padStart(2, '0')}:${String(total % 60).padStart(2, '0')}`;
 }
 
 /** en-taxi: US or UK taxi trip receipt with fare lines, tip, and pickup/drop-off times that are not the receipt time. */
@@ -187,19 +188,7 @@ export function renderEnTaxi(round: number): RenderedReceipt {
   const tipCents = chance(0.75) ? drawTip(sumCents(lines)) : null;
   const paymentMethod = round === 2 ? 'other' : pick(['cash', 'card'] as const);
   const receiptNumber = round === 1 ? null : receiptNo('T-', [5]);
-  const receipt = assemble({
-    merchant,
-    receiptNumber,
-    date,
-    time,
-    lines,
-    subtotalPrinted: false,
-    addedTaxCents: null,
-    includedTaxCents: null,
-    tipCents,
-    paymentMethod,
-    language: 'en',
-  });
+  const receipt = assemble({ merchant, receiptNumber, date, time, lines, tipCents, paymentMethod, language: 'en' });
   const s = us ? '$' : '£';
   const timeStyle = us ? 'ampm' : '24h';
   const duration = int(8, 45);
@@ -212,7 +201,7 @@ export function renderEnTaxi(round: number): RenderedReceipt {
       : ['Liverpool Street Stn', 'Heathrow T5', 'Camden Lock', 'Kings Cross'];
   const [from = '', to = ''] = sample(places, 2);
   const text = [
-    ...header(merchant, [us ? `Medallion ${int(1, 9)}${pick(['J', 'K', 'T'])}${int(10, 99)}` : `Licence no. ${int(10000, 99999)}`]),
+    ...receiptHeader(merchant, [us ? `Medallion ${int(1, 9)}${pick(['J', 'K', 'T'])}${int(10, 99)}` : `Licence no. ${int(10000, 99999)}`]),
     rule(),
     `Date: ${dateToken}   Time: ${formatReceiptTime(time, timeStyle)}`,
     ...(receiptNumber === null ? [] : [`Receipt no. ${receiptNumber}`]),

@@ -17,17 +17,25 @@ import {
   vatBreakdown,
   type DrawnLine,
   type RenderedReceipt,
+  vatTotal,
 } from './draw.js';
-import { amount, centre, formatQuantity, formatReceiptDate, formatReceiptTime, includedVat, line, rule } from './format.js';
-import { quantityLine } from './layouts-de.js';
+import {
+  amount,
+  centre,
+  formatQuantity,
+  formatReceiptDate,
+  formatReceiptTime,
+  includedVat,
+  line,
+  rule,
+  receiptHeader,
+  itemLines,
+  minutesBefore,
+} from './format.js';
 import { chance, int, pick, sample } from './random.js';
 
 const fr = (cents: number): string => amount(cents, 'de');
 const rateText = (rate: number): string => `${formatQuantity(rate, 'de')}%`;
-
-function header(merchant: Merchant, extra: string[]): string[] {
-  return [merchant.name, ...merchant.address, merchant.phone, ...extra].map((text) => centre(text));
-}
 
 const vatLine = (merchant: Merchant): string => (merchant.country === 'BE' ? `TVA ${merchant.vatId}` : `N° TVA ${merchant.vatId}`);
 
@@ -48,9 +56,7 @@ export function renderFrCaisse(round: number): RenderedReceipt {
     time,
     lines,
     subtotalPrinted: chance(0.5),
-    addedTaxCents: null,
-    includedTaxCents: rows.reduce((sum, r) => sum + r.taxCents, 0),
-    tipCents: null,
+    includedTaxCents: vatTotal(rows),
     paymentMethod,
     language: 'fr',
   });
@@ -65,7 +71,7 @@ export function renderFrCaisse(round: number): RenderedReceipt {
   }[paymentMethod];
   const codeOf = (rate: number) => String(rows.findIndex((r) => r.rate === rate) + 1);
   const text = [
-    ...header(merchant, [
+    ...receiptHeader(merchant, [
       merchant.country === 'BE'
         ? `N° d'entreprise ${(merchant.vatId ?? '').slice(2)}`
         : `SIRET ${int(100, 999)} ${int(100, 999)} ${int(100, 999)} ${int(10000, 99999)}`,
@@ -75,7 +81,7 @@ export function renderFrCaisse(round: number): RenderedReceipt {
     `Ticket n° ${receiptNumber}    Caisse ${String(int(1, 12)).padStart(2, '0')}`,
     `${dateToken}  ${time}`,
     rule(),
-    ...lines.flatMap((l) => [line(l.description, `${fr(l.amountCents)}${euro}`), quantityLine(l, 'de', euro.trim())].filter((x): x is string => x !== null)),
+    ...lines.flatMap((l) => itemLines(line(l.description, `${fr(l.amountCents)}${euro}`), l, 'de', euro.trim())),
     rule(),
     ...(receipt.subtotal === null ? [] : [line('SOUS-TOTAL', `${fr(sumCents(lines))}${euro}`)]),
     line('TOTAL', `${fr(total)}${euro}`),
@@ -113,7 +119,6 @@ export function renderFrRestaurant(round: number): RenderedReceipt {
     time,
     lines,
     subtotalPrinted: tipCents !== null,
-    addedTaxCents: null,
     includedTaxCents,
     tipCents,
     paymentMethod,
@@ -123,7 +128,7 @@ export function renderFrRestaurant(round: number): RenderedReceipt {
   const clock = time === null ? '' : formatReceiptTime(time, 'fr-h');
   const dateLine = round === 0 || round === 3 ? `Le ${dateToken}${clock === '' ? '' : ` à ${clock}`}` : `${dateToken}  ${clock}`;
   const text = [
-    ...header(merchant, [merchant.country === 'BE' ? `TVA ${merchant.vatId}` : `N° TVA : ${merchant.vatId}`]),
+    ...receiptHeader(merchant, [merchant.country === 'BE' ? `TVA ${merchant.vatId}` : `N° TVA : ${merchant.vatId}`]),
     rule(),
     ...(receiptNumber === null ? [] : [`Addition n° ${receiptNumber}`]),
     `Table ${int(1, 25)} - ${int(1, 6)} couverts`,
@@ -158,37 +163,22 @@ export function renderFrTaxi(round: number): RenderedReceipt {
   const paymentMethod = pick(['cash', 'card', 'other'] as const);
   const includedTaxCents = includedVat(sumCents(lines), rate);
   const receiptNumber = receiptNo(`${date.slice(0, 4)}-`, [5]);
-  const receipt = assemble({
-    merchant,
-    receiptNumber,
-    date,
-    time,
-    lines,
-    subtotalPrinted: false,
-    addedTaxCents: null,
-    includedTaxCents,
-    tipCents,
-    paymentMethod,
-    language: 'fr',
-  });
+  const receipt = assemble({ merchant, receiptNumber, date, time, lines, includedTaxCents, tipCents, paymentMethod, language: 'fr' });
   const dateToken = formatReceiptDate(date, 'dmy');
   const duration = int(8, 40);
-  const [h = 0, m = 0] = time.split(':').map(Number);
-  const start = h * 60 + m - duration;
-  const pickup = `${String(Math.floor(start / 60)).padStart(2, '0')}:${String(start % 60).padStart(2, '0')}`;
   const places =
     merchant.country === 'BE' ? ['Gare du Midi', 'Aéroport de Zaventem', 'Place Flagey'] : ['Gare Part-Dieu', 'Aéroport Saint-Exupéry', 'Place Bellecour'];
   const [from = '', to = ''] = sample(places, 2);
   const text = [
-    ...header(merchant, [vatLine(merchant), `Taxi n° ${int(10, 999)}`]),
+    ...receiptHeader(merchant, [vatLine(merchant), `Taxi n° ${int(10, 999)}`]),
     rule(),
     `Reçu n° ${receiptNumber}`,
     `Date : ${dateToken}   Heure : ${formatReceiptTime(time, 'fr-h')}`,
-    `Départ : ${formatReceiptTime(pickup, 'fr-h')}  ${from}`,
+    `Départ : ${formatReceiptTime(minutesBefore(time, duration), 'fr-h')}  ${from}`,
     `Arrivée : ${formatReceiptTime(time, 'fr-h')}  ${to}`,
     `Distance : ${(duration * 0.7).toFixed(1).replace('.', ',')} km`,
     rule(),
-    ...lines.flatMap((l) => [line(l.description, fr(l.amountCents)), quantityLine(l, 'de', '')].filter((x): x is string => x !== null)),
+    ...lines.flatMap((l) => itemLines(line(l.description, fr(l.amountCents)), l, 'de', '')),
     rule(),
     ...(tipCents === null ? [] : [line('Pourboire', fr(tipCents))]),
     line('Total TTC', `${fr(totalCentsOf(receipt))} €`),

@@ -2,13 +2,18 @@
  * `npm run eval` as a user runs it: a child process per release on its own local stack. The current
  * release's report names every field of both schemas by bucket beside the operations; a candidate
  * with a seeded regression of one field fails the gate (exit 1, that field alone), and a candidate
- * without one passes (exit 0).
+ * without one passes (exit 0). The live and batch lanes score the corpus as the queue lane does (the
+ * fake model errs on the same documents whatever the lane), each with its own operations; against a
+ * "real" provider given by URL with keys from the environment (here a separate fake provider, so the
+ * wiring is proven without a network) every call lands there, with the given keys.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { scoredFields } from '../../lib/eval/fields.js';
+import { extractForSchema } from '../../lib/local/fake-provider/extractors.js';
+import { startFakeProvider, type FakeProvider } from '../../lib/local/fake-provider/index.js';
 import { EVAL_TEST_DIR, lastJson, runEvalCli } from '../helpers/eval-cli.js';
 import { externalRequests, launchChromium, openPage } from '../report/chromium.js';
 
@@ -16,6 +21,10 @@ const DIR = EVAL_TEST_DIR;
 
 describe('npm run eval', () => {
   let current: { code: number | null; stdout: string; stderr: string };
+  const external: FakeProvider[] = [];
+  after(async () => {
+    await Promise.all(external.map((p) => p.stop()));
+  });
 
   before(async () => {
     rmSync(DIR, { recursive: true, force: true });
@@ -101,5 +110,55 @@ describe('npm run eval', () => {
     assert.equal(report.baseline?.baseline.id, '2026.11');
     const improved = report.baseline!.fields.filter((f) => (f.delta ?? 0) > 0).map((f) => f.field);
     assert.ok(improved.includes('issueDate'), `rc2 reads ambiguous dates better: ${improved.join(', ')}`);
+  });
+
+  it('the live and the batch lane score the corpus as the queue lane does, each with its own operations', async () => {
+    // Act
+    const live = await runEvalCli(['--lane', 'live', '--json']);
+    const batch = await runEvalCli(['--lane', 'batch', '--json']);
+    // Assess: beside the current release's queue-lane run
+    for (const run of [current, live, batch]) assert.equal(run.code, 0, run.stderr);
+    const [q, l, b] = [lastJson(current.stdout), lastJson(live.stdout), lastJson(batch.stdout)];
+    assert.deepEqual(l.overall.fields, q.overall.fields, 'the fake model errs on the same documents whatever the lane');
+    assert.deepEqual(b.overall.fields, q.overall.fields);
+    assert.equal(l.lane, 'live');
+    assert.equal(b.lane, 'batch');
+    assert.equal(b.operations.unresolvedBatchItems, 0);
+    assert.equal(q.operations.unresolvedBatchItems, null, 'the queue lane has no batch items');
+    assert.match(batch.stderr, /batch: submitted 171 of 171 documents as 4 batch\(es\)/, 'one batch per lane and schema');
+    assert.ok(b.tokens.costUsd! < q.tokens.costUsd!, 'the batch price is lower');
+    for (const r of [l, b]) assert.equal(r.operations.lost + r.operations.deadLettered + r.operations.waiting, 0);
+  });
+
+  it('--provider-url sends every call to that provider with the keys from the environment, and no model error is injected there', async () => {
+    // Prepare: a provider that knows only these keys, and answers with the rule-based extractor alone
+    const keys = { us: { 'key-1': 'sk-us-one', 'key-2': 'sk-us-two' }, eu: { 'key-1': 'sk-eu-one', 'key-2': 'sk-eu-two' } };
+    const provider = await startFakeProvider({
+      keys: Object.values(keys).flatMap((lane) => Object.values(lane).map((key) => ({ key }))),
+      extract: (text, schemaName) => extractForSchema(text, schemaName),
+      minuteMs: 6_000,
+    });
+    external.push(provider);
+    // Act
+    const run = await runEvalCli(['--provider-url', provider.baseUrl, '--minute-ms', '6000', '--json'], {
+      RATELANE_US_PROVIDER_KEYS: JSON.stringify(keys.us),
+      RATELANE_EU_PROVIDER_KEYS: JSON.stringify(keys.eu),
+    });
+    // Assess
+    assert.equal(run.code, 0, run.stderr);
+    const report = lastJson(run.stdout);
+    assert.ok(report.provider.includes(provider.baseUrl), report.provider);
+    assert.ok(provider.stats().requests >= report.operations.submitted, `${provider.stats().requests} calls reached the given provider`);
+    assert.equal(provider.stats().unauthorized, 0, 'only the given keys were used');
+    assert.equal(report.overall.wholeObjectAccuracy, 1, 'the extractor alone is right on every document');
+    assert.equal(report.overall.reviewExpected.correct, report.overall.reviewExpected.total);
+  });
+
+  it('--provider-url without keys in the environment stops with the variable to set', async () => {
+    // Act
+    const run = await runEvalCli(['--provider-url', 'http://127.0.0.1:9/v1'], { RATELANE_US_PROVIDER_KEYS: '', RATELANE_PROVIDER_KEYS_FILE: '' });
+    // Assess
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /RATELANE_US_PROVIDER_KEYS/);
   });
 });

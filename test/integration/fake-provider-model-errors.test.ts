@@ -12,29 +12,10 @@ import { INVOICE_V1_JSON_SCHEMA_NAME, invoiceV1JsonSchema } from '../../lib/cont
 import type { ExtractionPrompt } from '../../lib/contract/schemas/prompt-kit.js';
 import { extractForSchema, type ChatCompletionBody, type FakeProvider, type ModelErrorRates } from '../../lib/local/fake-provider/index.js';
 import { createGeminiAdapter } from '../../lib/providers/gemini.js';
+import { NO_CURRENCY_INVOICE } from '../helpers/sample-texts.js';
 import { MODEL, start, stopStarted } from './fake-provider-support.js';
 
 afterEach(stopStarted);
-
-/** An invoice that prints amounts but no currency symbol or code (the extractor infers EUR from Germany). */
-const NO_CURRENCY = [
-  'Muster GmbH',
-  'Hauptstrasse 1, 10115 Berlin, Deutschland',
-  'USt-IdNr.: DE123456789',
-  '',
-  'Rechnung',
-  'Rechnungsnummer: RE-2026-001',
-  'Rechnungsdatum: 04.03.2026',
-  '',
-  'Kunde: Beispiel AG',
-  '',
-  'Pos  Bezeichnung      Menge  Einzelpreis  Betrag',
-  '1    Beratung         2      100.00       200.00',
-  '',
-  'Zwischensumme 200.00',
-  'MwSt 19 % 38.00',
-  'Gesamtbetrag 238.00',
-].join('\n');
 
 /** Only the currency guess errs: always for the candidate prompt, never for the released one. */
 const RATES: ModelErrorRates = { 'invoice-extract@1': { noCurrencySymbol: 0 }, 'invoice-extract@2': { noCurrencySymbol: 1 } };
@@ -44,7 +25,7 @@ const extract = (text: string, schemaName: string) => extractForSchema(text, sch
 function chatBody(prompt: ExtractionPrompt): Record<string, unknown> {
   return {
     model: MODEL,
-    messages: prompt.buildMessages(NO_CURRENCY),
+    messages: prompt.buildMessages(NO_CURRENCY_INVOICE),
     response_format: { type: 'json_schema', json_schema: { name: INVOICE_V1_JSON_SCHEMA_NAME, schema: invoiceV1JsonSchema, strict: true } },
   };
 }
@@ -64,7 +45,7 @@ async function chatCurrency(provider: FakeProvider, prompt: ExtractionPrompt): P
 async function geminiCurrency(provider: FakeProvider, prompt: ExtractionPrompt): Promise<string> {
   const adapter = createGeminiAdapter({ model: 'gemini-2.5-flash', baseUrl: `http://127.0.0.1:${provider.port}`, timeoutMs: 5_000 });
   const response = await adapter.extract({
-    messages: prompt.buildMessages(NO_CURRENCY),
+    messages: prompt.buildMessages(NO_CURRENCY_INVOICE),
     jsonSchemaName: INVOICE_V1_JSON_SCHEMA_NAME,
     jsonSchema: invoiceV1JsonSchema,
     apiKey: 'sk-test-a',

@@ -3,25 +3,14 @@
  * the page in headless Chromium with a screenshot under .cache/report-test/.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'puppeteer-core';
+import { describe, it } from 'node:test';
 import { benchCommand } from '../../lib/commands/bench.js';
 import { UsageError } from '../../lib/commands/command.js';
 import { committedSteps, drainCurveOf, quotaAt, quotaLine } from '../../lib/local/drivers/bench-curve.js';
 import { benchCharts, renderBenchHtml } from '../../lib/report/bench-html.js';
-import { externalRequests, launchChromium, openPage, REPORT_TEST_DIR } from './chromium.js';
+import { assertChartsDrawn, assertCleanPage, HOSTILE, openPage, REPORT_TEST_DIR, useChromium, writePage } from './chromium.js';
 import { sampleBenchInput } from './fixtures.js';
-
-const HOSTILE = '</script><img src=x onerror=alert(1)>';
-
-function writePage(name: string, content: string): string {
-  mkdirSync(REPORT_TEST_DIR, { recursive: true });
-  const file = join(REPORT_TEST_DIR, name);
-  writeFileSync(file, content);
-  return file;
-}
 
 describe('bench drain curve and quota line', () => {
   it('sums each lane at its own limit until it runs out of jobs; the burst-aware line starts a minute ahead', () => {
@@ -126,30 +115,17 @@ describe('renderBenchHtml: the markup', () => {
 });
 
 describe('renderBenchHtml: in headless Chromium', () => {
-  let browser: Browser;
-  let close: () => Promise<void>;
-  before(async () => {
-    ({ browser, close } = await launchChromium());
-  });
-  after(async () => {
-    await close?.();
-  });
+  const browser = useChromium();
 
   it('draws every drain curve with no error and no network request, and saves a screenshot', { timeout: 60_000 }, async () => {
     // Prepare
     const input = sampleBenchInput();
     const file = writePage('bench-report.html', renderBenchHtml(input));
     // Act
-    const check = await openPage(browser, file, join(REPORT_TEST_DIR, 'bench-report.png'));
+    const check = await openPage(browser(), file, join(REPORT_TEST_DIR, 'bench-report.png'));
     // Assess
-    assert.deepEqual(check.consoleErrors, []);
-    assert.deepEqual(check.pageErrors, []);
-    assert.deepEqual(check.failedRequests, []);
-    assert.deepEqual(externalRequests(check, file), []);
-    assert.equal(check.chartsExpected, '4');
-    assert.equal(check.chartsRendered, '4');
-    assert.equal(check.canvases.length, 4);
-    for (const canvas of check.canvases) assert.ok(canvas.drawn, `canvas ${canvas.id} is blank`);
+    assertCleanPage(check, file);
+    assertChartsDrawn(check, 4);
   });
 
   it('shows a hostile strategy label as text: no element made, no script run', { timeout: 60_000 }, async () => {
@@ -157,7 +133,7 @@ describe('renderBenchHtml: in headless Chromium', () => {
     const file = writePage('bench-report-hostile.html', renderBenchHtml(sampleBenchInput({ label: HOSTILE })));
     const probe = `({ images: document.querySelectorAll('img').length, shown: document.body.textContent.includes(${JSON.stringify(HOSTILE)}) })`;
     // Act
-    const check = await openPage(browser, file, join(REPORT_TEST_DIR, 'bench-report-hostile.png'), probe);
+    const check = await openPage(browser(), file, join(REPORT_TEST_DIR, 'bench-report-hostile.png'), probe);
     // Assess
     assert.deepEqual(check.probe, { images: 0, shown: true });
     assert.deepEqual(check.dialogs, []);

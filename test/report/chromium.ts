@@ -4,8 +4,10 @@
  * rendered and whether each canvas holds any pixel. Saves a screenshot. Fails (never skips) when
  * Chromium is missing: CI installs it (`.ci/run`).
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { after, before } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import puppeteer, { type Browser } from 'puppeteer-core';
 
@@ -14,6 +16,17 @@ export const CHROMIUM = '/usr/bin/chromium';
 
 /** Where the report tests write their pages, profiles and screenshots. */
 export const REPORT_TEST_DIR = resolve('.cache/report-test');
+
+/** A label that would close the page's script and run code if it were not escaped. */
+export const HOSTILE = '</script><img src=x onerror=alert(1)>';
+
+/** Writes a page under .cache/report-test/ and returns its path. */
+export function writePage(name: string, content: string): string {
+  mkdirSync(REPORT_TEST_DIR, { recursive: true });
+  const file = join(REPORT_TEST_DIR, name);
+  writeFileSync(file, content);
+  return file;
+}
 
 /** The flags every run of Chromium gets (this machine's network is closed: no background fetches). */
 const CHROMIUM_ARGS = [
@@ -61,6 +74,25 @@ export async function launchChromium(): Promise<{ browser: Browser; close: () =>
       await browser.close();
       rmSync(profile, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * Launches Chromium before the tests of the calling `describe` and closes it after them.
+ * @returns the running browser (call it inside a test)
+ */
+export function useChromium(): () => Browser {
+  let browser: Browser | undefined;
+  let close: (() => Promise<void>) | undefined;
+  before(async () => {
+    ({ browser, close } = await launchChromium());
+  });
+  after(async () => {
+    await close?.();
+  });
+  return () => {
+    if (browser === undefined) throw new Error('Chromium is not running: call the browser inside a test');
+    return browser;
   };
 }
 
@@ -119,4 +151,20 @@ export async function openPage(browser: Browser, file: string, screenshot: strin
 export function externalRequests(check: PageCheck, file: string): string[] {
   const self = pathToFileURL(file).href;
   return check.requests.filter((url) => url !== self && !url.startsWith('data:'));
+}
+
+/** Asserts the page loaded `file` cleanly: no console or page error, no failed and no external request. */
+export function assertCleanPage(check: PageCheck, file: string): void {
+  assert.deepEqual(check.consoleErrors, []);
+  assert.deepEqual(check.pageErrors, []);
+  assert.deepEqual(check.failedRequests, []);
+  assert.deepEqual(externalRequests(check, file), []);
+}
+
+/** Asserts the page expected and rendered `expected` charts, one canvas each, none of them blank. */
+export function assertChartsDrawn(check: PageCheck, expected: number): void {
+  assert.equal(check.chartsExpected, String(expected));
+  assert.equal(check.chartsRendered, String(expected));
+  assert.equal(check.canvases.length, expected);
+  for (const canvas of check.canvases) assert.ok(canvas.drawn, `canvas ${canvas.id} (${canvas.width}x${canvas.height}) is blank`);
 }

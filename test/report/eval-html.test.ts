@@ -4,24 +4,12 @@
  * error), with a screenshot under .cache/report-test/.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'puppeteer-core';
+import { describe, it } from 'node:test';
 import { evalCharts, renderEvalHtml } from '../../lib/report/eval-html.js';
 import { escapeHtml, histogram, html, jsonForScript } from '../../lib/report/html-page.js';
-import { externalRequests, launchChromium, openPage, REPORT_TEST_DIR } from './chromium.js';
+import { assertChartsDrawn, assertCleanPage, externalRequests, HOSTILE, openPage, REPORT_TEST_DIR, useChromium, writePage } from './chromium.js';
 import { sampleEvalReport } from './fixtures.js';
-
-const HOSTILE = '</script><img src=x onerror=alert(1)>';
-
-/** Writes a page under .cache/report-test/ and returns its path. */
-function writePage(name: string, content: string): string {
-  mkdirSync(REPORT_TEST_DIR, { recursive: true });
-  const file = join(REPORT_TEST_DIR, name);
-  writeFileSync(file, content);
-  return file;
-}
 
 describe('report pages: the shared helpers', () => {
   it('escapes every interpolated value, keeps nested templates, and embeds JSON that cannot close its script', () => {
@@ -107,14 +95,7 @@ describe('renderEvalHtml: the markup', () => {
 });
 
 describe('renderEvalHtml: in headless Chromium', () => {
-  let browser: Browser;
-  let close: () => Promise<void>;
-  before(async () => {
-    ({ browser, close } = await launchChromium());
-  });
-  after(async () => {
-    await close?.();
-  });
+  const browser = useChromium();
 
   it('draws every chart with no error and no network request, and saves a screenshot', { timeout: 60_000 }, async () => {
     // Prepare
@@ -122,17 +103,11 @@ describe('renderEvalHtml: in headless Chromium', () => {
     const expected = evalCharts(report).length;
     const file = writePage('eval-report.html', renderEvalHtml(report));
     // Act
-    const check = await openPage(browser, file, join(REPORT_TEST_DIR, 'eval-report.png'), 'document.querySelectorAll("[data-regressed]").length');
+    const check = await openPage(browser(), file, join(REPORT_TEST_DIR, 'eval-report.png'), 'document.querySelectorAll("[data-regressed]").length');
     // Assess
-    assert.deepEqual(check.consoleErrors, []);
-    assert.deepEqual(check.pageErrors, []);
-    assert.deepEqual(check.failedRequests, []);
-    assert.deepEqual(externalRequests(check, file), []);
+    assertCleanPage(check, file);
     assert.equal(expected, 9);
-    assert.equal(check.chartsExpected, String(expected));
-    assert.equal(check.chartsRendered, String(expected));
-    assert.equal(check.canvases.length, expected);
-    for (const canvas of check.canvases) assert.ok(canvas.drawn, `canvas ${canvas.id} (${canvas.width}x${canvas.height}) is blank`);
+    assertChartsDrawn(check, expected);
     assert.ok((check.probe as number) >= 1, 'the regression is marked');
   });
 
@@ -147,7 +122,7 @@ describe('renderEvalHtml: in headless Chromium', () => {
       data: JSON.parse(document.getElementById('report-data').textContent).overall.fields[0].field
     })`;
     // Act
-    const check = await openPage(browser, file, join(REPORT_TEST_DIR, 'eval-report-hostile.png'), probe);
+    const check = await openPage(browser(), file, join(REPORT_TEST_DIR, 'eval-report-hostile.png'), probe);
     // Assess
     assert.deepEqual(check.probe, { images: 0, scripts: 5, shown: true, data: HOSTILE });
     assert.deepEqual(check.dialogs, []);

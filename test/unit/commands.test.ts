@@ -136,7 +136,7 @@ describe('the registry', () => {
     // Act
     const loaded = await Promise.all(Object.entries(COMMANDS).map(async ([name, entry]) => [name, (await entry.load()).name]));
     // Assess
-    assert.deepEqual(Object.keys(COMMANDS), ['local', 'submit', 'resume', 'soak', 'bench', 'sim', 'batch']);
+    assert.deepEqual(Object.keys(COMMANDS), ['local', 'submit', 'resume', 'soak', 'bench', 'sim', 'eval', 'batch']);
     for (const [name, loadedName] of loaded) {
       assert.equal(loadedName, name);
       assert.match(USAGE, new RegExp(`\\n  ${name} +\\S.*\\(npm run ${name} -- --help\\)`));

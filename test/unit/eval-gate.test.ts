@@ -69,18 +69,24 @@ function report(releaseId: string, documents: EvaluatedDocument[]): EvalReport {
   });
 }
 
+/** A baseline of 20 right documents, and a candidate that gets the currency of 2 of them wrong (−10 points). */
+function currencyDrop(): { baseline: EvalReport; candidate: EvalReport } {
+  const right = receiptLike();
+  const baseline = report(
+    '2026.11',
+    Array.from({ length: 20 }, (_, i) => doc(`d${i}`, right)),
+  );
+  const candidate = report(
+    '2026.12-rc1',
+    Array.from({ length: 20 }, (_, i) => doc(`d${i}`, i < 2 ? { ...right, currency: 'EUR' } : right)),
+  );
+  return { baseline, candidate };
+}
+
 describe('release gate', () => {
   it('fails when one field drops by more than its tolerance, and names it', () => {
     // Prepare: 20 documents; the candidate gets the currency of 2 of them wrong (−10 points)
-    const right = receiptLike();
-    const baseline = report(
-      '2026.11',
-      Array.from({ length: 20 }, (_, i) => doc(`d${i}`, right)),
-    );
-    const candidate = report(
-      '2026.12-rc1',
-      Array.from({ length: 20 }, (_, i) => doc(`d${i}`, i < 2 ? { ...right, currency: 'EUR' } : right)),
-    );
+    const { baseline, candidate } = currencyDrop();
     // Act
     const comparison = compareWithBaseline(candidate, baseline, { default: 0.02 });
     // Assess
@@ -94,15 +100,7 @@ describe('release gate', () => {
 
   it("passes a drop within the tolerance, and a field's own tolerance wins over the default", () => {
     // Prepare
-    const right = receiptLike();
-    const baseline = report(
-      '2026.11',
-      Array.from({ length: 20 }, (_, i) => doc(`d${i}`, right)),
-    );
-    const candidate = report(
-      '2026.12-rc1',
-      Array.from({ length: 20 }, (_, i) => doc(`d${i}`, i < 2 ? { ...right, currency: 'EUR' } : right)),
-    );
+    const { baseline, candidate } = currencyDrop();
     // Act
     const loose = compareWithBaseline(candidate, baseline, { default: 0.1 });
     const strictField = compareWithBaseline(candidate, baseline, { default: 0.5, fields: { 'invoice@1 currency': 0 } });

@@ -18,6 +18,7 @@ import {
 import { extractForSchema, UnknownFakeSchemaError } from '../../lib/local/fake-provider/extractors.js';
 import { detectHardShapes } from '../../lib/local/fake-provider/hard-shapes.js';
 import { extractInvoice } from '../../lib/local/fake-provider/invoice-extractor.js';
+import { NO_CURRENCY_INVOICE } from '../helpers/sample-texts.js';
 
 const INVOICE = {
   invoiceNumber: 'INV-7',
@@ -279,29 +280,13 @@ describe('fake model: the prompt from its system message, and the extractor by s
 
   it('dispatches invoice_v1 to the invoice extractor and refuses an unknown schema with a typed error', () => {
     // Prepare
-    const text = [
-      'Muster GmbH',
-      'Hauptstrasse 1, 10115 Berlin, Deutschland',
-      '',
-      'Rechnung',
-      'Rechnungsnummer: RE-1',
-      'Rechnungsdatum: 04.03.2026',
-      '',
-      'Kunde: Beispiel AG',
-      '',
-      'Pos  Bezeichnung      Menge  Einzelpreis  Betrag',
-      '1    Beratung         2      100.00       200.00',
-      '',
-      'Zwischensumme 200.00',
-      'MwSt 19 % 38.00',
-      'Gesamtbetrag 238.00',
-    ].join('\n');
+    const text = NO_CURRENCY_INVOICE;
     // Act
     const invoice = extractForSchema(text, 'invoice_v1');
     const unknown = () => extractForSchema(text, 'contract_v9');
     // Assess
     assert.deepEqual(invoice, extractInvoice(text));
-    assert.equal((invoice as { invoiceNumber: string }).invoiceNumber, 'RE-1');
+    assert.equal((invoice as { invoiceNumber: string }).invoiceNumber, 'RE-2026-001');
     assert.throws(unknown, (error: unknown) => error instanceof UnknownFakeSchemaError && error.schemaName === 'contract_v9');
   });
 });

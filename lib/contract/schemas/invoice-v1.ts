@@ -7,21 +7,14 @@
  * express lives in {@link invoiceV1DomainRules}.
  */
 import { z } from 'zod';
+import { countryCode, currencyCode, type DomainRuleViolation, differs, money, nullableVatId, round2, show, strictJsonSchema, text } from './schema-kit.js';
 
-/** Money: a number with at most two decimals, in the invoice currency. */
-const money = z.number().min(0).multipleOf(0.01);
+export type { DomainRuleViolation } from './schema-kit.js';
 
 /** A calendar date as `YYYY-MM-DD`. */
 const calendarDate = z.iso.date();
 
-/** A non-blank string (expressed as a pattern: strict mode does not accept `minLength`). */
-const text = z.string().regex(/\S/);
-
-const vatId = z
-  .string()
-  .regex(/^[A-Z]{2,3}[A-Z0-9.\- ]{2,20}$/)
-  .nullable()
-  .describe('VAT identification number as printed (e.g. DE123456789, GB123456789, CHE-123.456.789 MWST); null when none is printed');
+const vatId = nullableVatId.describe('VAT identification number as printed (e.g. DE123456789, GB123456789, CHE-123.456.789 MWST); null when none is printed');
 
 /** One invoiced position. */
 export const InvoiceV1LineItem = z
@@ -38,18 +31,12 @@ export const InvoiceV1 = z
     invoiceNumber: text.describe('The invoice number as printed, without its label'),
     issueDate: calendarDate.describe('Invoice (issue) date, YYYY-MM-DD; not the delivery date'),
     dueDate: calendarDate.nullable().describe('Payment due date when a date is stated, YYYY-MM-DD; null when only terms (e.g. "net 30") or nothing is stated'),
-    currency: z
-      .string()
-      .regex(/^[A-Z]{3}$/)
-      .describe('ISO 4217 currency code, e.g. EUR, USD, GBP, CHF'),
+    currency: currencyCode.describe('ISO 4217 currency code, e.g. EUR, USD, GBP, CHF'),
     seller: z
       .object({
         name: text.describe('Legal name of the issuing company'),
         vatId,
-        country: z
-          .string()
-          .regex(/^[A-Z]{2}$/)
-          .describe('ISO 3166-1 alpha-2 country code of the seller address'),
+        country: countryCode.describe('ISO 3166-1 alpha-2 country code of the seller address'),
       })
       .strict(),
     buyer: z
@@ -76,40 +63,11 @@ export type InvoiceV1LineItem = z.infer<typeof InvoiceV1LineItem>;
 /** Name under which the schema is sent as `response_format.json_schema.name` (`^[a-zA-Z0-9_-]{1,64}$`). */
 export const INVOICE_V1_JSON_SCHEMA_NAME = 'invoice_v1';
 
-function withoutDialectMarker(schema: Record<string, unknown>): Record<string, unknown> {
-  const { $schema: _dialect, ...rest } = schema;
-  return rest;
-}
-
 /**
  * JSON schema of {@link InvoiceV1} for `response_format: { type: 'json_schema', json_schema: { name, schema, strict: true } }`.
  * The `$schema` dialect marker is dropped; everything else is `z.toJSONSchema(InvoiceV1)`.
  */
-export const invoiceV1JsonSchema: Record<string, unknown> = withoutDialectMarker(z.toJSONSchema(InvoiceV1) as Record<string, unknown>);
-
-/** One broken business rule. `message` names fields and numbers only, never document text. */
-export interface DomainRuleViolation {
-  /** Path of the offending field, e.g. `lineItems[2].amount`. */
-  field: string;
-  /** Stable rule identifier, e.g. `line_amount`. */
-  rule: string;
-  message: string;
-}
-
-/** Money comparisons allow one cent of rounding either way. */
-const MONEY_TOLERANCE = 0.01 + 1e-9;
-
-function round2(value: number): number {
-  return Math.round(value * 100) / 100;
-}
-
-function differs(actual: number, expected: number): boolean {
-  return Math.abs(actual - expected) > MONEY_TOLERANCE;
-}
-
-function show(value: number): string {
-  return value.toFixed(2);
-}
+export const invoiceV1JsonSchema: Record<string, unknown> = strictJsonSchema(InvoiceV1);
 
 /**
  * Business rules a JSON schema cannot express: line arithmetic, sums, tax, total and date order.

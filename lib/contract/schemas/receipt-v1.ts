@@ -14,15 +14,9 @@
  * - a receipt either adds its tax or includes it, never both, and an included tax is less than the items.
  */
 import { z } from 'zod';
-import type { DomainRuleViolation } from './invoice-v1.js';
 import { RECEIPT_PROMPTS } from './receipt-prompts.js';
 import type { ExtractionSchema } from './registry.js';
-
-/** Money: a number with at most two decimals, in the receipt currency. */
-const money = z.number().min(0).multipleOf(0.01);
-
-/** A non-blank string (expressed as a pattern: strict mode does not accept `minLength`). */
-const text = z.string().regex(/\S/);
+import { countryCode, currencyCode, type DomainRuleViolation, differs, money, nullableVatId, round2, show, strictJsonSchema, text } from './schema-kit.js';
 
 /** One purchased position. */
 export const ReceiptV1Item = z
@@ -38,15 +32,8 @@ export const ReceiptV1 = z
     merchant: z
       .object({
         name: text.describe('Name of the shop, restaurant or taxi company as printed at the top'),
-        vatId: z
-          .string()
-          .regex(/^[A-Z]{2,3}[A-Z0-9.\- ]{2,20}$/)
-          .nullable()
-          .describe('VAT identification number as printed (e.g. DE123456789, ATU12345678, CHE-123.456.789 MWST); null when none is printed'),
-        country: z
-          .string()
-          .regex(/^[A-Z]{2}$/)
-          .describe('ISO 3166-1 alpha-2 country code of the merchant address'),
+        vatId: nullableVatId.describe('VAT identification number as printed (e.g. DE123456789, ATU12345678, CHE-123.456.789 MWST); null when none is printed'),
+        country: countryCode.describe('ISO 3166-1 alpha-2 country code of the merchant address'),
       })
       .strict(),
     receiptNumber: text.nullable().describe('Receipt, ticket, bill or transaction number as printed, without its label; null when absent'),
@@ -56,10 +43,7 @@ export const ReceiptV1 = z
       .regex(/^(?:[01]\d|2[0-3]):[0-5]\d$/)
       .nullable()
       .describe('Time of the purchase printed with the date, 24-hour HH:MM (seconds dropped); null when none is printed'),
-    currency: z
-      .string()
-      .regex(/^[A-Z]{3}$/)
-      .describe('ISO 4217 currency code, e.g. USD, GBP, EUR, CHF; the merchant country currency when none is printed'),
+    currency: currencyCode.describe('ISO 4217 currency code, e.g. USD, GBP, EUR, CHF; the merchant country currency when none is printed'),
     items: z.array(ReceiptV1Item).min(1).max(100),
     subtotal: money.nullable().describe('Printed sum of the item amounts before added tax and tip; null when not printed'),
     addedTax: money.nullable().describe('Sales tax added on top of the items (US style); null when the tax is included or not printed'),
@@ -81,31 +65,11 @@ export type ReceiptV1Item = z.infer<typeof ReceiptV1Item>;
 /** Name under which the schema is sent as `response_format.json_schema.name` (`^[a-zA-Z0-9_-]{1,64}$`). */
 export const RECEIPT_V1_JSON_SCHEMA_NAME = 'receipt_v1';
 
-function withoutDialectMarker(schema: Record<string, unknown>): Record<string, unknown> {
-  const { $schema: _dialect, ...rest } = schema;
-  return rest;
-}
-
 /**
  * JSON schema of {@link ReceiptV1} for `response_format: { type: 'json_schema', json_schema: { name, schema, strict: true } }`.
  * The `$schema` dialect marker is dropped; everything else is `z.toJSONSchema(ReceiptV1)`.
  */
-export const receiptV1JsonSchema: Record<string, unknown> = withoutDialectMarker(z.toJSONSchema(ReceiptV1) as Record<string, unknown>);
-
-/** Money comparisons allow one cent of rounding either way. */
-const MONEY_TOLERANCE = 0.01 + 1e-9;
-
-function round2(value: number): number {
-  return Math.round(value * 100) / 100;
-}
-
-function differs(actual: number, expected: number): boolean {
-  return Math.abs(actual - expected) > MONEY_TOLERANCE;
-}
-
-function show(value: number): string {
-  return value.toFixed(2);
-}
+export const receiptV1JsonSchema: Record<string, unknown> = strictJsonSchema(ReceiptV1);
 
 /**
  * Business rules a JSON schema cannot express: the subtotal, the total, and how the tax is counted.

@@ -4,7 +4,8 @@
  * versions; a consumer rejects a job whose versions are not registered here before any model call.
  */
 import type { z } from 'zod';
-import { INVOICE_V1_JSON_SCHEMA_NAME, InvoiceV1, invoiceV1DomainRules, invoiceV1JsonSchema, type DomainRuleViolation } from './invoice-v1.js';
+import { INVOICE_V1_JSON_SCHEMA_NAME, InvoiceV1, invoiceV1DomainRules, invoiceV1JsonSchema } from './invoice-v1.js';
+import type { DomainRuleViolation } from './schema-kit.js';
 import { RatelaneError } from '../../shared/errors.js';
 import { INVOICE_PROMPTS } from './invoice-prompts.js';
 import { receiptV1Entry } from './receipt-v1.js';

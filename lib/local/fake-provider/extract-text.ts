@@ -3,19 +3,12 @@
  * 1'234.56 / 1 234,56), dates in the styles invoices use (slashed ones by a convention the caller decides),
  * and labelled values in English, German and French.
  */
-import { RatelaneError } from '../../shared/errors.js';
+import { FieldExtractionError } from './extraction-error.js';
 
-/** Raised when a field the schema requires cannot be found. The message names the field, never document text. */
-export class InvoiceExtractionError extends RatelaneError {
-  override name = 'InvoiceExtractionError';
-  readonly kind = 'input' as const;
-  readonly retryable = false;
-
-  constructor(
-    readonly field: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`could not extract ${field}`, options);
+/** Raised when a field `invoice@1` requires cannot be found. The message names the field, never document text. */
+export class InvoiceExtractionError extends FieldExtractionError {
+  constructor(field: string, options?: { cause?: unknown }) {
+    super('InvoiceExtractionError', field, options);
   }
 }
 
@@ -86,6 +79,7 @@ export function lastNumber(text: string, mark: DecimalMark): number | null {
   return token === undefined ? null : parseLocaleNumber(token, mark);
 }
 
+/** `value` rounded half up to `decimals` decimal places (as `Math.round` rounds). */
 export function round(value: number, decimals: number): number {
   const factor = 10 ** decimals;
   return Math.round(value * factor) / factor;

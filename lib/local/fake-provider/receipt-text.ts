@@ -3,19 +3,13 @@
  * (the decimal separator is read from the document itself), dates in the styles receipts print (slashed
  * ones by the merchant country's convention) and the time printed with the date.
  */
-import { RatelaneError } from '../../shared/errors.js';
+import { FieldExtractionError } from './extraction-error.js';
+import { type DecimalMark, round } from './extract-text.js';
 
 /** Raised when a field `receipt@1` requires cannot be found. The message names the field, never document text. */
-export class ReceiptExtractionError extends RatelaneError {
-  override name = 'ReceiptExtractionError';
-  readonly kind = 'input' as const;
-  readonly retryable = false;
-
-  constructor(
-    readonly field: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`could not extract ${field}`, options);
+export class ReceiptExtractionError extends FieldExtractionError {
+  constructor(field: string, options?: { cause?: unknown }) {
+    super('ReceiptExtractionError', field, options);
   }
 }
 
@@ -84,8 +78,8 @@ export function detectLanguage(text: string): ReceiptLanguage {
 /** Regex source of a printed amount with exactly two decimals: `12.50`, `1,234.56`, `1.234,56`, `1'234.50`. */
 export const AMOUNT = String.raw`(?<![\d.,'])(?:\d{1,3}(?:['.,]\d{3})+|\d+)[.,]\d{2}(?![\d.,'])`;
 
-/** The decimal separator of a document. */
-export type DecimalSeparator = '.' | ',';
+/** The decimal separator of a document (the invoice reader's {@link DecimalMark}). */
+export type DecimalSeparator = DecimalMark;
 
 /** The separator most printed amounts use before their two decimals. */
 export function decimalSeparator(text: string): DecimalSeparator {
@@ -103,7 +97,7 @@ export function parseNumber(token: string, separator: DecimalSeparator): number 
 /** The last amount printed on a line, or `null`. */
 export function lastAmount(line: string, separator: DecimalSeparator): number | null {
   const token = line.match(new RegExp(AMOUNT, 'g'))?.at(-1);
-  return token === undefined ? null : Math.round(parseNumber(token, separator) * 100) / 100;
+  return token === undefined ? null : round(parseNumber(token, separator), 2);
 }
 
 // ---------------------------------------------------------------------------------------------------------
