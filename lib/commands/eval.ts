@@ -28,7 +28,10 @@ The local fake provider errs on hard shapes at seeded rates per prompt version (
   --baseline B          a release id, or a report written with --out: compare field by field and gate:
                         exit 1 when a field's accuracy drops by more than its tolerance
   --tolerance T         the drop (0..1 accuracy points) a field may take (default ${DEFAULT_GATE_TOLERANCE.default})
-  --gate FILE           per-field tolerances, JSON {"default":0.02,"fields":{"invoice@1 currency":0}}
+  --gate FILE           per-field tolerances, JSON {"default":0.02,"fields":{"invoice@1 currency":0},
+                        "minBucketDocuments":20}
+  --min-bucket N        gate each field inside every language, length, schema and region bucket of N or
+                        more documents too (default ${DEFAULT_GATE_TOLERANCE.minBucketDocuments})
   --lane L              queue (default), live or batch
   --provider-url URL    evaluate against a real OpenAI-compatible provider at URL instead of the fake
                         one; keys from RATELANE_US_PROVIDER_KEYS / RATELANE_EU_PROVIDER_KEYS (JSON
@@ -55,6 +58,7 @@ const EVAL_FLAGS = {
   baseline: stringFlag(),
   tolerance: numberFlag({ min: 0, max: 1 }),
   gate: stringFlag(),
+  'min-bucket': numberFlag({ min: 1, max: 1_000_000, ...ROUND_DOWN }),
   lane: stringFlag(),
   'model-errors': stringFlag(),
   seed: numberFlag({ min: 0, max: 2 ** 31, fallback: 42, ...ROUND_DOWN }),
@@ -84,14 +88,18 @@ function isShareRecord(value: unknown): value is Record<string, number> {
   return typeof value === 'object' && value !== null && Object.values(value).every((v) => typeof v === 'number' && v >= 0 && v <= 1);
 }
 
-/** `--gate FILE` and `--tolerance T` as one tolerance (the flag wins over the file's default). @throws {UsageError} */
-function toleranceFrom(file: string | undefined, tolerance: number | undefined): GateTolerance {
+/** `--gate FILE`, `--tolerance T` and `--min-bucket N` as one tolerance (a flag wins over the file). @throws {UsageError} */
+function toleranceFrom(file: string | undefined, tolerance: number | undefined, minBucket: number | undefined): GateTolerance {
   const fromFile = file === undefined ? DEFAULT_GATE_TOLERANCE : (readJson(file, '--gate') as Partial<GateTolerance>);
   const fields = fromFile.fields ?? {};
   if (!isShareRecord(fields)) throw new UsageError('--gate: "fields" must map "schema field" to a tolerance in 0..1');
   const fallback = tolerance ?? fromFile.default ?? DEFAULT_GATE_TOLERANCE.default;
   if (typeof fallback !== 'number' || fallback < 0 || fallback > 1) throw new UsageError('--gate: "default" must be a tolerance in 0..1');
-  return { default: fallback, fields };
+  const minBucketDocuments = minBucket ?? fromFile.minBucketDocuments ?? DEFAULT_GATE_TOLERANCE.minBucketDocuments;
+  if (typeof minBucketDocuments !== 'number' || !Number.isInteger(minBucketDocuments) || minBucketDocuments < 1) {
+    throw new UsageError('--gate: "minBucketDocuments" must be a whole number of at least 1');
+  }
+  return { default: fallback, fields, minBucketDocuments };
 }
 
 /** `--model-errors FILE` (default: the built-in rates). @throws {UsageError} */
@@ -132,7 +140,7 @@ function parseEvalArgs(argv: readonly string[]): EvalOptions {
   return {
     release,
     baseline: v.baseline,
-    tolerance: toleranceFrom(v.gate, v.tolerance),
+    tolerance: toleranceFrom(v.gate, v.tolerance, v['min-bucket']),
     lane: laneFrom(v.lane),
     modelErrorRates: ratesFrom(v['model-errors']),
     seed: v.seed,

@@ -79,6 +79,7 @@ function comparisonLines(c: BaselineComparison, report: EvalReport): string[] {
     ...table(rows),
     c.gate.passed ? 'gate: PASSED (no field regressed beyond its tolerance)' : `gate: FAILED — ${c.gate.regressions.length} field(s) regressed:`,
     ...c.gate.regressions.map((r) => `  ${r}`),
+    `  (fields are gated overall and in every language, length, schema and region bucket of ${c.minBucketDocuments}+ documents)`,
   ];
 }
 

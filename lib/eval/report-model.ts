@@ -103,10 +103,24 @@ export interface FieldComparison {
   regressed: boolean;
 }
 
+/** A field that regressed inside one bucket (a language, a length, a region) big enough to judge. */
+export interface BucketRegression extends FieldComparison {
+  dimension: BucketDimension;
+  bucket: string;
+  /** Documents of the bucket scored for the field (the smaller of the two runs). */
+  documents: number;
+}
+
 /** The comparison with a baseline and the gate's verdict. */
 export interface BaselineComparison {
   baseline: ReleaseStamp;
   fields: FieldComparison[];
+  /**
+   * Fields that regressed inside a bucket of at least `minBucketDocuments` documents, so that a drop in
+   * one language or length is not hidden by the overall figure.
+   */
+  bucketRegressions: BucketRegression[];
+  minBucketDocuments: number;
   wholeObject: { baseline: number | null; candidate: number | null; delta: number | null };
   tokens: { baselineInput: number; candidateInput: number; baselineCostUsd: number | null; candidateCostUsd: number | null };
   gate: { passed: boolean; regressions: string[] };

@@ -58,7 +58,8 @@ export function releaseStamp(release: Release): ReleaseStamp {
 function bucketsOf(documents: readonly EvaluatedDocument[], scores: readonly DocumentScore[]): BucketFigures[] {
   const buckets: BucketFigures[] = [];
   for (const { dimension, of } of DIMENSIONS) {
-    const values = [...new Set(documents.map(of))].sort();
+    const order = (bucket: string): number => (dimension === 'length' ? LENGTH_BUCKETS.findIndex((b) => b.name === bucket) : 0);
+    const values = [...new Set(documents.map(of))].sort((a, b) => order(a) - order(b) || a.localeCompare(b));
     for (const bucket of values) {
       const inBucket = scores.filter((_, i) => of(documents[i]!) === bucket);
       buckets.push({ dimension, bucket, ...accuracyOf(inBucket) });

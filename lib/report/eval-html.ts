@@ -181,6 +181,15 @@ ${table(
   ['field', 'baseline', 'candidate', 'delta', 'tolerated drop', 'verdict'],
   [['whole object', pct(wo.baseline), pct(wo.candidate), delta(wo.delta), '', ''], ...rows],
 )}
+${
+  b.bucketRegressions.length > 0
+    ? html`<h3>Regressions inside a bucket (${String(b.minBucketDocuments)}+ documents)</h3>
+${table(
+  ['field', 'bucket', 'documents', 'baseline', 'candidate', 'delta'],
+  b.bucketRegressions.map((r) => [fieldLabel(r), `${r.dimension} ${r.bucket}`, String(r.documents), pct(r.baseline), pct(r.candidate), delta(r.delta)]),
+)}`
+    : html``
+}
 ${table(
   ['', 'baseline', 'candidate'],
   [

@@ -133,6 +133,10 @@ export function sampleEvalReport(options: { fieldName?: string; baseline?: boole
   report.baseline = {
     baseline: { ...report.release, id: 'r2026-11-01', description: 'invoice prompt v2, receipt prompt v2', prompts: { 'invoice@1': 'invoice-extract@2' } },
     fields: comparisons,
+    bucketRegressions: comparisons
+      .filter((c) => c.regressed)
+      .map((c) => ({ ...c, dimension: 'language' as const, bucket: 'fr', documents: 30, baseline: 0.93, candidate: 0.8, delta: -0.13 })),
+    minBucketDocuments: 20,
     wholeObject: { baseline: 0.83, candidate: 0.8, delta: -0.03 },
     tokens: { baselineInput: 149_800, candidateInput: 154_300, baselineCostUsd: 0.0402, candidateCostUsd: 0.0419 },
     gate: { passed: regressions.length === 0, regressions },

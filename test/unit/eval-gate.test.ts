@@ -123,6 +123,37 @@ describe('release gate', () => {
   });
 });
 
+describe('release gate in buckets', () => {
+  it('fails a field that regressed in one bucket of 20+ documents while the overall drop is within tolerance', () => {
+    // Prepare: 170 English and 30 French documents; the candidate gets the currency of 3 French ones wrong
+    const right = receiptLike();
+    const language = (i: number): Partial<EvaluatedDocument> => (i < 170 ? {} : { language: 'fr', region: 'eu' });
+    const baseline = report(
+      '2026.11',
+      Array.from({ length: 200 }, (_, i) => doc(`d${i}`, right, language(i))),
+    );
+    const candidate = report(
+      '2026.12-rc1',
+      Array.from({ length: 200 }, (_, i) => doc(`d${i}`, i >= 197 ? { ...right, currency: 'EUR' } : right, language(i))),
+    );
+    // Act
+    const gated = compareWithBaseline(candidate, baseline, { default: 0.02 });
+    const bigBucketsOnly = compareWithBaseline(candidate, baseline, { default: 0.02, minBucketDocuments: 40 });
+    // Assess
+    assert.ok(
+      gated.fields.every((f) => !f.regressed),
+      'overall: -1.5 points, within tolerance',
+    );
+    assert.equal(gated.gate.passed, false);
+    assert.deepEqual(
+      gated.bucketRegressions.map((r) => `${r.field} ${r.dimension} ${r.bucket} ${r.documents}`),
+      ['currency language fr 30', 'currency region eu 30'],
+    );
+    assert.match(gated.gate.regressions[0]!, /invoice@1 currency \[language fr, 30 documents\]: 100\.0 % → 90\.0 %/);
+    assert.equal(bigBucketsOnly.gate.passed, true, 'a bucket under minBucketDocuments is not gated');
+  });
+});
+
 describe('evaluation report', () => {
   it('buckets by language, length, schema and region, and prices the tokens at the list price', () => {
     // Prepare
@@ -134,8 +165,8 @@ describe('evaluation report', () => {
     assert.deepEqual(buckets, [
       'language:en:1',
       'language:fr:1',
-      `length:${lengthBucket(5000)}:1`,
       `length:${lengthBucket(300)}:1`,
+      `length:${lengthBucket(5000)}:1`,
       'schema:invoice@1:2',
       'region:eu:1',
       'region:us:1',
