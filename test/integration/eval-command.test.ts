@@ -77,6 +77,10 @@ describe('npm run eval', () => {
       ['invoice@1 currency'],
     );
     assert.match(run.stderr, /gate failed: invoice@1 currency/);
+    assert.ok(
+      report.baseline!.bucketRegressions.every((r) => r.field === 'currency'),
+      'inside the buckets too, only currency regressed',
+    );
     assert.ok(report.baseline!.tokens.candidateInput < report.baseline!.tokens.baselineInput, 'the shorter prompt spends fewer input tokens');
   });
 
