@@ -66,6 +66,11 @@ function operationsLines(report: EvalReport): string[] {
   ];
 }
 
+/** How many distinct fields regressed, overall or inside a bucket. */
+function regressedFields(c: BaselineComparison): number {
+  return new Set([...c.fields.filter((f) => f.regressed), ...c.bucketRegressions].map((f) => `${f.schemaVersion} ${f.field}`)).size;
+}
+
 function comparisonLines(c: BaselineComparison, report: EvalReport): string[] {
   const rows = [['schema', 'field', c.baseline.id, report.release.id, 'change', 'tolerance', '']];
   for (const f of c.fields) {
@@ -77,7 +82,9 @@ function comparisonLines(c: BaselineComparison, report: EvalReport): string[] {
   return [
     `baseline ${c.baseline.id} beside ${report.release.id} (input tokens ${c.tokens.baselineInput} → ${c.tokens.candidateInput}, cost ${usd(c.tokens.baselineCostUsd)} → ${usd(c.tokens.candidateCostUsd)})`,
     ...table(rows),
-    c.gate.passed ? 'gate: PASSED (no field regressed beyond its tolerance)' : `gate: FAILED — ${c.gate.regressions.length} field(s) regressed:`,
+    c.gate.passed
+      ? 'gate: PASSED (no field regressed beyond its tolerance)'
+      : `gate: FAILED — ${c.gate.regressions.length} regression(s) of ${regressedFields(c)} field(s):`,
     ...c.gate.regressions.map((r) => `  ${r}`),
     `  (fields are gated overall and in every language, length, schema and region bucket of ${c.minBucketDocuments}+ documents)`,
   ];
