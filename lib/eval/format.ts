@@ -62,7 +62,7 @@ function operationsLines(report: EvalReport): string[] {
       (o.unresolvedBatchItems === null ? '' : ` · batch unresolved ${o.unresolvedBatchItems}`),
     `  queue age p95 ${ms(o.queueAgeMs.p95)} · latency p50 ${ms(o.latencyMs.p50)} / p95 ${ms(o.latencyMs.p95)} · attempts per completion ${o.attemptsPerCompletion?.toFixed(2) ?? '-'}`,
     `  duplicates suppressed ${o.duplicatesSuppressed} · regional mismatch rejections ${o.regionMismatches} · elapsed ${(o.elapsedMs / 1000).toFixed(1)} s`,
-    `  tokens ${t.inputTokens} in / ${t.outputTokens} out (${t.inputTokensPerDocument ?? '-'} / ${t.outputTokensPerDocument ?? '-'} per document) · cost ${usd(t.costUsd)}${t.model ? ` at ${t.model} list price` : ''}`,
+    `  tokens of the committed jobs ${t.inputTokens} in / ${t.outputTokens} out (${t.inputTokensPerDocument ?? '-'} / ${t.outputTokensPerDocument ?? '-'} per document) · cost ${usd(t.costUsd)}${t.model ? ` at ${t.model} list price` : ''}`,
   ];
 }
 

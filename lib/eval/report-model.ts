@@ -40,7 +40,7 @@ export interface BucketFigures extends AccuracyFigures {
   bucket: string;
 }
 
-/** Tokens spent and what they cost at the model's list price. */
+/** Tokens the committed jobs spent (every model call of each, repairs included, as its result records them) and their cost at the list price; jobs that ended elsewhere are not counted. */
 export interface TokenFigures {
   inputTokens: number;
   outputTokens: number;
