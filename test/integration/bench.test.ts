@@ -150,6 +150,13 @@ describe('npm run bench: a tiny run', () => {
     );
     assert.equal(admission.deadLettered, 0);
     assert.equal(admission.committed, 30);
+    // The headline ratio is against the burst-aware bound, and only for a strategy that committed every job.
+    assert.equal(admission.gaveUpOn, 0);
+    assert.ok(admission.burstAwareRatio !== null && admission.burstAwareRatio > 0);
+    assert.ok(admission.attemptsPerCompletion !== null && admission.attemptsPerCompletion >= 1);
+    assert.equal(admission.admissionDeniedPerCompletion, Math.round((admission.admissionDenied / 30) * 1000) / 1000);
+    assert.equal(naive.gaveUpOn, 30 - naive.committed);
+    if (naive.gaveUpOn > 0) assert.equal(naive.burstAwareRatio, null, 'no ratio for a strategy that gave up on jobs');
     assert.ok(report.probe && report.probe.messages === 5 && report.probe.overheadMs.p50! > 0);
     assert.ok(report.floor && report.floor.messages === 20 && report.floor.totalMs.p50! > 0);
     assert.ok(report.targets);
@@ -158,6 +165,9 @@ describe('npm run bench: a tiny run', () => {
     assert.equal(benchExitCode(report), 0);
     // The table on stdout, progress on stderr, the JSON object on the last line.
     assert.match(out.text(), /model calls per completion/);
+    assert.match(out.text(), /drain \/ burst-aware minimum/);
+    assert.match(out.text(), /admission denials per completion/);
+    assert.match(out.text(), /attempts per completion/);
     assert.match(out.text(), /\(a\) naive/);
     assert.match(err.text(), /\[\(c\) admission\s+\d+ s\] committed/);
     const last = out.text().trim().split('\n').at(-1)!;

@@ -70,10 +70,14 @@ export const STRATEGY_ALIASES: Readonly<Record<string, BenchStrategyId>> = {
 
 /** Targets for strategy (c), as the README states them ("Benchmark results"). */
 export const BENCH_TARGETS = Object.freeze({
-  /** drain time / quota-bound minimum, at most */
-  drainRatio: 1.15,
+  /** drain time / burst-aware minimum (a perfect scheduler's drain), at most; only for a strategy that committed every job */
+  burstAwareRatio: 1.1,
   /** model calls per completion, at most */
   modelCallsPerCompletion: 1.03,
+  /** receives per completion (first delivery, re-sends and redeliveries), at most */
+  attemptsPerCompletion: 1.1,
+  /** admission denials (each a re-send and another take) per completion, at most */
+  admissionDeniedPerCompletion: 0.1,
   deadLettered: 0,
   lost: 0,
   /** consumer overhead p50 / floor p50, at most */

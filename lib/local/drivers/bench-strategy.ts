@@ -81,7 +81,9 @@ export async function runStrategy(strategy: BenchStrategy, options: BenchOptions
     });
     say(
       `${strategy.label}: done in ${(measured.elapsedMs / 1000).toFixed(1)} s: committed ${measured.committed}, dead-lettered ${measured.deadLettered}, lost ${measured.lost}, ` +
-        `drain ${measured.drainRatio ?? '-'}x the bound, ${measured.modelCallsPerCompletion ?? '-'} calls per completion, overhead p50 ${measured.overheadMs.p50 ?? '-'} ms`,
+        `${measured.gaveUpOn > 0 ? `gave up on ${measured.gaveUpOn}` : `drain ${measured.burstAwareRatio ?? '-'}x the burst-aware minimum`}, ` +
+        `${measured.modelCallsPerCompletion ?? '-'} calls, ${measured.attemptsPerCompletion ?? '-'} attempts and ${measured.admissionDeniedPerCompletion ?? '-'} denials per completion, ` +
+        `overhead p50 ${measured.overheadMs.p50 ?? '-'} ms`,
     );
     return { result: measured, curve: drainCurveOf(strategy, submission.submitted, final.results, lanes, options.minuteMs) };
   } finally {
@@ -234,7 +236,11 @@ function strategyResult(strategy: BenchStrategy, probe: StrategyProbe, scorecard
     quotaBoundMinimumMs: scorecard.quotaBoundMinimumMs,
     drainRatio: scorecard.drainRatio,
     burstAwareMinimumMs: Math.round(burst),
-    burstAwareRatio: scorecard.drainMs !== null && burst > 0 ? round(scorecard.drainMs / burst) : null,
+    // A ratio only for a strategy that committed every job: giving up on some would flatter its drain.
+    burstAwareRatio: scorecard.drainMs !== null && burst > 0 && scorecard.committed === scorecard.submitted ? round(scorecard.drainMs / burst) : null,
+    attemptsPerCompletion: scorecard.attemptsPerCompletion === null ? null : round(scorecard.attemptsPerCompletion),
+    admissionDeniedPerCompletion: scorecard.committed > 0 ? round(scorecard.admissionDenied / scorecard.committed) : null,
+    gaveUpOn: scorecard.submitted - scorecard.committed,
     settledMs: figures.settledMs,
     overheadMs: distribution(overhead),
     overheadCallingMs: distribution(calling),
