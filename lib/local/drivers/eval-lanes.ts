@@ -13,7 +13,7 @@ import type { EvalLane } from '../../eval/report-model.js';
 import type { EvalOutcomeState } from '../../eval/score.js';
 import type { DocumentInput } from '../../queue/producer.js';
 import type { LocalStack } from '../stack.js';
-import { collectBatchFinal, startBatchLoad, type BatchFinal, type BatchLoad, type BatchLoadResult } from './batch-load.js';
+import { startBatchLoad, type BatchFinal, type BatchLoad } from './batch-load.js';
 import { postExtraction, type LiveCall } from './live-load.js';
 import type { FinalState } from './outcome.js';
 import { submitToStack } from './submit.js';
@@ -126,11 +126,6 @@ export function absorbBatchFinal(jobs: readonly EvalJob[], finals: readonly Batc
     if (item.state === 'unresolved') unresolved.add(item.idempotencyKey);
   }
   return unresolved;
-}
-
-/** Reads the batch lane's manifests at the end of a run. */
-export async function readBatchFinal(stack: LocalStack, result: BatchLoadResult): Promise<BatchFinal[]> {
-  return collectBatchFinal(stack, result);
 }
 
 /** Where one job ended, looked up in every place a job can end (a committed result first). */

@@ -11,11 +11,12 @@ import { buildEvalReport, type EvaluatedDocument } from '../../eval/report.js';
 import type { Distributions, EvalLane, EvalReport, OperationsFigures } from '../../eval/report-model.js';
 import type { ModelErrorRates } from '../fake-provider/error-model.js';
 import { startLocalStack, type LocalStack } from '../stack.js';
-import { batchReconcileIntervalMs, fakeBatchOptions } from './batch-load.js';
-import { absorbBatchFinal, evalJobs, evaluatedDocuments, readBatchFinal, submitThroughLane, type EvalJob } from './eval-lanes.js';
+import { batchReconcileIntervalMs, collectBatchFinal, fakeBatchOptions } from './batch-load.js';
+import { absorbBatchFinal, evalJobs, evaluatedDocuments, submitThroughLane, type EvalJob } from './eval-lanes.js';
 import { localRunLanes } from './lanes.js';
 import { elapsedLabel, stackReadyLine, stopPollers, watchUntilDrained } from './observe.js';
 import { collectFinalState, type FinalState } from './outcome.js';
+import { quantile } from './scorecard.js';
 
 /** The settings of one evaluation run. */
 export interface EvalRunSettings {
@@ -47,10 +48,10 @@ export interface ReleaseRun {
   timedOut: boolean;
 }
 
+/** The `p` quantile of `values`, rounded to a whole ms (the scorecard's rank rule). */
 function percentile(values: readonly number[], p: number): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!);
+  const value = quantile(values, p);
+  return value === null ? null : Math.round(value);
 }
 
 /** Runs the evaluation corpus through `settings.lane` with `release`, on a stack of its own. */
@@ -107,7 +108,7 @@ export async function evaluateRelease(release: Release, settings: EvalRunSetting
     const batchRun = submission.batch ? await submission.batch.done : undefined;
     await stopPollers(stack);
     const final = await collectFinalState(stack);
-    const unresolved = batchRun ? absorbBatchFinal(jobs, await readBatchFinal(stack, batchRun)) : new Set<string>();
+    const unresolved = batchRun ? absorbBatchFinal(jobs, await collectBatchFinal(stack, batchRun)) : new Set<string>();
     const documents = evaluatedDocuments(jobs, final, unresolved);
     const timedOut = watched.timedOut || (batchRun?.timedOut ?? false);
     const report = buildEvalReport({
