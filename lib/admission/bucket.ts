@@ -83,7 +83,16 @@ export interface BucketCost {
 
 /** Verdict of {@link takeFromBucket}. */
 export type TakeVerdict =
-  | { admitted: true; next: BucketState }
+  | {
+      admitted: true;
+      next: BucketState;
+      /**
+       * When the call may start (epoch ms): the take's clock for a call that fits now; for a
+       * **booking** (see {@link TakeOptions.bookWithinMs}) the time its cost has refilled, which the
+       * caller waits for before calling.
+       */
+      startAt: number;
+    }
   | {
       admitted: false;
       /** When the levels alone would allow the call (epoch ms; `Infinity` when they never can). */
@@ -174,17 +183,25 @@ export function slotMs(cost: BucketCost, limits: BucketLimits, dailyBinds = fals
 
 const EPSILON = 1e-9;
 
+/** How {@link takeFromBucket} treats a call that does not fit now. */
+export interface TakeOptions {
+  /** A denial moves `reservedUntil` one slot past the returned `retryAt` (the caller writes `next` back). */
+  reserve: boolean;
+  /**
+   * Book the call instead of denying it when the per-window levels have its cost within this many ms
+   * (absent or 0: never book): the cost is taken now, the levels go into debt, and the verdict's
+   * `startAt` is when they would have held it — a provider bucket refilling at the same rate holds it
+   * then too, since every earlier booking calls at its own `startAt`. Later takes see the debt and
+   * book behind it. Never for a spent daily quota or a cooling owner (those waits are long).
+   */
+  bookWithinMs?: number | undefined;
+}
+
 /**
- * Takes `cost` from the bucket at `now`, or says when to come back. With `reserve`, a denial also
- * moves `reservedUntil` one slot past the returned `retryAt` (the caller writes `next` back).
+ * Takes `cost` from the bucket at `now`, books it a little later (`bookWithinMs`), or says when to
+ * come back. With `reserve`, a denial also moves `reservedUntil` one slot past the returned `retryAt`.
  */
-export function takeFromBucket(
-  state: BucketState | undefined,
-  limits: BucketLimits,
-  cost: BucketCost,
-  now: number,
-  options: { reserve: boolean },
-): TakeVerdict {
+export function takeFromBucket(state: BucketState | undefined, limits: BucketLimits, cost: BucketCost, now: number, options: TakeOptions): TakeVerdict {
   const current = state ?? fullBucket(limits, now);
   const at = Math.max(now, current.updatedAt);
   if (current.cooldown && current.cooldown.until > at) {
@@ -209,9 +226,11 @@ export function takeFromBucket(
     ['tokens', need.tokens > 0 ? missingMs(need.tokens, levels.tokens, limits.tokensPerWindow, limits.windowMs) : 0],
   ];
   const worst = waits.reduce((a, b) => (b[1] > a[1] ? b : a));
-  if (worst[1] <= 0) {
+  const booking = worst[1] > 0 && dailyWait <= 0 && worst[1] <= (options.bookWithinMs ?? 0);
+  if (worst[1] <= 0 || booking) {
     return {
       admitted: true,
+      startAt: at + Math.max(0, worst[1]),
       next: {
         ...moved,
         levels: { requests: levels.requests - need.requests, tokens: levels.tokens - need.tokens, daily: levels.daily - need.requests },

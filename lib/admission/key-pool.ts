@@ -154,7 +154,7 @@ export class SharedKeyPool implements KeyPool {
 
   /** A key for one call, or a denial with the time to come back (and whether the lane is out). */
   async acquire(request: KeyRequest): Promise<KeyAdmission> {
-    const answer = await this.run(acquireOps(this.config, this.state, request.estimatedTokens));
+    const answer = await this.run(acquireOps(this.config, this.state, request.estimatedTokens, request.bookWithinMs));
     if (!answer.admitted) {
       const { laneOut } = answer;
       return {
@@ -164,11 +164,12 @@ export class SharedKeyPool implements KeyPool {
         ...(laneOut ? { laneOut: { until: new Date(laneOut.until), reason: laneOut.reason } } : {}),
       };
     }
-    const { key, cost } = answer;
+    const { key, cost, startAt } = answer;
     let settled = false;
     return {
       admitted: true,
       key,
+      ...(startAt > this.config.now() ? { startAt: new Date(startAt) } : {}),
       settle: async (usage: KeyUsage | null) => {
         if (settled || usage === null) return;
         settled = true;

@@ -19,6 +19,12 @@ export interface ProviderKey {
 export interface KeyRequest {
   /** Estimated input tokens (the job's `input.estimatedTokens`, plus prompt overhead). */
   estimatedTokens: number;
+  /**
+   * How long the caller can wait in-process for a slot (ms; absent or 0: not at all). A pool with
+   * token buckets may then book the call on a slot that close instead of denying it: the grant's
+   * {@link KeyGrant.startAt} says when to call.
+   */
+  bookWithinMs?: number | undefined;
 }
 
 /** Token usage a call reported. */
@@ -31,6 +37,8 @@ export interface KeyUsage {
 export interface KeyGrant {
   admitted: true;
   key: ProviderKey;
+  /** When the call may start (absent: now): a booked slot within the request's `bookWithinMs`. */
+  startAt?: Date | undefined;
   /** Reconciles what admission took with the real usage (`null`: the call reported none). Never throws. */
   settle(usage: KeyUsage | null): Promise<void>;
 }

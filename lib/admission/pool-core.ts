@@ -24,10 +24,12 @@ import { RatelaneError } from '../shared/errors.js';
 import { adjustTokens, takeFromBucket, withCooldown, type BucketCost, type BucketLimits, type BucketState, type TakeVerdict } from './bucket.js';
 import { addCooldown, chooseKeys, cooldownRecordOf, EMPTY_SNAPSHOT, keysLeftAfter, laneOutUntil } from './choice.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from './choice.js';
-import type { BucketSide } from './reserve.js';
 import type { BucketWrite } from './rate-state.js';
-import { learnOutputEstimate, type AdmissionSettings } from './settings.js';
+import { learnOutputEstimate } from './settings.js';
 import type { LaneOutReason } from '../policy/index.js';
+import type { PoolConfig, PoolOps, PoolState, StoreOp } from './pool-state.js';
+
+export { newPoolState, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-state.js';
 
 /**
  * A key whose owner's daily quota is spent counts as out for the lane pause only when its reset is at
@@ -36,80 +38,14 @@ import type { LaneOutReason } from '../policy/index.js';
  */
 export const DAILY_PAUSE_MIN_WINDOWS = 15;
 
-/**
- * One rate-state operation a decision needs, answered by the driver:
- * - `readCooldowns` → the lane's {@link CooldownSnapshot} (the keys' and their owners' cooldowns);
- * - `readBucket` → the `BucketState` of bucket `owner` (a quota owner, or one followed by a side's
- *   suffix: see {@link PoolConfig.bucketSuffix}), or `undefined` when none is stored;
- * - `writeBucket` → a {@link BucketWrite}: `next` written if the stored bucket still has
- *   `expectedVersion` (`undefined`: none is stored), else the bucket as it is now;
- * - `putCooldown` → nothing: the cooldown is recorded unless a longer one is;
- * - `lock` / `unlock` → nothing: bracket one owner's bucket update, which a concurrent driver runs
- *   one at a time per owner within the instance.
- */
-export type StoreOp =
-  | { readonly kind: 'readCooldowns' }
-  | { readonly kind: 'readBucket'; readonly owner: string }
-  | { readonly kind: 'writeBucket'; readonly owner: string; readonly next: BucketState; readonly expectedVersion: number | undefined; readonly now: number }
-  | { readonly kind: 'putCooldown'; readonly record: CooldownRecord; readonly now: number }
-  | { readonly kind: 'lock'; readonly owner: string }
-  | { readonly kind: 'unlock'; readonly owner: string };
-
-/** A decision in progress: yields {@link StoreOp}s, is resumed with their answers, returns `T`. */
-export type PoolOps<T> = Generator<StoreOp, T, unknown>;
-
-/** What every decision of one pool instance reads and never changes (a reserve's side too: `reserve.ts`). */
-export interface PoolConfig<K extends KeyRef = KeyRef> {
-  /** The lane's keys, in round-robin order. */
-  keys: readonly K[];
-  /** Each quota owner's bucket this pool takes from (see `bucketLimitsFor`, `reserveLimits`). */
-  limits: BucketLimits;
-  /** The bucket this pool takes from is the owner followed by this (absent or '': the owner itself). */
-  bucketSuffix?: string | undefined;
-  /** The owner's other buckets (the other side of a reserve): an owner's cooldown is copied into each too. */
-  otherBuckets?: readonly BucketSide[] | undefined;
-  settings: AdmissionSettings;
-  /** The clock, epoch ms (read at the same points by every driver). */
-  now: () => number;
-}
-
-/** What one pool instance remembers between decisions (see the file's comment). */
-export interface PoolState {
-  /** Where the next round robin starts. */
-  cursor: number;
-  /** The cooldowns as this instance knows them (read, plus what it learned since). */
-  cooldowns: CooldownSnapshot | undefined;
-  /** When {@link cooldowns} was read (epoch ms). */
-  cooldownsAt: number;
-  /** The snapshot as last read: a read answered with this very object (a shared load) changes nothing. */
-  cooldownsRead: CooldownSnapshot | undefined;
-  /** Last bucket state seen per bucket item (see `bucketSuffix`); absent: unknown (the first write finds out). */
-  buckets: Map<string, BucketState | undefined>;
-  /** Output tokens assumed for a call before it answers. */
-  outputEstimate: number;
-  /** Bucket updates given up after `maxBucketAttempts` conflicts (for metrics). */
-  contended: number;
-}
-
-/** A fresh instance's state: nothing read yet, the configured output-token estimate within its bounds. */
-export function newPoolState(settings: AdmissionSettings): PoolState {
-  return {
-    cursor: 0,
-    cooldowns: undefined,
-    cooldownsAt: -Infinity,
-    cooldownsRead: undefined,
-    buckets: new Map(),
-    outputEstimate: Math.min(settings.outputTokenEstimateMax, Math.max(settings.outputTokenEstimateMin, settings.outputTokenEstimate)),
-    contended: 0,
-  };
-}
-
 /** The call may go ahead with `key` (at `index` in the config's keys); `cost` is what was taken. */
 export interface CoreGrant<K extends KeyRef> {
   admitted: true;
   key: K;
   index: number;
   cost: BucketCost;
+  /** When the call may start (epoch ms): the decision's clock, or a booked slot a little later (see {@link acquireOps}). */
+  startAt: number;
 }
 
 /** No key can take the call now. */
@@ -177,14 +113,15 @@ function bucketIdOf(config: PoolConfig, owner: string): string {
   return config.bucketSuffix ? owner + config.bucketSuffix : owner;
 }
 
-/** A take: the call's cost, and whether a denial reserves the next free slot. */
+/** A take: the call's cost, whether a denial reserves the next free slot, and how far ahead a call may be booked. */
 interface TakeArg {
   cost: BucketCost;
   reserve: boolean;
+  bookWithinMs?: number | undefined;
 }
 
-const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, now, { cost, reserve }) => {
-  const verdict = takeFromBucket(bucket, limits, cost, now, { reserve });
+const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, now, { cost, reserve, bookWithinMs }) => {
+  const verdict = takeFromBucket(bucket, limits, cost, now, { reserve, bookWithinMs });
   // A denial without a reservation writes nothing: the cached bucket can only be fuller than
   // the stored one (others take), so "not enough" holds for the stored one too.
   if (!verdict.admitted && (!reserve || verdict.limitedBy === 'cooldown')) return { result: verdict };
@@ -256,13 +193,14 @@ function dueOf(until: number, reason: string, billingRecheckAt: number): number 
 /**
  * A key for one call of `estimatedTokens` input tokens (plus the learned output estimate): round
  * robin over the keys that are not cooling, taking the call from the first owner's bucket that has
- * budget. When none has, the call reserves the next free slot on the owner whose slot comes first
- * (so callers denied together come back spread over every key's refill), and the denial says when
- * to come back; a contended bucket is busy, not out (come back after one request slot); when every
+ * budget. When none has, the owner whose slot comes first **books** the call when that slot is at
+ * most `bookWithinMs` away (the grant's `startAt`: the caller waits for it in-process), else
+ * reserves its next free slot (so callers denied together come back spread over every key's
+ * refill), and the denial says when to come back; a contended bucket is busy, not out (come back after one request slot); when every
  * key is out for a long reset — cooling for a daily quota or billing, or with its daily quota spent
  * until a reset at least {@link DAILY_PAUSE_MIN_WINDOWS} windows away — the lane is out.
  */
-export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: PoolState, estimatedTokens: number): PoolOps<CoreAdmission<K>> {
+export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: PoolState, estimatedTokens: number, bookWithinMs = 0): PoolOps<CoreAdmission<K>> {
   const { keys, limits, settings } = config;
   const snapshot = yield* cooldowns(config, state, false);
   const started = config.now();
@@ -290,7 +228,7 @@ export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: Pool
     }
     if (verdict.admitted) {
       state.cursor = index + 1;
-      return { admitted: true, key, index, cost };
+      return { admitted: true, key, index, cost, startAt: verdict.startAt };
     }
     if (verdict.limitedBy === 'cooldown' && verdict.next.cooldown) {
       // Another consumer cooled this owner after our cooldowns were read: learn it.
@@ -299,15 +237,17 @@ export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: Pool
       continue;
     }
     if (verdict.limitedBy === 'daily' && verdict.dueAt - started >= pauseMinMs) (dailyOut ??= new Map()).set(key.quotaOwner, verdict.dueAt);
-    // The owner whose next free slot comes first, counting the slots already reserved on it.
-    if (!best || verdict.retryAt < best.retryAt) best = { owner: key.quotaOwner, retryAt: verdict.retryAt };
+    // The owner whose next free slot comes first: for a booking, when its levels hold the call (the
+    // booked calls are in them); else counting the slots already reserved on it.
+    const slotAt = bookWithinMs > 0 ? verdict.dueAt : verdict.retryAt;
+    if (!best || slotAt < best.retryAt) best = { owner: key.quotaOwner, retryAt: slotAt };
   }
   let retryAt = Math.min(coolingRetry, contendedRetry);
   let detail = best ? 'no budget' : contendedRetry < coolingRetry ? 'bucket contended' : `all ${keys.length} key(s) cooling`;
   if (best) {
     // Reserve that slot, so callers denied together come back spread out over every key.
     const owner = best.owner;
-    const verdict = yield* take(config, state, owner, { cost, reserve: true });
+    const verdict = yield* take(config, state, owner, { cost, reserve: true, bookWithinMs });
     if (verdict !== 'contended' && verdict.admitted) {
       // The owner's first free key, in round-robin order.
       let granted = choice.free[0]!;
@@ -318,7 +258,7 @@ export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: Pool
         }
       }
       state.cursor = granted.index + 1;
-      return { admitted: true, key: granted.key, index: granted.index, cost };
+      return { admitted: true, key: granted.key, index: granted.index, cost, startAt: verdict.startAt };
     }
     let slot = verdict === 'contended' ? best.retryAt : verdict.retryAt;
     if (verdict !== 'contended') {

@@ -8,6 +8,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
 import { withAbortSignal } from '../aws/abort-scope.js';
 import type { Job } from '../contract/job.js';
+import { admissionWaitMs } from '../extraction/budget.js';
 import { extractRecord, type ModelTime } from '../extraction/index.js';
 import type { Invocation } from './invocation.js';
 import type { SettleClock } from './settle-clock.js';
@@ -31,6 +32,8 @@ export interface RecordTiming {
   totalMs: number;
   /** Of that, time spent inside `model.extract` (ms). */
   modelMs: number;
+  /** Of that, time spent waiting in-process for booked admission slots (ms): scheduled, not overhead. */
+  admissionWaitMs: number;
   /** Model calls made for the record. */
   modelCalls: number;
   /** The record settled (returned); false: it threw and SQS brings it back. */
@@ -92,6 +95,8 @@ export async function processRecord(record: SQSRecord, deps: ConsumerDeps, scope
   const started = onTiming ? performance.now() : 0;
   const model: ModelTime = { ms: 0, calls: 0 };
   const delivery = queueDelivery(record, deps.now(), scope);
+  // Within an invocation a record may wait for a booked admission slot instead of being re-sent.
+  if (scope) delivery.admissionWaitMs = admissionWaitMs(deps.lane);
   let settled = false;
   try {
     await (scope
@@ -104,7 +109,7 @@ export async function processRecord(record: SQSRecord, deps: ConsumerDeps, scope
   } finally {
     if (onTiming) {
       try {
-        onTiming({ totalMs: performance.now() - started, modelMs: model.ms, modelCalls: model.calls, settled });
+        onTiming({ totalMs: performance.now() - started, modelMs: model.ms, admissionWaitMs: model.waitMs ?? 0, modelCalls: model.calls, settled });
       } catch {
         // A timing listener must not change what happens to the record.
       }

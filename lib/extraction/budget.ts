@@ -29,3 +29,28 @@ export function settleMarginMs(lane: Pick<LaneConfig, 'consumer'>): number {
 export function modelCallFits(lane: Pick<LaneConfig, 'provider'>, nowMs: number, workUntil: number | undefined, callMs = lane.provider.timeoutMs): boolean {
   return workUntil === undefined || nowMs + callMs <= workUntil;
 }
+
+/**
+ * The longest a queue record waits in-process for a booked admission slot (ms): half the function's
+ * timeout. The other half holds the call that follows (the booking window also keeps the provider's
+ * timeout before the record's deadline: see `Delivery.admissionWaitMs`). A shorter wait is cheaper
+ * than a re-send: a re-send costs a send, a receive and a delete, another take, a delay rounded up to
+ * whole seconds and the job's place in line, while the records of one invocation wait together.
+ */
+export function admissionWaitMs(lane: Pick<LaneConfig, 'consumer'>): number {
+  return lane.consumer.timeoutSeconds * 500;
+}
+
+/**
+ * How many records the lane's admission can start within their in-process wait: the lane's request
+ * rate (its quota owners' requests per minute, less `safetyMargin`, over `windowMs`) times the booking
+ * window a record has at the start of its invocation. The event source mapping should hold about this
+ * many records in flight (`maximumConcurrency` × `batchSize`): more are received only to be re-sent.
+ */
+export function recordsAdmissionCanStart(lane: Pick<LaneConfig, 'consumer' | 'provider'>, windowMs: number, safetyMargin: number): number {
+  const owners = new Set(lane.provider.keys.map((k) => k.quotaOwner)).size;
+  const perMs = (owners * lane.provider.limits.requestsPerMinute * (1 - safetyMargin)) / windowMs;
+  const workMs = lane.consumer.timeoutSeconds * 1000 - settleMarginMs(lane);
+  const windowOfBooking = Math.max(0, Math.min(admissionWaitMs(lane), workMs - lane.provider.timeoutMs));
+  return Math.floor(perMs * windowOfBooking);
+}

@@ -60,6 +60,13 @@ export interface Delivery {
    * recent p95 and cuts a slower call with {@link stopWork}.
    */
   expectedCallMs?: number | undefined;
+  /**
+   * The longest the record may wait in-process for an admission slot (ms; absent or 0: never): a key
+   * pool may then book a call on a slot that near instead of denying it, and the record waits for it
+   * rather than being sent back. The wait is also bounded by the record's time: the call that follows
+   * must still fit before {@link deadlineAt}.
+   */
+  admissionWaitMs?: number | undefined;
   /** Told of every model call's duration, with the key's quota owner, whether or not it answered. */
   onModelCall?: ((call: ModelCallTiming) => void) | undefined;
   /** Told how long the commit took (ms), so the lane can learn how long settling takes. */
@@ -80,6 +87,8 @@ export interface ModelCallTiming {
 export interface ModelTime {
   ms: number;
   calls: number;
+  /** Time spent waiting in-process for booked admission slots (ms; see `Delivery.admissionWaitMs`). */
+  waitMs?: number;
 }
 
 /** The per-record state of a parsed job: what every step after intake reads and updates. */

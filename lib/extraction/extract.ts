@@ -3,6 +3,7 @@
  * throttle is recorded where every consumer sees it (the key's cooldown in the shared rate state) and
  * handed back as a deferral; the lane decides how the job waits.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { KeyDenial, KeyGrant, ProviderKey } from '../admission/keys.js';
 import { currentAbortSignal } from '../aws/abort-scope.js';
@@ -42,16 +43,22 @@ export async function extract(run: JobRun, text: string): Promise<ExtractionOutc
       const callMs = run.delivery.expectedCallMs ?? deps.lane.provider.timeoutMs;
       return outOfTime(run, `${left} ms left for work, a model call may take ${callMs} ms (after ${modelCalls} call(s))`);
     }
-    // Admission before the call: a key that is not cooling and has budget, or "come back at retryAt".
+    // Admission before the call: a key that is not cooling and has budget (now, or booked on a slot
+    // near enough to wait for in-process), or "come back at retryAt".
     let admission: KeyGrant | KeyDenial;
     try {
       const promptTokens = estimateTokens(messages.map((m) => m.content).join('\n'));
-      admission = await deps.keys.acquire({ estimatedTokens: Math.max(job.input.estimatedTokens, promptTokens) });
+      const estimatedTokens = Math.max(job.input.estimatedTokens, promptTokens);
+      admission = await deps.keys.acquire({ estimatedTokens, bookWithinMs: bookingWindowMs(run) });
     } catch (error) {
       return settleFailure(run, 'admission', error);
     }
     if (!admission.admitted) return admissionDenied(run, admission);
     const { key } = admission;
+    if (admission.startAt && !(await waitForSlot(run, admission.startAt))) {
+      await admission.settle(null);
+      return outOfTime(run, `stopped while waiting for a booked slot of key ${key.id}`);
+    }
     let response: ExtractionResponse;
     try {
       modelCalls += 1;
@@ -85,6 +92,33 @@ export async function extract(run: JobRun, text: string): Promise<ExtractionOutc
     repairsUsed += 1;
     messages = prompt.buildRepairMessages(text, response.content, validation.problems);
     log(deps, 'info', 'repairing output', { ...runLogFields(run), parseStatus: validation.parseStatus, outcome: 'repair' });
+  }
+}
+
+/**
+ * How far ahead a call of this record may be booked (ms): the lane's in-process wait
+ * (`Delivery.admissionWaitMs`), less what the call after it needs to end before the record's deadline.
+ */
+function bookingWindowMs(run: JobRun): number {
+  const { delivery, deps } = run;
+  const most = delivery.admissionWaitMs ?? 0;
+  if (most <= 0 || delivery.deadlineAt === undefined) return Math.max(0, most);
+  const callMs = delivery.expectedCallMs ?? deps.lane.provider.timeoutMs;
+  return Math.max(0, Math.min(most, delivery.deadlineAt - deps.now().getTime() - callMs));
+}
+
+/** Waits in-process until a booked slot (timed into the run); false when the record's work was stopped first. */
+async function waitForSlot(run: JobRun, startAt: Date): Promise<boolean> {
+  const ms = startAt.getTime() - run.deps.now().getTime();
+  if (ms <= 0) return true;
+  const started = performance.now();
+  try {
+    await sleep(ms, undefined, run.delivery.stopWork ? { signal: run.delivery.stopWork } : undefined);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    run.model.waitMs = (run.model.waitMs ?? 0) + (performance.now() - started);
   }
 }
 

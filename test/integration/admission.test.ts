@@ -30,6 +30,7 @@ import {
   provisionTestLane,
   queueCounts,
   receive,
+  scriptedModel,
   submitTo,
   testConsumer,
   waitUntil,
@@ -183,6 +184,49 @@ describe('admission: the consumer', () => {
     const deferredByAdmission = ledgers.find((entries) => entries[0]?.reason === 'admission_denied')![0]!;
     assert.equal(deferredByAdmission.deferrals, 1);
     assert.equal(deferredByAdmission.attempt, 0);
+  });
+});
+
+describe('admission: waiting in-process for a near slot', () => {
+  it('a batch over the bucket books its calls on the next slots and waits for them: every job committed on its first receive', async () => {
+    // Prepare: one key of 2 requests per 1.5 s "minute" (1.9 after the margin: one refills in about
+    // 0.8 s); the test lane's records may wait half its 5 s timeout, less the provider's 2 s timeout
+    const t = await provisionTestLane({
+      provider: { keys: [{ id: 'key-1', quotaOwner: 'o1' }], limits: { requestsPerMinute: 2, tokensPerMinute: 1_000_000, requestsPerDay: 100_000 } },
+    });
+    lanes.push(t);
+    const docs = englishDocuments(4);
+    await submitTo(
+      t,
+      docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#${t.lane.resources.queueName}` })),
+    );
+    const keys: ProviderKey[] = [{ id: 'key-1', quotaOwner: 'o1', secret: 'sk-key-1' }];
+    const admission = createLaneAdmission({
+      lane: t.lane,
+      dynamodb: t.clients.dynamodb,
+      keys,
+      settings: { windowMs: 1_500, outputTokenEstimate: 16 },
+      reserveShare: 0,
+    });
+    const model = scriptedModel();
+    const { handler, sink } = testConsumer(t, model, { keys: admission.newPool() });
+    const messages = [];
+    while (messages.length < 4) messages.push(...(await receive(t, { max: 4 - messages.length, waitSeconds: 1 })));
+
+    // Act: one invocation of all four
+    const { response, elapsedMs } = await invoke(t, handler, messages);
+
+    // Assess: nothing re-sent or failed; the two calls beyond the burst waited about a slot each
+    assert.deepEqual(response.batchItemFailures, []);
+    const m = sink.totals.total;
+    assert.equal(m.Completed, 4);
+    assert.equal(m.ModelCalls, 4);
+    assert.equal(m.AdmissionDenied ?? 0, 0);
+    assert.equal(m.Deferred ?? 0, 0);
+    assert.ok(elapsedMs >= 1_200 && elapsedMs < 5_000, `the invocation waited for two refills (${elapsedMs} ms)`);
+    const callTimes = model.calls.map((c) => c.at).sort((a, b) => a - b);
+    assert.ok(callTimes[3]! - callTimes[0]! >= 1_400, `the last call waited two slots after the first (${callTimes[3]! - callTimes[0]!} ms)`);
+    assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 });
   });
 });
 

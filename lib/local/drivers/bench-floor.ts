@@ -186,7 +186,7 @@ export async function probeOverhead(options: BenchOptions, services: LocalServic
       const timing = await settled;
       counting = false;
       if (i < warmup) continue;
-      overhead.push(Math.max(0, timing.totalMs - timing.modelMs));
+      overhead.push(Math.max(0, timing.totalMs - timing.modelMs - timing.admissionWaitMs));
       model.push(timing.modelMs);
     }
     const callsPerJob = Object.fromEntries(

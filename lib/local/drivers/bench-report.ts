@@ -134,6 +134,8 @@ export interface BenchReport {
     consumerConcurrencyPerLane: number;
     batchSize: number;
     backoff: LaneConfig['backoff'];
+    /** How the fake provider counts a refused request (its dialect's documented rule, with the source). */
+    refusedRequestRule: string;
   };
   strategies: StrategyResult[];
   /** (c)'s consumer, one job at a time (null: skipped). */
@@ -287,6 +289,7 @@ export function formatBenchReport(report: BenchReport): string {
     `jobs: ${s.jobs} (${lanes}); per lane ${s.keysPerLane} key(s) x ${s.providerRpm} rpm = ${s.laneRequestsPerMinute} requests per provider minute; a minute lasts ${s.minuteMs} ms; ` +
       `maxReceiveCount ${s.maxReceiveCount}; ${s.consumerConcurrencyPerLane} concurrent invocations x batch ${s.batchSize} per lane; ` +
       `failure backoff ${s.backoff.failureBaseSeconds}..${s.backoff.failureCapSeconds} s, throttle backoff ${s.backoff.throttleBaseSeconds}..${s.backoff.throttleCapSeconds} s`,
+    `refused requests: ${s.refusedRequestRule}`,
     '',
     ...lines,
     '',

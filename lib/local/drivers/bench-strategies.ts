@@ -12,7 +12,9 @@
  *
  * Each strategy gets its own queues, bucket and tables (a name suffix) and a fresh fake provider.
  */
-import type { LaneConfig, LaneSet } from '../../config/lanes.js';
+import { DEFAULT_ADMISSION_SETTINGS } from '../../admission/settings.js';
+import { AWS_LIMITS, type LaneConfig, type LaneSet } from '../../config/lanes.js';
+import { recordsAdmissionCanStart } from '../../extraction/budget.js';
 import { ProviderError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from '../../providers/model.js';
 import { localRunLanes, type LocalLaneSettings } from './lanes.js';
 import { withOverrides } from './overrides.js';
@@ -114,16 +116,41 @@ export function naiveModel(model: ModelAdapter): ModelAdapter {
   });
 }
 
-/** The bench lanes of one strategy: `localRunLanes` with every resource name suffixed by `tag`. */
+/**
+ * The share of what admission can start within a record's in-process wait that the bench's mapping
+ * holds in flight: the rest of the wait is headroom for the time a record spends before its take
+ * (the poller's receive, the claim, the document read, a take under load).
+ */
+const IN_FLIGHT_SHARE = 0.75;
+/** At most this many concurrent invocations per lane (Lambda's mapping starts with five pollers). */
+const BENCH_MAX_POLLERS = 5;
+
+/**
+ * The bench lanes of one strategy: `localRunLanes` with every resource name suffixed by `tag`, and
+ * each lane's event source mapping sized to its quota (a platform engineer's `maximumConcurrency` ×
+ * `batchSize`): about {@link IN_FLIGHT_SHARE} of what admission can start within a record's
+ * in-process wait (`recordsAdmissionCanStart`), in up to {@link BENCH_MAX_POLLERS} invocations of
+ * small batches, so a poller whose records are done pulls again while the others' are still booked.
+ * A mapping holding more records receives them only to send them back. Every strategy runs with the
+ * same mapping.
+ */
 export function benchLanes(options: Omit<LocalLaneSettings, 'providerDaily'>, tag: string): LaneSet {
   const base = localRunLanes({ ...options, providerDaily: 100_000_000 });
   return Object.fromEntries(
-    Object.entries(base).map(([name, lane]) => [
-      name,
-      {
-        ...lane,
-        resources: Object.fromEntries(Object.entries(lane.resources).map(([k, v]) => [k, `${v}-${tag}`])) as LaneConfig['resources'],
-      },
-    ]),
+    Object.entries(base).map(([name, lane]) => {
+      const startable = recordsAdmissionCanStart(lane, options.minuteMs, DEFAULT_ADMISSION_SETTINGS.safetyMargin);
+      const inFlight = Math.max(AWS_LIMITS.minMaximumConcurrency, Math.floor(IN_FLIGHT_SHARE * startable));
+      const pollers = Math.min(BENCH_MAX_POLLERS, inFlight);
+      const batchSize = Math.min(AWS_LIMITS.maxBatchEntries, Math.max(1, Math.floor(inFlight / pollers)));
+      return [
+        name,
+        {
+          ...lane,
+          queue: { ...lane.queue, batchSize },
+          consumer: { ...lane.consumer, maximumConcurrency: pollers },
+          resources: Object.fromEntries(Object.entries(lane.resources).map(([k, v]) => [k, `${v}-${tag}`])) as LaneConfig['resources'],
+        },
+      ];
+    }),
   );
 }

@@ -209,8 +209,10 @@ interface StrategyFigures {
 /** One strategy's figures: the scorecard's, the consumer overhead and the event-loop delay. */
 function strategyResult(strategy: BenchStrategy, probe: StrategyProbe, scorecard: Scorecard, figures: StrategyFigures): StrategyResult {
   const { timings, loopDelay } = probe;
-  const overhead = timings.map((t) => Math.max(0, t.totalMs - t.modelMs));
-  const calling = timings.filter((t) => t.modelCalls > 0 && t.settled).map((t) => Math.max(0, t.totalMs - t.modelMs));
+  // A booked slot's in-process wait is scheduling, like a message's delay, not the consumer's overhead.
+  const own = (t: RecordTiming): number => Math.max(0, t.totalMs - t.modelMs - t.admissionWaitMs);
+  const overhead = timings.map(own);
+  const calling = timings.filter((t) => t.modelCalls > 0 && t.settled).map(own);
   const perCall = timings.filter((t) => t.modelCalls > 0).map((t) => t.modelMs / t.modelCalls);
   const burst = figures.burstAwareMs;
   return {

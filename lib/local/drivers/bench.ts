@@ -11,6 +11,7 @@
  * - the probe: the (c) consumer with one job at a time and a quota that never binds, beside the floor
  *   one message at a time: the same conditions on both sides, so this pair is the target's figure.
  */
+import { refusedRequestRuleOf } from '../fake-provider/dialect.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -190,6 +191,7 @@ function benchReport(
       consumerConcurrencyPerLane: anyLane.consumer.maximumConcurrency,
       batchSize: anyLane.queue.batchSize,
       backoff: anyLane.backoff,
+      refusedRequestRule: refusedRequestRuleOf(anyLane.provider.kind === 'gemini' ? 'gemini' : 'openai').description,
     },
     strategies,
     probe,

@@ -19,13 +19,15 @@
  * - a request larger than the whole per-minute token budget is refused with Gemini's 400
  *   `INVALID_ARGUMENT` "The input token count (N) exceeds the maximum number of tokens allowed (L)."
  *   (the real wording for a prompt over the context window), so it is rejected, not waited on;
- * - 400 `API_KEY_INVALID` for an unknown key and 403 `PERMISSION_DENIED` for a missing one.
+ * - 400 `API_KEY_INVALID` for an unknown key and 403 `PERMISSION_DENIED` for a missing one;
+ * - a refused request spends nothing afterwards ({@link GEMINI_REFUSED_REQUEST_RULE}): Google documents nothing either way.
  */
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { getExtractionSchema, knownSchemaVersions } from '../../contract/schemas/registry.js';
 import type { Refusal, ReplyContext, SuccessInput, WireDialect, WireReply } from './dialect.js';
 import { DOCUMENT_END, DOCUMENT_START, extractionContextOf, type ChatRequest } from './request.js';
+import type { RefusedRequestRule } from './types.js';
 
 /** `POST /v1beta/models/{model}:generateContent` (also `v1`); group 1 is the model. */
 export const GEMINI_GENERATE_PATH = /^\/v1(?:beta|alpha)?\/models\/([^/:]+):generateContent$/;
@@ -156,8 +158,21 @@ function geminiResponseBody(input: SuccessInput): GeminiResponseBody {
   };
 }
 
+/**
+ * A refused request spends nothing: Google's "Rate limits" page (https://ai.google.dev/gemini-api/docs/rate-limits)
+ * says RPM, TPM and RPD are each evaluated ("exceeding any of them will trigger a rate limit error")
+ * and says nothing about whether a refused request counts, so the fake keeps the old rule.
+ */
+export const GEMINI_REFUSED_REQUEST_RULE: RefusedRequestRule = {
+  spendsRequest: false,
+  spendsTokens: false,
+  description: `gemini: a refused request spends nothing (Gemini API "Rate limits" page, ${RATE_LIMITS_DOC}, documents nothing about refused requests)`,
+};
+
 /** The Gemini dialect for the shared answer path of the fake provider. */
 export const geminiDialect: WireDialect = {
+  name: 'gemini',
+  refusedRequestRule: GEMINI_REFUSED_REQUEST_RULE,
   refuse(refusal: Refusal, context: ReplyContext): WireReply {
     if (refusal.kind === 'too_large' || refusal.waitMs === null) {
       return { status: 400, body: geminiTooLargeBody(refusal.requested, refusal.limit) };

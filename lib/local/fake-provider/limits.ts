@@ -14,11 +14,27 @@
  *   quota that resets at midnight), or a continuous bucket like OpenAI's ("RPD: Limit 1000, Used
  *   1000, Requested 1. Please try again in 1m26.4s" = 86 400 s / 1000,
  *   github.com/openai/openai-agents-js/issues/1022) with `dailyWindow: 'continuous'`.
- * - A refused request spends nothing. An admitted one spends 1 request and, up front, its prompt
- *   tokens plus `max_completion_tokens` when given; without that cap the completion tokens are
- *   spent after the answer (the bucket may go below zero, so the next caller waits).
+ * - An admitted request spends 1 request and, up front, its prompt tokens plus
+ *   `max_completion_tokens` when given; without that cap the completion tokens are spent after the
+ *   answer (the bucket may go below zero, so the next caller waits).
+ * - A refused request (429 on RPM/TPM/RPD, or too large for the TPM budget) spends what its
+ *   dialect's {@link RefusedRequestRule} says, and only where the provider documents it:
+ *   - openai: 1 request of RPM, no tokens, no RPD. OpenAI's rate-limit guide ("Retrying with
+ *     exponential backoff", developers.openai.com/api/docs/guides/rate-limits, also the cookbook
+ *     "How to handle rate limits"): "unsuccessful requests contribute to your per-minute limit, so
+ *     continuously resending a request won't work". It names no tokens, so none are spent.
+ *   - gemini: nothing. Google's "Rate limits" page (ai.google.dev/gemini-api/docs/rate-limits) says
+ *     how RPM/TPM/RPD are evaluated and nothing about refused requests.
+ *   - (No Anthropic dialect here. Anthropic's "Rate limits" page, platform.claude.com/docs/en/api/rate-limits,
+ *     documents a token bucket and `retry-after` — "Earlier retries will fail." — but not whether a
+ *     refused request spends anything: an Anthropic dialect would spend nothing.)
+ *   The charge comes after the refusal: its body and headers ("Used", retry hint, `x-ratelimit-*`)
+ *   show the budget before it. The RPM bucket may then go below zero, so every later check (the next
+ *   caller's admission, "Used", retry hint and headers) includes it. A client that keeps resending
+ *   keeps itself refused, and one that retries exactly at its own hint finds the bucket one refill
+ *   short (OpenAI: treat `Retry-After` "as a minimum … and add a small random delay", same guide).
  */
-import type { DailyWindowKind, FakeProviderLimits } from './types.js';
+import type { DailyWindowKind, FakeProviderLimits, RefusedRequestRule } from './types.js';
 
 /** A budget that can be spent and that refills over time. */
 export interface Budget {
@@ -236,6 +252,16 @@ export class QuotaLedger {
     rpm?.take(1, now);
     rpd?.take(1, now);
     tpm?.take(tokens, now);
+  }
+
+  /**
+   * Charges a request of `tokens` tokens that the budgets just refused, as `rule` says (after its
+   * answer was made): RPM and TPM may go below zero, so the next check of `owner` waits for it.
+   */
+  spendRefused(owner: string, tokens: number, rule: RefusedRequestRule, now: number): void {
+    const { rpm, tpm } = this.budgetsOf(owner, now);
+    if (rule.spendsRequest) rpm?.take(1, now);
+    if (rule.spendsTokens) tpm?.take(tokens, now);
   }
 
   /** Spends `tokens` more tokens of `owner`'s TPM budget (completion tokens known only after the answer). */

@@ -1,10 +1,13 @@
 /**
- * OpenAI-shaped response bodies and headers. Every message below copies the wording of a real
- * OpenAI response; the comment above each cites where that wording was seen.
+ * OpenAI-shaped response bodies and headers, and the OpenAI Chat Completions dialect built on them
+ * ({@link openAiDialect}). Every message below copies the wording of a real OpenAI response; the
+ * comment above each cites where that wording was seen.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import type { WireDialect } from './dialect.js';
 import { formatOpenAiDuration } from './duration.js';
 import type { RateLimitSnapshot } from './limits.js';
+import type { RefusedRequestRule } from './types.js';
 
 /** OpenAI's error envelope. */
 export interface OpenAiErrorBody {
@@ -224,3 +227,49 @@ function randomId(length: number): string {
 export function organizationId(owner: string): string {
   return `org-${toAlphanumeric(createHash('sha256').update(owner).digest(), 24)}`;
 }
+
+/**
+ * A refused request spends 1 request of RPM (no tokens, no RPD). OpenAI's rate-limit guide
+ * (developers.openai.com/api/docs/guides/rate-limits, "Retrying with exponential backoff", and the
+ * cookbook "How to handle rate limits"): "Note that unsuccessful requests contribute to your
+ * per-minute limit, so continuously resending a request won't work." It names no tokens.
+ */
+export const OPENAI_REFUSED_REQUEST_RULE: RefusedRequestRule = {
+  spendsRequest: true,
+  spendsTokens: false,
+  description:
+    'openai: a refused request counts toward RPM, 1 request, no tokens (OpenAI rate-limit guide: "unsuccessful requests contribute to your per-minute limit")',
+};
+
+/** The OpenAI Chat Completions dialect (the original wording of the fake provider). */
+export const openAiDialect: WireDialect = {
+  name: 'openai',
+  refusedRequestRule: OPENAI_REFUSED_REQUEST_RULE,
+  refuse(refusal, context) {
+    const limitHeaders = rateLimitHeaders(context.limits);
+    if (refusal.kind === 'too_large' || refusal.waitMs === null) {
+      const body = requestTooLargeBody({ model: context.model, organization: context.organization, limit: refusal.limit, requested: refusal.requested });
+      return { status: 429, body, headers: limitHeaders };
+    }
+    const body = rateLimitBody({ ...refusal, kind: refusal.kind, waitMs: refusal.waitMs, model: context.model, organization: context.organization });
+    return { status: 429, body, headers: { ...limitHeaders, ...retryAfterHeaders(refusal.waitMs) } };
+  },
+  serverError(variant, requestId, context) {
+    const status = variant < 0.5 ? 500 : 503;
+    return { status, body: serverErrorBody(status, requestId), headers: rateLimitHeaders(context.limits) };
+  },
+  internalError(requestId) {
+    return { status: 500, body: serverErrorBody(500, requestId) };
+  },
+  success(input) {
+    const { model, content, finishReason, promptTokens, completionTokens, createdAt } = input;
+    return {
+      status: 200,
+      body: chatCompletionBody({ model, content, finishReason, promptTokens, completionTokens, createdAt }),
+      headers: rateLimitHeaders(input.limits),
+    };
+  },
+  processingHeaders(latencyMs) {
+    return { 'openai-processing-ms': String(latencyMs) };
+  },
+};

@@ -6,7 +6,8 @@
  * budgets, faults and counters, and differ only in their wire dialect (`dialect.ts`).
  *
  * Order of decisions for `POST /v1/chat/completions`: bearer key (401) → request body (400) →
- * credit (429 insufficient_quota) → budgets (429 too_large, rpd, rpm, tpm) → the request is
+ * credit (429 insufficient_quota) → budgets (429 too_large, rpd, rpm, tpm; the refused request is
+ * then charged as its dialect's `refusedRequestRule` says: `limits.ts`) → the request is
  * admitted and spends its budgets → seeded fault draw → simulated model time → answer (with `modelErrors`,
  * made to err on hard shapes by prompt version: `error-model.ts`).
  * Faults are drawn only for admitted requests, so they spend budgets as a real provider's do: a
@@ -18,24 +19,20 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import { BatchRoutes } from './batch-routes.js';
 import { BatchStore } from './batch-store.js';
-import type { ReplyContext, WireDialect, WireReply } from './dialect.js';
+import { refusedRequestRuleOf, type ReplyContext, type WireDialect, type WireReply } from './dialect.js';
 import { runFakeModel, validateModelErrorRates } from './error-model.js';
 import { breakSchema, FakeProviderConfigError, FaultInjector, garbleJson } from './faults.js';
 import { GEMINI_GENERATE_PATH, geminiDialect, geminiInvalidKeyBody, geminiMissingKeyBody, geminiPlanGateBody, parseGeminiRequest } from './gemini.js';
 import { QuotaLedger } from './limits.js';
 import { estimateTokens, parseChatRequest, promptTokensOf, type ChatRequest } from './request.js';
 import {
-  chatCompletionBody,
   insufficientQuotaBody,
   invalidApiKeyBody,
   invalidUrlBody,
   missingApiKeyBody,
   newRequestId,
+  openAiDialect,
   organizationId,
-  rateLimitBody,
-  rateLimitHeaders,
-  requestTooLargeBody,
-  retryAfterHeaders,
   serverErrorBody,
   type OpenAiErrorBody,
 } from './responses.js';
@@ -109,37 +106,6 @@ function googleKeyOf(request: IncomingMessage, url: URL): string | null {
   const value = (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('key');
   return value === undefined || value === null || value === '' ? null : value;
 }
-
-/** The OpenAI Chat Completions dialect (the original wording of this server). */
-const openAiDialect: WireDialect = {
-  refuse(refusal, context) {
-    const limitHeaders = rateLimitHeaders(context.limits);
-    if (refusal.kind === 'too_large' || refusal.waitMs === null) {
-      const body = requestTooLargeBody({ model: context.model, organization: context.organization, limit: refusal.limit, requested: refusal.requested });
-      return { status: 429, body, headers: limitHeaders };
-    }
-    const body = rateLimitBody({ ...refusal, kind: refusal.kind, waitMs: refusal.waitMs, model: context.model, organization: context.organization });
-    return { status: 429, body, headers: { ...limitHeaders, ...retryAfterHeaders(refusal.waitMs) } };
-  },
-  serverError(variant, requestId, context) {
-    const status = variant < 0.5 ? 500 : 503;
-    return { status, body: serverErrorBody(status, requestId), headers: rateLimitHeaders(context.limits) };
-  },
-  internalError(requestId) {
-    return { status: 500, body: serverErrorBody(500, requestId) };
-  },
-  success(input) {
-    const { model, content, finishReason, promptTokens, completionTokens, createdAt } = input;
-    return {
-      status: 200,
-      body: chatCompletionBody({ model, content, finishReason, promptTokens, completionTokens, createdAt }),
-      headers: rateLimitHeaders(input.limits),
-    };
-  },
-  processingHeaders(latencyMs) {
-    return { 'openai-processing-ms': String(latencyMs) };
-  },
-};
 
 function readBody(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -216,10 +182,16 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     tokens: number,
     headers: Headers,
   ): boolean {
-    const admission = ledger.check(account.owner, tokens, now());
-    if (admission.admitted) return false;
-    stats.record(key, (c) => (c.rateLimited[admission.kind] += 1));
-    reply(response, dialect.refuse(admission, contextOf(account, request)), headers);
+    const refused = ledger.check(account.owner, tokens, now());
+    if (refused.admitted) return false;
+    stats.record(key, (c) => (c.rateLimited[refused.kind] += 1));
+    // The refused request is charged before its answer is worded, so its retry hint counts its own
+    // charge: a caller that waits as told gets through, one that keeps resending stays refused. Its
+    // "Used" is what the check saw.
+    ledger.spendRefused(account.owner, tokens, dialect.refusedRequestRule, now());
+    const after = ledger.check(account.owner, tokens, now());
+    const waitMs = !after.admitted && after.waitMs !== null && refused.waitMs !== null ? Math.max(refused.waitMs, after.waitMs) : refused.waitMs;
+    reply(response, dialect.refuse({ ...refused, waitMs } as typeof refused, contextOf(account, request)), headers);
     return true;
   }
 
@@ -379,6 +351,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       if (!account) throw new FakeProviderConfigError(`unknown API key`);
       account.outOfCredit = outOfCredit;
     },
+    refusedRequestRule: refusedRequestRuleOf,
     resetDay: () => ledger.resetDay(now()),
     stop() {
       stopping ??= new Promise<void>((resolve) => {

@@ -142,6 +142,22 @@ export interface FakeProviderBatchOptions {
   maxFileBytes?: number;
 }
 
+/** The wire dialects the fake provider speaks: OpenAI Chat Completions (`/v1`) and the Gemini API (`/v1beta`). */
+export type FakeDialectName = 'openai' | 'gemini';
+
+/**
+ * What a request refused by the budgets (429, or Gemini's 400 for a request too large) costs its
+ * owner afterwards, as the provider documents it (sources in `responses.ts` and `gemini.ts`).
+ */
+export interface RefusedRequestRule {
+  /** Whether a refused request spends one request of the per-minute request budget (RPM). */
+  spendsRequest: boolean;
+  /** Whether it also spends its tokens of the per-minute token budget (TPM). Neither dialect's provider documents that. */
+  spendsTokens: boolean;
+  /** One line for reports: the rule and its source, e.g. "openai: a refused request counts toward RPM (…)". */
+  description: string;
+}
+
 /** Why a request was refused with 429. */
 export type RateLimitKind = 'rpm' | 'tpm' | 'rpd' | 'insufficient_quota' | 'too_large';
 
@@ -223,6 +239,8 @@ export interface FakeProvider {
   stats(): FakeProviderStats;
   /** Marks a key out of credit (429 `insufficient_quota`) or gives it credit again. */
   setKeyOutOfCredit(key: string, outOfCredit: boolean): void;
+  /** What a refused request costs in `dialect` (the same as `refusedRequestRuleOf` in `dialect.ts`). */
+  refusedRequestRule(dialect: FakeDialectName): RefusedRequestRule;
   /** Starts a new (scaled) day now: every owner's daily request budget is full again. */
   resetDay(): void;
   /** Closes the server, destroying open sockets (including hung "timeout" requests). */

@@ -1,0 +1,74 @@
+/**
+ * What the key pool's decisions (`pool-core.ts`) run on: the rate-state operations a decision yields
+ * to its driver, what a pool instance reads (its config) and remembers (its state).
+ */
+import type { CooldownRecord, CooldownSnapshot, KeyRef } from './choice.js';
+import type { BucketLimits, BucketState } from './bucket.js';
+import type { BucketSide } from './reserve.js';
+import type { AdmissionSettings } from './settings.js';
+
+/**
+ * One rate-state operation a decision needs, answered by the driver: `readCooldowns` → the lane's
+ * {@link CooldownSnapshot}; `readBucket` → the `BucketState` of bucket `owner` (a quota owner, or one
+ * followed by a side's suffix: {@link PoolConfig.bucketSuffix}), or `undefined`; `writeBucket` → a
+ * {@link BucketWrite}: `next` written if the stored bucket still has `expectedVersion` (`undefined`:
+ * none is stored), else the bucket as it is now; `putCooldown` → nothing (recorded unless a longer
+ * one is); `lock` / `unlock` → nothing: bracket one owner's bucket update, which a concurrent driver
+ * runs one at a time per owner within the instance.
+ */
+export type StoreOp =
+  | { readonly kind: 'readCooldowns' }
+  | { readonly kind: 'readBucket'; readonly owner: string }
+  | { readonly kind: 'writeBucket'; readonly owner: string; readonly next: BucketState; readonly expectedVersion: number | undefined; readonly now: number }
+  | { readonly kind: 'putCooldown'; readonly record: CooldownRecord; readonly now: number }
+  | { readonly kind: 'lock'; readonly owner: string }
+  | { readonly kind: 'unlock'; readonly owner: string };
+
+/** A decision in progress: yields {@link StoreOp}s, is resumed with their answers, returns `T`. */
+export type PoolOps<T> = Generator<StoreOp, T, unknown>;
+
+/** What every decision of one pool instance reads and never changes (a reserve's side too: `reserve.ts`). */
+export interface PoolConfig<K extends KeyRef = KeyRef> {
+  /** The lane's keys, in round-robin order. */
+  keys: readonly K[];
+  /** Each quota owner's bucket this pool takes from (see `bucketLimitsFor`, `reserveLimits`). */
+  limits: BucketLimits;
+  /** The bucket this pool takes from is the owner followed by this (absent or '': the owner itself). */
+  bucketSuffix?: string | undefined;
+  /** The owner's other buckets (the other side of a reserve): an owner's cooldown is copied into each too. */
+  otherBuckets?: readonly BucketSide[] | undefined;
+  settings: AdmissionSettings;
+  /** The clock, epoch ms (read at the same points by every driver). */
+  now: () => number;
+}
+
+/** What one pool instance remembers between decisions (see the file's comment). */
+export interface PoolState {
+  /** Where the next round robin starts. */
+  cursor: number;
+  /** The cooldowns as this instance knows them (read, plus what it learned since). */
+  cooldowns: CooldownSnapshot | undefined;
+  /** When {@link cooldowns} was read (epoch ms). */
+  cooldownsAt: number;
+  /** The snapshot as last read: a read answered with this very object (a shared load) changes nothing. */
+  cooldownsRead: CooldownSnapshot | undefined;
+  /** Last bucket state seen per bucket item (see `bucketSuffix`); absent: unknown (the first write finds out). */
+  buckets: Map<string, BucketState | undefined>;
+  /** Output tokens assumed for a call before it answers. */
+  outputEstimate: number;
+  /** Bucket updates given up after `maxBucketAttempts` conflicts (for metrics). */
+  contended: number;
+}
+
+/** A fresh instance's state: nothing read yet, the configured output-token estimate within its bounds. */
+export function newPoolState(settings: AdmissionSettings): PoolState {
+  return {
+    cursor: 0,
+    cooldowns: undefined,
+    cooldownsAt: -Infinity,
+    cooldownsRead: undefined,
+    buckets: new Map(),
+    outputEstimate: Math.min(settings.outputTokenEstimateMax, Math.max(settings.outputTokenEstimateMin, settings.outputTokenEstimate)),
+    contended: 0,
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * Booking a call on a near slot instead of denying it (issue #17): the bucket takes the cost now into
+ * debt and says when the call may start, later callers book behind it, a far slot is still denied,
+ * and the key pool hands the booked start to the caller.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { levelsAt, takeFromBucket, type BucketState } from '../../lib/admission/bucket.js';
+import { SharedKeyPool } from '../../lib/admission/key-pool.js';
+import { admissionSettings } from '../../lib/admission/settings.js';
+import { MemoryRateStateStore } from '../helpers/memory-rate-state.js';
+import { LIMITS, T0 } from './admission-support.js';
+
+const CALL = { requests: 1, tokens: 100 };
+
+/** The bucket after `n` calls at T0 (6 requests a minute: one refills every 10 s). */
+function spent(n: number): BucketState {
+  let state: BucketState | undefined;
+  for (let i = 0; i < n; i++) {
+    const verdict = takeFromBucket(state, LIMITS, CALL, T0, { reserve: false });
+    assert.ok(verdict.admitted);
+    state = verdict.next;
+  }
+  return state!;
+}
+
+describe('admission: booking a near slot', () => {
+  it('books a call whose slot is within the window: the cost is taken now, the start is when it refills', () => {
+    // Prepare: every request of the minute spent
+    const state = spent(6);
+    // Act: a caller that may wait up to 15 s
+    const verdict = takeFromBucket(state, LIMITS, CALL, T0, { reserve: true, bookWithinMs: 15_000 });
+    // Assess: booked for T0 + 10 s, the requests level in debt by one
+    assert.ok(verdict.admitted);
+    assert.ok(Math.abs(verdict.startAt - (T0 + 10_000)) < 1);
+    assert.ok(Math.abs(verdict.next.levels.requests - -1) < 1e-9);
+    assert.equal(verdict.next.version, state.version + 1);
+  });
+
+  it('books the next caller behind the first, and denies one whose slot is beyond its window', () => {
+    // Prepare: one call already booked for T0 + 10 s
+    const first = takeFromBucket(spent(6), LIMITS, CALL, T0, { reserve: true, bookWithinMs: 15_000 });
+    assert.ok(first.admitted);
+    // Act
+    const second = takeFromBucket(first.next, LIMITS, CALL, T0, { reserve: true, bookWithinMs: 25_000 });
+    const third = takeFromBucket(first.next, LIMITS, CALL, T0, { reserve: true, bookWithinMs: 15_000 });
+    // Assess: the second starts a slot later; the third would have to wait 20 s, more than its 15
+    assert.ok(second.admitted && Math.abs(second.startAt - (T0 + 20_000)) < 1);
+    assert.equal(third.admitted, false);
+    assert.ok(!third.admitted && Math.abs(third.retryAt - (T0 + 20_000)) < 1);
+  });
+
+  it('leaves the provider a bucket it can honour: at each booked start the levels hold nothing negative', () => {
+    // Prepare: 6 spent, then 3 booked
+    let state = spent(6);
+    const starts: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const verdict = takeFromBucket(state, LIMITS, CALL, T0, { reserve: true, bookWithinMs: 60_000 });
+      assert.ok(verdict.admitted);
+      starts.push(verdict.startAt);
+      state = verdict.next;
+    }
+    // Act + Assess: by the last start every booking has refilled (the level is back to 0)
+    assert.deepEqual(
+      starts.map((s) => Math.round((s - T0) / 1000)),
+      [10, 20, 30],
+    );
+    assert.ok(Math.abs(levelsAt(state, LIMITS, starts[2]!).requests) < 1e-9);
+  });
+
+  it('never books against a spent daily quota: the wait is the reset', () => {
+    // Prepare: a day of 2 requests, both spent
+    const limits = { ...LIMITS, requestsPerDay: 2 };
+    let state: BucketState | undefined;
+    for (let i = 0; i < 2; i++) {
+      const verdict = takeFromBucket(state, limits, CALL, T0, { reserve: false });
+      assert.ok(verdict.admitted);
+      state = verdict.next;
+    }
+    // Act: even a window of a whole day does not book
+    const verdict = takeFromBucket(state, limits, CALL, T0 + 60_000, { reserve: true, bookWithinMs: 86_400_000 });
+    // Assess
+    assert.equal(verdict.admitted, false);
+    assert.ok(!verdict.admitted && verdict.limitedBy === 'daily');
+  });
+});
+
+describe('SharedKeyPool: booked grants', () => {
+  const key = { id: 'k1', quotaOwner: 'o1', secret: 'sk-1' };
+  const settings = admissionSettings({ outputTokenEstimate: 0, safetyMargin: 0 });
+
+  it('grants a booked call with its start, and denies one without a window', async () => {
+    // Prepare: one key of 6 requests a minute, all spent
+    const store = new MemoryRateStateStore();
+    const pool = new SharedKeyPool({ keys: [key], store, limits: LIMITS, settings, now: () => T0 });
+    for (let i = 0; i < 6; i++) assert.equal((await pool.acquire({ estimatedTokens: 100 })).admitted, true);
+    // Act
+    const unbooked = await pool.acquire({ estimatedTokens: 100 });
+    const booked = await pool.acquire({ estimatedTokens: 100, bookWithinMs: 30_000 });
+    // Assess: without a window the caller is denied (and reserves the slot at +10 s); with one it is
+    // booked behind that reservation's refill, at +10 s as well (the reservation took nothing)
+    assert.equal(unbooked.admitted, false);
+    assert.ok(booked.admitted);
+    assert.equal(booked.startAt?.getTime(), T0 + 10_000);
+  });
+});
