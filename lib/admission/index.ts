@@ -58,7 +58,12 @@ export function createLaneAdmission(options: {
   /** The share kept for live requests (0..0.9). Default: `lane.live.reserveShare` when `lane.live.enabled`, else 0. */
   reserveShare?: number | undefined;
 }): LaneAdmission {
-  const settings = admissionSettings({ billingRecheckMs: options.lane.backoff.throttleCapSeconds * 1000, ...options.settings });
+  const expected = options.lane.provider.expectedOutputTokens;
+  const settings = admissionSettings({
+    billingRecheckMs: options.lane.backoff.throttleCapSeconds * 1000,
+    ...(expected !== undefined ? { outputTokenEstimate: expected } : {}),
+    ...options.settings,
+  });
   const side = options.side ?? 'queue';
   const reserve = reserveLimits(options.lane, settings, options.reserveShare);
   const poolSide = poolSideConfig(reserve, side, options.keys);

@@ -101,6 +101,13 @@ export class SharedKeyPool implements KeyPool {
     return this.state.outputEstimate;
   }
 
+  /** Token corrections this instance owes its buckets, not yet written (written with its next take of each). */
+  get tokensOwed(): number {
+    let owed = 0;
+    for (const tokens of this.state.carried.values()) owed += tokens;
+    return owed;
+  }
+
   /** Bucket updates this instance gave up after `maxBucketAttempts` conflicts. */
   get contendedUpdates(): number {
     return this.state.contended;

@@ -27,9 +27,9 @@ import type { CooldownRecord, CooldownSnapshot, KeyRef } from './choice.js';
 import type { BucketWrite } from './rate-state.js';
 import { learnOutputEstimate } from './settings.js';
 import type { LaneOutReason } from '../policy/index.js';
-import type { PoolConfig, PoolOps, PoolState, StoreOp } from './pool-state.js';
+import { SETTLE_CARRY_SHARE, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-state.js';
 
-export { newPoolState, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-state.js';
+export { newPoolState, SETTLE_CARRY_SHARE, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-state.js';
 
 /**
  * A key whose owner's daily quota is spent counts as out for the lane pause only when its reset is at
@@ -118,10 +118,14 @@ interface TakeArg {
   cost: BucketCost;
   reserve: boolean;
   bookWithinMs?: number | undefined;
+  /** Token corrections owed to the bucket (see `PoolState.carried`), written with the take. */
+  carried?: number | undefined;
 }
 
-const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, now, { cost, reserve, bookWithinMs }) => {
-  const verdict = takeFromBucket(bucket, limits, cost, now, { reserve, bookWithinMs });
+const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, now, { cost, reserve, bookWithinMs, carried }) => {
+  // Token corrections this instance still owes the bucket go in with the take's own write.
+  const corrected = carried && bucket ? adjustTokens(bucket, limits, carried, now) : bucket;
+  const verdict = takeFromBucket(corrected, limits, cost, now, { reserve, bookWithinMs });
   // A denial without a reservation writes nothing: the cached bucket can only be fuller than
   // the stored one (others take), so "not enough" holds for the stored one too.
   if (!verdict.admitted && (!reserve || verdict.limitedBy === 'cooldown')) return { result: verdict };
@@ -178,16 +182,53 @@ function* update<A, T>(
 /** Takes `cost` from the owner's bucket, or says when it is next free (reserving that slot with `reserve`). */
 function* take(config: PoolConfig, state: PoolState, owner: string, arg: TakeArg): PoolOps<TakeVerdict | 'contended'> {
   const id = bucketIdOf(config, owner);
-  const verdict = yield* update(config, state, id, config.limits, takeChange, arg);
+  const verdict = yield* takeWithCarry(config, state, id, arg);
   if (verdict === 'contended' || verdict.admitted || verdict.limitedBy !== 'cooldown') return verdict;
   // A cooldown may have been lifted (a person resumed the lane) since this bucket was cached: read it.
   state.buckets.set(id, (yield { kind: 'readBucket', owner: id }) as BucketState | undefined);
-  return yield* update(config, state, id, config.limits, takeChange, arg);
+  return yield* takeWithCarry(config, state, id, arg);
 }
 
-/** When a job denied by a cooldown comes back: its end, but billing and auth (a person may act any time) are re-checked at `billingRecheckAt`. */
-function dueOf(until: number, reason: string, billingRecheckAt: number): number {
-  return reason === 'billing' || reason === 'auth' ? Math.min(until, billingRecheckAt) : until;
+/** One take of bucket item `id`, writing the corrections the instance owes it when the take writes. */
+function* takeWithCarry(config: PoolConfig, state: PoolState, id: string, arg: TakeArg): PoolOps<TakeVerdict | 'contended'> {
+  const carried = state.carried.get(id);
+  const verdict = yield* update(config, state, id, config.limits, takeChange, carried ? { ...arg, carried } : arg);
+  // Written (a grant, a booking or a reservation): the corrections went in with it (or, on a bucket
+  // no longer stored, there was nothing left to correct).
+  const wrote = verdict !== 'contended' && (verdict.admitted || (arg.reserve && verdict.limitedBy !== 'cooldown'));
+  if (carried && wrote) state.carried.delete(id);
+  return verdict;
+}
+
+/** Billing and auth wait for a person, who may act any time: such a cooldown is re-checked, not waited out. */
+const RECHECKED = new Set(['billing', 'auth']);
+
+/**
+ * When jobs denied for cooling owners come back: at the first rate or quota cooldown's end, and — only
+ * while no owner with credit has a slot to offer — at the billing re-check.
+ */
+class CoolingRetry {
+  private ends = Infinity;
+  private recheck = Infinity;
+
+  constructor(private readonly recheckAt: number) {}
+
+  /** Notes one cooling owner. */
+  note(until: number, reason: string): void {
+    if (RECHECKED.has(reason)) this.recheck = Math.min(this.recheck, until, this.recheckAt);
+    else this.ends = Math.min(this.ends, until);
+  }
+
+  /** The earliest return; `working`: an owner with credit has a slot, so a dead key's re-check does not cap it. */
+  at(working: boolean): number {
+    return working ? this.ends : Math.min(this.ends, this.recheck);
+  }
+}
+
+/** An owner with budget later, and when its next free slot comes. */
+interface Candidate {
+  owner: string;
+  slotAt: number;
 }
 
 /**
@@ -196,8 +237,11 @@ function dueOf(until: number, reason: string, billingRecheckAt: number): number 
  * budget. When none has, the owner whose slot comes first **books** the call when that slot is at
  * most `bookWithinMs` away (the grant's `startAt`: the caller waits for it in-process), else
  * reserves its next free slot (so callers denied together come back spread over every key's
- * refill), and the denial says when to come back; a contended bucket is busy, not out (come back after one request slot); when every
- * key is out for a long reset — cooling for a daily quota or billing, or with its daily quota spent
+ * refill), and the denial says when to come back; an owner found cooling at that write (another
+ * consumer cooled it) hands over to the next owner. A contended bucket is busy, not out (come back
+ * after one request slot). A key out of credit never holds the others' jobs back: its billing
+ * re-check bounds a denial's return only while no owner with credit offers a slot. When every key
+ * is out for a long reset — cooling for a daily quota or billing, or with its daily quota spent
  * until a reset at least {@link DAILY_PAUSE_MIN_WINDOWS} windows away — the lane is out.
  */
 export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: PoolState, estimatedTokens: number, bookWithinMs = 0): PoolOps<CoreAdmission<K>> {
@@ -206,11 +250,14 @@ export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: Pool
   const started = config.now();
   const choice = chooseKeys(keys, state.cursor, snapshot, started);
   const cost: BucketCost = { requests: 1, tokens: Math.max(0, estimatedTokens) + Math.round(state.outputEstimate) };
-  // Billing waits for a person, who may resume any time: re-check after a while, not at its end.
-  const recheckAt = started + settings.billingRecheckMs;
-  let coolingRetry = Infinity;
-  for (const c of choice.cooling) coolingRetry = Math.min(coolingRetry, dueOf(c.blocker.until, c.blocker.reason, recheckAt));
-  let best: { owner: string; retryAt: number } | undefined;
+  const cooling = new CoolingRetry(started + settings.billingRecheckMs);
+  for (const c of choice.cooling) cooling.note(c.blocker.until, c.blocker.reason);
+  const learnCooling = (owner: string, cooldown: NonNullable<BucketState['cooldown']>): void => {
+    // Another consumer cooled this owner after our cooldowns were read: learn it.
+    learn(config, state, { scope: 'quota_owner', id: owner, reason: cooldown.reason, until: cooldown.until });
+    cooling.note(cooldown.until, cooldown.reason);
+  };
+  const candidates: Candidate[] = [];
   let contendedRetry = Infinity;
   const tried: string[] = [];
   // Owners whose daily quota is spent until a reset far enough away to pause the lane for.
@@ -231,50 +278,45 @@ export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: Pool
       return { admitted: true, key, index, cost, startAt: verdict.startAt };
     }
     if (verdict.limitedBy === 'cooldown' && verdict.next.cooldown) {
-      // Another consumer cooled this owner after our cooldowns were read: learn it.
-      learn(config, state, { scope: 'quota_owner', id: key.quotaOwner, reason: verdict.next.cooldown.reason, until: verdict.next.cooldown.until });
-      coolingRetry = Math.min(coolingRetry, dueOf(verdict.next.cooldown.until, verdict.next.cooldown.reason, recheckAt));
+      learnCooling(key.quotaOwner, verdict.next.cooldown);
       continue;
     }
     if (verdict.limitedBy === 'daily' && verdict.dueAt - started >= pauseMinMs) (dailyOut ??= new Map()).set(key.quotaOwner, verdict.dueAt);
-    // The owner whose next free slot comes first: for a booking, when its levels hold the call (the
-    // booked calls are in them); else counting the slots already reserved on it.
-    const slotAt = bookWithinMs > 0 ? verdict.dueAt : verdict.retryAt;
-    if (!best || slotAt < best.retryAt) best = { owner: key.quotaOwner, retryAt: slotAt };
+    // When the owner's next slot comes: for a booking, when its levels hold the call (the booked
+    // calls are in them); else counting the slots already reserved on it.
+    candidates.push({ owner: key.quotaOwner, slotAt: bookWithinMs > 0 ? verdict.dueAt : verdict.retryAt });
   }
-  let retryAt = Math.min(coolingRetry, contendedRetry);
-  let detail = best ? 'no budget' : contendedRetry < coolingRetry ? 'bucket contended' : `all ${keys.length} key(s) cooling`;
-  if (best) {
-    // Reserve that slot, so callers denied together come back spread out over every key.
-    const owner = best.owner;
+  candidates.sort((a, b) => a.slotAt - b.slotAt);
+  let slot: { at: number; detail: string } | undefined;
+  for (const { owner, slotAt } of candidates) {
+    // Book or reserve the first slot, so callers denied together come back spread out over every key.
     const verdict = yield* take(config, state, owner, { cost, reserve: true, bookWithinMs });
-    if (verdict !== 'contended' && verdict.admitted) {
+    if (verdict === 'contended') {
+      slot = { at: slotAt, detail: 'bucket contended' };
+      break;
+    }
+    if (verdict.admitted) {
       // The owner's first free key, in round-robin order.
-      let granted = choice.free[0]!;
-      for (const f of choice.free) {
-        if (f.key.quotaOwner === owner) {
-          granted = f;
-          break;
-        }
-      }
+      const granted = choice.free.find((f) => f.key.quotaOwner === owner) ?? choice.free[0]!;
       state.cursor = granted.index + 1;
       return { admitted: true, key: granted.key, index: granted.index, cost, startAt: verdict.startAt };
     }
-    let slot = verdict === 'contended' ? best.retryAt : verdict.retryAt;
-    if (verdict !== 'contended') {
-      // The write read the stored bucket: what it says is fresher than the cached one.
-      if (verdict.limitedBy === 'daily' && verdict.dueAt - started >= pauseMinMs) (dailyOut ??= new Map()).set(owner, verdict.dueAt);
-      else dailyOut?.delete(owner);
-      if (verdict.limitedBy === 'cooldown' && verdict.next.cooldown) {
-        // Another consumer cooled this owner since our cooldowns were read: learn it.
-        learn(config, state, { scope: 'quota_owner', id: owner, reason: verdict.next.cooldown.reason, until: verdict.next.cooldown.until });
-        slot = dueOf(verdict.next.cooldown.until, verdict.next.cooldown.reason, recheckAt);
-      }
+    // The write read the stored bucket: what it says is fresher than the cached one.
+    if (verdict.limitedBy === 'cooldown' && verdict.next.cooldown) {
+      dailyOut?.delete(owner);
+      learnCooling(owner, verdict.next.cooldown);
+      continue;
     }
-    if (slot < retryAt) {
-      retryAt = slot;
-      detail = verdict === 'contended' ? 'bucket contended' : `no budget (${verdict.limitedBy})`;
-    }
+    if (verdict.limitedBy === 'daily' && verdict.dueAt - started >= pauseMinMs) (dailyOut ??= new Map()).set(owner, verdict.dueAt);
+    else dailyOut?.delete(owner);
+    slot = { at: verdict.retryAt, detail: `no budget (${verdict.limitedBy})` };
+    break;
+  }
+  let retryAt = Math.min(cooling.at(slot !== undefined), contendedRetry);
+  let detail = candidates.length > 0 ? 'no budget' : contendedRetry < cooling.at(false) ? 'bucket contended' : `all ${keys.length} key(s) cooling`;
+  if (slot && slot.at < retryAt) {
+    retryAt = slot.at;
+    detail = slot.detail;
   }
   const now = config.now();
   if (!Number.isFinite(retryAt)) retryAt = now + limits.windowMs / Math.max(1, limits.requestsPerWindow);
@@ -295,7 +337,15 @@ export function* settleOps(
   state.outputEstimate = learnOutputEstimate(state.outputEstimate, usage.outputTokens, config.settings);
   const delta = usage.inputTokens + usage.outputTokens - takenTokens;
   if (Math.abs(delta) < 1) return;
-  yield* update(config, state, bucketIdOf(config, owner), config.limits, settleChange, delta);
+  // Owed until the next take of the bucket writes it, unless it grew too large to wait.
+  const id = bucketIdOf(config, owner);
+  const owed = (state.carried.get(id) ?? 0) + delta;
+  if (Math.abs(owed) < config.limits.tokensPerWindow * SETTLE_CARRY_SHARE) {
+    state.carried.set(id, owed);
+    return;
+  }
+  state.carried.delete(id);
+  if ((yield* update(config, state, id, config.limits, settleChange, owed)) === 'contended') state.carried.set(id, (state.carried.get(id) ?? 0) + owed);
 }
 
 /**

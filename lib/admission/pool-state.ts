@@ -58,7 +58,20 @@ export interface PoolState {
   outputEstimate: number;
   /** Bucket updates given up after `maxBucketAttempts` conflicts (for metrics). */
   contended: number;
+  /**
+   * Per bucket item: token corrections (real usage minus what was taken) not yet written. The next
+   * take of that bucket writes them with its own conditional write; they are written alone only once
+   * they reach {@link SETTLE_CARRY_SHARE} of a window's tokens.
+   */
+  carried: Map<string, number>;
 }
+
+/**
+ * The share of a window's tokens an instance may owe its bucket before it writes the correction alone
+ * instead of with its next take: the bucket may be off by this much per consumer instance for as long
+ * as the instance takes nothing (a provider's 429 still cools the key if it binds).
+ */
+export const SETTLE_CARRY_SHARE = 0.02;
 
 /** A fresh instance's state: nothing read yet, the configured output-token estimate within its bounds. */
 export function newPoolState(settings: AdmissionSettings): PoolState {
@@ -70,5 +83,6 @@ export function newPoolState(settings: AdmissionSettings): PoolState {
     buckets: new Map(),
     outputEstimate: Math.min(settings.outputTokenEstimateMax, Math.max(settings.outputTokenEstimateMin, settings.outputTokenEstimate)),
     contended: 0,
+    carried: new Map(),
   };
 }

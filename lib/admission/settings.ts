@@ -10,8 +10,10 @@ import type { BucketLimits } from './bucket.js';
 /** How admission applies a lane's provider limits. */
 export interface AdmissionSettings {
   /**
-   * Share of each limit admission leaves unused (0..0.5), so clock skew and in-flight jitter between
-   * our bucket and the provider's do not turn into 429s. Default 0.05.
+   * Share of each per-minute limit admission leaves unused (0..0.5), so clock skew and in-flight
+   * jitter between our bucket and the provider's do not turn into 429s. Default 0.05. The daily quota
+   * is not trimmed: it is a count over a day, not a rate a few ms of skew can overrun, and trimming it
+   * would push the day's last 5 % of jobs past the reset for nothing.
    */
   safetyMargin: number;
   /**
@@ -46,7 +48,8 @@ export interface AdmissionSettings {
   maxBucketAttempts: number;
   /**
    * A job denied because of a billing cooldown comes back after at most this long (ms), not at the
-   * cooldown's end: a person may resume the lane any time. Default 300 000 (the lane's throttle cap
+   * cooldown's end: a person may resume the lane any time. Only while no key with credit has a slot to
+   * offer: a dead key never holds back the jobs the working keys can take. Default 300 000 (the lane's throttle cap
    * when wired by `createLaneAdmission`).
    */
   billingRecheckMs: number;
@@ -100,8 +103,8 @@ export function admissionSettings(overrides: Partial<AdmissionSettings> = {}): A
 }
 
 /**
- * The bucket of one quota owner of `lane`: the provider's limits less the safety margin (at least 1
- * of each), refilling over the settings' window and day (the day as a fixed window by default).
+ * The bucket of one quota owner of `lane`: the provider's per-minute limits less the safety margin
+ * (at least 1 of each) and its whole daily quota, refilling over the settings' window and day (the day as a fixed window by default).
  */
 export function bucketLimitsFor(lane: Pick<LaneConfig, 'provider'>, settings: AdmissionSettings): BucketLimits {
   const keep = 1 - settings.safetyMargin;
@@ -110,7 +113,7 @@ export function bucketLimitsFor(lane: Pick<LaneConfig, 'provider'>, settings: Ad
     requestsPerWindow: Math.max(1, requestsPerMinute * keep),
     tokensPerWindow: Math.max(1, tokensPerMinute * keep),
     windowMs: settings.windowMs,
-    requestsPerDay: Math.max(1, requestsPerDay * keep),
+    requestsPerDay,
     dayMs: settings.dayMs,
     dailyWindow: settings.dailyWindow,
     dailyResetOffsetMs: settings.dailyResetOffsetMs,

@@ -1,9 +1,12 @@
 /**
  * `ratelane bench` (`npm run bench`): the strategies side by side on the local stack, and the
- * consumer's overhead beside a floor. Exit 0 when every strategy finished in time with nothing lost
+ * consumer's overhead beside a floor; or, with `--scenario`, the same strategies in a scenario where
+ * a plain limiter fails, each held to the scenario's own bound. Exit 0 when every strategy finished in time with nothing lost
  * or committed twice (with `--strict`, also when strategy (c) met every target), else 1.
  */
 import { benchExitCode, runBench, STRATEGY_ALIASES, STRATEGY_ORDER, type BenchOptions, type BenchStrategyId } from '../local/drivers/bench.js';
+import { runScenarioBench, scenarioExitCode } from '../local/drivers/bench-scenario-run.js';
+import { DEAD_KEY_ID, SCENARIO_CHOICES, type ScenarioChoice } from '../local/drivers/bench-scenarios.js';
 import { UsageError, type Command } from './command.js';
 import { booleanFlag, jsonFlag, numberFlag, parseFlags, ROUND_DOWN, stringFlag } from './flags.js';
 
@@ -23,12 +26,27 @@ time minus model time), beside a floor measured on the same emulators (bare rece
 put + delete per message).
 Progress goes to stderr, the table to stdout.
 
+Scenarios (--scenario), each run for every strategy, each with its own burst-aware bound (a perfect
+scheduler's drain on its quota) and (c)'s targets: calls per completion <= 1.03, 0 dead-lettered,
+0 lost, drain <= 1.10x the scenario's bound. Per lane --keys keys, each its own quota owner.
+  baseline           the above (default; --provider-rpm and --provider-tpm apply)
+  uneven-tokens      one job in ten 5-10x longer; tokens per minute bind (10000 per key), requests are
+                     loose (4 x --provider-rpm); bound: tokens or requests, whichever takes longer
+  daily-reset        a fixed daily request quota per key (60% of the busiest lane's jobs over its keys)
+                     runs out mid-run and resets (a day twice as long as spending its quota takes);
+                     the provider's day and the consumer's start together; bound includes the reset wait
+  key-out-of-credit  ${DEAD_KEY_ID} of each lane out of credit for the whole run (needs --keys 2 or more);
+                     bound: requests on the keys with credit only
+  all                baseline, then the three others: a report each, then a summary
+The overhead probe and the floors run with the baseline only.
+
   --jobs N              jobs (default 300; corpus documents repeated, English to us, German to eu)
   --keys K              provider keys per lane, each its own quota owner (default 2)
   --provider-rpm N      requests per minute per key (default 8)
   --provider-tpm N      tokens per minute per key (default 1000000: requests bind, not tokens)
   --minute-ms MS        length of a provider "minute" (default 3000); lane timeouts and backoff scale with it
   --strategies LIST     which to run, comma-separated: a|naive, b|reschedule, c|admission (default all)
+  --scenario NAME       baseline (default), uneven-tokens, daily-reset, key-out-of-credit or all
   --probe-messages N    jobs sent one at a time through the (c) consumer, for its overhead without
                         contention (default 100; 0 skips it)
   --floor-messages N    messages each floor loop times (default 300; 0 skips the floors)
@@ -36,9 +54,10 @@ Progress goes to stderr, the table to stdout.
   --time-limit S        per strategy, stop waiting after S seconds (default 300)
   --log-file PATH       consumer logs and EMF metrics (default .cache/bench/consumer.log)
   --strict              exit 1 when strategy (c) misses a target (default: reported only)
-  --json                also print the report as one JSON object on the last line of stdout
+  --json                also print the report as one JSON object on the last line of stdout (with a
+                        scenario: its report; with all: every scenario's and the baseline's)
   --html FILE           also write a self-contained HTML page (per strategy, jobs committed over time
-                        against the quota line) to FILE; its path goes to stderr
+                        against the quota line) to FILE; its path goes to stderr (the baseline's only)
 `;
 
 /** The flags of `ratelane bench`. */
@@ -49,6 +68,7 @@ const BENCH_FLAGS = {
   'provider-tpm': numberFlag({ min: 1_000, max: 100_000_000, fallback: 1_000_000, ...ROUND_DOWN }),
   'minute-ms': numberFlag({ min: 1000, max: 60_000, fallback: 3000, ...ROUND_DOWN }),
   strategies: stringFlag(),
+  scenario: stringFlag(),
   'floor-messages': numberFlag({ min: 0, max: 100_000, fallback: 300, ...ROUND_DOWN }),
   'probe-messages': numberFlag({ min: 0, max: 10_000, fallback: 100, ...ROUND_DOWN }),
   seed: numberFlag({ min: 0, max: 2 ** 31, fallback: 42, ...ROUND_DOWN }),
@@ -75,10 +95,25 @@ function strategiesFrom(list: string | undefined): BenchStrategyId[] {
   return STRATEGY_ORDER.filter((id) => asked.has(id));
 }
 
+/** `--scenario`: one of {@link SCENARIO_CHOICES} (absent: the baseline). @throws {UsageError} */
+function scenarioFrom(name: string | undefined, keys: number): ScenarioChoice | undefined {
+  if (name === undefined) return undefined;
+  const choice = SCENARIO_CHOICES.find((c) => c === name.trim().toLowerCase());
+  if (!choice) throw new UsageError(`--scenario: unknown scenario "${name}" (use ${SCENARIO_CHOICES.join(', ')})`);
+  if ((choice === 'key-out-of-credit' || choice === 'all') && keys < 2) {
+    throw new UsageError(`--scenario ${choice}: key-out-of-credit needs --keys 2 or more (${DEAD_KEY_ID} of each lane is out of credit), got ${keys}`);
+  }
+  return choice;
+}
+
 /** Parses the flags of `ratelane bench` (pure). @throws {UsageError} */
 function parseBenchArgs(argv: readonly string[]): BenchOptions {
   const v = parseFlags(argv, BENCH_FLAGS);
   if (v.html !== undefined && v.html.trim() === '') throw new UsageError('--html needs a file path');
+  const scenario = scenarioFrom(v.scenario, v.keys);
+  if (v.html !== undefined && scenario !== undefined && scenario !== 'baseline' && scenario !== 'all') {
+    throw new UsageError(`--html draws the baseline's drain curves: use it with --scenario baseline or all, not ${scenario}`);
+  }
   return {
     jobs: v.jobs,
     keys: v.keys,
@@ -94,6 +129,7 @@ function parseBenchArgs(argv: readonly string[]): BenchOptions {
     json: v.json,
     logFile: v['log-file'],
     ...(v.html !== undefined ? { html: v.html } : {}),
+    ...(scenario !== undefined ? { scenario } : {}),
   };
 }
 
@@ -103,5 +139,8 @@ export const benchCommand: Command<BenchOptions> = {
   usage: BENCH_USAGE,
   helpTo: 'stderr',
   parse: parseBenchArgs,
-  run: async (options, io) => benchExitCode(await runBench(options, io), options),
+  run: async (options, io) =>
+    (options.scenario ?? 'baseline') === 'baseline'
+      ? benchExitCode(await runBench(options, io), options)
+      : scenarioExitCode(await runScenarioBench(options, io), options),
 };

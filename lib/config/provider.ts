@@ -91,6 +91,13 @@ export const ProviderConfigSchema = z
     limits: ProviderLimitsSchema,
     /** Request timeout for one model call. */
     timeoutMs: z.number().int().positive(),
+    /**
+     * The output tokens a call is expected to produce, priced by admission before it has seen a
+     * call's real usage (it learns the real size from each answer). Default: admission's own guess
+     * (512). Set it near the schema's typical answer, so the first calls of a backlog are not booked
+     * too sparsely against a tokens-per-minute limit.
+     */
+    expectedOutputTokens: z.number().int().positive().max(1_000_000).optional(),
   })
   .strict()
   .superRefine((p, ctx) => {

@@ -13,7 +13,7 @@ import { readDocumentBytes } from '../store/documents.js';
 import { newJobRun, type Delivery, type ExtractionDeps, type JobRun, type ModelTime } from './context.js';
 import type { ExtractionOutcome } from './outcome.js';
 import { outOfTime, rejectRun, settleFailure, suppressDuplicate } from './settle.js';
-import { rejectUnverified, verifyJob } from './verify.js';
+import { claimJobId, falseClaimOf, rejectUnverified } from './verify.js';
 
 /** Intake's result: a job ready for extraction with its text, or an outcome already reached. */
 export type IntakeResult = { type: 'ready'; run: JobRun; text: string } | { type: 'settled'; outcome: ExtractionOutcome };
@@ -34,7 +34,13 @@ export async function intake(body: string, delivery: Delivery, deps: ExtractionD
   }
   const settled = (outcome: ExtractionOutcome): IntakeResult => ({ type: 'settled', outcome });
   const run = newJobRun(deps, delivery, job, model);
-  const verified = await cutOffInTime(run, 'job check', () => verifyJob(job, delivery, deps));
+  const falseClaim = falseClaimOf(job, deps);
+  if (falseClaim) return settled(await rejectUnverified(delivery, deps, falseClaim.reason, falseClaim.detail, job));
+  // The document (now known to be the lane's own) is read while the job id is claimed: a job whose
+  // claim fails, or that the gate defers, wastes one GET, and every other saves a round trip.
+  const reading = readDocumentBytes(deps.s3, { bucket: job.input.bucket, key: job.input.key, expectedSha256: job.input.contentSha256 });
+  reading.catch(() => undefined);
+  const verified = await cutOffInTime(run, 'job check', () => claimJobId(job, delivery, deps));
   if (!verified.done) return settled(verified.outcome);
   if (verified.value) return settled(verified.value);
   delivery.onJob?.(job);
@@ -48,11 +54,9 @@ export async function intake(body: string, delivery: Delivery, deps: ExtractionD
   if (gate.type === 'defer') return settled({ type: 'deferred', job, action: gate });
 
   // A redelivered message may have been committed by a receive that crashed before its ack: one read
-  // (beside the document read) spares a model call. First deliveries skip it; the conditional write
+  // (beside the document read, already running) spares a model call. First deliveries skip it; the conditional write
   // still catches any duplicate.
   const committedBefore = delivery.receiveCount > 1 ? deps.results.get(job.idempotencyKey) : undefined;
-  const reading = readDocumentBytes(deps.s3, { bucket: job.input.bucket, key: job.input.key, expectedSha256: job.input.contentSha256 });
-  reading.catch(() => undefined);
   const checked = await cutOffInTime(run, 'duplicate check', async () => committedBefore);
   if (!checked.done) return settled(checked.outcome);
   if (checked.value) return settled(suppressDuplicate(run, checked.value.jobId));

@@ -45,22 +45,28 @@ export async function rejectUnverified(
   return { type: 'rejected', reason };
 }
 
-/** Checks what a parsed job claims; returns the rejection when a claim is false, else `undefined`. */
-export async function verifyJob(job: Job, delivery: Delivery, deps: ExtractionDeps): Promise<RejectedOutcome | undefined> {
+/**
+ * What a parsed job claims that can be recomputed without a call: its idempotency key, and its
+ * document's place (the lane's own bucket, under the content key). The rejection's reason and detail
+ * when a claim is false, else `undefined`.
+ */
+export function falseClaimOf(job: Job, deps: Pick<ExtractionDeps, 'lane'>): { reason: RejectionReason; detail: string } | undefined {
   if (!hasOwnIdempotencyKey(job)) {
-    return rejectUnverified(delivery, deps, 'idempotency_key_mismatch', 'the idempotency key is not the one of its source id, content hash and versions', job);
+    return { reason: 'idempotency_key_mismatch', detail: 'the idempotency key is not the one of its source id, content hash and versions' };
   }
   const bucket = deps.lane.resources.bucketName;
   if (job.input.bucket !== bucket || job.input.key !== documentKeyFor(job.input.contentSha256)) {
     // Never read a document from anywhere else: another lane's bucket would take the job out of its region.
-    return rejectUnverified(
-      delivery,
-      deps,
-      'region_mismatch',
-      `the document is not in this lane's bucket under its content key (bucket ${job.input.bucket})`,
-      job,
-    );
+    return { reason: 'region_mismatch', detail: `the document is not in this lane's bucket under its content key (bucket ${job.input.bucket})` };
   }
+  return undefined;
+}
+
+/**
+ * Checks that the job id is this job's: the first job to use an id claims it (one conditional write).
+ * Returns the rejection when another job holds the id, else `undefined`. Call after {@link falseClaimOf}.
+ */
+export async function claimJobId(job: Job, delivery: Delivery, deps: ExtractionDeps): Promise<RejectedOutcome | undefined> {
   const claim = await deps.ledger.claimJob({ jobId: job.jobId, idempotencyKey: job.idempotencyKey, region: deps.lane.name });
   if (!claim.claimed) return rejectUnverified(delivery, deps, 'job_id_reused', 'the job id belongs to another job (another idempotency key)', job);
   return undefined;

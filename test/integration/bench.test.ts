@@ -1,6 +1,8 @@
 /**
  * `npm run bench` in small: its flags, and one tiny run of strategies (a) and (c) on its own local
- * stack, checking the report's shape and that the naive strategy wastes more than admission does.
+ * stack, checking the report's shape and that the naive strategy wastes more than admission does;
+ * then one tiny scenario run (uneven-tokens), checking that its report carries the scenario's bound
+ * and each strategy's figures against it.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -10,6 +12,11 @@ import { describe, it } from 'node:test';
 import { BENCH_USAGE, benchCommand } from '../../lib/commands/bench.js';
 import { UsageError } from '../../lib/commands/command.js';
 import { benchExitCode, runBench, type BenchReport, type DrainCurve } from '../../lib/local/drivers/bench.js';
+import type { ScenarioReport } from '../../lib/local/drivers/bench-scenario-report.js';
+import { runScenarioBench, scenarioExitCode } from '../../lib/local/drivers/bench-scenario-run.js';
+
+/** A tiny run: 30 jobs on one key of 10 rpm per lane, a 2 s minute, strategies (a) and (c). */
+const TINY = ['--jobs', '30', '--keys', '1', '--provider-rpm', '10', '--minute-ms', '2000', '--strategies', 'a,c'];
 
 function sink(): { stream: Writable; text: () => string } {
   let text = '';
@@ -104,27 +111,7 @@ describe('npm run bench: a tiny run', () => {
     const out = sink();
     const err = sink();
     const htmlFile = '.cache/report-test/bench-integration.html';
-    const options = benchCommand.parse([
-      '--jobs',
-      '30',
-      '--keys',
-      '1',
-      '--provider-rpm',
-      '10',
-      '--minute-ms',
-      '2000',
-      '--strategies',
-      'a,c',
-      '--floor-messages',
-      '20',
-      '--probe-messages',
-      '5',
-      '--time-limit',
-      '60',
-      '--json',
-      '--html',
-      htmlFile,
-    ]);
+    const options = benchCommand.parse([...TINY, '--floor-messages', '20', '--probe-messages', '5', '--time-limit', '60', '--json', '--html', htmlFile]);
     // Act
     const report = await runBench(options, { stdout: out.stream, stderr: err.stream });
     // Assess: the shape
@@ -193,5 +180,65 @@ describe('npm run bench: a tiny run', () => {
         curve.lanes.map(() => 10),
       );
     }
+  });
+});
+
+describe('npm run bench: a tiny scenario run', () => {
+  it('uneven-tokens: the report carries the tokens bound per lane and, per strategy, its drain against it and its waste; --json is the last line', {
+    timeout: 90_000,
+  }, async () => {
+    // Prepare
+    const out = sink();
+    const err = sink();
+    const options = benchCommand.parse(['--scenario', 'uneven-tokens', ...TINY, '--time-limit', '60', '--json']);
+    // Act
+    const result = await runScenarioBench(options, { stdout: out.stream, stderr: err.stream });
+    // Assess: one report, its bound the tokens one (the three long jobs make tokens bind)
+    assert.equal(result.baseline, null);
+    assert.equal(result.reports.length, 1);
+    const report = result.reports[0]!;
+    assert.equal(report.scenario, 'uneven-tokens');
+    assert.equal(report.settings.providerTpm, 10_000);
+    assert.equal(report.settings.providerRpm, 40);
+    assert.match(report.bound.formula, /tokens/);
+    assert.ok(report.bound.ms > 0 && report.bound.perLane.length > 0);
+    for (const lane of report.bound.perLane) assert.match(lane.detail, /\d+ jobs, \d+ tokens, 1 owner\(s\) x 10000 tpm \/ 40 rpm: tokens [\d.]+ min/);
+    assert.equal(report.bound.ms, Math.max(...report.bound.perLane.map((l) => l.ms)));
+    // Per strategy: committed, drain against the bound (a ratio only when every job committed), waste
+    assert.deepEqual(
+      report.figures.map((f) => f.id),
+      ['naive', 'admission'],
+    );
+    for (const f of report.figures) {
+      assert.equal(f.submitted, 30);
+      assert.equal(f.lost, 0, `${f.label} lost jobs`);
+      assert.equal(f.timedOut, false);
+      assert.equal(f.boundMs, Math.round(report.strategies.find((s) => s.id === f.id)!.burstAwareMinimumMs));
+      assert.ok(f.boundMs > 0);
+      assert.ok(f.modelCallsPerCompletion !== null && f.attemptsPerCompletion !== null && f.admissionDeniedPerCompletion !== null);
+      if (f.gaveUpOn > 0) {
+        assert.equal(f.drainRatio, null);
+        assert.equal(f.drain, `gave up on ${f.gaveUpOn}`);
+      } else {
+        assert.equal(f.drainRatio, Math.round((f.drainMs! / f.boundMs) * 1000) / 1000);
+      }
+    }
+    const admission = report.figures[1]!;
+    assert.equal(admission.committed, 30);
+    assert.equal(admission.deadLettered, 0);
+    assert.equal(admission.boundMs, Math.round(report.bound.ms), "the scenario's bound is (c)'s run's");
+    assert.deepEqual(Object.keys(report.targets ?? {}), ['burstAwareRatio', 'modelCallsPerCompletion', 'deadLettered', 'lost']);
+    assert.equal(report.targets?.lost?.met, true);
+    assert.equal(scenarioExitCode(result, { strict: false }), 0);
+    // The report on stdout with the bound and the target checks; the JSON object on the last line
+    assert.match(out.text(), /ratelane bench, scenario uneven-tokens/);
+    assert.match(out.text(), /bound: .*the slowest lane's: max\(tokens/);
+    assert.match(out.text(), /drain \/ scenario bound/);
+    assert.match(out.text(), /\(c\) against the scenario's targets: /);
+    assert.match(err.text(), /scenario bound [\d.]+ s/);
+    const parsed = JSON.parse(out.text().trim().split('\n').at(-1)!) as ScenarioReport;
+    assert.equal(parsed.scenario, 'uneven-tokens');
+    assert.deepEqual(parsed.bound, report.bound);
+    assert.deepEqual(parsed.figures, report.figures);
   });
 });

@@ -104,3 +104,34 @@ describe('SharedKeyPool: booked grants', () => {
     assert.equal(booked.startAt?.getTime(), T0 + 10_000);
   });
 });
+
+describe('SharedKeyPool: settlements ride on the next take', () => {
+  const key = { id: 'k1', quotaOwner: 'o1', secret: 'sk-1' };
+  const settings = admissionSettings({ outputTokenEstimate: 100, outputTokenEstimateWeight: 0, safetyMargin: 0 });
+
+  it('a small correction is owed, not written, and goes in with the next take; a large one is written at once', async () => {
+    // Prepare: 6 000 tokens a minute (2 % = 120 tokens owed at most); the store counts its bucket writes
+    const store = new MemoryRateStateStore();
+    const pool = new SharedKeyPool({ keys: [key], store, limits: LIMITS, settings, now: () => T0 });
+    const first = await pool.acquire({ estimatedTokens: 100 });
+    assert.ok(first.admitted);
+    // Act 1: the call used 50 tokens fewer than taken (200)
+    await first.settle({ inputTokens: 100, outputTokens: 50 });
+    // Assess 1: no write; 50 tokens owed back
+    assert.equal(store.writes, 1);
+    assert.equal(pool.tokensOwed, -50);
+    // Act 2: the next take
+    const second = await pool.acquire({ estimatedTokens: 100 });
+    assert.ok(second.admitted);
+    // Assess 2: one write for the take, with the correction in it
+    assert.equal(store.writes, 2);
+    assert.equal(pool.tokensOwed, 0);
+    assert.equal((await store.readBucket('o1'))?.levels.tokens, 6000 - 150 - 200);
+    // Act 3: a call that used 500 tokens more than taken
+    await second.settle({ inputTokens: 600, outputTokens: 100 });
+    // Assess 3: written at once
+    assert.equal(store.writes, 3);
+    assert.equal(pool.tokensOwed, 0);
+    assert.equal((await store.readBucket('o1'))?.levels.tokens, 6000 - 150 - 700);
+  });
+});

@@ -229,7 +229,7 @@ describe('admission core: the simulator and SharedKeyPool decide alike', () => {
     assert.ok(contended.retryAt < T0 + 40_000, 'a contended bucket is busy, not out: back sooner than the cooling key');
     const out = denials.find((d) => d.laneOut !== null)!;
     assert.deepEqual(out.laneOut, { until: MIDNIGHT, reason: 'quota_exhausted' }, 'the days spent: the lane is out until midnight');
-    assert.equal(out.retryAt, out.at + 300_000, 'billing cooling: back at the re-check');
+    assert.equal(out.retryAt, MIDNIGHT, 'back at the slot it reserved on a spent day: a key cooling for billing does not cap the return at its re-check');
     const keysLeft = poolEntries.filter((e) => e.step.startsWith('keysLeft')).map((e) => e.result);
     assert.deepEqual(keysLeft, [4, 3, 1, 0]);
     assert.deepEqual(poolEntries.find((e) => e.step === 'laneOut by 1')!.result, { until: MIDNIGHT, reason: 'quota_exhausted' });

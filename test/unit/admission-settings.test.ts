@@ -10,6 +10,8 @@ import { NoProviderKeyError } from '../../lib/admission/keys.js';
 import { RateStateUnavailableError } from '../../lib/admission/rate-state.js';
 import { admissionSettings, AdmissionSettingsError, bucketLimitsFor, learnOutputEstimate } from '../../lib/admission/settings.js';
 import { resolveLanes } from '../../lib/config/lanes.js';
+import { createLaneAdmission } from '../../lib/admission/index.js';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { RatelaneError } from '../../lib/shared/errors.js';
 
 describe('admission: errors', () => {
@@ -34,7 +36,7 @@ describe('admission: errors', () => {
 });
 
 describe('admission: settings', () => {
-  it('takes the lane’s limits less the safety margin, over the given window', () => {
+  it('takes the lane’s per-minute limits less the safety margin and its whole daily quota, over the given window', () => {
     // Prepare
     const lane = resolveLanes({ us: { provider: { limits: { requestsPerMinute: 60, tokensPerMinute: 10_000, requestsPerDay: 1000 } } } }).us!;
     // Act
@@ -44,7 +46,7 @@ describe('admission: settings', () => {
       requestsPerWindow: 54,
       tokensPerWindow: 9000,
       windowMs: 6000,
-      requestsPerDay: 900,
+      requestsPerDay: 1000,
       dayMs: 8_640_000,
       dailyWindow: 'fixed',
       dailyResetOffsetMs: 0,
@@ -69,5 +71,20 @@ describe('admission: settings', () => {
     assert.equal(learnOutputEstimate(17, 0, settings), settings.outputTokenEstimateMin, 'never below the minimum');
     assert.equal(learnOutputEstimate(150, Number.NaN, settings), 150, 'a report without a number changes nothing');
     assert.equal(learnOutputEstimate(512, 100, { ...settings, outputTokenEstimateWeight: 0 }), 512, 'weight 0: the fixed estimate');
+  });
+
+  it('prices a call with the lane’s expected output tokens until it learns real ones', () => {
+    // Prepare
+    const lane = resolveLanes({ us: { provider: { expectedOutputTokens: 180 } } }).us!;
+    // Act
+    const configured = createLaneAdmission({ lane, dynamodb: new DynamoDBClient({}), keys: [] });
+    const overridden = createLaneAdmission({ lane, dynamodb: new DynamoDBClient({}), keys: [], settings: { outputTokenEstimate: 300 } });
+    const unset = createLaneAdmission({ lane: resolveLanes({}).us!, dynamodb: new DynamoDBClient({}), keys: [] });
+    // Assess: the lane's figure, unless the function's settings say otherwise; admission's own guess without one
+    assert.deepEqual(
+      [configured, overridden, unset].map((a) => a.settings.outputTokenEstimate),
+      [180, 300, 512],
+    );
+    assert.throws(() => resolveLanes({ us: { provider: { expectedOutputTokens: 0 } } }), /expectedOutputTokens/);
   });
 });

@@ -196,66 +196,125 @@ export function checkTargets(strategies: readonly StrategyResult[], probe: Overh
  * 0 when every strategy finished in time with nothing lost and nothing committed twice (and, with
  * `--strict`, strategy (c) met every target); else 1. Naive dead-letters by design: that is not a failure.
  */
-export function benchExitCode(report: BenchReport, options: { strict: boolean } = { strict: false }): number {
+export function benchExitCode(
+  report: { strategies: readonly Pick<StrategyResult, 'timedOut' | 'lost' | 'doubleCommits'>[]; targets: Partial<BenchTargets> | null },
+  options: { strict: boolean } = { strict: false },
+): number {
   const clean = report.strategies.every((s) => !s.timedOut && s.lost === 0 && s.doubleCommits === 0);
   if (!clean) return 1;
-  if (options.strict && report.targets && Object.values(report.targets).some((t) => t.met !== true)) return 1;
+  if (options.strict && report.targets && Object.values(report.targets).some((t) => t !== undefined && t.met !== true)) return 1;
   return 0;
 }
 
-/** Renders the report's table for people. */
-export function formatBenchReport(report: BenchReport): string {
-  const s = report.settings;
-  const ms = (v: number | null): string => (v === null ? '-' : v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`);
-  const num = (v: number | null, digits = 2): string => (v === null ? '-' : v.toFixed(digits));
-  const pair = (d: Distribution): string => (d.p50 === null ? '-' : `${num(d.p50)} / ${num(d.p99)}`);
-  const target = (t: TargetCheck | undefined, text: string): string => (t ? `${text} ${t.met === null ? '(n/a)' : t.met ? 'met' : 'MISSED'}` : '');
-  const t = report.targets ?? undefined;
-  const rows: [string, ...string[]][] = [
-    ['', ...report.strategies.map((x) => x.label), 'target (c)'],
-    [
-      'drain / burst-aware minimum',
-      ...report.strategies.map((x) =>
-        x.gaveUpOn > 0 ? `gave up on ${x.gaveUpOn}` : x.burstAwareRatio === null ? '-' : `${num(x.burstAwareRatio)}x${x.timedOut ? ' (time limit)' : ''}`,
-      ),
-      target(t?.burstAwareRatio, '<= 1.10x'),
-    ],
-    ['  drain time (last commit)', ...report.strategies.map((x) => ms(x.drainMs)), ''],
-    ['  burst-aware minimum', ...report.strategies.map((x) => ms(x.burstAwareMinimumMs)), ''],
-    ['  quota-bound minimum (no burst)', ...report.strategies.map((x) => ms(x.quotaBoundMinimumMs)), ''],
-    ['  all jobs settled after', ...report.strategies.map((x) => ms(x.settledMs)), ''],
-    ['committed', ...report.strategies.map((x) => `${x.committed} of ${x.submitted}`), ''],
-    [
+/** The targets of strategy (c) in a bench report. */
+export type BenchTargets = NonNullable<BenchReport['targets']>;
+
+/** A table row: its label, one cell per strategy, then the target cell. */
+export type TableRow = [string, ...string[]];
+
+/** Milliseconds for people: whole ms below 10 s, else seconds with one decimal; '-' for none. */
+export const formatMs = (v: number | null): string => (v === null ? '-' : v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`);
+const num = (v: number | null, digits = 2): string => (v === null ? '-' : v.toFixed(digits));
+const pair = (d: Distribution): string => (d.p50 === null ? '-' : `${num(d.p50)} / ${num(d.p99)}`);
+
+/** A target cell: `text` and whether (c) met it ('met', 'MISSED', or '(n/a)' when not measured); '' without a target. */
+export function targetCell(t: TargetCheck | undefined, text: string): string {
+  return t ? `${text} ${t.met === null ? '(n/a)' : t.met ? 'met' : 'MISSED'}` : '';
+}
+
+/** A strategy's drain headline: its ratio to the bound, or how many jobs it gave up on. */
+export function drainHeadline(x: Pick<StrategyResult, 'gaveUpOn' | 'burstAwareRatio' | 'timedOut'>): string {
+  return x.gaveUpOn > 0 ? `gave up on ${x.gaveUpOn}` : x.burstAwareRatio === null ? '-' : `${num(x.burstAwareRatio)}x${x.timedOut ? ' (time limit)' : ''}`;
+}
+
+/**
+ * The rows of the strategies' table, by name, with the targets of (c) that `t` has: the bench's table
+ * takes them all, a scenario's report the ones it needs (see {@link relabel}).
+ */
+export function strategyRows(strategies: readonly StrategyResult[], t: Partial<BenchTargets> | undefined) {
+  const each = (cell: (x: StrategyResult) => string): string[] => strategies.map(cell);
+  return {
+    header: ['', ...strategies.map((x) => x.label), 'target (c)'] as TableRow,
+    ratio: ['drain / burst-aware minimum', ...each(drainHeadline), targetCell(t?.burstAwareRatio, '<= 1.10x')] as TableRow,
+    drain: ['  drain time (last commit)', ...each((x) => formatMs(x.drainMs)), ''] as TableRow,
+    bound: ['  burst-aware minimum', ...each((x) => formatMs(x.burstAwareMinimumMs)), ''] as TableRow,
+    quotaBound: ['  quota-bound minimum (no burst)', ...each((x) => formatMs(x.quotaBoundMinimumMs)), ''] as TableRow,
+    settled: ['  all jobs settled after', ...each((x) => formatMs(x.settledMs)), ''] as TableRow,
+    committed: ['committed', ...each((x) => `${x.committed} of ${x.submitted}`), ''] as TableRow,
+    calls: [
       'model calls per completion',
-      ...report.strategies.map((x) => `${num(x.modelCallsPerCompletion)} (${x.modelCalls})`),
-      target(t?.modelCallsPerCompletion, '<= 1.03'),
-    ],
-    ['attempts per completion', ...report.strategies.map((x) => num(x.attemptsPerCompletion)), target(t?.attemptsPerCompletion, '<= 1.10')],
-    [
+      ...each((x) => `${num(x.modelCallsPerCompletion)} (${x.modelCalls})`),
+      targetCell(t?.modelCallsPerCompletion, '<= 1.03'),
+    ] as TableRow,
+    attempts: ['attempts per completion', ...each((x) => num(x.attemptsPerCompletion)), targetCell(t?.attemptsPerCompletion, '<= 1.10')] as TableRow,
+    denials: [
       'admission denials per completion',
-      ...report.strategies.map((x) => `${num(x.admissionDeniedPerCompletion)} (${x.admissionDenied})`),
-      target(t?.admissionDeniedPerCompletion, '<= 0.10'),
-    ],
-    ['429s', ...report.strategies.map((x) => String(x.throttled429)), ''],
-    ['re-sends / visibility failures', ...report.strategies.map((x) => `${x.deferrals} / ${x.failures}`), ''],
-    ['dead-lettered', ...report.strategies.map((x) => String(x.deadLettered)), target(t?.deadLettered, '0')],
-    ['duplicates: double commits / suppressed', ...report.strategies.map((x) => `${x.doubleCommits} / ${x.duplicatesSuppressed}`), ''],
-    ['lost', ...report.strategies.map((x) => String(x.lost)), target(t?.lost, '0')],
-    ['consumer overhead under load p50 / p99 (ms)', ...report.strategies.map((x) => pair(x.overheadMs)), ''],
-    ['  records with a model call (ms)', ...report.strategies.map((x) => pair(x.overheadCallingMs)), ''],
-    ['  records timed', ...report.strategies.map((x) => String(x.overheadMs.n)), ''],
-    ['  admission acquire p50 / p99 (ms)', ...report.strategies.map((x) => pair(x.admissionAcquireMs)), ''],
-    ['  records in flight: mean seen / most', ...report.strategies.map((x) => `${num(x.meanRecordsInFlight, 1)} / ${x.maxRecordsInFlight}`), ''],
-    ['  event-loop delay p50 / p99 (ms)', ...report.strategies.map((x) => `${num(x.eventLoopDelayMs.p50)} / ${num(x.eventLoopDelayMs.p99)}`), ''],
-    ['model adapter time per call p50 (ms)', ...report.strategies.map((x) => num(x.modelMsPerCall.p50)), ''],
-  ];
+      ...each((x) => `${num(x.admissionDeniedPerCompletion)} (${x.admissionDenied})`),
+      targetCell(t?.admissionDeniedPerCompletion, '<= 0.10'),
+    ] as TableRow,
+    throttled: ['429s', ...each((x) => String(x.throttled429)), ''] as TableRow,
+    resends: ['re-sends / visibility failures', ...each((x) => `${x.deferrals} / ${x.failures}`), ''] as TableRow,
+    deadLettered: ['dead-lettered', ...each((x) => String(x.deadLettered)), targetCell(t?.deadLettered, '0')] as TableRow,
+    duplicates: ['duplicates: double commits / suppressed', ...each((x) => `${x.doubleCommits} / ${x.duplicatesSuppressed}`), ''] as TableRow,
+    lost: ['lost', ...each((x) => String(x.lost)), targetCell(t?.lost, '0')] as TableRow,
+    overhead: ['consumer overhead under load p50 / p99 (ms)', ...each((x) => pair(x.overheadMs)), ''] as TableRow,
+    overheadCalling: ['  records with a model call (ms)', ...each((x) => pair(x.overheadCallingMs)), ''] as TableRow,
+    timed: ['  records timed', ...each((x) => String(x.overheadMs.n)), ''] as TableRow,
+    acquire: ['  admission acquire p50 / p99 (ms)', ...each((x) => pair(x.admissionAcquireMs)), ''] as TableRow,
+    inFlight: ['  records in flight: mean seen / most', ...each((x) => `${num(x.meanRecordsInFlight, 1)} / ${x.maxRecordsInFlight}`), ''] as TableRow,
+    loopDelay: ['  event-loop delay p50 / p99 (ms)', ...each((x) => `${num(x.eventLoopDelayMs.p50)} / ${num(x.eventLoopDelayMs.p99)}`), ''] as TableRow,
+    modelTime: ['model adapter time per call p50 (ms)', ...each((x) => num(x.modelMsPerCall.p50)), ''] as TableRow,
+  };
+}
+
+/** The rows from `committed` to `lost` (what each strategy committed and what it cost), in the bench's order. */
+export function outcomeRows(r: ReturnType<typeof strategyRows>): TableRow[] {
+  return [r.committed, r.calls, r.attempts, r.denials, r.throttled, r.resends, r.deadLettered, r.duplicates, r.lost];
+}
+
+/** `row` with another label. */
+export function relabel(row: TableRow, label: string): TableRow {
+  return [label, ...row.slice(1)];
+}
+
+/** Rows as aligned text: the first column padded right, the others left. */
+export function renderTable(rows: readonly TableRow[]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  const lines = rows.map((r) =>
+  return rows.map((r) =>
     r
       .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
       .join('  ')
       .trimEnd(),
   );
+}
+
+/** The machine line of a report. */
+export function machineLine(m: BenchReport['machine']): string {
+  return `machine: ${m.cpus} x ${m.cpuModel}, ${m.memoryGb} GB, ${m.os}, Node ${m.node}; load average at start ${m.loadAverageAtStart.map((l) => l.toFixed(2)).join(' ')}, at end ${m.loadAverageAtEnd.map((l) => l.toFixed(2)).join(' ')}`;
+}
+
+/** Renders the report's table for people. */
+export function formatBenchReport(report: BenchReport): string {
+  const s = report.settings;
+  const target = targetCell;
+  const t = report.targets ?? undefined;
+  const r = strategyRows(report.strategies, t);
+  const lines = renderTable([
+    r.header,
+    r.ratio,
+    r.drain,
+    r.bound,
+    r.quotaBound,
+    r.settled,
+    ...outcomeRows(r),
+    r.overhead,
+    r.overheadCalling,
+    r.timed,
+    r.acquire,
+    r.inFlight,
+    r.loopDelay,
+    r.modelTime,
+  ]);
   const floorLine = (label: string, f: FloorResult | null): string =>
     f
       ? `${label} (${f.concurrency} at a time, ${f.messages} messages): p50 / p99 ${pair(f.totalMs)} ms (receive ${pair(f.receiveMs)}, put ${pair(f.putMs)}, delete ${pair(f.deleteMs)})`
@@ -282,10 +341,9 @@ export function formatBenchReport(report: BenchReport): string {
   const lanes = Object.entries(s.jobsPerLane)
     .map(([lane, n]) => `${lane} ${n}`)
     .join(', ');
-  const m = report.machine;
   return [
     `ratelane bench — ${report.date}`,
-    `machine: ${m.cpus} x ${m.cpuModel}, ${m.memoryGb} GB, ${m.os}, Node ${m.node}; load average at start ${m.loadAverageAtStart.map((l) => l.toFixed(2)).join(' ')}, at end ${m.loadAverageAtEnd.map((l) => l.toFixed(2)).join(' ')}`,
+    machineLine(report.machine),
     `jobs: ${s.jobs} (${lanes}); per lane ${s.keysPerLane} key(s) x ${s.providerRpm} rpm = ${s.laneRequestsPerMinute} requests per provider minute; a minute lasts ${s.minuteMs} ms; ` +
       `maxReceiveCount ${s.maxReceiveCount}; ${s.consumerConcurrencyPerLane} concurrent invocations x batch ${s.batchSize} per lane; ` +
       `failure backoff ${s.backoff.failureBaseSeconds}..${s.backoff.failureCapSeconds} s, throttle backoff ${s.backoff.throttleBaseSeconds}..${s.backoff.throttleCapSeconds} s`,

@@ -132,10 +132,10 @@ const BENCH_MAX_POLLERS = 5;
  * in-process wait (`recordsAdmissionCanStart`), in up to {@link BENCH_MAX_POLLERS} invocations of
  * small batches, so a poller whose records are done pulls again while the others' are still booked.
  * A mapping holding more records receives them only to send them back. Every strategy runs with the
- * same mapping.
+ * same mapping. The daily quota is `providerDaily` when given, else one never reached.
  */
-export function benchLanes(options: Omit<LocalLaneSettings, 'providerDaily'>, tag: string): LaneSet {
-  const base = localRunLanes({ ...options, providerDaily: 100_000_000 });
+export function benchLanes(options: Omit<LocalLaneSettings, 'providerDaily'> & { providerDaily?: number }, tag: string): LaneSet {
+  const base = localRunLanes({ ...options, providerDaily: options.providerDaily ?? 100_000_000 });
   return Object.fromEntries(
     Object.entries(base).map(([name, lane]) => {
       const startable = recordsAdmissionCanStart(lane, options.minuteMs, DEFAULT_ADMISSION_SETTINGS.safetyMargin);

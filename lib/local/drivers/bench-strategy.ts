@@ -13,8 +13,11 @@ import { startLocalStack, type LocalStack } from '../stack.js';
 import type { BenchOptions } from './bench.js';
 import { drainCurveOf, type DrainCurve } from './bench-curve.js';
 import { distribution, round, type StrategyResult } from './bench-report.js';
+import type { ScenarioBound } from './bench-scenario-bounds.js';
+import { laneLoads, planScenario, scenarioBound, type ScenarioPlan } from './bench-scenarios.js';
 import { benchLanes, naiveModel, type BenchStrategy } from './bench-strategies.js';
-import { burstAwareMinimumMs, corpusDocuments, quotaBoundMinimumMs } from './lanes.js';
+import { quotaBoundMinimumMs } from './lanes.js';
+import { localKeySecret } from '../stack.js';
 import { collectFinalState, scorecardOf } from './outcome.js';
 import { elapsedLabel, stopPollers, watchUntilDrained, type DrainSnapshot } from './observe.js';
 import { withOverrides } from './overrides.js';
@@ -41,26 +44,43 @@ interface StrategyProbe {
   onPollerEvent(event: PollerEvent): void;
 }
 
-/** One strategy's run: its figures (the report's) and its drain curve (for the HTML page). */
+/** One strategy's run: its figures (the report's), its drain curve (for the HTML page) and its scenario's bound. */
 export interface StrategyRun {
   result: StrategyResult;
   curve: DrainCurve;
+  /** The bound its drain is held to (the result's `burstAwareMinimumMs`), with how it was computed. */
+  bound: ScenarioBound;
 }
 
-/** Runs one strategy on the shared services and measures it. */
-export async function runStrategy(strategy: BenchStrategy, options: BenchOptions, services: LocalServices, say: (line: string) => void): Promise<StrategyRun> {
+/**
+ * Runs one strategy on the shared services and measures it, on `plan`'s job set and quota (default:
+ * the baseline's). Its drain is held to the plan's bound on the jobs it submitted.
+ */
+export async function runStrategy(
+  strategy: BenchStrategy,
+  options: BenchOptions,
+  services: LocalServices,
+  say: (line: string) => void,
+  plan: ScenarioPlan = planScenario('baseline', options),
+): Promise<StrategyRun> {
   const started = Date.now();
-  const lanes = benchLanes(options, `${strategy.id.slice(0, 5)}-${randomBytes(3).toString('hex')}`);
+  const lanes = benchLanes({ ...options, ...plan.quota }, `${strategy.id.slice(0, 5)}-${randomBytes(3).toString('hex')}`);
   const probe = strategyProbe(strategy);
-  const stack = await startStrategyStack(strategy, options, services, lanes, probe, say);
+  // A binding daily quota: the provider's day and the consumer's start now, together.
+  const dayStartMs = plan.quota.fixedDay ? Date.now() : undefined;
+  const stack = await startStrategyStack(strategy, options, services, lanes, probe, say, { plan, dayStartMs });
   try {
-    const documents = corpusDocuments(options.jobs);
+    const documents = plan.documents;
     probe.loopDelay.enable();
     const submission = await submitToStack(stack, lanes, documents);
     const bound = quotaBoundMinimumMs(lanes, submission.submitted, options.minuteMs);
     const { submission: result, sent, submitStarted } = submission;
+    const sentDocuments = sent.map((r) => ({ lane: r.region, document: documents[r.index]! }));
+    const firstResetMs = dayStartMs === undefined ? 0 : dayStartMs + plan.quota.dayMs - submitStarted;
+    const held = scenarioBound(plan, laneLoads(lanes, sentDocuments, plan), options.minuteMs, firstResetMs);
     say(
-      `${strategy.label}: submitted ${sent.length} of ${documents.length} jobs in ${Date.now() - submitStarted} ms${result.failed ? ` (${result.failed} NOT sent)` : ''}; quota-bound minimum ${(bound / 1000).toFixed(1)} s`,
+      `${strategy.label}: submitted ${sent.length} of ${documents.length} jobs in ${Date.now() - submitStarted} ms${result.failed ? ` (${result.failed} NOT sent)` : ''}; quota-bound minimum ${(bound / 1000).toFixed(1)} s` +
+        (plan.name === 'baseline' ? '' : `; scenario bound ${(held.ms / 1000).toFixed(1)} s`),
     );
     const { timedOut, quietSince } = await watchStrategy(stack, strategy, options, submission, bound, say);
     probe.loopDelay.disable();
@@ -74,18 +94,18 @@ export async function runStrategy(strategy: BenchStrategy, options: BenchOptions
     });
     const measured = strategyResult(strategy, probe, scorecard, {
       failures: stack.telemetry.totals.total.Failed ?? 0,
-      burstAwareMs: burstAwareMinimumMs(lanes, submission.submitted, options.minuteMs),
+      burstAwareMs: held.ms,
       settledMs: timedOut || quietSince === null ? null : quietSince - submitStarted,
       elapsedMs: Date.now() - started,
       timedOut,
     });
     say(
       `${strategy.label}: done in ${(measured.elapsedMs / 1000).toFixed(1)} s: committed ${measured.committed}, dead-lettered ${measured.deadLettered}, lost ${measured.lost}, ` +
-        `${measured.gaveUpOn > 0 ? `gave up on ${measured.gaveUpOn}` : `drain ${measured.burstAwareRatio ?? '-'}x the burst-aware minimum`}, ` +
+        `${measured.gaveUpOn > 0 ? `gave up on ${measured.gaveUpOn}` : `drain ${measured.burstAwareRatio ?? '-'}x the ${plan.name === 'baseline' ? 'burst-aware minimum' : 'scenario bound'}`}, ` +
         `${measured.modelCallsPerCompletion ?? '-'} calls, ${measured.attemptsPerCompletion ?? '-'} attempts and ${measured.admissionDeniedPerCompletion ?? '-'} denials per completion, ` +
         `overhead p50 ${measured.overheadMs.p50 ?? '-'} ms`,
     );
-    return { result: measured, curve: drainCurveOf(strategy, submission.submitted, final.results, lanes, options.minuteMs) };
+    return { result: measured, curve: drainCurveOf(strategy, submission.submitted, final.results, lanes, options.minuteMs), bound: held };
   } finally {
     await stack.stop();
   }
@@ -136,7 +156,11 @@ function timedKeys(keys: KeyPool, acquireMs: number[]): KeyPool {
   });
 }
 
-/** Starts the strategy's stack on the shared services: its lanes, a fresh provider at the bench quota, its consumer. */
+/**
+ * Starts the strategy's stack on the shared services: its lanes, a fresh provider at the scenario's
+ * quota (its dead keys out of credit; its day starting at `dayStartMs` when given, the consumer's
+ * admission told the same reset), its consumer.
+ */
 async function startStrategyStack(
   strategy: BenchStrategy,
   options: BenchOptions,
@@ -144,18 +168,29 @@ async function startStrategyStack(
   lanes: LaneSet,
   probe: StrategyProbe,
   say: (line: string) => void,
+  { plan, dayStartMs }: { plan: ScenarioPlan; dayStartMs: number | undefined },
 ): Promise<LocalStack> {
+  const { quota } = plan;
+  const dead = new Set(plan.outOfCreditKeyIds);
+  const outOfCreditKeys = Object.values(lanes).flatMap((lane) => lane.provider.keys.filter((k) => dead.has(k.id)).map((k) => localKeySecret(lane.name, k.id)));
+  const admission = !strategy.admission
+    ? { admission: false as const }
+    : dayStartMs === undefined
+      ? {}
+      : { admission: { settings: { dailyResetOffsetMs: dayStartMs % quota.dayMs } } };
   return startLocalStack({
     lanes,
     endpoints: services.endpoints,
     logFile: options.logFile ?? BENCH_LOG_FILE,
     provider: {
-      limits: { requestsPerMinute: options.providerRpm, tokensPerMinute: options.providerTpm, requestsPerDay: 100_000_000 },
+      limits: { requestsPerMinute: quota.providerRpm, tokensPerMinute: quota.providerTpm, requestsPerDay: quota.providerDaily },
       minuteMs: options.minuteMs,
-      dayMs: options.minuteMs * 1440,
+      dayMs: quota.dayMs,
       seed: options.seed,
+      ...(dayStartMs === undefined ? {} : { dayStartMs }),
+      ...(outOfCreditKeys.length > 0 ? { outOfCreditKeys } : {}),
     },
-    ...(strategy.admission ? {} : { admission: false as const }),
+    ...admission,
     overrideDeps: (_lane, deps) => probe.overrideDeps(deps),
     onPollerEvent: (_lane, event) => probe.onPollerEvent(event),
     onLanePause: (lane, state) =>

@@ -21,12 +21,13 @@ import { startLocalServices, type LocalServices } from '../services/services.js'
 import { measureFloor, probeOverhead } from './bench-floor.js';
 import { checkTargets, formatBenchReport, round, type BenchReport, type FloorResult, type OverheadProbe, type StrategyResult } from './bench-report.js';
 import { BENCH_STRATEGIES, benchLanes, type BenchStrategyId } from './bench-strategies.js';
-import { runStrategy } from './bench-strategy.js';
+import { runStrategy, type StrategyRun } from './bench-strategy.js';
 import { corpusDocuments } from './lanes.js';
 import { lineWriter } from './observe.js';
 import { startLogFile } from '../lambda/telemetry.js';
 import { renderBenchHtml } from '../../report/bench-html.js';
 import type { DrainCurve } from './bench-curve.js';
+import { jobsPerLane, type ScenarioChoice } from './bench-scenarios.js';
 import { BENCH_LOG_FILE } from './bench-strategy.js';
 
 export {
@@ -75,8 +76,10 @@ export interface BenchOptions {
   strict: boolean;
   json: boolean;
   logFile: string | undefined;
-  /** Write the HTML report (drain curves against the quota line) to this file after the run. */
+  /** Write the HTML report (drain curves against the quota line) to this file after the run (the baseline's). */
   html?: string;
+  /** Which scenario to run (absent: the baseline; see bench-scenarios.ts). */
+  scenario?: ScenarioChoice;
 }
 
 /** The overhead figures beside the strategies: the probe, the floor and the floor under (c)'s load. */
@@ -86,15 +89,31 @@ interface OverheadFigures {
   loadedFloor: FloorResult | null;
 }
 
-/** Runs the bench and returns its report (printed to `io`; `--json` adds one JSON line at the end). */
-export async function runBench(options: BenchOptions, io: CommandIo): Promise<BenchReport> {
+/** The machine a bench runs on, before its load average at the end is known. */
+export type BenchHost = Omit<BenchReport['machine'], 'loadAverageAtEnd'>;
+
+/** What a bench run's body gets: the shared services, the progress writer, its start and the machine. */
+export interface BenchContext {
+  services: LocalServices;
+  say: (line: string) => void;
+  started: number;
+  host: BenchHost;
+}
+
+/**
+ * Prints `headline(host)` to stderr, starts DynamoDB Local and fauxqs (and the consumer log), runs
+ * `body` on them, and stops them whatever happens.
+ */
+export async function withBenchServices<T>(
+  options: Pick<BenchOptions, 'logFile'>,
+  io: CommandIo,
+  headline: (host: BenchHost) => string,
+  body: (context: BenchContext) => Promise<T>,
+): Promise<T> {
   const say = lineWriter(io.stderr);
   const started = Date.now();
   const host = machine();
-  say(
-    `ratelane bench: ${options.jobs} jobs, ${options.keys} key(s) per lane x ${options.providerRpm} rpm, a provider minute lasts ${options.minuteMs} ms; ` +
-      `strategies ${options.strategies.join(', ')}; load average ${host.loadAverageAtStart.join(' ')} on ${host.cpus} CPU(s)`,
-  );
+  say(headline(host));
   startLogFile(options.logFile ?? BENCH_LOG_FILE);
   say('  starting DynamoDB Local and fauxqs…');
   const services = await startLocalServices();
@@ -103,26 +122,57 @@ export async function runBench(options: BenchOptions, io: CommandIo): Promise<Be
     say(
       `  up in ${Date.now() - started} ms: DynamoDB Local ${services.endpoints.dynamodb} (pid ${services.dynamoPid ?? '-'}), SQS/S3 ${services.endpoints.sqs}`,
     );
-    const strategies: StrategyResult[] = [];
-    const curves: DrainCurve[] = [];
-    for (const id of options.strategies) {
-      const strategy = BENCH_STRATEGIES[id];
-      say(`${strategy.label}: ${strategy.description}`);
-      const run = await runStrategy(strategy, options, services, say);
-      strategies.push(run.result);
-      curves.push(run.curve);
-    }
-    const overhead = await measureOverhead(options, services, strategies, say);
-    const report = benchReport(options, host, strategies, overhead, started);
-    say('');
-    io.stdout.write(`${formatBenchReport(report)}\n`);
-    if (options.json) io.stdout.write(`${JSON.stringify(report)}\n`);
-    if (options.html !== undefined) say(`HTML report: ${writeBenchHtml(options.html, report, curves)}`);
-    return report;
+    return await body({ services, say, started, host });
   } finally {
     unregister();
     await services.stop();
   }
+}
+
+/** Runs the bench (the baseline) and returns its report (printed to `io`; `--json` adds one JSON line at the end). */
+export async function runBench(options: BenchOptions, io: CommandIo): Promise<BenchReport> {
+  const headline = (host: BenchHost): string =>
+    `ratelane bench: ${options.jobs} jobs, ${options.keys} key(s) per lane x ${options.providerRpm} rpm, a provider minute lasts ${options.minuteMs} ms; ` +
+    `strategies ${options.strategies.join(', ')}; load average ${host.loadAverageAtStart.join(' ')} on ${host.cpus} CPU(s)`;
+  const run = await withBenchServices(options, io, headline, (context) => runBaseline(options, io, context, { json: options.json }));
+  return run.report;
+}
+
+/** The baseline's run: its report, and each strategy's run (drain curve and bound). */
+export interface BaselineRun {
+  report: BenchReport;
+  runs: StrategyRun[];
+}
+
+/**
+ * The baseline on running services: every strategy, then the overhead figures; the report printed to
+ * `io.stdout` (with `json`, its JSON line after it), the HTML page written when `options.html` is set.
+ */
+export async function runBaseline(options: BenchOptions, io: CommandIo, context: BenchContext, { json }: { json: boolean }): Promise<BaselineRun> {
+  const { services, say, started, host } = context;
+  const strategies: StrategyResult[] = [];
+  const runs: StrategyRun[] = [];
+  for (const id of options.strategies) {
+    const strategy = BENCH_STRATEGIES[id];
+    say(`${strategy.label}: ${strategy.description}`);
+    const run = await runStrategy(strategy, options, services, say);
+    strategies.push(run.result);
+    runs.push(run);
+  }
+  const overhead = await measureOverhead(options, services, strategies, say);
+  const report = benchReport(options, host, strategies, overhead, started);
+  say('');
+  io.stdout.write(`${formatBenchReport(report)}\n`);
+  if (json) io.stdout.write(`${JSON.stringify(report)}\n`);
+  if (options.html !== undefined)
+    say(
+      `HTML report: ${writeBenchHtml(
+        options.html,
+        report,
+        runs.map((r) => r.curve),
+      )}`,
+    );
+  return { report, runs };
 }
 
 /** Writes the bench's HTML page to `file` (its folder created) and returns its absolute path. */
@@ -164,16 +214,8 @@ async function measureOverhead(
 }
 
 /** The whole report: the machine, the settings, each strategy, the overhead figures and (c)'s targets. */
-function benchReport(
-  options: BenchOptions,
-  host: Omit<BenchReport['machine'], 'loadAverageAtEnd'>,
-  strategies: StrategyResult[],
-  overhead: OverheadFigures,
-  started: number,
-): BenchReport {
+function benchReport(options: BenchOptions, host: BenchHost, strategies: StrategyResult[], overhead: OverheadFigures, started: number): BenchReport {
   const anyLane = Object.values(benchLanes(options, 'probe'))[0]!;
-  const jobsPerLane: Record<string, number> = {};
-  for (const doc of corpusDocuments(options.jobs)) jobsPerLane[doc.region] = (jobsPerLane[doc.region] ?? 0) + 1;
   const { probe, floor, loadedFloor } = overhead;
   const cUnderLoad = strategies.find((x) => x.id === 'admission')?.overheadMs.p50 ?? null;
   return {
@@ -181,7 +223,7 @@ function benchReport(
     machine: { ...host, loadAverageAtEnd: os.loadavg().map((l) => round(l, 2)) },
     settings: {
       jobs: options.jobs,
-      jobsPerLane,
+      jobsPerLane: jobsPerLane(corpusDocuments(options.jobs)),
       keysPerLane: options.keys,
       providerRpm: options.providerRpm,
       providerTpm: options.providerTpm,
@@ -204,7 +246,7 @@ function benchReport(
 }
 
 /** The machine the bench ran on, and its load average at the start. */
-function machine(): Omit<BenchReport['machine'], 'loadAverageAtEnd'> {
+function machine(): BenchHost {
   const cpus = os.cpus();
   return {
     cpuModel: cpus[0]?.model.trim() ?? 'unknown',

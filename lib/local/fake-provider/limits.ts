@@ -189,11 +189,14 @@ export interface LedgerTiming {
   minuteMs: number;
   dayMs: number;
   dailyWindow: DailyWindowKind;
+  /** Where the first fixed day starts (epoch ms, at most `now`); default: at construction. */
+  dayStartMs?: number | undefined;
 }
 
 /**
  * Every quota owner's budgets; owners appear on first use. Fixed daily windows of all owners start
- * together (at construction, or at the last {@link QuotaLedger.resetDay}), like a midnight reset.
+ * together (at construction or the given `dayStartMs`, or at the last {@link QuotaLedger.resetDay}),
+ * like a midnight reset.
  */
 export class QuotaLedger {
   private readonly owners = new Map<string, OwnerBudgets>();
@@ -204,7 +207,7 @@ export class QuotaLedger {
     private readonly timing: LedgerTiming,
     now: number,
   ) {
-    this.dayEpoch = now;
+    this.dayEpoch = Math.min(now, timing.dayStartMs ?? now);
   }
 
   private budgetsOf(owner: string, now: number): OwnerBudgets {

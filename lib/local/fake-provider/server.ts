@@ -87,6 +87,7 @@ function validateOptions(options: FakeProviderOptions): void {
   assertPositive('limits.requestsPerDay', limits.requestsPerDay, true);
   assertPositive('minuteMs', options.minuteMs, false);
   assertPositive('dayMs', options.dayMs, false);
+  if (options.dayStartMs !== undefined && !Number.isFinite(options.dayStartMs)) throw new FakeProviderConfigError(`dayStartMs must be a finite number`);
   if (options.modelErrors) validateModelErrorRates(options.modelErrors.rates);
   const seen = new Set<string>();
   for (const { key } of options.keys) {
@@ -142,7 +143,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   );
   const ledger = new QuotaLedger(
     options.limits ?? {},
-    { minuteMs: options.minuteMs ?? 60_000, dayMs: options.dayMs ?? 86_400_000, dailyWindow: options.dailyWindow ?? 'fixed' },
+    { minuteMs: options.minuteMs ?? 60_000, dayMs: options.dayMs ?? 86_400_000, dailyWindow: options.dailyWindow ?? 'fixed', dayStartMs: options.dayStartMs },
     now(),
   );
   const injector = new FaultInjector(options.faults ?? {}, options.seed ?? 1, options.latencyMs ?? { min: 5, max: 20 });

@@ -82,6 +82,11 @@ export interface FakeProviderOptions {
   dayMs?: number;
   /** How the daily budget refills. Default `'fixed'`. */
   dailyWindow?: DailyWindowKind;
+  /**
+   * Epoch ms at which a fixed daily window starts (days follow every `dayMs` from there), so a caller
+   * can make the provider's day start where its own does; at most now. Default: when the provider starts.
+   */
+  dayStartMs?: number;
   /** Fault probabilities; none by default. */
   faults?: FakeProviderFaultRates;
   /** Seed of the one pseudo-random sequence that drives faults and latency. Default 1. */
