@@ -73,6 +73,10 @@ export interface BucketState {
    * write moves `version`, so the stale take's conditional update fails and returns this.
    */
   cooldown?: { until: number; reason: CooldownReason } | undefined;
+  /** Some call on this owner was answered since it was last cooled for billing or auth (`first-calls.ts`). */
+  proven?: boolean | undefined;
+  /** While unproven: epoch ms until which one call's probe holds the owner (0: none). */
+  probeUntil?: number | undefined;
 }
 
 /** What one call spends. */
@@ -104,7 +108,7 @@ export type TakeVerdict =
        */
       retryAt: number;
       /** Which level refused, or the owner's cooldown. */
-      limitedBy: 'requests' | 'tokens' | 'daily' | 'cooldown';
+      limitedBy: 'requests' | 'tokens' | 'daily' | 'cooldown' | 'probing';
       /** The state to write when reserving (`reservedUntil` moved on); equal to the input otherwise. */
       next: BucketState;
     };

@@ -21,6 +21,7 @@ import {
   keysLeftOps,
   laneOutOps,
   newPoolState,
+  releaseOps,
   settleOps,
   type PoolConfig,
   type PoolOps,
@@ -80,6 +81,7 @@ export class SharedKeyPool implements KeyPool {
   private readonly store: RateStateStore;
   private readonly locks = new OwnerLocks();
   private cooldownsLoading: Promise<CooldownSnapshot> | undefined;
+  private readonly probeWaiters = new Set<() => void>();
 
   constructor(options: SharedKeyPoolOptions) {
     if (options.keys.length === 0) throw new NoProviderKeyError('no provider key configured for this lane');
@@ -159,9 +161,36 @@ export class SharedKeyPool implements KeyPool {
     }
   }
 
-  /** A key for one call, or a denial with the time to come back (and whether the lane is out). */
+  /** Wakes every acquire waiting for a first call's answer (see `first-calls.ts`). */
+  private probeEnded(): void {
+    for (const wake of [...this.probeWaiters]) wake();
+  }
+
+  /** Resolves when some first call answers, or after `ms`. */
+  private waitForProbe(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.probeWaiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.probeWaiters.add(wake);
+    });
+  }
+
+  /**
+   * A key for one call, or a denial with the time to come back (and whether the lane is out). A take
+   * passed over owners only because their first call is in flight waits for that answer within its
+   * booking window (`bookWithinMs`), then takes again.
+   */
   async acquire(request: KeyRequest): Promise<KeyAdmission> {
-    const answer = await this.run(acquireOps(this.config, this.state, request.estimatedTokens, request.bookWithinMs));
+    const windowEnd = this.config.now() + (request.bookWithinMs ?? 0);
+    let answer = await this.run(acquireOps(this.config, this.state, request.estimatedTokens, request.bookWithinMs));
+    while (!answer.admitted && answer.probing && windowEnd - this.config.now() > 0) {
+      await this.waitForProbe(Math.max(1, Math.min(windowEnd, answer.retryAt) - this.config.now()));
+      answer = await this.run(acquireOps(this.config, this.state, request.estimatedTokens, Math.max(0, windowEnd - this.config.now())));
+    }
     if (!answer.admitted) {
       const { laneOut } = answer;
       return {
@@ -178,9 +207,13 @@ export class SharedKeyPool implements KeyPool {
       key,
       ...(startAt > this.config.now() ? { startAt: new Date(startAt) } : {}),
       settle: async (usage: KeyUsage | null) => {
-        if (settled || usage === null) return;
+        if (settled) return;
         settled = true;
-        await this.run(settleOps(this.config, this.state, key.quotaOwner, cost.tokens, usage)).catch(() => undefined);
+        // No answer (the call failed or never went): the owner's first call, if this was it, proved nothing.
+        const ops =
+          usage === null ? releaseOps(this.config, this.state, key.quotaOwner) : settleOps(this.config, this.state, key.quotaOwner, cost.tokens, usage);
+        await this.run(ops).catch(() => undefined);
+        this.probeEnded();
       },
     };
   }
@@ -194,7 +227,11 @@ export class SharedKeyPool implements KeyPool {
   async cool(key: ProviderKey, cooldown: Cooldown): Promise<void> {
     // An invalid key is recorded with its secret's fingerprint, so a replaced secret lifts the cooldown.
     const fingerprint = cooldown.reason === 'auth' && key.secret ? secretFingerprint(key.secret) : undefined;
-    return this.run(coolOps(this.config, this.state, key, cooldown, fingerprint));
+    try {
+      return await this.run(coolOps(this.config, this.state, key, cooldown, fingerprint));
+    } finally {
+      this.probeEnded();
+    }
   }
 
   /** The lane's state as every consumer recorded it: when every key is out for a long reset, until when. */

@@ -21,11 +21,14 @@
  */
 import type { Cooldown } from '../policy/index.js';
 import { RatelaneError } from '../shared/errors.js';
-import { adjustTokens, takeFromBucket, withCooldown, type BucketCost, type BucketLimits, type BucketState, type TakeVerdict } from './bucket.js';
+import type { BucketCost, BucketLimits, BucketState, TakeVerdict } from './bucket.js';
+import { coolChange, releaseChange, settleChange, takeChange, type BucketChange, type TakeArg } from './bucket-changes.js';
 import { addCooldown, chooseKeys, cooldownRecordOf, EMPTY_SNAPSHOT, keysLeftAfter, laneOutUntil } from './choice.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from './choice.js';
 import type { BucketWrite } from './rate-state.js';
 import { learnOutputEstimate } from './settings.js';
+import { CoolingRetry } from './cooling-retry.js';
+import { isProbe } from './first-calls.js';
 import type { LaneOutReason } from '../policy/index.js';
 import { SETTLE_CARRY_SHARE, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-state.js';
 
@@ -57,6 +60,8 @@ export interface CoreDenial {
   detail: string;
   /** Every key is out for a long reset (daily quota, billing): until the earliest; else `null`. */
   laneOut: LaneOut | null;
+  /** Set when some owner was passed over only because its first call is in flight: waiting for that answer may admit. */
+  probing?: true;
 }
 
 /** Every key of the lane is out for a long reset, until `until` (epoch ms). */
@@ -96,53 +101,10 @@ function learn(config: PoolConfig, state: PoolState, record: CooldownRecord): vo
   state.cooldowns = addCooldown(state.cooldowns ?? EMPTY_SNAPSHOT, record);
 }
 
-/** A bucket change's result, and the state to write (none: nothing to write). */
-interface ChangeOutcome<T> {
-  result: T;
-  write?: BucketState | undefined;
-}
-
-/**
- * What a bucket update does with the bucket (of these limits) as last seen, given `arg` (module-level
- * functions, not closures: a decision creates no function objects, which keeps the simulator's million runs cheap).
- */
-type BucketChange<A, T> = (limits: BucketLimits, bucket: BucketState | undefined, now: number, arg: A) => ChangeOutcome<T>;
-
 /** The item of the owner's bucket this pool takes from (see {@link PoolConfig.bucketSuffix}). */
 function bucketIdOf(config: PoolConfig, owner: string): string {
   return config.bucketSuffix ? owner + config.bucketSuffix : owner;
 }
-
-/** A take: the call's cost, whether a denial reserves the next free slot, and how far ahead a call may be booked. */
-interface TakeArg {
-  cost: BucketCost;
-  reserve: boolean;
-  bookWithinMs?: number | undefined;
-  /** Token corrections owed to the bucket (see `PoolState.carried`), written with the take. */
-  carried?: number | undefined;
-}
-
-const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, now, { cost, reserve, bookWithinMs, carried }) => {
-  // Token corrections this instance still owes the bucket go in with the take's own write.
-  const corrected = carried && bucket ? adjustTokens(bucket, limits, carried, now) : bucket;
-  const verdict = takeFromBucket(corrected, limits, cost, now, { reserve, bookWithinMs });
-  // A denial without a reservation writes nothing: the cached bucket can only be fuller than
-  // the stored one (others take), so "not enough" holds for the stored one too.
-  if (!verdict.admitted && (!reserve || verdict.limitedBy === 'cooldown')) return { result: verdict };
-  return { result: verdict, write: verdict.next };
-};
-
-/** The token level corrected by `delta` (real usage minus what was taken); nothing to write for an unknown bucket. */
-const settleChange: BucketChange<number, null> = (limits, bucket, now, delta) => ({
-  result: null,
-  write: bucket === undefined ? undefined : adjustTokens(bucket, limits, delta, now),
-});
-
-/** The owner's cooldown kept in its bucket too (nothing to write when a longer one is there). */
-const coolChange: BucketChange<NonNullable<BucketState['cooldown']>, 'written'> = (limits, bucket, now, cooldown) => {
-  const next = withCooldown(bucket, limits, cooldown, now);
-  return { result: 'written', write: next === bucket ? undefined : next };
-};
 
 /**
  * Applies `change` to the bucket item `owner` (of `limits`) with a conditional write, retrying on
@@ -183,8 +145,8 @@ function* update<A, T>(
 function* take(config: PoolConfig, state: PoolState, owner: string, arg: TakeArg): PoolOps<TakeVerdict | 'contended'> {
   const id = bucketIdOf(config, owner);
   const verdict = yield* takeWithCarry(config, state, id, arg);
-  if (verdict === 'contended' || verdict.admitted || verdict.limitedBy !== 'cooldown') return verdict;
-  // A cooldown may have been lifted (a person resumed the lane) since this bucket was cached: read it.
+  if (verdict === 'contended' || verdict.admitted || (verdict.limitedBy !== 'cooldown' && verdict.limitedBy !== 'probing')) return verdict;
+  // A cooldown may have been lifted (a person resumed the lane), a probe answered, since this bucket was cached: read it.
   state.buckets.set(id, (yield { kind: 'readBucket', owner: id }) as BucketState | undefined);
   return yield* takeWithCarry(config, state, id, arg);
 }
@@ -198,31 +160,6 @@ function* takeWithCarry(config: PoolConfig, state: PoolState, id: string, arg: T
   const wrote = verdict !== 'contended' && (verdict.admitted || (arg.reserve && verdict.limitedBy !== 'cooldown'));
   if (carried && wrote) state.carried.delete(id);
   return verdict;
-}
-
-/** Billing and auth wait for a person, who may act any time: such a cooldown is re-checked, not waited out. */
-const RECHECKED = new Set(['billing', 'auth']);
-
-/**
- * When jobs denied for cooling owners come back: at the first rate or quota cooldown's end, and — only
- * while no owner with credit has a slot to offer — at the billing re-check.
- */
-class CoolingRetry {
-  private ends = Infinity;
-  private recheck = Infinity;
-
-  constructor(private readonly recheckAt: number) {}
-
-  /** Notes one cooling owner. */
-  note(until: number, reason: string): void {
-    if (RECHECKED.has(reason)) this.recheck = Math.min(this.recheck, until, this.recheckAt);
-    else this.ends = Math.min(this.ends, until);
-  }
-
-  /** The earliest return; `working`: an owner with credit has a slot, so a dead key's re-check does not cap it. */
-  at(working: boolean): number {
-    return working ? this.ends : Math.min(this.ends, this.recheck);
-  }
 }
 
 /** An owner with budget later, and when its next free slot comes. */
@@ -242,7 +179,9 @@ interface Candidate {
  * after one request slot). A key out of credit never holds the others' jobs back: its billing
  * re-check bounds a denial's return only while no owner with credit offers a slot. When every key
  * is out for a long reset — cooling for a daily quota or billing, or with its daily quota spent
- * until a reset at least {@link DAILY_PAUSE_MIN_WINDOWS} windows away — the lane is out.
+ * until a reset at least {@link DAILY_PAUSE_MIN_WINDOWS} windows away — the lane is out. An owner
+ * not yet proven takes one call at a time (`first-calls.ts`): while another call probes it, it is
+ * passed over, and a denial for that alone says `probing` (its driver may wait for the answer).
  */
 export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: PoolState, estimatedTokens: number, bookWithinMs = 0): PoolOps<CoreAdmission<K>> {
   const { keys, limits, settings } = config;
@@ -263,10 +202,13 @@ export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: Pool
   // Owners whose daily quota is spent until a reset far enough away to pause the lane for.
   let dailyOut: Map<string, number> | undefined;
   const pauseMinMs = DAILY_PAUSE_MIN_WINDOWS * limits.windowMs;
+  // Owners passed over while another call probes them (`first-calls.ts`): when the earliest lease ends.
+  const probeLeaseMs = settings.probeFirstCalls ? limits.windowMs : undefined;
+  let probeUntil = Infinity;
   for (const { key, index } of choice.free) {
     if (tried.includes(key.quotaOwner)) continue;
     tried.push(key.quotaOwner);
-    const verdict = yield* take(config, state, key.quotaOwner, { cost, reserve: false });
+    const verdict = yield* take(config, state, key.quotaOwner, { cost, reserve: false, probeLeaseMs });
     if (verdict === 'contended') {
       // Other consumers are writing this bucket right now: it is busy, not out. Come back after one
       // request slot rather than at some cooling key's (possibly far) reset.
@@ -275,10 +217,15 @@ export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: Pool
     }
     if (verdict.admitted) {
       state.cursor = index + 1;
+      noteProbe(config, state, key.quotaOwner);
       return { admitted: true, key, index, cost, startAt: verdict.startAt };
     }
     if (verdict.limitedBy === 'cooldown' && verdict.next.cooldown) {
       learnCooling(key.quotaOwner, verdict.next.cooldown);
+      continue;
+    }
+    if (verdict.limitedBy === 'probing') {
+      probeUntil = Math.min(probeUntil, verdict.retryAt);
       continue;
     }
     if (verdict.limitedBy === 'daily' && verdict.dueAt - started >= pauseMinMs) (dailyOut ??= new Map()).set(key.quotaOwner, verdict.dueAt);
@@ -290,7 +237,7 @@ export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: Pool
   let slot: { at: number; detail: string } | undefined;
   for (const { owner, slotAt } of candidates) {
     // Book or reserve the first slot, so callers denied together come back spread out over every key.
-    const verdict = yield* take(config, state, owner, { cost, reserve: true, bookWithinMs });
+    const verdict = yield* take(config, state, owner, { cost, reserve: true, bookWithinMs, probeLeaseMs });
     if (verdict === 'contended') {
       slot = { at: slotAt, detail: 'bucket contended' };
       break;
@@ -299,12 +246,17 @@ export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: Pool
       // The owner's first free key, in round-robin order.
       const granted = choice.free.find((f) => f.key.quotaOwner === owner) ?? choice.free[0]!;
       state.cursor = granted.index + 1;
+      noteProbe(config, state, owner);
       return { admitted: true, key: granted.key, index: granted.index, cost, startAt: verdict.startAt };
     }
     // The write read the stored bucket: what it says is fresher than the cached one.
     if (verdict.limitedBy === 'cooldown' && verdict.next.cooldown) {
       dailyOut?.delete(owner);
       learnCooling(owner, verdict.next.cooldown);
+      continue;
+    }
+    if (verdict.limitedBy === 'probing') {
+      probeUntil = Math.min(probeUntil, verdict.retryAt);
       continue;
     }
     if (verdict.limitedBy === 'daily' && verdict.dueAt - started >= pauseMinMs) (dailyOut ??= new Map()).set(owner, verdict.dueAt);
@@ -319,8 +271,16 @@ export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: Pool
     detail = slot.detail;
   }
   const now = config.now();
-  if (!Number.isFinite(retryAt)) retryAt = now + limits.windowMs / Math.max(1, limits.requestsPerWindow);
-  return { admitted: false, retryAt: Math.max(now, retryAt), detail, laneOut: laneOutUntil(keys, state.cooldowns ?? snapshot, now, dailyOut) };
+  const oneSlot = now + limits.windowMs / Math.max(1, limits.requestsPerWindow);
+  // A first call out on some owner: come back once it has answered (about one request slot), or wait for it in-process.
+  if (Number.isFinite(probeUntil) && Math.min(probeUntil, oneSlot) < retryAt) {
+    retryAt = Math.min(probeUntil, oneSlot);
+    detail = 'first call of a key in flight';
+  }
+  if (!Number.isFinite(retryAt)) retryAt = oneSlot;
+  // Waiting for the probe is worth it only when no slot was reserved elsewhere (a second wait would reserve another).
+  const probing = Number.isFinite(probeUntil) && slot === undefined ? ({ probing: true } as const) : {};
+  return { admitted: false, retryAt: Math.max(now, retryAt), detail, laneOut: laneOutUntil(keys, state.cooldowns ?? snapshot, now, dailyOut), ...probing };
 }
 
 /**
@@ -334,18 +294,31 @@ export function* settleOps(
   takenTokens: number,
   usage: { inputTokens: number; outputTokens: number },
 ): PoolOps<void> {
+  state.probes.delete(owner);
   state.outputEstimate = learnOutputEstimate(state.outputEstimate, usage.outputTokens, config.settings);
   const delta = usage.inputTokens + usage.outputTokens - takenTokens;
-  if (Math.abs(delta) < 1) return;
-  // Owed until the next take of the bucket writes it, unless it grew too large to wait.
   const id = bucketIdOf(config, owner);
+  // An owner not known proven is proven now, at once (other consumers' calls wait on its probe).
+  const prove = config.settings.probeFirstCalls && state.buckets.get(id)?.proven !== true;
   const owed = (state.carried.get(id) ?? 0) + delta;
-  if (Math.abs(owed) < config.limits.tokensPerWindow * SETTLE_CARRY_SHARE) {
-    state.carried.set(id, owed);
+  // Owed until the next take of the bucket writes it, unless it grew too large to wait.
+  if (!prove && (Math.abs(delta) < 1 || Math.abs(owed) < config.limits.tokensPerWindow * SETTLE_CARRY_SHARE)) {
+    if (Math.abs(delta) >= 1) state.carried.set(id, owed);
     return;
   }
   state.carried.delete(id);
-  if ((yield* update(config, state, id, config.limits, settleChange, owed)) === 'contended') state.carried.set(id, (state.carried.get(id) ?? 0) + owed);
+  if ((yield* update(config, state, id, config.limits, settleChange, { delta: owed, prove })) === 'contended') state.carried.set(id, owed);
+}
+
+/** After a grant on `owner`: when its take wrote the owner's probe, this instance holds it (see {@link releaseOps}). */
+function noteProbe(config: PoolConfig, state: PoolState, owner: string): void {
+  if (isProbe(state.buckets.get(bucketIdOf(config, owner)))) state.probes.add(owner);
+}
+
+/** A granted call ended without an answer (it failed, or never went): the owner's probe, if this was it, is given back. */
+export function* releaseOps(config: PoolConfig, state: PoolState, owner: string): PoolOps<void> {
+  if (!state.probes.delete(owner)) return;
+  yield* update(config, state, bucketIdOf(config, owner), config.limits, releaseChange, null);
 }
 
 /**
@@ -369,6 +342,7 @@ export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cool
   if (!Number.isFinite(until)) return;
   const record = { ...cooldownRecordOf(key, { scope: cooldown.scope, reason: cooldown.reason, until }), ...(fingerprint ? { fingerprint } : {}) };
   learn(config, state, record);
+  if (record.scope === 'quota_owner') state.probes.delete(key.quotaOwner); // the cooldown's write ends the probe
   yield { kind: 'putCooldown', record, now: config.now() };
   if (record.scope !== 'quota_owner') return;
   const arg = { until, reason: cooldown.reason };

@@ -64,6 +64,8 @@ export interface PoolState {
    * they reach {@link SETTLE_CARRY_SHARE} of a window's tokens.
    */
   carried: Map<string, number>;
+  /** Quota owners whose probe (`first-calls.ts`) this instance's call holds, until it answers or fails. */
+  probes: Set<string>;
 }
 
 /**
@@ -84,5 +86,6 @@ export function newPoolState(settings: AdmissionSettings): PoolState {
     outputEstimate: Math.min(settings.outputTokenEstimateMax, Math.max(settings.outputTokenEstimateMin, settings.outputTokenEstimate)),
     contended: 0,
     carried: new Map(),
+    probes: new Set(),
   };
 }

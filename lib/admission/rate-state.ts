@@ -7,8 +7,8 @@
  * - `cooldown#key#<key id>` / `cooldown#owner#<quota owner>`: `reason`, `until` (epoch ms),
  *   `untilIso`, `updatedAt`; TTL an hour after `until`. Written only to extend (`until` grows).
  * - `bucket#<quota owner>`: levels `requests`, `tokens`, `daily`, `updatedAt`, `reservedUntil`,
- *   `version`, the fixed day (`dayResetAt`, `reservedDaily`, `reservedDayEnd`), and the owner's
- *   cooldown again (`coolUntil`, `coolReason`); TTL two days after the last write. Replaced with a conditional update on `version`
+ *   `version`, the fixed day (`dayResetAt`, `reservedDaily`, `reservedDayEnd`), the first-call probe
+ *   (`proven`, `probeUntil`: `first-calls.ts`), and the owner's cooldown again (`coolUntil`, `coolReason`); TTL two days after the last write. Replaced with a conditional update on `version`
  *   (or `attribute_not_exists(pk)` for a new bucket), so two consumers never spend the same tokens.
  *   With a live reserve (`reserve.ts`) this is the queue side's bucket, and the owner's live side has
  *   its own, `bucket#<quota owner>#live` ({@link liveBucketId}), alike; `createLaneAdmission` refuses
@@ -144,6 +144,8 @@ function bucketOf(item: Record<string, unknown> | undefined): BucketState | unde
     dayResetAt: n(item.dayResetAt),
     reservedDaily: n(item.reservedDaily),
     reservedDayEnd: n(item.reservedDayEnd),
+    proven: item.proven === true,
+    probeUntil: n(item.probeUntil),
     ...(typeof item.coolUntil === 'number' && typeof item.coolReason === 'string'
       ? { cooldown: { until: item.coolUntil, reason: item.coolReason as CooldownReason } }
       : {}),
@@ -258,6 +260,8 @@ export class DynamoRateStateStore implements RateStateStore {
       ':dayResetAt': next.dayResetAt ?? 0,
       ':reservedDaily': next.reservedDaily ?? 0,
       ':reservedDayEnd': next.reservedDayEnd ?? 0,
+      ':proven': next.proven === true,
+      ':probeUntil': next.probeUntil ?? 0,
       ':expiresAt': Math.ceil(now / 1000) + BUCKET_TTL_SECONDS,
       ':owner': owner,
       ...(expectedVersion === undefined ? {} : { ':expected': expectedVersion }),
@@ -271,7 +275,7 @@ export class DynamoRateStateStore implements RateStateStore {
             TableName: this.tableName,
             Key: { pk: { S: bucketPk(owner) } },
             UpdateExpression:
-              'SET requests = :requests, tokens = :tokens, daily = :daily, updatedAt = :updatedAt, reservedUntil = :reservedUntil, version = :version, dayResetAt = :dayResetAt, reservedDaily = :reservedDaily, reservedDayEnd = :reservedDayEnd, expiresAt = :expiresAt, quotaOwner = :owner' +
+              'SET requests = :requests, tokens = :tokens, daily = :daily, updatedAt = :updatedAt, reservedUntil = :reservedUntil, version = :version, dayResetAt = :dayResetAt, reservedDaily = :reservedDaily, reservedDayEnd = :reservedDayEnd, proven = :proven, probeUntil = :probeUntil, expiresAt = :expiresAt, quotaOwner = :owner' +
               cooldown,
             ConditionExpression: expectedVersion === undefined ? 'attribute_not_exists(pk)' : 'version = :expected',
             ExpressionAttributeValues: values,

@@ -53,6 +53,14 @@ export interface AdmissionSettings {
    * when wired by `createLaneAdmission`).
    */
   billingRecheckMs: number;
+  /**
+   * Probe an owner before spending more calls on it: while no consumer has seen the owner answer a
+   * call (at start, or since a billing or auth cooldown), one call at a time goes to it, across every
+   * consumer (a lease in its bucket item), and the others wait for its answer within their booking
+   * window or take another owner, so a key out of credit costs one call, not one per concurrent
+   * record (`first-calls.ts`). Default true.
+   */
+  probeFirstCalls: boolean;
 }
 
 /** The AWS defaults. */
@@ -69,6 +77,7 @@ export const DEFAULT_ADMISSION_SETTINGS: AdmissionSettings = Object.freeze({
   cooldownCacheMs: 1_000,
   maxBucketAttempts: 12,
   billingRecheckMs: 300_000,
+  probeFirstCalls: true,
 });
 
 /** Raised for settings admission cannot work with. */

@@ -64,7 +64,10 @@ export async function extract(run: JobRun, text: string): Promise<ExtractionOutc
       modelCalls += 1;
       response = await callModel(run, key, { messages, jsonSchemaName: schema.jsonSchemaName, jsonSchema: schema.jsonSchema, apiKey: key.secret });
     } catch (error) {
-      return modelFailed(run, error, key);
+      // The failure's cooldown is recorded first, then the key's first call (if this was it) is released.
+      const failed = await modelFailed(run, error, key);
+      await admission.settle(null);
+      return failed;
     }
     // Reconcile the tokens admission took with what the call really used (never throws), while the
     // output is validated and committed.

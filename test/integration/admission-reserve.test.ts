@@ -21,7 +21,8 @@ after(() => clients.destroy());
 
 const HOUR = 3_600_000;
 /** 8 requests per hour-long "minute" (no refill to speak of during a test), no safety margin. */
-const SETTINGS: Partial<AdmissionSettings> = { safetyMargin: 0, windowMs: HOUR, maxBucketAttempts: 50, outputTokenEstimate: 100 };
+/** Takes only (no calls answer): first-call probes are `admission-first-calls.test.ts`'s. */
+const SETTINGS: Partial<AdmissionSettings> = { safetyMargin: 0, windowMs: HOUR, maxBucketAttempts: 50, outputTokenEstimate: 100, probeFirstCalls: false };
 
 /** The `us` lane on its own new rate-state table, keeping `reserveShare` of 8 requests a window for live requests. */
 async function laneOnNewTable(reserveShare: number, keys = [{ id: 'key-1', quotaOwner: 'org-1' }]): Promise<LaneConfig> {

@@ -60,7 +60,8 @@ describe('admission: the shared bucket', () => {
     // consumer instances (each with its own cache), 30 takes each, all at once
     const store = await rateStateTable();
     const limits = { requestsPerWindow: 20, tokensPerWindow: 1e9, windowMs: HOUR, requestsPerDay: 1e6, dayMs: 24 * HOUR };
-    const settings = admissionSettings({ windowMs: HOUR, maxBucketAttempts: 50 });
+    // Takes only (no calls answer): first-call probes are `admission-first-calls.test.ts`'s.
+    const settings = admissionSettings({ windowMs: HOUR, maxBucketAttempts: 50, probeFirstCalls: false });
     const consumers = [0, 1].map(() => new SharedKeyPool({ keys: ONE_KEY, store, limits, settings }));
 
     // Act
@@ -78,13 +79,16 @@ describe('admission: the shared bucket', () => {
   });
 
   it('a cooldown one consumer records stops another at its next take, even with a warm cache', async () => {
-    // Prepare: two instances, both have taken once (warm caches)
+    // Prepare: two instances, both have taken once and had their call answered (warm caches)
     const store = await rateStateTable();
     const settings = admissionSettings({ cooldownCacheMs: 60_000 });
     const limits = { requestsPerWindow: 100, tokensPerWindow: 1e9, windowMs: 60_000, requestsPerDay: 1e6, dayMs: 24 * HOUR };
     const [a, b] = [0, 1].map(() => new SharedKeyPool({ keys: ONE_KEY, store, limits, settings }));
-    assert.ok((await a!.acquire({ estimatedTokens: 1 })).admitted);
-    assert.ok((await b!.acquire({ estimatedTokens: 1 })).admitted);
+    for (const pool of [a!, b!]) {
+      const grant = await pool.acquire({ estimatedTokens: 1 });
+      assert.ok(grant.admitted);
+      await grant.settle({ inputTokens: 1, outputTokens: 1 });
+    }
     const until = new Date(Date.now() + 2 * HOUR);
 
     // Act: a learns the owner's daily quota is out

@@ -87,7 +87,8 @@ describe('admission: booking a near slot', () => {
 
 describe('SharedKeyPool: booked grants', () => {
   const key = { id: 'k1', quotaOwner: 'o1', secret: 'sk-1' };
-  const settings = admissionSettings({ outputTokenEstimate: 0, safetyMargin: 0 });
+  // Bucket decisions without settlements: first-call probes are `admission-first-calls.test.ts`'s.
+  const settings = admissionSettings({ outputTokenEstimate: 0, safetyMargin: 0, probeFirstCalls: false });
 
   it('grants a booked call with its start, and denies one without a window', async () => {
     // Prepare: one key of 6 requests a minute, all spent
@@ -107,7 +108,8 @@ describe('SharedKeyPool: booked grants', () => {
 
 describe('SharedKeyPool: settlements ride on the next take', () => {
   const key = { id: 'k1', quotaOwner: 'o1', secret: 'sk-1' };
-  const settings = admissionSettings({ outputTokenEstimate: 100, outputTokenEstimateWeight: 0, safetyMargin: 0 });
+  // Corrections only: the first answer's proving write is `admission-first-calls.test.ts`'s.
+  const settings = admissionSettings({ outputTokenEstimate: 100, outputTokenEstimateWeight: 0, safetyMargin: 0, probeFirstCalls: false });
 
   it('a small correction is owed, not written, and goes in with the next take; a large one is written at once', async () => {
     // Prepare: 6 000 tokens a minute (2 % = 120 tokens owed at most); the store counts its bucket writes

@@ -28,7 +28,14 @@ const OWNERS = ['o1', 'o2', 'o3'];
 /** Per owner: 4 requests a minute, 10,000 tokens a minute, 12 requests a day (less the 5 % margin). */
 const LIMITS = { requestsPerMinute: 4, tokensPerMinute: 10_000, requestsPerDay: 12 };
 /** One conditional-write attempt per take: a consumer whose cached bucket is stale finds it contended. */
-const OVERRIDES: Partial<AdmissionSettings> = { maxBucketAttempts: 1, cooldownCacheMs: 1000, outputTokenEstimate: 100, billingRecheckMs: 300_000 };
+/** Bucket decisions without settlements: first-call probes are `admission-first-calls.test.ts`'s. */
+const OVERRIDES: Partial<AdmissionSettings> = {
+  maxBucketAttempts: 1,
+  cooldownCacheMs: 1000,
+  outputTokenEstimate: 100,
+  billingRecheckMs: 300_000,
+  probeFirstCalls: false,
+};
 const CONSUMERS = 3;
 /** 20:00 UTC: the daily quotas reset at midnight, 4 hours away. */
 const T0 = Date.parse('2026-03-02T20:00:00.000Z');
@@ -264,7 +271,8 @@ class CountingStore extends MemoryRateStateStore {
 
 describe('SharedKeyPool: the asynchronous driver', () => {
   const key: ProviderKey = { id: 'k1', quotaOwner: 'o1', secret: 'sk-1' };
-  const settings = admissionSettings({ outputTokenEstimate: 100 });
+  // The driver's bucket serialization without settlements: first-call probes are `admission-first-calls.test.ts`'s.
+  const settings = admissionSettings({ outputTokenEstimate: 100, probeFirstCalls: false });
   const limits = { requestsPerWindow: 20, tokensPerWindow: 1e9, windowMs: 60_000, requestsPerDay: 1e6, dayMs: 86_400_000 };
 
   it('runs the takes of one instance on one owner one at a time, after one shared cooldown read', async () => {

@@ -19,7 +19,7 @@ const BILLING = { scope: 'quota_owner' as const, reason: 'billing' as const, unt
 describe('SharedKeyPool: a key out of credit', () => {
   it('sends a denied caller back at the working key slot, not at the dead key re-check', async () => {
     // Prepare: o1 out of credit (re-checked after 5 s); o2's 6 requests of the minute spent
-    const settings = admissionSettings({ outputTokenEstimate: 0, safetyMargin: 0, billingRecheckMs: 5_000 });
+    const settings = admissionSettings({ outputTokenEstimate: 0, safetyMargin: 0, billingRecheckMs: 5_000, probeFirstCalls: false });
     const clock = { now: T0 };
     const pool = new SharedKeyPool({ keys: KEYS, store: new MemoryRateStateStore(), limits: LIMITS, settings, now: () => clock.now });
     await pool.cool(KEYS[0]!, BILLING);
@@ -33,7 +33,7 @@ describe('SharedKeyPool: a key out of credit', () => {
 
   it('still comes back at the re-check when no key has credit', async () => {
     // Prepare: both owners out of credit
-    const settings = admissionSettings({ outputTokenEstimate: 0, safetyMargin: 0, billingRecheckMs: 5_000 });
+    const settings = admissionSettings({ outputTokenEstimate: 0, safetyMargin: 0, billingRecheckMs: 5_000, probeFirstCalls: false });
     const pool = new SharedKeyPool({ keys: KEYS, store: new MemoryRateStateStore(), limits: LIMITS, settings, now: () => T0 });
     for (const key of KEYS) await pool.cool(key, BILLING);
     // Act
@@ -45,7 +45,7 @@ describe('SharedKeyPool: a key out of credit', () => {
   it('moves to the next owner when the first choice was cooled by another consumer since it was read', async () => {
     // Prepare: consumer A spends both owners at T0 (round robin: o1 first, so o1 is its first choice),
     // then consumer B cools o1 for billing; A has not read it (its cooldowns are cached for a minute)
-    const settings = admissionSettings({ outputTokenEstimate: 0, safetyMargin: 0, cooldownCacheMs: 60_000 });
+    const settings = admissionSettings({ outputTokenEstimate: 0, safetyMargin: 0, cooldownCacheMs: 60_000, probeFirstCalls: false });
     const store = new MemoryRateStateStore();
     const a = new SharedKeyPool({ keys: KEYS, store, limits: LIMITS, settings, now: () => T0 });
     const b = new SharedKeyPool({ keys: KEYS, store, limits: LIMITS, settings, now: () => T0 });

@@ -30,7 +30,8 @@ function pool(options: {
     keys: POOL_KEYS,
     store: options.store ?? new MemoryRateStateStore(),
     limits: { ...LIMITS, ...options.limits },
-    settings: admissionSettings({ outputTokenEstimate: 0, outputTokenEstimateMin: 0, ...options.settings }),
+    // Bucket decisions without settlements: first-call probes are `admission-first-calls.test.ts`'s.
+    settings: admissionSettings({ outputTokenEstimate: 0, outputTokenEstimateMin: 0, probeFirstCalls: false, ...options.settings }),
     now: options.now,
   });
 }

@@ -26,7 +26,8 @@ import { MemoryRateStateStore } from '../helpers/memory-rate-state.js';
 const T0 = Date.parse('2026-03-02T10:00:00.000Z');
 const MINUTE = 60_000;
 /** No safety margin: the split is the provider's limits times the shares, exactly. */
-const SETTINGS: Partial<AdmissionSettings> = { safetyMargin: 0, outputTokenEstimate: 100 };
+/** Bucket decisions without settlements: first-call probes are `admission-first-calls.test.ts`'s. */
+const SETTINGS: Partial<AdmissionSettings> = { safetyMargin: 0, outputTokenEstimate: 100, probeFirstCalls: false };
 const NO_DB = undefined as unknown as DynamoDBClient;
 
 /** The `us` lane with 8 requests a minute for its one quota owner, keeping `reserveShare` for live requests. */

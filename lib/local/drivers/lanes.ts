@@ -23,6 +23,9 @@ export interface LocalLaneSettings {
   liveReserveShare?: number | undefined;
 }
 
+/** Output tokens a call of the local corpus is priced at before admission learns them (measured: about 173). */
+export const LOCAL_EXPECTED_OUTPUT_TOKENS = 180;
+
 /**
  * The lanes of a local run: provider limits and keys from the settings, and every time setting
  * (function timeout, visibility timeout, backoff) scaled by `minuteMs / 60 s`, so a scaled run
@@ -46,6 +49,9 @@ export function localRunLanes(options: LocalLaneSettings): LaneSet {
         keys: Array.from({ length: options.keys }, (_, i) => ({ id: `key-${i + 1}`, quotaOwner: `${name}-owner-${i + 1}` })),
         limits: { requestsPerMinute: options.providerRpm, tokensPerMinute: options.providerTpm, requestsPerDay: options.providerDaily },
         timeoutMs: Math.max(1_000, Math.round(25_000 * scale)),
+        // What a platform engineer sets from their own schema's output: the corpus's extractions
+        // answer with about 173 output tokens per call (measured on the bench's consumer log).
+        expectedOutputTokens: LOCAL_EXPECTED_OUTPUT_TOKENS,
       },
       live: { reserveShare: options.liveReserveShare ?? 0 },
     };

@@ -1,0 +1,63 @@
+/**
+ * The bucket changes of the key pool's decisions (`pool-core.ts`): what a take, a settlement, a
+ * cooldown and a probe's release do to an owner's bucket as last seen, and what to write. Pure.
+ */
+import { adjustTokens, takeFromBucket, withCooldown, type BucketCost, type BucketLimits, type BucketState, type TakeVerdict } from './bucket.js';
+import { RECHECKED } from './cooling-retry.js';
+import { cooledProbe, probeHeldUntil, proved, released, withProbe } from './first-calls.js';
+
+/** A bucket change's result, and the state to write (none: nothing to write). */
+export interface ChangeOutcome<T> {
+  result: T;
+  write?: BucketState | undefined;
+}
+
+/**
+ * What a bucket update does with the bucket (of these limits) as last seen, given `arg` (module-level
+ * functions, not closures: a decision creates no function objects, which keeps the simulator's million runs cheap).
+ */
+export type BucketChange<A, T> = (limits: BucketLimits, bucket: BucketState | undefined, now: number, arg: A) => ChangeOutcome<T>;
+
+/** A take: the call's cost, whether a denial reserves the next free slot, and how far ahead a call may be booked. */
+export interface TakeArg {
+  cost: BucketCost;
+  reserve: boolean;
+  bookWithinMs?: number | undefined;
+  /** Token corrections owed to the bucket (see `PoolState.carried`), written with the take. */
+  carried?: number | undefined;
+  /** Probe unproven owners (`first-calls.ts`), a probe leased this long; absent: never. */
+  probeLeaseMs?: number | undefined;
+}
+
+/** A take: the call's cost from the bucket (booked or reserved as `arg` says), an unproven owner's probe leased with it. */
+export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, now, { cost, reserve, bookWithinMs, carried, probeLeaseMs }) => {
+  // Token corrections this instance still owes the bucket go in with the take's own write.
+  const corrected = carried && bucket ? adjustTokens(bucket, limits, carried, now) : bucket;
+  const verdict = takeFromBucket(corrected, limits, cost, now, { reserve, bookWithinMs });
+  if (verdict.admitted && probeLeaseMs !== undefined) {
+    // An unproven owner takes one call at a time: another call's probe out passes it over (nothing written).
+    const heldUntil = probeHeldUntil(corrected, now);
+    if (heldUntil !== undefined) return { result: { admitted: false, dueAt: heldUntil, retryAt: heldUntil, limitedBy: 'probing', next: corrected! } };
+    return { result: verdict, write: withProbe(corrected, verdict.next, verdict.startAt, probeLeaseMs) };
+  }
+  // A denial without a reservation writes nothing: the cached bucket can only be fuller than
+  // the stored one (others take), so "not enough" holds for the stored one too.
+  if (!verdict.admitted && (!reserve || verdict.limitedBy === 'cooldown')) return { result: verdict };
+  return { result: verdict, write: verdict.next };
+};
+
+/** The token level corrected by `delta` (real usage minus what was taken), the owner `prove`d; nothing to write for an unknown bucket. */
+export const settleChange: BucketChange<{ delta: number; prove: boolean }, null> = (limits, bucket, now, { delta, prove }) => {
+  if (bucket === undefined) return { result: null };
+  const adjusted = adjustTokens(bucket, limits, delta, now);
+  return { result: null, write: prove ? proved(adjusted) : adjusted };
+};
+
+/** The owner's cooldown kept in its bucket too, ending its probe (nothing to write when a longer one is there). */
+export const coolChange: BucketChange<NonNullable<BucketState['cooldown']>, 'written'> = (limits, bucket, now, cooldown) => {
+  const next = withCooldown(bucket, limits, cooldown, now);
+  return { result: 'written', write: next === bucket ? undefined : cooledProbe(next, RECHECKED.has(cooldown.reason)) };
+};
+
+/** A probe that ended without an answer, given back (nothing to write when the bucket holds none). */
+export const releaseChange: BucketChange<null, null> = (_limits, bucket) => ({ result: null, write: bucket === undefined ? undefined : released(bucket) });
