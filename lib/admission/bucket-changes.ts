@@ -40,11 +40,17 @@ export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, n
     if (heldUntil !== undefined) return { result: { admitted: false, dueAt: heldUntil, retryAt: heldUntil, limitedBy: 'probing', next: corrected! } };
     return { result: verdict, write: withProbe(corrected, verdict.next, verdict.startAt, probeLeaseMs) };
   }
-  // A denial without a reservation writes nothing: the cached bucket can only be fuller than
-  // the stored one (others take), so "not enough" holds for the stored one too.
-  if (!verdict.admitted && (!reserve || verdict.limitedBy === 'cooldown')) return { result: verdict };
-  return { result: verdict, write: verdict.next };
+  return takeWrites(verdict, reserve) ? { result: verdict, write: verdict.next } : { result: verdict };
 };
+
+/**
+ * Whether a take with `verdict` writes the bucket: a grant, or a reservation — never on a cooling or
+ * probed owner. A denial without a reservation writes nothing: the cached bucket can only be fuller
+ * than the stored one (others take), so "not enough" holds for the stored one too.
+ */
+export function takeWrites(verdict: TakeVerdict, reserve: boolean): boolean {
+  return verdict.admitted || (reserve && verdict.limitedBy !== 'cooldown' && verdict.limitedBy !== 'probing');
+}
 
 /** The token level corrected by `delta` (real usage minus what was taken), the owner `prove`d; nothing to write for an unknown bucket. */
 export const settleChange: BucketChange<{ delta: number; prove: boolean }, null> = (limits, bucket, now, { delta, prove }) => {

@@ -22,7 +22,7 @@
 import type { Cooldown } from '../policy/index.js';
 import { RatelaneError } from '../shared/errors.js';
 import type { BucketCost, BucketLimits, BucketState, TakeVerdict } from './bucket.js';
-import { coolChange, releaseChange, settleChange, takeChange, type BucketChange, type TakeArg } from './bucket-changes.js';
+import { coolChange, releaseChange, settleChange, takeChange, takeWrites, type BucketChange, type TakeArg } from './bucket-changes.js';
 import { addCooldown, chooseKeys, cooldownRecordOf, EMPTY_SNAPSHOT, keysLeftAfter, laneOutUntil } from './choice.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from './choice.js';
 import type { BucketWrite } from './rate-state.js';
@@ -157,7 +157,7 @@ function* takeWithCarry(config: PoolConfig, state: PoolState, id: string, arg: T
   const verdict = yield* update(config, state, id, config.limits, takeChange, carried ? { ...arg, carried } : arg);
   // Written (a grant, a booking or a reservation): the corrections went in with it (or, on a bucket
   // no longer stored, there was nothing left to correct).
-  const wrote = verdict !== 'contended' && (verdict.admitted || (arg.reserve && verdict.limitedBy !== 'cooldown'));
+  const wrote = verdict !== 'contended' && takeWrites(verdict, arg.reserve);
   if (carried && wrote) state.carried.delete(id);
   return verdict;
 }

@@ -7,6 +7,7 @@ import { loadCorpus } from '../../../corpus/index.js';
 import { resolveLanes, type LaneOverride, type LaneSet } from '../../config/lanes.js';
 import { CURRENT_RELEASE, getRelease } from '../../contract/releases.js';
 import type { DocumentInput } from '../../queue/producer.js';
+import { burstMinutes } from './bench-scenario-bounds.js';
 
 /** The provider side of a local run: keys per lane, their limits, and how long a "minute" lasts. */
 export interface LocalLaneSettings {
@@ -104,5 +105,5 @@ export function quotaBoundMinimumMs(lanes: LaneSet, submitted: readonly { lane: 
  * first minute's requests go at once, then the limit: (jobs − limit) / limit minutes.
  */
 export function burstAwareMinimumMs(lanes: LaneSet, submitted: readonly { lane: string }[], minuteMs: number): number {
-  return slowestLaneMs(lanes, submitted, minuteMs, (jobs, perMinute) => Math.max(0, jobs - perMinute) / perMinute);
+  return slowestLaneMs(lanes, submitted, minuteMs, burstMinutes);
 }
