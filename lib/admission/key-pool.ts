@@ -15,8 +15,8 @@ import type { BucketLimits } from './bucket.js';
 import type { CooldownSnapshot } from './choice.js';
 import type { CooldownTarget, KeyAdmission, KeyPool, KeyRequest, KeyUsage, ProviderKey } from './keys.js';
 import { NoProviderKeyError } from './keys.js';
+import { acquireGroupOps } from './group-take.js';
 import {
-  acquireOps,
   coolOps,
   keysLeftOps,
   laneOutOps,
@@ -25,6 +25,7 @@ import {
   settleOps,
   type PoolConfig,
   type PoolOps,
+  type CoreAdmission,
   type PoolState,
   type StoreOp,
 } from './pool-core.js';
@@ -72,6 +73,17 @@ class OwnerLocks {
   }
 }
 
+/** An acquire waiting for its group: the end of its booking window (epoch ms), and its answer's callbacks. */
+interface WaitingTake {
+  estimatedTokens: number;
+  windowEnd: number;
+  resolve: (answer: CoreAdmission<ProviderKey>) => void;
+  reject: (error: unknown) => void;
+}
+
+/** The most calls one group takes together (an SQS batch). */
+const MAX_GROUP = 10;
+
 /** A {@link KeyPool} backed by the lane's rate-state table. */
 export class SharedKeyPool implements KeyPool {
   /** How many keys the lane has. */
@@ -82,6 +94,9 @@ export class SharedKeyPool implements KeyPool {
   private readonly locks = new OwnerLocks();
   private cooldownsLoading: Promise<CooldownSnapshot> | undefined;
   private readonly probeWaiters = new Set<() => void>();
+  /** Acquires waiting for the next group (see {@link takeInGroup}). */
+  private readonly waiting: WaitingTake[] = [];
+  private grouping = false;
 
   constructor(options: SharedKeyPoolOptions) {
     if (options.keys.length === 0) throw new NoProviderKeyError('no provider key configured for this lane');
@@ -180,17 +195,54 @@ export class SharedKeyPool implements KeyPool {
   }
 
   /**
+   * The take of one call, made with the others that meet it in this instance (`group-take.ts`): the
+   * first acquire starts a group at once (after the current tick, so the acquires of that tick join
+   * it); acquires that come while a group is being written form the next one.
+   */
+  private takeInGroup(estimatedTokens: number, windowEnd: number): Promise<CoreAdmission<ProviderKey>> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ estimatedTokens, windowEnd, resolve, reject });
+      if (!this.grouping) void this.takeGroups();
+    });
+  }
+
+  /** Runs groups until no acquire waits. */
+  private async takeGroups(): Promise<void> {
+    this.grouping = true;
+    try {
+      await Promise.resolve();
+      while (this.waiting.length > 0) {
+        const group = this.waiting.splice(0, MAX_GROUP);
+        const now = this.config.now();
+        const requests = group.map((w) => ({ estimatedTokens: w.estimatedTokens, bookWithinMs: Math.max(0, w.windowEnd - now) }));
+        try {
+          const answers = await this.run(acquireGroupOps(this.config, this.state, requests));
+          for (const [i, w] of group.entries()) w.resolve(answers[i]!);
+        } catch (error) {
+          for (const w of group) w.reject(error);
+        }
+      }
+    } finally {
+      this.grouping = false;
+    }
+  }
+
+  /**
    * A key for one call, or a denial with the time to come back (and whether the lane is out). A take
    * passed over owners only because their first call is in flight waits for that answer within its
    * booking window (`bookWithinMs`), then takes again.
    */
   async acquire(request: KeyRequest): Promise<KeyAdmission> {
     const windowEnd = this.config.now() + (request.bookWithinMs ?? 0);
-    let answer = await this.run(acquireOps(this.config, this.state, request.estimatedTokens, request.bookWithinMs));
+    let answer = await this.takeInGroup(request.estimatedTokens, windowEnd);
+    let waitedMs = 0;
     while (!answer.admitted && answer.probing && windowEnd - this.config.now() > 0) {
+      const started = performance.now();
       await this.waitForProbe(Math.max(1, Math.min(windowEnd, answer.retryAt) - this.config.now()));
-      answer = await this.run(acquireOps(this.config, this.state, request.estimatedTokens, Math.max(0, windowEnd - this.config.now())));
+      waitedMs += performance.now() - started;
+      answer = await this.takeInGroup(request.estimatedTokens, windowEnd);
     }
+    const waited = waitedMs > 0 ? { waitedMs } : {};
     if (!answer.admitted) {
       const { laneOut } = answer;
       return {
@@ -198,6 +250,7 @@ export class SharedKeyPool implements KeyPool {
         retryAt: new Date(answer.retryAt),
         detail: answer.detail,
         ...(laneOut ? { laneOut: { until: new Date(laneOut.until), reason: laneOut.reason } } : {}),
+        ...waited,
       };
     }
     const { key, cost, startAt } = answer;
@@ -206,6 +259,7 @@ export class SharedKeyPool implements KeyPool {
       admitted: true,
       key,
       ...(startAt > this.config.now() ? { startAt: new Date(startAt) } : {}),
+      ...waited,
       settle: async (usage: KeyUsage | null) => {
         if (settled) return;
         settled = true;

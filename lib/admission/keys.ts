@@ -39,6 +39,8 @@ export interface KeyGrant {
   key: ProviderKey;
   /** When the call may start (absent: now): a booked slot within the request's `bookWithinMs`. */
   startAt?: Date | undefined;
+  /** Time this acquire waited in-process for another call's first answer on an owner (ms; `first-calls.ts`). */
+  waitedMs?: number | undefined;
   /** Reconciles what admission took with the real usage (`null`: the call reported none). Never throws. */
   settle(usage: KeyUsage | null): Promise<void>;
 }
@@ -52,6 +54,8 @@ export interface KeyDenial {
   detail: string;
   /** Set when every key is out for a long reset (daily quota, billing): the lane may pause until then. */
   laneOut?: { until: Date; reason: LaneOutReason } | undefined;
+  /** As {@link KeyGrant.waitedMs}. */
+  waitedMs?: number | undefined;
 }
 
 /** A key for the call, or when to come back. */

@@ -119,6 +119,7 @@ function* update<A, T>(
   arg: A,
 ): PoolOps<T | 'contended'> {
   yield { kind: 'lock', owner };
+  yield* refreshContended(config, state, owner, limits);
   for (let attempt = 0; attempt < config.settings.maxBucketAttempts; attempt++) {
     const known = state.buckets.has(owner);
     const cached = state.buckets.get(owner);
@@ -135,10 +136,25 @@ function* update<A, T>(
       return result;
     }
     state.buckets.set(owner, outcome.current);
+    state.conflictAt.set(owner, now);
   }
   state.contended++;
   yield { kind: 'unlock', owner };
   return 'contended';
+}
+
+/**
+ * Reads bucket item `owner` when this instance's write of it conflicted within the last window (see
+ * `PoolState.conflictAt`): under contention a read before the write is cheaper than a write that fails.
+ */
+export function* refreshContended(config: PoolConfig, state: PoolState, owner: string, limits: BucketLimits): PoolOps<void> {
+  const at = state.conflictAt.get(owner);
+  if (at === undefined) return;
+  if (config.now() - at >= limits.windowMs) {
+    state.conflictAt.delete(owner);
+    return;
+  }
+  state.buckets.set(owner, (yield { kind: 'readBucket', owner }) as BucketState | undefined);
 }
 
 /** Takes `cost` from the owner's bucket, or says when it is next free (reserving that slot with `reserve`). */

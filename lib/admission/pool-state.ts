@@ -66,6 +66,12 @@ export interface PoolState {
   carried: Map<string, number>;
   /** Quota owners whose probe (`first-calls.ts`) this instance's call holds, until it answers or fails. */
   probes: Set<string>;
+  /**
+   * Per bucket item: when this instance's write of it last failed because another instance wrote
+   * first. Within a window of that, its cached state is taken as stale: the bucket is read (a
+   * strongly consistent GetItem, a fifth of a failed write's price) before it is written.
+   */
+  conflictAt: Map<string, number>;
 }
 
 /**
@@ -87,5 +93,6 @@ export function newPoolState(settings: AdmissionSettings): PoolState {
     contended: 0,
     carried: new Map(),
     probes: new Set(),
+    conflictAt: new Map(),
   };
 }

@@ -87,7 +87,7 @@ export interface ModelCallTiming {
 export interface ModelTime {
   ms: number;
   calls: number;
-  /** Time spent waiting in-process for booked admission slots (ms; see `Delivery.admissionWaitMs`). */
+  /** Time spent waiting in-process for booked admission slots and for a first call's answer (ms; see `Delivery.admissionWaitMs`). */
   waitMs?: number;
 }
 

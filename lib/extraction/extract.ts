@@ -53,6 +53,8 @@ export async function extract(run: JobRun, text: string): Promise<ExtractionOutc
     } catch (error) {
       return settleFailure(run, 'admission', error);
     }
+    // A wait for another call's first answer on an owner is a wait, like a booked slot's (not overhead).
+    if (admission.waitedMs) run.model.waitMs = (run.model.waitMs ?? 0) + admission.waitedMs;
     if (!admission.admitted) return admissionDenied(run, admission);
     const { key } = admission;
     if (admission.startAt && !(await waitForSlot(run, admission.startAt))) {

@@ -12,6 +12,8 @@ export interface Usage {
   dynamoReadUnits: number;
   /** DynamoDB write request units. */
   dynamoWriteUnits: number;
+  /** S3 GET requests (the document read). */
+  s3Gets: number;
   lambdaInvocations: number;
   /** Σ billed duration (ms, each invocation rounded up to 1 ms) × memory (GB), in GB-seconds. */
   lambdaGbSeconds: number;
@@ -23,6 +25,7 @@ export interface Usage {
 export interface CostPerMillion {
   sqs: number;
   dynamodb: number;
+  s3: number;
   lambda: number;
   scheduler: number;
   total: number;
@@ -34,7 +37,8 @@ export function costPerMillionJobs(usage: Usage, jobs: number): CostPerMillion {
   const scale = 1_000_000 / jobs;
   const sqs = usage.sqsRequests * PRICES.sqsRequest.usd * scale;
   const dynamodb = (usage.dynamoReadUnits * PRICES.dynamoReadRequestUnit.usd + usage.dynamoWriteUnits * PRICES.dynamoWriteRequestUnit.usd) * scale;
+  const s3 = usage.s3Gets * PRICES.s3GetRequest.usd * scale;
   const lambda = (usage.lambdaInvocations * PRICES.lambdaRequest.usd + usage.lambdaGbSeconds * PRICES.lambdaArmGbSecond.usd) * scale;
   const scheduler = usage.schedules * PRICES.schedulerInvocation.usd * scale;
-  return { sqs, dynamodb, lambda, scheduler, total: sqs + dynamodb + lambda + scheduler };
+  return { sqs, dynamodb, s3, lambda, scheduler, total: sqs + dynamodb + s3 + lambda + scheduler };
 }

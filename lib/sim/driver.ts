@@ -153,7 +153,7 @@ export function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'sce
     'dead-letters',
     'lost',
     'unfinished',
-    'AWS $/1M jobs (SQS+DDB+Lambda+Sched)',
+    'AWS $/1M jobs (SQS+DDB+S3+Lambda+Sched)',
   ];
   for (const scenario of report.scenarios) {
     const rows = report.results.filter((r) => r.scenario === scenario.id);
@@ -170,7 +170,7 @@ export function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'sce
       int(r.deadLettered),
       int(r.lost),
       int(r.unfinished),
-      `$${r.costPerMillion.total.toFixed(2)} (${r.costPerMillion.sqs.toFixed(2)}+${r.costPerMillion.dynamodb.toFixed(2)}+${r.costPerMillion.lambda.toFixed(2)}+${r.costPerMillion.scheduler.toFixed(4)})`,
+      `$${r.costPerMillion.total.toFixed(2)} (${r.costPerMillion.sqs.toFixed(2)}+${r.costPerMillion.dynamodb.toFixed(2)}+${r.costPerMillion.s3.toFixed(2)}+${r.costPerMillion.lambda.toFixed(2)}+${r.costPerMillion.scheduler.toFixed(4)})`,
     ]);
     const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
     const fmt = (row: string[]) => `| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;

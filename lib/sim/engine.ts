@@ -6,8 +6,10 @@
  * `sim-key-pool.ts`).
  *
  * Consumers model the SQS event source mapping with `MaximumConcurrency` = `consumers`: each
- * receives a batch of up to 10, handles its records in parallel (each record: gate, duplicate check,
- * admission, model call, commit or deferral), and polls again when the slowest record is done. A
+ * receives a batch of up to 10, handles its records in parallel (each record: the job id's claim and
+ * the document's read, gate, a redelivery's duplicate check, admission — the batch's takes made
+ * together, as `SharedKeyPool` groups them — model call, commit or deferral with its ledger line), and
+ * polls again when the slowest record is done. A
  * record's effects are applied when its batch is received, stamped with the times they happen at
  * (the re-send at the end of the record, the visibility change when the call failed), because
  * nothing else can observe the record's message in between. What other consumers can observe (a
@@ -20,6 +22,8 @@
  * The lane's state and its consumers' mechanics (polls, wake-ups, the lane pause, admission's side
  * effects) are `SimulatedLane` (`simulated-lane.ts`); this module runs the event loop and each record.
  */
+import type { KeyRef } from '../admission/choice.js';
+import type { CoreAdmission } from '../admission/pool-core.js';
 import { decide, gateBeforeCall, type Action, type DeferAction, type JobOutcome, type JobScheduling } from '../policy/index.js';
 import { withFastDates } from './fast-dates.js';
 import { ST_COMMITTED, ST_DEAD, ST_REJECTED } from './jobs.js';
@@ -128,26 +132,54 @@ class Simulation extends SimulatedLane {
     return decide({ job, lane: LANE, approximateReceiveCount: receiveCount, maxReceiveCount, now, backoff, random: this.policyRng.next, outcome });
   }
 
+  /** The admission answers of the batch being handled, by message (strategy (c): its takes are made together). */
+  private readonly batchAdmission = new Map<number, CoreAdmission<KeyRef>>();
+
+  /** Strategy (c): the takes of the batch's records that go to the model, made together at their call time. */
+  protected override prepareBatch(consumer: number, messages: Int32Array, count: number, now: number): void {
+    this.batchAdmission.clear();
+    if (!this.admission) return;
+    const calling: number[] = [];
+    const tokens: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const message = messages[i]!;
+      const j = this.sqs.jobOfMessage(message);
+      if (gateBeforeCall(this.jobs.scheduling(j, LANE), LANE, now, this.sqs.receiveCountOf(message)).type !== 'proceed') continue;
+      calling.push(message);
+      tokens.push(this.jobs.inputTokens[j]!);
+    }
+    if (calling.length === 0) return;
+    const answers = this.admission.acquireGroup(consumer, tokens, now + this.timing.preCallMs);
+    for (const [i, message] of calling.entries()) this.batchAdmission.set(message, answers[i]!);
+  }
+
   /** Handles one received message at `now`; returns when the record is done. Sets `kept` when the message stays (failure). */
   protected override processRecord(consumer: number, message: number, now: number): number {
     const j = this.sqs.jobOfMessage(message);
     const receiveCount = this.sqs.receiveCountOf(message);
     const job = this.jobs.scheduling(j, LANE);
+    // Intake (`lib/extraction/intake.ts`): the job id's claim (a conditional PutItem on the ledger,
+    // 1 write unit) while the document is read (an S3 GET), for every receive; then the gate.
+    this.tally.dynamoWrites += 1;
+    this.tally.s3Gets += 1;
     const gate = gateBeforeCall(job, LANE, now, receiveCount);
     if (gate.type !== 'proceed') return this.act(j, message, receiveCount, gate, now + this.timing.quickRecordMs);
-    // The duplicate check: a strongly consistent GetItem on the results table.
-    this.tally.dynamoReads += 1;
+    // The duplicate check of a redelivered message: a strongly consistent GetItem on the results table.
+    if (receiveCount > 1) this.tally.dynamoReads += 1;
     const callAt = now + this.timing.preCallMs;
     let key: number;
+    let grantedTokens = 0;
     const admission = this.admission;
     if (admission) {
-      key = admission.acquire(consumer, this.jobs.inputTokens[j]!, callAt);
-      if (key < 0) {
+      const answer = this.batchAdmission.get(message)!;
+      if (!answer.admitted) {
         this.tally.admissionDenials++;
-        if (admission.laneOut) this.requestPause(admission.laneOut.until, callAt);
-        const action = this.decideAt(job, receiveCount, callAt, { kind: 'admission_denied', retryAt: admission.retryAt });
+        if (answer.laneOut) this.requestPause(answer.laneOut.until, callAt);
+        const action = this.decideAt(job, receiveCount, callAt, { kind: 'admission_denied', retryAt: answer.retryAt });
         return this.act(j, message, receiveCount, action, callAt + this.timing.quickRecordMs);
       }
+      key = answer.index;
+      grantedTokens = answer.cost.tokens;
     } else {
       key = this.keyCursor;
       this.keyCursor = (this.keyCursor + 1) % this.scenario.keys;
@@ -160,7 +192,7 @@ class Simulation extends SimulatedLane {
       const answeredAt = callAt + t.okLatencyMinMs + (t.okLatencyMaxMs - t.okLatencyMinMs) * 0.5 * (rng.uniform() + rng.uniform());
       if (admission) {
         this.jobs.settleKey[j] = key;
-        this.jobs.settleTaken[j] = admission.grantedTokens;
+        this.jobs.settleTaken[j] = grantedTokens;
         this.jobs.settleConsumer[j] = consumer;
         this.schedule(answeredAt, EV_SETTLE, j);
       }
@@ -223,11 +255,8 @@ class Simulation extends SimulatedLane {
   private resend(j: number, action: DeferAction, at: number): void {
     this.jobs.deferred(j, action);
     this.sqs.send(j, action.delaySeconds, at);
-    if (action.reason === 'not_yet_eligible') {
-      this.tally.hops++;
-    } else {
-      this.tally.deferrals++;
-      this.tally.dynamoWrites += 1; // ledger: deferred
-    }
+    if (action.reason === 'not_yet_eligible') this.tally.hops++;
+    else this.tally.deferrals++;
+    this.tally.dynamoWrites += 1; // ledger: every deferral and every hop (`queue-executor.ts`)
   }
 }

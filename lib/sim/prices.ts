@@ -52,6 +52,13 @@ export const PRICES = {
     status: 'published',
     note: 'some stored pages still show the pre-November-2024 $0.25/M; the lower current figure is used',
   },
+  s3GetRequest: {
+    usd: 0.4 / 1_000_000,
+    unit: 'S3 Standard GET request (the document read of each receive)',
+    source:
+      'https://aws.amazon.com/s3/pricing/ — GET, SELECT and all other requests $0.0004 per 1,000 at S3 Standard, as quoted by c3x.dev/blog/s3-request-fees-explained',
+    status: 'published',
+  },
   lambdaRequest: {
     usd: 0.2 / 1_000_000,
     unit: 'Lambda invocation',

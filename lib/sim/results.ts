@@ -62,9 +62,11 @@ export interface Tally {
   lanePauses: number;
   /** EventBridge Scheduler schedules created (one per pause). */
   schedules: number;
-  /** DynamoDB request units outside admission (duplicate checks, commits, ledger, pause claims). */
+  /** DynamoDB request units outside admission (job claims, duplicate checks, commits, ledger, pause claims). */
   dynamoReads: number;
   dynamoWrites: number;
+  /** S3 GETs of documents (one per receive that is read: every record the consumer claims). */
+  s3Gets: number;
   invocations: number;
   /** Lambda duration × memory, in GB-ms. */
   gbMs: number;
@@ -83,6 +85,7 @@ export function newTally(): Tally {
     schedules: 0,
     dynamoReads: 0,
     dynamoWrites: 0,
+    s3Gets: 0,
     invocations: 0,
     gbMs: 0,
     events: 0,
@@ -112,6 +115,7 @@ export function strategyResult(run: {
     sqsRequests: sqs.counters.billedRequests,
     dynamoReadUnits: tally.dynamoReads + (units ? units.cooldownReads : 0),
     dynamoWriteUnits: tally.dynamoWrites + (units ? units.bucketWrites + units.bucketConflicts + units.cooldownWrites : 0),
+    s3Gets: tally.s3Gets,
     lambdaInvocations: tally.invocations,
     lambdaGbSeconds: tally.gbMs / 1000,
     schedules: tally.schedules,

@@ -17,10 +17,12 @@ import {
   laneOutOps,
   newPoolState,
   settleOps,
+  type CoreAdmission,
   type LaneOut,
   type PoolConfig,
   type PoolState,
 } from '../admission/pool-core.js';
+import { acquireGroupOps } from '../admission/group-take.js';
 import { runSync, type SyncRateState } from '../admission/pool-sync.js';
 import type { BucketWrite } from '../admission/rate-state.js';
 import { admissionSettings, bucketLimitsFor, type AdmissionSettings } from '../admission/settings.js';
@@ -174,6 +176,27 @@ export class SimKeyPool {
     this.detail = answer.detail;
     this.laneOut = answer.laneOut;
     return -1;
+  }
+
+  /**
+   * The takes of one batch's calls made together (`group-take.ts`, as `SharedKeyPool` groups the
+   * acquires that meet in one instance): the answers in `estimatedTokens`' order.
+   */
+  acquireGroup(consumer: number, estimatedTokens: readonly number[], now: number): CoreAdmission<KeyRef>[] {
+    this.clock = now;
+    const answers = runSync(
+      acquireGroupOps(
+        this.config,
+        this.states[consumer]!,
+        estimatedTokens.map((tokens) => ({ estimatedTokens: tokens })),
+      ),
+      this.store,
+    );
+    for (const answer of answers) {
+      if (answer.admitted) this.totals.grants++;
+      else this.totals.denials++;
+    }
+    return answers;
   }
 
   /** The grant's settle: learns the output-token estimate, corrects the owner's token level by the real usage. */

@@ -159,6 +159,7 @@ export abstract class SimulatedLane {
     this.tally.receives += n;
     let end = now;
     let deletes = 0;
+    this.prepareBatch(consumer, this.buf, n, now);
     for (let i = 0; i < n; i++) {
       const message = this.buf[i]!;
       this.kept = false;
@@ -208,6 +209,9 @@ export abstract class SimulatedLane {
     this.pollIdle(now);
     this.armWake(now);
   }
+
+  /** Before a received batch's records are handled (all at `now`): what the records decide together. */
+  protected prepareBatch(_consumer: number, _messages: Int32Array, _count: number, _now: number): void {}
 
   /** Handles one received message at `now`; returns when the record is done. Sets `kept` when the message stays (failure). */
   protected abstract processRecord(consumer: number, message: number, now: number): number;

@@ -275,31 +275,33 @@ describe('SharedKeyPool: the asynchronous driver', () => {
   const settings = admissionSettings({ outputTokenEstimate: 100, probeFirstCalls: false });
   const limits = { requestsPerWindow: 20, tokensPerWindow: 1e9, windowMs: 60_000, requestsPerDay: 1e6, dayMs: 86_400_000 };
 
-  it('runs the takes of one instance on one owner one at a time, after one shared cooldown read', async () => {
+  it('makes the takes of acquires that meet in one instance together: one write, after one shared cooldown read', async () => {
     // Prepare
     const store = new CountingStore();
     const pool = new SharedKeyPool({ keys: [key], store, limits, settings, now: () => T0 });
     // Act: 10 acquires at once
     const answers = await Promise.all(Array.from({ length: 10 }, () => pool.acquire({ estimatedTokens: 10 })));
-    // Assess: every take saw the one before it: no failed conditional write
+    // Assess: one group, one conditional write holding every take
     assert.equal(answers.filter((a) => a.admitted).length, 10);
     assert.equal(store.conflicts, 0);
-    assert.equal(store.writes, 10);
+    assert.equal(store.writes, 1);
     assert.equal(store.cooldownReads, 1);
     assert.equal(store.buckets.get('o1')?.levels.requests, 10);
   });
 
-  it('throws a failed store call to the caller and lets the next take on the owner run', async () => {
+  it('throws a failed store call to every caller of its group and lets the next take on the owner run', async () => {
     // Prepare
     const store = new CountingStore();
     const pool = new SharedKeyPool({ keys: [key], store, limits, settings, now: () => T0 });
     store.failWrites = 1;
-    // Act
-    const failed = pool.acquire({ estimatedTokens: 10 });
-    const next = pool.acquire({ estimatedTokens: 10 });
+    // Act: two acquires of one group, then one after it
+    const failed = [pool.acquire({ estimatedTokens: 10 }), pool.acquire({ estimatedTokens: 10 })];
+    const failures = await Promise.allSettled(failed);
+    const next = await pool.acquire({ estimatedTokens: 10 });
     // Assess
-    await assert.rejects(failed, RateStateUnavailableError);
-    assert.equal((await next).admitted, true, 'the owner is not left locked');
+    assert.ok(failures.every((f) => f.status === 'rejected' && f.reason instanceof RateStateUnavailableError));
+    assert.equal(next.admitted, true, 'the owner is not left locked');
     assert.equal(store.writes, 1);
+    assert.equal(store.buckets.get('o1')?.levels.requests, limits.requestsPerWindow - 1, 'the failed group took nothing');
   });
 });

@@ -25,16 +25,25 @@ describe('costPerMillionJobs', () => {
   it('prices each service from prices.ts and scales to one million jobs', () => {
     // Act: half a million jobs' usage
     const cost = costPerMillionJobs(
-      { sqsRequests: 3_000_000, dynamoReadUnits: 2_000_000, dynamoWriteUnits: 1_000_000, lambdaInvocations: 100_000, lambdaGbSeconds: 150_000, schedules: 2 },
+      {
+        sqsRequests: 3_000_000,
+        dynamoReadUnits: 2_000_000,
+        dynamoWriteUnits: 1_000_000,
+        s3Gets: 4_000_000,
+        lambdaInvocations: 100_000,
+        lambdaGbSeconds: 150_000,
+        schedules: 2,
+      },
       500_000,
     );
     // Assess: twice each service's price
     const close = (a: number, b: number) => assert.ok(Math.abs(a - b) < 1e-9, `${a} != ${b}`);
     close(cost.sqs, 2 * 3 * 0.4);
     close(cost.dynamodb, 2 * (2 * 0.125 + 1 * 0.625));
+    close(cost.s3, 2 * 4 * 0.4);
     close(cost.lambda, 2 * (0.1 * 0.2 + 150_000 * 0.0000133334));
     close(cost.scheduler, 2 * 2 * PRICES.schedulerInvocation.usd);
-    close(cost.total, cost.sqs + cost.dynamodb + cost.lambda + cost.scheduler);
+    close(cost.total, cost.sqs + cost.dynamodb + cost.s3 + cost.lambda + cost.scheduler);
   });
 
   it('keeps a source for every price', () => {

@@ -1,0 +1,115 @@
+/**
+ * The takes of one group of calls made together: one conditional write per quota owner per group
+ * (issue #17 point 1). `SharedKeyPool` groups the acquires that meet in one consumer instance (the
+ * records of a batch reach admission at about the same time); the simulator groups the records of a
+ * batch.
+ *
+ * Each call is decided by the pool's own {@link acquireOps}, one after the other, on the instance's
+ * cached buckets, with its bucket writes held back: a later call of the group sees the earlier ones'
+ * takes (they are in the cache), and every bucket the group changed is written once at the end,
+ * conditional on the version the first change started from. All calls of a group start their round
+ * robin at the same key, so they fill one owner's budget before the next and the group touches as few
+ * buckets as it can. A bucket whose write fails (another instance wrote it first) answers with its
+ * current state; the calls that changed it are decided again on that, up to `maxBucketAttempts`
+ * rounds, then one at a time by {@link acquireOps} itself.
+ */
+import type { BucketState } from './bucket.js';
+import { acquireOps, type CoreAdmission, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-core.js';
+import type { KeyRef } from './choice.js';
+import type { BucketWrite } from './rate-state.js';
+
+/** One call of a group: its estimated input tokens and how far ahead it may be booked (ms). */
+export interface GroupRequest {
+  estimatedTokens: number;
+  bookWithinMs?: number | undefined;
+}
+
+const WRITTEN: BucketWrite = Object.freeze({ ok: true }) as BucketWrite;
+
+/** A bucket the group changed: the version its first change started from, and the state to write. */
+interface HeldWrite {
+  expectedVersion: number | undefined;
+  next: BucketState;
+}
+
+/**
+ * Admits the calls of `requests` together; the answers are in the requests' order. Without a group
+ * (one request) this is {@link acquireOps}.
+ */
+export function* acquireGroupOps<K extends KeyRef>(config: PoolConfig<K>, state: PoolState, requests: readonly GroupRequest[]): PoolOps<CoreAdmission<K>[]> {
+  const answers: CoreAdmission<K>[] = new Array(requests.length);
+  let pending = requests.map((_, i) => i);
+  // Buckets whose write failed: the next decisions read them first (`PoolState.conflictAt`); this
+  // group's next round already has their state from the failed write.
+  const conflicted = new Set<string>();
+  for (let round = 0; pending.length > 1 && round < config.settings.maxBucketAttempts; round++) {
+    pending = yield* groupRound(config, state, requests, pending, answers, conflicted);
+  }
+  for (const owner of conflicted) state.conflictAt.set(owner, config.now());
+  for (const i of pending) answers[i] = yield* acquireOps(config, state, requests[i]!.estimatedTokens, requests[i]!.bookWithinMs);
+  return answers;
+}
+
+/** One round: decides `indices` with their writes held, writes each changed bucket once; returns the calls to decide again. */
+function* groupRound<K extends KeyRef>(
+  config: PoolConfig<K>,
+  state: PoolState,
+  requests: readonly GroupRequest[],
+  indices: readonly number[],
+  answers: CoreAdmission<K>[],
+  conflicted: Set<string>,
+): PoolOps<number[]> {
+  const held = new Map<string, HeldWrite>();
+  const wrote = new Map<number, string>();
+  const carriedBefore = new Map(state.carried);
+  const probesBefore = new Set(state.probes);
+  const cursor = state.cursor;
+  let nextCursor: number | undefined;
+  for (const i of indices) {
+    state.cursor = cursor;
+    const ops = acquireOps(config, state, requests[i]!.estimatedTokens, requests[i]!.bookWithinMs);
+    let step = ops.next();
+    while (!step.done) {
+      const op: StoreOp = step.value;
+      let answer: unknown;
+      if (op.kind === 'lock' || op.kind === 'unlock') {
+        answer = undefined; // the group writes under the lock below
+      } else if (op.kind === 'writeBucket') {
+        // A decision writes one bucket at most (its grant, booking or reservation).
+        const write = held.get(op.owner);
+        if (write) write.next = op.next;
+        else held.set(op.owner, { expectedVersion: op.expectedVersion, next: op.next });
+        wrote.set(i, op.owner);
+        answer = WRITTEN;
+      } else if (op.kind === 'readBucket' && held.has(op.owner)) {
+        answer = held.get(op.owner)!.next; // the bucket as the group will leave it
+      } else {
+        answer = yield op;
+      }
+      step = ops.next(answer);
+    }
+    answers[i] = step.value;
+    if (nextCursor === undefined && step.value.admitted) nextCursor = state.cursor;
+  }
+  state.cursor = nextCursor ?? cursor;
+  const failed = new Set<string>();
+  for (const [owner, { expectedVersion, next }] of held) {
+    yield { kind: 'lock', owner };
+    const outcome = (yield { kind: 'writeBucket', owner, next, expectedVersion, now: config.now() }) as BucketWrite;
+    yield { kind: 'unlock', owner };
+    if (outcome.ok) continue;
+    failed.add(owner);
+    conflicted.add(owner);
+    state.buckets.set(owner, outcome.current);
+    // The corrections the failed write carried are owed again.
+    const carried = carriedBefore.get(owner);
+    if (carried !== undefined) state.carried.set(owner, (state.carried.get(owner) ?? 0) + carried);
+  }
+  if (failed.size === 0) return [];
+  const again = indices.filter((i) => failed.has(wrote.get(i) ?? ''));
+  for (const i of again) {
+    const answer = answers[i]!;
+    if (answer.admitted && !probesBefore.has(answer.key.quotaOwner)) state.probes.delete(answer.key.quotaOwner);
+  }
+  return again;
+}
