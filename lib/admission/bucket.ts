@@ -256,6 +256,9 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
       already = 0;
     }
     promised = { daily: already + need.requests, dayEnd };
+    // A spent day ends with nothing called until its reset: the next day starts with its per-window
+    // levels refilled, so its first window's calls go at its start together, the rest one refill apart.
+    if (worst[0] === 'daily') slot = Math.max(dueAt, burstSlot(moved, limits, need, at, dayEnd - limits.dayMs, promised.daily));
   }
   const next: BucketState = options.reserve
     ? {
@@ -266,6 +269,20 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
       }
     : current;
   return { admitted: false, dueAt, retryAt: slot, limitedBy: worst[0], next };
+}
+
+/**
+ * The slot of the `nth` call (counting this one) promised to the day starting at `dayStart`, no call
+ * made before it: the per-window levels refill until then (full, unless `dayStart` is too near), and
+ * the calls they hold go at `dayStart`; each further call one refill later.
+ */
+function burstSlot(moved: BucketState, limits: BucketLimits, need: BucketCost, at: number, dayStart: number, nth: number): number {
+  const fullInMs = Math.max(
+    missingMs(limits.requestsPerWindow, moved.levels.requests, limits.requestsPerWindow, limits.windowMs),
+    missingMs(limits.tokensPerWindow, moved.levels.tokens, limits.tokensPerWindow, limits.windowMs),
+  );
+  const heldMs = limits.windowMs - Math.max(0, fullInMs - (dayStart - at));
+  return dayStart + Math.max(0, nth * slotMs(need, limits) - heldMs);
 }
 
 function missingMs(amount: number, level: number, capacity: number, periodMs: number): number {

@@ -159,14 +159,31 @@ describe('admission: the daily quota', () => {
       slots.push(v.retryAt - T0);
       state = v.next;
     }
-    // Assess: three slots at the next reset one refill apart (60 ms at 1000 a minute), then the day after
+    // Assess: three slots at the next reset (its per-minute levels are full then: a burst), then the day after
     assert.deepEqual(
       slots.map((t) => Math.round(t)),
-      [DAY, DAY + 60, DAY + 120, 2 * DAY, 2 * DAY + 60],
+      [DAY, DAY, DAY, 2 * DAY, 2 * DAY],
     );
     // the promise is only counted for days still to come: once that day begins, takes spend its level
     const then = take(state, daily3, T0 + DAY);
     assert.ok(then.admitted);
+  });
+
+  it('a new day bursts its first window of calls at its start, then spaces the rest one refill apart', () => {
+    // Prepare: 2 requests a minute, 4 a day, spent by 00:01
+    const limits: BucketLimits = { ...LIMITS, requestsPerWindow: 2, requestsPerDay: 4 };
+    let state: BucketState | undefined;
+    for (const at of [T0, T0, T0 + 60_000, T0 + 60_000]) state = (take(state, limits, at) as { next: BucketState }).next;
+    // Act: 5 callers denied at 00:01, each reserving
+    const slots: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const v = take(state, limits, T0 + 60_000, true);
+      assert.ok(!v.admitted && v.limitedBy === 'daily');
+      slots.push(Math.round(v.retryAt - T0));
+      state = v.next;
+    }
+    // Assess: two at the reset (the minute's burst), two one refill (30 s) apart after it, then the next day
+    assert.deepEqual(slots, [DAY, DAY, DAY + 30_000, DAY + 60_000, 2 * DAY]);
   });
 
   it('a quota_exhausted cooldown moves the day to end at the reset the provider stated', () => {
