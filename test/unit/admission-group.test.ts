@@ -5,9 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { takeFromBucket, type BucketState } from '../../lib/admission/bucket.js';
 import type { KeyRef } from '../../lib/admission/choice.js';
 import { acquireGroupOps } from '../../lib/admission/group-take.js';
-import { newPoolState, type CoreAdmission, type PoolConfig } from '../../lib/admission/pool-core.js';
+import { acquireOps, newPoolState, type CoreAdmission, type PoolConfig } from '../../lib/admission/pool-core.js';
 import { runSync } from '../../lib/admission/pool-sync.js';
 import { admissionSettings } from '../../lib/admission/settings.js';
 import { SimRateState, type AdmissionCounters } from '../../lib/sim/sim-key-pool.js';
@@ -112,5 +113,30 @@ describe('acquireGroupOps: the takes of a group together', () => {
     assert.deepEqual(keysOf(answers), ['k1', 'k2', 'probing', 'probing']);
     assert.equal(counters.bucketWrites, 2);
     assert.deepEqual([...state.probes].sort(), ['o1', 'o2']);
+  });
+
+  it("keeps the corrections it owes when its reserving take meets another call's probe (nothing is written)", () => {
+    // Prepare: B cached o1 spent; since then o1 has budget again and another consumer's first call holds its probe
+    const { store, counters } = newTable();
+    const config: PoolConfig = { ...configOf(true), keys: [KEYS[0]!] };
+    let spent: BucketState | undefined;
+    for (let i = 0; i < LIMITS.requestsPerWindow; i++) {
+      const v = takeFromBucket(spent, LIMITS, { requests: 1, tokens: 100 }, T0, { reserve: false });
+      assert.ok(v.admitted);
+      spent = v.next;
+    }
+    const refilled = takeFromBucket(undefined, LIMITS, { requests: 1, tokens: 100 }, T0, { reserve: false });
+    assert.ok(refilled.admitted);
+    store.writeBucket('o1', { ...refilled.next, version: spent!.version + 1, proven: false, probeUntil: T0 + 60_000 }, undefined);
+    const b = newPoolState(config.settings);
+    b.buckets.set('o1', { ...spent!, proven: true });
+    b.carried.set('o1', 50);
+    const writes = counters.bucketWrites;
+    // Act
+    const answer = runSync(acquireOps(config, b, 100), store);
+    // Assess: denied for the probe, nothing written, the 50 tokens still owed
+    assert.ok(!answer.admitted && answer.probing);
+    assert.equal(counters.bucketWrites, writes);
+    assert.equal(b.carried.get('o1'), 50);
   });
 });
