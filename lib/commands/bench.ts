@@ -37,7 +37,10 @@ scheduler's drain on its quota) and (c)'s targets: calls per completion <= 1.03,
                      the provider's day and the consumer's start together; bound includes the reset wait
   key-out-of-credit  ${DEAD_KEY_ID} of each lane out of credit for the whole run (needs --keys 2 or more);
                      bound: requests on the keys with credit only
-  all                baseline, then the three others: a report each, then a summary
+  two-consumers      the baseline's jobs and quota; each lane's consumers run as 2 processes (own poller,
+                     AWS clients, admission store, handler instances) sharing its keys and rate-state
+                     table, the lane's concurrency split between them; bound: the baseline's
+  all                baseline, then the four others: a report each, then a summary
 The overhead probe and the floors run with the baseline only.
 
   --jobs N              jobs (default 300; corpus documents repeated, English to us, German to eu)
@@ -46,7 +49,8 @@ The overhead probe and the floors run with the baseline only.
   --provider-tpm N      tokens per minute per key (default 1000000: requests bind, not tokens)
   --minute-ms MS        length of a provider "minute" (default 3000); lane timeouts and backoff scale with it
   --strategies LIST     which to run, comma-separated: a|naive, b|reschedule, c|admission (default all)
-  --scenario NAME       baseline (default), uneven-tokens, daily-reset, key-out-of-credit or all
+  --scenario NAME       baseline (default), uneven-tokens, daily-reset, key-out-of-credit, two-consumers
+                        or all
   --probe-messages N    jobs sent one at a time through the (c) consumer, for its overhead without
                         contention (default 100; 0 skips it)
   --floor-messages N    messages each floor loop times (default 300; 0 skips the floors)

@@ -39,6 +39,13 @@ export interface LocalStackOptions {
   provider?: Omit<FakeProviderOptions, 'keys' | 'extract'> & { outOfCreditKeys?: string[] };
   /** Start the pollers and consumers (default true). */
   consumers?: boolean;
+  /**
+   * Consumer processes per lane (default 1): each its own poller, AWS clients, admission store and
+   * handler instances, sharing the lane's queue, keys and tables, the lane's `maximumConcurrency` split
+   * between them, each at least 2 (AWS's minimum per mapping; the bench's `two-consumers` scenario). A
+   * lane pause pauses them all.
+   */
+  consumerProcesses?: number;
   /** Copy every consumer log line and EMF document to this file. */
   logFile?: string;
   /** Reuse services already running (tests share one DynamoDB Local and fauxqs per run). */
@@ -72,7 +79,10 @@ export interface LocalLane extends ProvisionedLane {
   clients: AwsClients;
   results: ResultStore;
   ledger: Ledger;
+  /** The lane's poller (the first consumer process's, with {@link LocalStackOptions.consumerProcesses}). */
   poller: EventSourcePoller | undefined;
+  /** Every consumer process's poller. */
+  pollers: EventSourcePoller[];
   /** The lane's admission (absent with `admission: false`). */
   admission: LaneAdmission | undefined;
   /** The local lane pause (poller pause + timed resume). */
@@ -197,28 +207,36 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       const results = new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable });
       const ledger = new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable });
       const keys: ProviderKey[] = laneKeys.get(lane.name) ?? [];
-      let poller: EventSourcePoller | undefined;
+      const pollers: EventSourcePoller[] = [];
+      const allPollers = {
+        pause: async () => void (await Promise.all(pollers.map((p) => p.pause()))),
+        resume: () => {
+          for (const p of pollers) p.resume();
+        },
+      };
       const pause =
         options.admission === false
           ? undefined
-          : new LocalLanePauseController(() => poller, { ...(options.onLanePause ? { onChange: (state) => options.onLanePause?.(lane.name, state) } : {}) });
+          : new LocalLanePauseController(() => (pollers.length > 0 ? allPollers : undefined), {
+              ...(options.onLanePause ? { onChange: (state) => options.onLanePause?.(lane.name, state) } : {}),
+            });
       if (pause) stoppers.push(async () => pause.dispose());
       const windowMs = options.provider?.minuteMs ?? 60_000;
       const admissionSettings = options.admission === false ? undefined : options.admission?.settings;
       // The buckets' window and day follow the fake provider's scaled minute and day.
-      const admissionOf = (side: 'queue' | 'live', controller?: LocalLanePauseController): LaneAdmission | undefined =>
+      const admissionOf = (side: 'queue' | 'live', controller?: LocalLanePauseController, aws: AwsClients = clients): LaneAdmission | undefined =>
         options.admission === false
           ? undefined
           : createLaneAdmission({
               lane,
-              dynamodb: clients.dynamodb,
+              dynamodb: aws.dynamodb,
               keys,
               side,
               settings: { windowMs, dayMs: options.provider?.dayMs ?? windowMs * 1440, ...admissionSettings },
               controller,
             });
       const admission = admissionOf('queue', pause);
-      lanes[lane.name] = { ...provisioned, lane, clients, results, ledger, poller: undefined, admission, pause };
+      lanes[lane.name] = { ...provisioned, lane, clients, results, ledger, poller: undefined, pollers, admission, pause };
       if (options.consumers === false) continue;
 
       const model = createModelAdapter(lane);
@@ -238,47 +256,63 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         stoppers.push(() => live.stop());
         lanes[lane.name] = { ...lanes[lane.name]!, live };
       }
-      const makeHandler = (): SqsHandler => {
-        const { logger, metrics } = createConsumerTelemetry(lane);
-        const sink = telemetry.console();
-        redirectPowertoolsConsole(logger, sink);
-        redirectPowertoolsConsole(metrics, sink);
-        const deps = createConsumerDeps(lane, clients, {
+      // One consumer process: its own AWS clients (the first uses the lane's), stores, admission and handlers.
+      const processes = Math.max(1, Math.floor(options.consumerProcesses ?? 1));
+      for (let index = 0; index < processes; index++) {
+        const aws = index === 0 ? clients : createAwsClients(lane.region, endpoints);
+        if (index > 0) stoppers.push(async () => aws.destroy());
+        const own =
+          index === 0
+            ? { results, ledger, admission }
+            : {
+                results: new ResultStore({ dynamodb: aws.dynamodb, tableName: lane.resources.resultsTable }),
+                ledger: new Ledger({ dynamodb: aws.dynamodb, tableName: lane.resources.ledgerTable }),
+                admission: admissionOf('queue', pause, aws),
+              };
+        const makeHandler = (): SqsHandler => {
+          const { logger, metrics } = createConsumerTelemetry(lane);
+          const sink = telemetry.console();
+          redirectPowertoolsConsole(logger, sink);
+          redirectPowertoolsConsole(metrics, sink);
+          const deps = createConsumerDeps(lane, aws, {
+            queueUrl: provisioned.queueUrl,
+            dlqUrl: provisioned.dlqUrl,
+            results: own.results,
+            ledger: own.ledger,
+            model,
+            keys: own.admission ? own.admission.newPool() : roundRobinKeys(keys),
+            lanePause: own.admission?.pauser,
+            logger,
+            metrics,
+          });
+          return createConsumerHandler(options.overrideDeps ? options.overrideDeps(lane, deps) : deps);
+        };
+        // The mapping is AWS's, not the function's: its receives and deletes never queue behind the
+        // consumers' requests on their client's sockets.
+        const pollerClients = createAwsClients(lane.region, endpoints);
+        stoppers.push(async () => pollerClients.destroy());
+        const total = lane.consumer.maximumConcurrency;
+        const poller = createEventSourcePoller({
+          sqs: pollerClients.sqs,
           queueUrl: provisioned.queueUrl,
-          dlqUrl: provisioned.dlqUrl,
-          results,
-          ledger,
-          model,
-          keys: admission ? admission.newPool() : roundRobinKeys(keys),
-          lanePause: admission?.pauser,
-          logger,
-          metrics,
+          queueArn: provisioned.queueArn,
+          awsRegion: lane.region,
+          handler: options.wrapHandler ? options.wrapHandler(lane, pooledHandler(makeHandler)) : pooledHandler(makeHandler),
+          batchSize: lane.queue.batchSize,
+          maximumBatchingWindowSeconds: lane.queue.maxBatchingWindowSeconds,
+          // The lane's concurrency, split between its processes (each at least AWS's minimum per mapping, 2).
+          maximumConcurrency: Math.max(2, Math.floor(total / processes) + (index < total % processes ? 1 : 0)),
+          waitTimeSeconds: Math.max(1, lane.queue.receiveWaitTimeSeconds),
+          functionTimeoutMs: lane.consumer.timeoutSeconds * 1000,
+          functionName: `ratelane-${lane.name}-consumer-${randomUUID().slice(0, 8)}`,
+          memoryLimitInMB: lane.consumer.memoryMb,
+          ...(options.onPollerEvent ? { onEvent: (event: PollerEvent) => options.onPollerEvent?.(lane.name, event) } : {}),
         });
-        return createConsumerHandler(options.overrideDeps ? options.overrideDeps(lane, deps) : deps);
-      };
-      // The mapping is AWS's, not the function's: its receives and deletes never queue behind the
-      // consumers' requests on their client's sockets.
-      const pollerClients = createAwsClients(lane.region, endpoints);
-      stoppers.push(async () => pollerClients.destroy());
-      poller = createEventSourcePoller({
-        sqs: pollerClients.sqs,
-        queueUrl: provisioned.queueUrl,
-        queueArn: provisioned.queueArn,
-        awsRegion: lane.region,
-        handler: options.wrapHandler ? options.wrapHandler(lane, pooledHandler(makeHandler)) : pooledHandler(makeHandler),
-        batchSize: lane.queue.batchSize,
-        maximumBatchingWindowSeconds: lane.queue.maxBatchingWindowSeconds,
-        maximumConcurrency: lane.consumer.maximumConcurrency,
-        waitTimeSeconds: Math.max(1, lane.queue.receiveWaitTimeSeconds),
-        functionTimeoutMs: lane.consumer.timeoutSeconds * 1000,
-        functionName: `ratelane-${lane.name}-consumer-${randomUUID().slice(0, 8)}`,
-        memoryLimitInMB: lane.consumer.memoryMb,
-        ...(options.onPollerEvent ? { onEvent: (event: PollerEvent) => options.onPollerEvent?.(lane.name, event) } : {}),
-      });
-      const started = poller;
-      await started.start();
-      stoppers.push(() => started.stop());
-      lanes[lane.name] = { ...lanes[lane.name]!, poller };
+        await poller.start();
+        stoppers.push(() => poller.stop());
+        pollers.push(poller);
+      }
+      lanes[lane.name] = { ...lanes[lane.name]!, poller: pollers[0] };
     }
     return {
       endpoints,

@@ -32,7 +32,7 @@ describe('npm run bench: --scenario', () => {
     const named = SCENARIO_CHOICES.map((name) => benchCommand.parse(['--scenario', name]).scenario);
     // Assess
     assert.equal('scenario' in none, false);
-    assert.deepEqual(named, ['baseline', 'uneven-tokens', 'daily-reset', 'key-out-of-credit', 'all']);
+    assert.deepEqual(named, ['baseline', 'uneven-tokens', 'daily-reset', 'key-out-of-credit', 'two-consumers', 'all']);
   });
 
   it('rejects an unknown name with the list of names', () => {
@@ -42,7 +42,7 @@ describe('npm run bench: --scenario', () => {
       (error: unknown) =>
         error instanceof UsageError &&
         error.message.includes('"tokens"') &&
-        error.message.includes('baseline, uneven-tokens, daily-reset, key-out-of-credit, all'),
+        error.message.includes('baseline, uneven-tokens, daily-reset, key-out-of-credit, two-consumers, all'),
     );
   });
 
@@ -105,6 +105,18 @@ describe('bench scenarios: the plans', () => {
       [1, 1],
     );
     assert.throws(() => planScenario('key-out-of-credit', { ...INPUTS, keys: 1 }), BenchScenarioError);
+  });
+
+  it("two-consumers: the baseline's jobs, quota and bound, run by two consumer processes per lane (the others by one)", () => {
+    // Act
+    const plan = planScenario('two-consumers', INPUTS);
+    const baseline = planScenario('baseline', INPUTS);
+    // Assess
+    assert.equal(plan.consumerProcesses, 2);
+    assert.equal(baseline.consumerProcesses, 1);
+    assert.deepEqual(plan.quota, baseline.quota);
+    assert.equal(plan.boundKind, 'requests');
+    assert.equal(requestBound(loadsOf(plan), 3000).ms, requestBound(loadsOf(baseline), 3000).ms);
   });
 });
 

@@ -11,7 +11,10 @@
  *   so it runs out mid-run, and a scaled day twice as long as spending one day's quota takes at the
  *   per-minute limit, so the rest waits for the reset; the provider's day and the consumer's start
  *   when each strategy's stack starts;
- * - `key-out-of-credit`: the first key of each lane answers `insufficient_quota` for the whole run.
+ * - `key-out-of-credit`: the first key of each lane answers `insufficient_quota` for the whole run;
+ * - `two-consumers`: the baseline's jobs and quota, each lane's consumers split into two processes
+ *   (each its own poller, AWS clients, admission store and handler instances: `consumerProcesses` of
+ *   the local stack) sharing the lane's keys and rate-state table, the lane's concurrency split between them.
  */
 import type { LaneSet } from '../../config/lanes.js';
 import type { DocumentInput } from '../../queue/producer.js';
@@ -21,12 +24,12 @@ import { LONG_EVERY, providerTokensOf, unevenDocuments } from './bench-scenario-
 import { corpusDocuments } from './lanes.js';
 
 /** The scenarios, by name. */
-export type BenchScenarioName = 'baseline' | 'uneven-tokens' | 'daily-reset' | 'key-out-of-credit';
+export type BenchScenarioName = 'baseline' | 'uneven-tokens' | 'daily-reset' | 'key-out-of-credit' | 'two-consumers';
 /** What `--scenario` accepts: a scenario, or `all` (the baseline, then the others). */
 export type ScenarioChoice = BenchScenarioName | 'all';
 
 /** The scenarios in the order `all` runs them. */
-export const SCENARIO_NAMES: readonly BenchScenarioName[] = ['baseline', 'uneven-tokens', 'daily-reset', 'key-out-of-credit'];
+export const SCENARIO_NAMES: readonly BenchScenarioName[] = ['baseline', 'uneven-tokens', 'daily-reset', 'key-out-of-credit', 'two-consumers'];
 /** Every value `--scenario` accepts. */
 export const SCENARIO_CHOICES: readonly ScenarioChoice[] = [...SCENARIO_NAMES, 'all'];
 
@@ -42,6 +45,8 @@ export const DAY_TO_SPEND_RATIO = 2;
 const NO_DAILY_LIMIT = 100_000_000;
 /** The key of each lane that `key-out-of-credit` leaves without credit (the lanes' keys are `key-1`, `key-2`, …). */
 export const DEAD_KEY_ID = 'key-1';
+/** Consumer processes per lane in `two-consumers`. */
+export const TWO_CONSUMERS_PROCESSES = 2;
 
 /** The bench's settings a scenario starts from. */
 export interface ScenarioInputs {
@@ -81,6 +86,8 @@ export interface ScenarioPlan {
   /** Key ids (of every lane) out of credit for the whole run. */
   outOfCreditKeyIds: string[];
   boundKind: ScenarioBoundKind;
+  /** Consumer processes per lane, sharing its keys and rate-state table (the local stack's `consumerProcesses`). */
+  consumerProcesses: number;
 }
 
 /** A scenario that cannot run with the given settings. */
@@ -111,6 +118,7 @@ export function planScenario(scenario: BenchScenarioName, inputs: ScenarioInputs
         quota: base,
         outOfCreditKeyIds: [],
         boundKind: 'requests',
+        consumerProcesses: 1,
       };
     case 'uneven-tokens': {
       const rpm = providerRpm * UNEVEN_TOKENS_RPM_FACTOR;
@@ -123,6 +131,7 @@ export function planScenario(scenario: BenchScenarioName, inputs: ScenarioInputs
         quota: { ...base, providerRpm: rpm, providerTpm: UNEVEN_TOKENS_TPM },
         outOfCreditKeyIds: [],
         boundKind: 'tokens',
+        consumerProcesses: 1,
       };
     }
     case 'daily-reset': {
@@ -139,6 +148,7 @@ export function planScenario(scenario: BenchScenarioName, inputs: ScenarioInputs
         quota: { ...base, providerDaily: daily, dayMs: dayMinutes * minuteMs, fixedDay: true },
         outOfCreditKeyIds: [],
         boundKind: 'daily',
+        consumerProcesses: 1,
       };
     }
     case 'key-out-of-credit':
@@ -150,6 +160,19 @@ export function planScenario(scenario: BenchScenarioName, inputs: ScenarioInputs
         quota: base,
         outOfCreditKeyIds: [DEAD_KEY_ID],
         boundKind: 'requests',
+        consumerProcesses: 1,
+      };
+    case 'two-consumers':
+      return {
+        name: scenario,
+        description:
+          `the corpus; ${perLane}, ${providerRpm} rpm and ${providerTpm} tpm per key, no daily limit; each lane's consumers run as ` +
+          `${TWO_CONSUMERS_PROCESSES} processes (each its own poller, AWS clients, admission store and handler instances) sharing its keys and rate-state table`,
+        documents: corpusDocuments(jobs),
+        quota: base,
+        outOfCreditKeyIds: [],
+        boundKind: 'requests',
+        consumerProcesses: TWO_CONSUMERS_PROCESSES,
       };
   }
 }

@@ -183,6 +183,7 @@ async function startStrategyStack(
       : { admission: { settings: { dailyResetOffsetMs: dayStartMs % quota.dayMs } } };
   return startLocalStack({
     lanes,
+    consumerProcesses: plan.consumerProcesses,
     endpoints: services.endpoints,
     logFile: options.logFile ?? BENCH_LOG_FILE,
     provider: {

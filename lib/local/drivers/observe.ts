@@ -114,7 +114,7 @@ export async function drainSnapshot(stack: LocalStack): Promise<DrainSnapshot> {
     delayed: depths.reduce((n, [q]) => n + q.delayed, 0),
     inFlight: depths.reduce((n, [q]) => n + q.inFlight, 0),
     deadLettered: depths.reduce((n, [, d]) => n + d.visible + d.inFlight + d.delayed, 0),
-    busy: lanes.some((l) => (l.poller?.stats.inFlight ?? 0) > 0),
+    busy: lanes.some((l) => l.pollers.some((p) => p.stats.inFlight > 0)),
     paused: lanes.filter((l) => l.pause?.state.paused).map((l) => l.lane.name),
   };
 }
@@ -137,7 +137,7 @@ export function elapsedLabel(from: number): string {
 
 /** Stops every lane's poller (running invocations finish first). */
 export async function stopPollers(stack: LocalStack): Promise<void> {
-  for (const lane of Object.values(stack.lanes)) await lane.poller?.stop();
+  for (const lane of Object.values(stack.lanes)) for (const poller of lane.pollers) await poller.stop();
 }
 
 /** How a watch ended: the stack drained, the deadline passed, `stalled()` said so, or `signal` aborted it. */
