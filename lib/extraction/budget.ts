@@ -42,14 +42,22 @@ export function admissionWaitMs(lane: Pick<LaneConfig, 'consumer'>): number {
 }
 
 /**
- * How many records the lane's admission can start within their in-process wait: the lane's request
- * rate (its quota owners' requests per minute, less `safetyMargin`, over `windowMs`) times the booking
+ * How many records the lane's admission can start within their in-process wait: the lane's call rate
+ * (its quota owners' requests per minute — or, given the tokens a call takes on average, the calls
+ * its tokens per minute hold, when fewer — less `safetyMargin`, over `windowMs`) times the booking
  * window a record has at the start of its invocation. The event source mapping should hold about this
  * many records in flight (`maximumConcurrency` × `batchSize`): more are received only to be re-sent.
  */
-export function recordsAdmissionCanStart(lane: Pick<LaneConfig, 'consumer' | 'provider'>, windowMs: number, safetyMargin: number): number {
+export function recordsAdmissionCanStart(
+  lane: Pick<LaneConfig, 'consumer' | 'provider'>,
+  windowMs: number,
+  safetyMargin: number,
+  tokensPerCall?: number,
+): number {
   const owners = new Set(lane.provider.keys.map((k) => k.quotaOwner)).size;
-  const perMs = (owners * lane.provider.limits.requestsPerMinute * (1 - safetyMargin)) / windowMs;
+  const { requestsPerMinute, tokensPerMinute } = lane.provider.limits;
+  const callsPerWindow = tokensPerCall !== undefined && tokensPerCall > 0 ? Math.min(requestsPerMinute, tokensPerMinute / tokensPerCall) : requestsPerMinute;
+  const perMs = (owners * callsPerWindow * (1 - safetyMargin)) / windowMs;
   const workMs = lane.consumer.timeoutSeconds * 1000 - settleMarginMs(lane);
   const windowOfBooking = Math.max(0, Math.min(admissionWaitMs(lane), workMs - lane.provider.timeoutMs));
   return Math.floor(perMs * windowOfBooking);

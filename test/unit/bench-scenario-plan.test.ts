@@ -107,6 +107,19 @@ describe('bench scenarios: the plans', () => {
     assert.throws(() => planScenario('key-out-of-credit', { ...INPUTS, keys: 1 }), BenchScenarioError);
   });
 
+  it('uneven-tokens: the mapping is sized by the calls the tokens per minute hold, not by the loose request limit', () => {
+    // Prepare
+    const plan = planScenario('uneven-tokens', INPUTS);
+    // Act
+    const byRequests = Object.values(benchLanes({ ...INPUTS, ...plan.quota }, 't'))[0]!;
+    const byTokens = Object.values(benchLanes({ ...INPUTS, ...plan.quota, tokensPerJob: plan.tokensPerJob }, 't'))[0]!;
+    // Assess: 10 000 tpm at ~1 000 tokens a job holds ~10 calls a minute, against 32 requests
+    const held = (l: typeof byTokens): number => l.consumer.maximumConcurrency * l.queue.batchSize;
+    assert.ok(plan.tokensPerJob! > 500 && plan.tokensPerJob! < 2000, `mean tokens per job ${plan.tokensPerJob}`);
+    assert.ok(held(byTokens) < held(byRequests), `${held(byTokens)} records in flight by tokens, ${held(byRequests)} by requests`);
+    assert.equal(planScenario('baseline', INPUTS).tokensPerJob, undefined);
+  });
+
   it("two-consumers: the baseline's jobs, quota and bound, run by two consumer processes per lane (the others by one)", () => {
     // Act
     const plan = planScenario('two-consumers', INPUTS);

@@ -88,6 +88,8 @@ export interface ScenarioPlan {
   boundKind: ScenarioBoundKind;
   /** Consumer processes per lane, sharing its keys and rate-state table (the local stack's `consumerProcesses`). */
   consumerProcesses: number;
+  /** Where tokens per minute bind: the provider tokens a job takes on average (the mapping is sized by it, as a platform engineer would). */
+  tokensPerJob?: number;
 }
 
 /** A scenario that cannot run with the given settings. */
@@ -132,6 +134,7 @@ export function planScenario(scenario: BenchScenarioName, inputs: ScenarioInputs
         outOfCreditKeyIds: [],
         boundKind: 'tokens',
         consumerProcesses: 1,
+        tokensPerJob: documents.reduce((n, d) => n + providerTokensOf(d), 0) / Math.max(1, documents.length),
       };
     }
     case 'daily-reset': {

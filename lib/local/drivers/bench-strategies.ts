@@ -131,14 +131,18 @@ const BENCH_MAX_POLLERS = 5;
  * `batchSize`): about {@link IN_FLIGHT_SHARE} of what admission can start within a record's
  * in-process wait (`recordsAdmissionCanStart`), in up to {@link BENCH_MAX_POLLERS} invocations of
  * small batches, so a poller whose records are done pulls again while the others' are still booked.
+ * Where tokens per minute bind, `tokensPerJob` (the jobs' mean) sizes it by the calls the tokens hold.
  * A mapping holding more records receives them only to send them back. Every strategy runs with the
  * same mapping. The daily quota is `providerDaily` when given, else one never reached.
  */
-export function benchLanes(options: Omit<LocalLaneSettings, 'providerDaily'> & { providerDaily?: number }, tag: string): LaneSet {
+export function benchLanes(
+  options: Omit<LocalLaneSettings, 'providerDaily'> & { providerDaily?: number; tokensPerJob?: number | undefined },
+  tag: string,
+): LaneSet {
   const base = localRunLanes({ ...options, providerDaily: options.providerDaily ?? 100_000_000 });
   return Object.fromEntries(
     Object.entries(base).map(([name, lane]) => {
-      const startable = recordsAdmissionCanStart(lane, options.minuteMs, DEFAULT_ADMISSION_SETTINGS.safetyMargin);
+      const startable = recordsAdmissionCanStart(lane, options.minuteMs, DEFAULT_ADMISSION_SETTINGS.safetyMargin, options.tokensPerJob);
       const inFlight = Math.max(AWS_LIMITS.minMaximumConcurrency, Math.floor(IN_FLIGHT_SHARE * startable));
       const pollers = Math.min(BENCH_MAX_POLLERS, inFlight);
       const batchSize = Math.min(AWS_LIMITS.maxBatchEntries, Math.max(1, Math.floor(inFlight / pollers)));

@@ -64,7 +64,7 @@ export async function runStrategy(
   plan: ScenarioPlan = planScenario('baseline', options),
 ): Promise<StrategyRun> {
   const started = Date.now();
-  const lanes = benchLanes({ ...options, ...plan.quota }, `${strategy.id.slice(0, 5)}-${randomBytes(3).toString('hex')}`);
+  const lanes = benchLanes({ ...options, ...plan.quota, tokensPerJob: plan.tokensPerJob }, `${strategy.id.slice(0, 5)}-${randomBytes(3).toString('hex')}`);
   const probe = strategyProbe(strategy);
   // A binding daily quota: the provider's day and the consumer's start now, together.
   const dayStartMs = plan.quota.fixedDay ? Date.now() : undefined;
