@@ -17,6 +17,7 @@
  *   pauses the lane, the others see it is paused.
  */
 import {
+  BatchGetItemCommand,
   DeleteItemCommand,
   GetItemCommand,
   PutItemCommand,
@@ -24,7 +25,9 @@ import {
   UpdateItemCommand,
   type AttributeValue,
   type DynamoDBClient,
+  type KeysAndAttributes,
 } from '@aws-sdk/client-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { errorName, RatelaneError, shortMessage } from '../shared/errors.js';
 import type { BucketState } from './bucket.js';
@@ -91,6 +94,12 @@ export interface RateStateStore {
 }
 
 const COOLDOWN_TTL_GRACE_SECONDS = 3600;
+/** The most keys one `BatchGetItem` takes. */
+const BATCH_GET_MAX_KEYS = 100;
+/** Tries of a `BatchGetItem` that leaves keys unprocessed, the first included. */
+const BATCH_GET_ATTEMPTS = 3;
+/** The wait before the second try (doubling after). */
+const BATCH_GET_BACKOFF_MS = 20;
 const BUCKET_TTL_SECONDS = 2 * 24 * 3600;
 const PAUSE_PK = 'lane#pause';
 
@@ -178,17 +187,45 @@ export class DynamoRateStateStore implements RateStateStore {
     return out.Item ? unmarshall(out.Item) : undefined;
   }
 
+  /** One strongly consistent `BatchGetItem` (per 100 keys): one round trip where a `GetItem` per key waits for the slowest. */
   async readCooldowns(keys: readonly KeyRef[]): Promise<CooldownSnapshot> {
     const keyIds = [...new Set(keys.map((k) => k.id))];
     const owners = [...new Set(keys.map((k) => k.quotaOwner))];
-    const items = await Promise.all([...keyIds.map((id) => this.get(cooldownPk('key', id))), ...owners.map((o) => this.get(cooldownPk('quota_owner', o)))]);
+    const items = await this.batchGet([...keyIds.map((id) => cooldownPk('key', id)), ...owners.map((o) => cooldownPk('quota_owner', o))]);
     const snapshot = { keys: new Map<string, CooldownRecord>(), owners: new Map<string, CooldownRecord>() };
     for (const item of items) {
-      const record = item ? cooldownOf(item) : undefined;
+      const record = cooldownOf(item);
       if (!record) continue;
       (record.scope === 'key' ? snapshot.keys : snapshot.owners).set(record.id, record);
     }
     return snapshot;
+  }
+
+  /**
+   * The items of `pks` that exist, read consistently. Keys DynamoDB leaves unprocessed (throttling)
+   * are asked again, {@link BATCH_GET_ATTEMPTS} times in all, a little later each time, as AWS
+   * documents; still unprocessed, the read fails ({@link RateStateUnavailableError}).
+   */
+  private async batchGet(pks: readonly string[]): Promise<Record<string, unknown>[]> {
+    const found: Record<string, unknown>[] = [];
+    for (let start = 0; start < pks.length; start += BATCH_GET_MAX_KEYS) {
+      let request: Record<string, KeysAndAttributes> | undefined = {
+        [this.tableName]: { Keys: pks.slice(start, start + BATCH_GET_MAX_KEYS).map((pk) => ({ pk: { S: pk } })), ConsistentRead: true },
+      };
+      for (let attempt = 0; request && attempt < BATCH_GET_ATTEMPTS; attempt++) {
+        if (attempt > 0) await sleep(BATCH_GET_BACKOFF_MS * 2 ** (attempt - 1));
+        const asked: Record<string, KeysAndAttributes> = request;
+        const out = await this.call('BatchGetItem', () => this.dynamodb.send(new BatchGetItemCommand({ RequestItems: asked })));
+        for (const item of out.Responses?.[this.tableName] ?? []) found.push(unmarshall(item));
+        request = out.UnprocessedKeys?.[this.tableName]?.Keys?.length ? out.UnprocessedKeys : undefined;
+      }
+      if (request) {
+        throw new RateStateUnavailableError('BatchGetItem', this.tableName, {
+          cause: new Error(`keys still unprocessed after ${BATCH_GET_ATTEMPTS} attempts`),
+        });
+      }
+    }
+    return found;
   }
 
   async putCooldown(record: CooldownRecord, now: number): Promise<void> {

@@ -58,7 +58,13 @@ const CONSUMER_QUEUE_EXTRA_ACTIONS = ['sqs:SendMessage'] as const;
 export const CONSUMER_DLQ_ACTIONS = ['sqs:SendMessage'] as const;
 export const CONSUMER_RESULTS_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem'] as const;
 export const CONSUMER_LEDGER_ACTIONS = ['dynamodb:PutItem'] as const;
-export const CONSUMER_RATE_STATE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const;
+export const CONSUMER_RATE_STATE_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+] as const;
 export const CONSUMER_SECRET_ACTIONS = ['secretsmanager:GetSecretValue'] as const;
 export const CONSUMER_BUCKET_ACTIONS = ['s3:GetObject'] as const;
 /**

@@ -32,7 +32,7 @@ import type { KeyLimits } from './provider-model.js';
 
 /** DynamoDB request units admission spent, and its answers. */
 export interface AdmissionCounters {
-  /** Strongly consistent GetItem calls (1 read request unit each, items < 4 KB): cooldowns and buckets. */
+  /** Strongly consistent reads (1 read request unit per item < 4 KB): cooldown items (one BatchGetItem per read) and buckets (GetItem). */
   cooldownReads: number;
   /** Conditional bucket writes that succeeded. */
   bucketWrites: number;
@@ -59,7 +59,7 @@ export function simKeys(count: number): KeyRef[] {
 export class SimRateState implements SyncRateState {
   private cooldowns: CooldownSnapshot = EMPTY_SNAPSHOT;
   private readonly buckets = new Map<string, BucketState>();
-  /** GetItems of one cooldown read: one per key id and one per quota owner. */
+  /** Items of one cooldown read: one per key id and one per quota owner. */
   private readonly cooldownItems: number;
 
   constructor(
@@ -74,7 +74,7 @@ export class SimRateState implements SyncRateState {
     return this.buckets.get(owner);
   }
 
-  /** Every cooldown read costs a GetItem per key id and per owner; a new snapshot object each time. */
+  /** Every cooldown read costs a read unit per key id and per owner (one BatchGetItem); a new snapshot object each time. */
   readCooldowns(): CooldownSnapshot {
     this.counters.cooldownReads += this.cooldownItems;
     return { keys: this.cooldowns.keys, owners: this.cooldowns.owners };
