@@ -93,23 +93,36 @@ function* groupRound<K extends KeyRef>(
   }
   state.cursor = nextCursor ?? cursor;
   const failed = new Set<string>();
-  for (const [owner, { expectedVersion, next }] of held) {
-    yield { kind: 'lock', owner };
-    const outcome = (yield { kind: 'writeBucket', owner, next, expectedVersion, now: config.now() }) as BucketWrite;
-    yield { kind: 'unlock', owner };
-    if (outcome.ok) continue;
-    failed.add(owner);
-    conflicted.add(owner);
-    state.buckets.set(owner, outcome.current);
-    // The corrections the failed write carried are owed again.
+  // Not written (yet): what the group took on them is undone in the instance when their write fails.
+  const unwritten = new Set(held.keys());
+  const undo = (owner: string): void => {
+    // The corrections the write carried are owed again; the probes its calls took are not held.
     const carried = carriedBefore.get(owner);
     if (carried !== undefined) state.carried.set(owner, (state.carried.get(owner) ?? 0) + carried);
+    for (const i of indices) {
+      const answer = answers[i]!;
+      if (wrote.get(i) === owner && answer.admitted && !probesBefore.has(answer.key.quotaOwner)) state.probes.delete(answer.key.quotaOwner);
+    }
+  };
+  try {
+    for (const [owner, { expectedVersion, next }] of held) {
+      yield { kind: 'lock', owner };
+      const outcome = (yield { kind: 'writeBucket', owner, next, expectedVersion, now: config.now() }) as BucketWrite;
+      yield { kind: 'unlock', owner };
+      unwritten.delete(owner);
+      if (outcome.ok) continue;
+      failed.add(owner);
+      conflicted.add(owner);
+      state.buckets.set(owner, outcome.current);
+      undo(owner);
+    }
+  } catch (error) {
+    // A write that threw (the table unavailable) may or may not have landed: forget the cached state.
+    for (const owner of unwritten) {
+      state.buckets.delete(owner);
+      undo(owner);
+    }
+    throw error;
   }
-  if (failed.size === 0) return [];
-  const again = indices.filter((i) => failed.has(wrote.get(i) ?? ''));
-  for (const i of again) {
-    const answer = answers[i]!;
-    if (answer.admitted && !probesBefore.has(answer.key.quotaOwner)) state.probes.delete(answer.key.quotaOwner);
-  }
-  return again;
+  return indices.filter((i) => failed.has(wrote.get(i) ?? ''));
 }

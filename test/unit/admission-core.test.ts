@@ -304,4 +304,24 @@ describe('SharedKeyPool: the asynchronous driver', () => {
     assert.equal(store.writes, 1);
     assert.equal(store.buckets.get('o1')?.levels.requests, limits.requestsPerWindow - 1, 'the failed group took nothing');
   });
+
+  it('keeps owing its token corrections when the group write that carried them failed', async () => {
+    // Prepare: one call settled 50 tokens under what it took (owed, not written)
+    const store = new CountingStore();
+    const pool = new SharedKeyPool({ keys: [key], store, limits, settings: { ...settings, outputTokenEstimateWeight: 0 }, now: () => T0 });
+    const first = await pool.acquire({ estimatedTokens: 100 });
+    assert.ok(first.admitted);
+    await first.settle({ inputTokens: 100, outputTokens: 50 });
+    assert.equal(pool.tokensOwed, -50);
+    store.failWrites = 1;
+    // Act: a group whose write fails, then a take that goes through
+    await Promise.allSettled([pool.acquire({ estimatedTokens: 100 }), pool.acquire({ estimatedTokens: 100 })]);
+    const owedAfterFailure = pool.tokensOwed;
+    const next = await pool.acquire({ estimatedTokens: 100 });
+    // Assess: still owed after the failure, written with the next take, once
+    assert.equal(owedAfterFailure, -50);
+    assert.ok(next.admitted);
+    assert.equal(pool.tokensOwed, 0);
+    assert.equal(store.buckets.get('o1')?.levels.tokens, limits.tokensPerWindow - 2 * 200 + 50);
+  });
 });
