@@ -10,6 +10,7 @@
  * concurrent cooldown reads of the instance with one load, and runs the bucket updates of one quota
  * owner one at a time within the instance, so only other instances contend.
  */
+import { AWS_LIMITS } from '../config/lanes.js';
 import type { Cooldown } from '../policy/index.js';
 import type { BucketLimits } from './bucket.js';
 import type { CooldownSnapshot } from './choice.js';
@@ -80,9 +81,6 @@ interface WaitingTake {
   resolve: (answer: CoreAdmission<ProviderKey>) => void;
   reject: (error: unknown) => void;
 }
-
-/** The most calls one group takes together (an SQS batch). */
-const MAX_GROUP = 10;
 
 /** A {@link KeyPool} backed by the lane's rate-state table. */
 export class SharedKeyPool implements KeyPool {
@@ -212,7 +210,7 @@ export class SharedKeyPool implements KeyPool {
     try {
       await Promise.resolve();
       while (this.waiting.length > 0) {
-        const group = this.waiting.splice(0, MAX_GROUP);
+        const group = this.waiting.splice(0, AWS_LIMITS.maxBatchEntries); // at most an SQS batch's calls
         const now = this.config.now();
         const requests = group.map((w) => ({ estimatedTokens: w.estimatedTokens, bookWithinMs: Math.max(0, w.windowEnd - now) }));
         try {

@@ -42,7 +42,7 @@ export const DAILY_SHARE_OF_JOBS = 0.6;
 /** `daily-reset`: the day lasts this many times as long as one day's quota takes at the per-minute limit. */
 export const DAY_TO_SPEND_RATIO = 2;
 /** The daily quota of a scenario without one: never reached. */
-const NO_DAILY_LIMIT = 100_000_000;
+export const NO_DAILY_LIMIT = 100_000_000;
 /** The key of each lane that `key-out-of-credit` leaves without credit (the lanes' keys are `key-1`, `key-2`, …). */
 export const DEAD_KEY_ID = 'key-1';
 /** Consumer processes per lane in `two-consumers`. */

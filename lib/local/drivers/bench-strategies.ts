@@ -16,6 +16,7 @@ import { DEFAULT_ADMISSION_SETTINGS } from '../../admission/settings.js';
 import { AWS_LIMITS, type LaneConfig, type LaneSet } from '../../config/lanes.js';
 import { recordsAdmissionCanStart } from '../../extraction/budget.js';
 import { ProviderError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from '../../providers/model.js';
+import { NO_DAILY_LIMIT } from './bench-scenarios.js';
 import { localRunLanes, type LocalLaneSettings } from './lanes.js';
 import { withOverrides } from './overrides.js';
 
@@ -139,7 +140,7 @@ export function benchLanes(
   options: Omit<LocalLaneSettings, 'providerDaily'> & { providerDaily?: number; tokensPerJob?: number | undefined },
   tag: string,
 ): LaneSet {
-  const base = localRunLanes({ ...options, providerDaily: options.providerDaily ?? 100_000_000 });
+  const base = localRunLanes({ ...options, providerDaily: options.providerDaily ?? NO_DAILY_LIMIT });
   return Object.fromEntries(
     Object.entries(base).map(([name, lane]) => {
       const startable = recordsAdmissionCanStart(lane, options.minuteMs, DEFAULT_ADMISSION_SETTINGS.safetyMargin, options.tokensPerJob);
