@@ -245,9 +245,11 @@ export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: Pool
       continue;
     }
     if (verdict.limitedBy === 'daily' && verdict.dueAt - started >= pauseMinMs) (dailyOut ??= new Map()).set(key.quotaOwner, verdict.dueAt);
-    // When the owner's next slot comes: for a booking, when its levels hold the call (the booked
-    // calls are in them); else counting the slots already reserved on it.
-    candidates.push({ owner: key.quotaOwner, slotAt: bookWithinMs > 0 ? verdict.dueAt : verdict.retryAt });
+    // When the owner's next slot comes: for a call it would book, when its levels hold the call (the
+    // booked calls are in them); else counting the slots already reserved on it — a spent day is never
+    // booked, and its reset is every such owner's `dueAt`: by it alone one owner would take every reservation.
+    const bookable = verdict.limitedBy !== 'daily' && verdict.dueAt - started <= bookWithinMs;
+    candidates.push({ owner: key.quotaOwner, slotAt: bookable ? verdict.dueAt : verdict.retryAt });
   }
   candidates.sort((a, b) => a.slotAt - b.slotAt);
   let slot: { at: number; detail: string } | undefined;

@@ -106,6 +106,42 @@ describe('SharedKeyPool: booked grants', () => {
   });
 });
 
+describe('SharedKeyPool: a spent day with booking on', () => {
+  const keys = [
+    { id: 'k1', quotaOwner: 'o1', secret: 'sk-1' },
+    { id: 'k2', quotaOwner: 'o2', secret: 'sk-2' },
+  ];
+  const settings = admissionSettings({ outputTokenEstimate: 0, safetyMargin: 0, probeFirstCalls: false });
+
+  it("spreads the callers denied until the reset over every owner's slots, not one owner's", async () => {
+    // Prepare: two owners of 6 requests a minute and 12 a day, both days spent over two minutes; the
+    // reset is at T0 + 1 day
+    const limits = { ...LIMITS, requestsPerDay: 12 };
+    const reset = T0 + limits.dayMs;
+    const store = new MemoryRateStateStore();
+    let now = T0;
+    const pool = new SharedKeyPool({ keys, store, limits, settings, now: () => now });
+    for (const minute of [0, 1]) {
+      now = T0 + minute * 60_000;
+      for (let i = 0; i < 12; i++) assert.equal((await pool.acquire({ estimatedTokens: 100 })).admitted, true);
+    }
+    now += 1000;
+    // Act: 16 callers that could wait 30 s in-process are denied (the reset is a day away)
+    const offsets: number[] = [];
+    for (let i = 0; i < 16; i++) {
+      const verdict = await pool.acquire({ estimatedTokens: 100, bookWithinMs: 30_000 });
+      assert.equal(verdict.admitted, false);
+      if (!verdict.admitted) offsets.push(Math.round((verdict.retryAt.getTime() - reset) / 1000));
+    }
+    // Assess: both owners' first minutes go at the reset (12 calls), the other 4 one refill apart on
+    // each owner (+10 s, +20 s); one owner alone would have held the last caller back to +100 s
+    assert.deepEqual(
+      offsets.sort((a, b) => a - b),
+      [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 10, 20, 20],
+    );
+  });
+});
+
 describe('SharedKeyPool: settlements ride on the next take', () => {
   const key = { id: 'k1', quotaOwner: 'o1', secret: 'sk-1' };
   // Corrections only: the first answer's proving write is `admission-first-calls.test.ts`'s.
