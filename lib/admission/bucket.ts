@@ -18,12 +18,21 @@
  */
 import type { CooldownReason } from '../policy/index.js';
 
-/** Capacities and refill windows of one bucket (already reduced by any safety margin). */
+/** Rates, capacities and refill windows of one bucket. */
 export interface BucketLimits {
-  /** Requests per window (bucket capacity). */
+  /** Requests per window: the refill rate (and, times {@link burstShare}, the bucket's capacity). */
   requestsPerWindow: number;
-  /** Tokens per window (bucket capacity). */
+  /** Tokens per window: the refill rate (and, times {@link burstShare}, the bucket's capacity). */
   tokensPerWindow: number;
+  /**
+   * The share of a window's requests and tokens the bucket holds at most (0..1, default 1): the safety
+   * margin trims the burst, not the rate. Skew and jitter between this bucket and the provider's are
+   * an offset in time; a sequence of calls this bucket admits stays within the provider's bucket of
+   * the same rate and a whole window's capacity while that offset is under `(1 − burstShare)` of a
+   * window (3 s of a minute at 5 %). Trimming the rate instead would leave that share of the quota
+   * unused for as long as the lane is busy.
+   */
+  burstShare?: number | undefined;
   /** Length of the window in ms (60 000 in AWS; the scaled minute locally). */
   windowMs: number;
   /** Requests per day (capacity of the daily level). */
@@ -131,10 +140,17 @@ export function dailyResetAt(state: BucketState, limits: BucketLimits, at: numbe
   return known + (Math.floor((at - known) / limits.dayMs) + 1) * limits.dayMs;
 }
 
+/** What the per-window levels hold at most: a window's requests and tokens times the burst share. */
+export function bucketCapacity(limits: BucketLimits): { requests: number; tokens: number } {
+  const share = Math.min(1, Math.max(0, limits.burstShare ?? 1));
+  return { requests: limits.requestsPerWindow * share, tokens: limits.tokensPerWindow * share };
+}
+
 /** The bucket a quota owner starts with: every level full. */
 export function fullBucket(limits: BucketLimits, now: number): BucketState {
+  const capacity = bucketCapacity(limits);
   return {
-    levels: { requests: limits.requestsPerWindow, tokens: limits.tokensPerWindow, daily: limits.requestsPerDay },
+    levels: { requests: capacity.requests, tokens: capacity.tokens, daily: limits.requestsPerDay },
     updatedAt: now,
     reservedUntil: 0,
     version: 0,
@@ -142,7 +158,9 @@ export function fullBucket(limits: BucketLimits, now: number): BucketState {
   };
 }
 
-const refill = (level: number, capacity: number, elapsedMs: number, periodMs: number): number => Math.min(capacity, level + (elapsedMs * capacity) / periodMs);
+/** `level` refilled over `elapsedMs` at `perPeriod` per `periodMs`, up to `capacity`. */
+const refill = (level: number, perPeriod: number, elapsedMs: number, periodMs: number, capacity = perPeriod): number =>
+  Math.min(capacity, level + (elapsedMs * perPeriod) / periodMs);
 
 /** The levels at `now` (refilled since `updatedAt`; a clock behind `updatedAt` refills nothing). */
 export function levelsAt(state: BucketState, limits: BucketLimits, now: number): BucketLevels {
@@ -154,9 +172,10 @@ export function levelsAt(state: BucketState, limits: BucketLimits, now: number):
   } else {
     daily = refill(state.levels.daily, limits.requestsPerDay, elapsed, limits.dayMs);
   }
+  const capacity = bucketCapacity(limits);
   return {
-    requests: refill(state.levels.requests, limits.requestsPerWindow, elapsed, limits.windowMs),
-    tokens: refill(state.levels.tokens, limits.tokensPerWindow, elapsed, limits.windowMs),
+    requests: refill(state.levels.requests, limits.requestsPerWindow, elapsed, limits.windowMs, capacity.requests),
+    tokens: refill(state.levels.tokens, limits.tokensPerWindow, elapsed, limits.windowMs, capacity.tokens),
     daily,
   };
 }
@@ -169,9 +188,10 @@ function advance(state: BucketState, limits: BucketLimits, at: number): BucketSt
 
 /** A cost the bucket can ever satisfy: a call larger than a whole level asks for the whole level. */
 export function clampCost(cost: BucketCost, limits: BucketLimits): BucketCost {
+  const capacity = bucketCapacity(limits);
   return {
-    requests: Math.min(Math.max(0, cost.requests), limits.requestsPerWindow, limits.requestsPerDay),
-    tokens: Math.min(Math.max(0, cost.tokens), limits.tokensPerWindow),
+    requests: Math.min(Math.max(0, cost.requests), capacity.requests, limits.requestsPerDay),
+    tokens: Math.min(Math.max(0, cost.tokens), capacity.tokens),
   };
 }
 
@@ -277,17 +297,20 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
  * the calls they hold go at `dayStart`; each further call one refill later.
  */
 function burstSlot(moved: BucketState, limits: BucketLimits, need: BucketCost, at: number, dayStart: number, nth: number): number {
+  const capacity = bucketCapacity(limits);
   const fullInMs = Math.max(
-    missingMs(limits.requestsPerWindow, moved.levels.requests, limits.requestsPerWindow, limits.windowMs),
-    missingMs(limits.tokensPerWindow, moved.levels.tokens, limits.tokensPerWindow, limits.windowMs),
+    missingMs(capacity.requests, moved.levels.requests, limits.requestsPerWindow, limits.windowMs),
+    missingMs(capacity.tokens, moved.levels.tokens, limits.tokensPerWindow, limits.windowMs),
   );
-  const heldMs = limits.windowMs - Math.max(0, fullInMs - (dayStart - at));
+  // A full bucket holds `burstShare` of a window's refill.
+  const heldMs = (capacity.requests / limits.requestsPerWindow) * limits.windowMs - Math.max(0, fullInMs - (dayStart - at));
   return dayStart + Math.max(0, nth * slotMs(need, limits) - heldMs);
 }
 
-function missingMs(amount: number, level: number, capacity: number, periodMs: number): number {
+/** How long until `level` holds `amount`, refilling `perPeriod` per `periodMs` (ms). */
+function missingMs(amount: number, level: number, perPeriod: number, periodMs: number): number {
   const missing = amount - level;
-  return missing <= EPSILON ? 0 : (missing * periodMs) / capacity;
+  return missing <= EPSILON ? 0 : (missing * periodMs) / perPeriod;
 }
 
 /**
@@ -296,7 +319,7 @@ function missingMs(amount: number, level: number, capacity: number, periodMs: nu
  */
 export function adjustTokens(state: BucketState, limits: BucketLimits, deltaTokens: number, now: number): BucketState {
   const moved = advance(state, limits, Math.max(now, state.updatedAt));
-  const tokens = Math.max(-limits.tokensPerWindow, Math.min(limits.tokensPerWindow, moved.levels.tokens - deltaTokens));
+  const tokens = Math.max(-limits.tokensPerWindow, Math.min(bucketCapacity(limits).tokens, moved.levels.tokens - deltaTokens));
   return { ...moved, levels: { ...moved.levels, tokens }, version: state.version + 1 };
 }
 

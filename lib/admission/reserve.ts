@@ -91,7 +91,7 @@ function scaled(limits: BucketLimits, factor: number): BucketLimits {
 
 /**
  * Both sides' per-window and per-day limits of each quota owner of `lane`: `bucketLimitsFor` (the
- * provider's limits less the safety margin) split by `reserveShare` (default {@link laneReserveShare}).
+ * provider's limits, their bursts less the safety margin) split by `reserveShare` (default {@link laneReserveShare}).
  * Pure: for documentation, the local run and {@link poolSideConfig}. With a share of 0 both sides
  * are `bucketLimitsFor`'s limits. The "at least 1" floors can make the sides sum above the limit
  * when a limit is tiny (e.g. 1 request a minute): keep such a lane's share at 0.

@@ -10,8 +10,11 @@ import type { BucketLimits } from './bucket.js';
 /** How admission applies a lane's provider limits. */
 export interface AdmissionSettings {
   /**
-   * Share of each per-minute limit admission leaves unused (0..0.5), so clock skew and in-flight
-   * jitter between our bucket and the provider's do not turn into 429s. Default 0.05. The daily quota
+   * Share of each per-minute limit's burst admission leaves unused (0..0.5), so clock skew and in-flight
+   * jitter between our bucket and the provider's do not turn into 429s. Default 0.05. It trims the
+   * bucket's capacity, not its refill rate (`BucketLimits.burstShare`): skew is an offset in time,
+   * which that headroom absorbs up to the margin's share of a window; a trimmed rate would leave the
+   * margin's share of the quota unused for as long as the lane is busy. The daily quota
    * is not trimmed: it is a count over a day, not a rate a few ms of skew can overrun, and trimming it
    * would push the day's last 5 % of jobs past the reset for nothing.
    */
@@ -112,15 +115,16 @@ export function admissionSettings(overrides: Partial<AdmissionSettings> = {}): A
 }
 
 /**
- * The bucket of one quota owner of `lane`: the provider's per-minute limits less the safety margin
- * (at least 1 of each) and its whole daily quota, refilling over the settings' window and day (the day as a fixed window by default).
+ * The bucket of one quota owner of `lane`: the provider's per-minute limits as its refill rate, its
+ * capacity (burst) less the safety margin, and its whole daily quota, refilling over the settings'
+ * window and day (the day as a fixed window by default).
  */
 export function bucketLimitsFor(lane: Pick<LaneConfig, 'provider'>, settings: AdmissionSettings): BucketLimits {
-  const keep = 1 - settings.safetyMargin;
   const { requestsPerMinute, tokensPerMinute, requestsPerDay } = lane.provider.limits;
   return {
-    requestsPerWindow: Math.max(1, requestsPerMinute * keep),
-    tokensPerWindow: Math.max(1, tokensPerMinute * keep),
+    requestsPerWindow: requestsPerMinute,
+    tokensPerWindow: tokensPerMinute,
+    burstShare: 1 - settings.safetyMargin,
     windowMs: settings.windowMs,
     requestsPerDay,
     dayMs: settings.dayMs,

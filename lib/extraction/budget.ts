@@ -42,23 +42,26 @@ export function admissionWaitMs(lane: Pick<LaneConfig, 'consumer'>): number {
 }
 
 /**
+ * How far ahead a record at the start of an invocation may book a slot (ms): the in-process wait
+ * ({@link admissionWaitMs}), less the provider's timeout the call after it needs before the work's
+ * end (the function's timeout less the settle margin).
+ */
+export function bookingWindowAtStartMs(lane: Pick<LaneConfig, 'consumer' | 'provider'>): number {
+  const workMs = lane.consumer.timeoutSeconds * 1000 - settleMarginMs(lane);
+  return Math.max(0, Math.min(admissionWaitMs(lane), workMs - lane.provider.timeoutMs));
+}
+
+/**
  * How many records the lane's admission can start within their in-process wait: the lane's call rate
  * (its quota owners' requests per minute — or, given the tokens a call takes on average, the calls
- * its tokens per minute hold, when fewer — less `safetyMargin`, over `windowMs`) times the booking
- * window a record has at the start of its invocation. The event source mapping should hold about this
+ * its tokens per minute hold, when fewer — over `windowMs`: admission's safety margin trims the
+ * burst, not the rate) times the booking window a record has at the start of its invocation. The event source mapping should hold about this
  * many records in flight (`maximumConcurrency` × `batchSize`): more are received only to be re-sent.
  */
-export function recordsAdmissionCanStart(
-  lane: Pick<LaneConfig, 'consumer' | 'provider'>,
-  windowMs: number,
-  safetyMargin: number,
-  tokensPerCall?: number,
-): number {
+export function recordsAdmissionCanStart(lane: Pick<LaneConfig, 'consumer' | 'provider'>, windowMs: number, tokensPerCall?: number): number {
   const owners = new Set(lane.provider.keys.map((k) => k.quotaOwner)).size;
   const { requestsPerMinute, tokensPerMinute } = lane.provider.limits;
   const callsPerWindow = tokensPerCall !== undefined && tokensPerCall > 0 ? Math.min(requestsPerMinute, tokensPerMinute / tokensPerCall) : requestsPerMinute;
-  const perMs = (owners * callsPerWindow * (1 - safetyMargin)) / windowMs;
-  const workMs = lane.consumer.timeoutSeconds * 1000 - settleMarginMs(lane);
-  const windowOfBooking = Math.max(0, Math.min(admissionWaitMs(lane), workMs - lane.provider.timeoutMs));
-  return Math.floor(perMs * windowOfBooking);
+  const perMs = (owners * callsPerWindow) / windowMs;
+  return Math.floor(perMs * bookingWindowAtStartMs(lane));
 }

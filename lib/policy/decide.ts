@@ -54,7 +54,8 @@ function isBodyInput(input: DecisionInput): input is BodyDecisionInput {
  *
  * - `invalid_body`, `unknown_version`, `region_mismatch`, `deadline_passed` → `reject` (terminal).
  * - `not_yet_eligible` → `defer` hop: `DelaySeconds` = min(900, remaining), nothing else changes.
- * - `admission_denied` → `defer` until `retryAt` (at least 1 s), `deferrals` + 1.
+ * - `admission_denied` → `defer` until `retryAt` (at least 1 s; rounded down to whole seconds when the
+ *   rest fits the job's in-process wait `mayWaitMs`, else up), `deferrals` + 1.
  * - provider `rate_limit` → `defer` by the provider's stated wait if any (it wins), else capped full
  *   jitter (throttle base/cap) with exponent `(ApproximateReceiveCount − 1) + deferrals`; cools the key.
  * - provider `quota_exhausted` → `defer` until the reset, but never less than the throttle cap: a
@@ -100,6 +101,7 @@ export function decide(input: DecisionInput): Action {
           basis: 'admission_retry_at',
           waitMs: Math.max(MIN_ADMISSION_WAIT_MS, toEpochMs(outcome.retryAt) - nowMs),
           deferrals: job.deferrals + 1,
+          roundDownWithinMs: outcome.mayWaitMs,
         },
         receiveCountOf(input),
       );

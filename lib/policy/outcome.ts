@@ -104,6 +104,13 @@ export interface AdmissionDeniedOutcome {
   kind: 'admission_denied';
   /** When a key or token is next due. */
   retryAt: Instant;
+  /**
+   * How long the job may wait in-process for its slot when it comes back (ms): the lane's booking
+   * window at the start of an invocation. When the part of the wait past whole seconds fits in it,
+   * the delay is rounded **down** (the job arrives up to a second early and waits in-process for
+   * its slot) instead of up (it would arrive up to a second late). Absent or 0: rounded up.
+   */
+  mayWaitMs?: number | undefined;
 }
 
 /** The provider answered with an error; the classifier's verdict says what it means. */

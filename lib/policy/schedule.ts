@@ -32,8 +32,14 @@ export function deadlineMs(job: JobScheduling): number | null {
 export interface DeferPlan {
   reason: DeferReason;
   basis: WaitBasis;
-  /** The wait from now, in ms (rounded up to whole seconds). */
+  /** The wait from now, in ms (rounded up to whole seconds, unless {@link roundDownWithinMs} allows down). */
   waitMs: number;
+  /**
+   * The job waits in-process up to this long (ms) for what it was deferred for: a wait whose part past
+   * whole seconds fits in it is rounded down (at least 1 s) — it arrives early and waits instead of
+   * arriving late. Absent or 0: rounded up.
+   */
+  roundDownWithinMs?: number | undefined;
   /** `deferrals` of the new message. */
   deferrals: number;
   cooldown?: Cooldown | undefined;
@@ -45,10 +51,11 @@ export interface DeferPlan {
 /**
  * A deferral of `plan.waitMs` from `nowMs`, or a `deadline` rejection when the job would become
  * eligible at or after its deadline (rejecting now spares the hops and the ledger says why).
- * The wait is rounded up to whole seconds so `eligibleAt` and `DelaySeconds` agree.
+ * The wait is rounded to whole seconds (up, or down as {@link DeferPlan.roundDownWithinMs} allows) so
+ * `eligibleAt` and `DelaySeconds` agree.
  */
 export function deferOrReject(job: JobScheduling, nowMs: number, plan: DeferPlan, receiveCount = 1): DeferAction | RejectAction {
-  const waitSeconds = ceilSeconds(plan.waitMs);
+  const waitSeconds = wholeSecondsOf(plan.waitMs, plan.roundDownWithinMs ?? 0);
   const eligibleAtMs = nowMs + waitSeconds * 1000;
   const deadline = deadlineMs(job);
   if (deadline !== null && eligibleAtMs >= deadline) {
@@ -68,6 +75,12 @@ export function deferOrReject(job: JobScheduling, nowMs: number, plan: DeferPlan
     ...(plan.alarm ? { alarm: plan.alarm } : {}),
     ...(plan.ignoredHintMs !== undefined ? { ignoredHintMs: plan.ignoredHintMs } : {}),
   };
+}
+
+/** `waitMs` in whole seconds: down (at least 1) when what that leaves is at most `roundDownWithinMs`, else up. */
+function wholeSecondsOf(waitMs: number, roundDownWithinMs: number): number {
+  const down = Math.floor(waitMs / 1000);
+  return down >= 1 && roundDownWithinMs > 0 && waitMs - down * 1000 <= roundDownWithinMs ? down : ceilSeconds(waitMs);
 }
 
 /**

@@ -110,7 +110,7 @@ export class SimRateState implements SyncRateState {
 export class SimKeyPool {
   /** The lane's keys (their index is the simulator's key number). */
   readonly keys: readonly KeyRef[];
-  /** Each quota owner's bucket: the scenario's limits less the safety margin. */
+  /** Each quota owner's bucket: the scenario's limits, their bursts less the safety margin. */
   readonly limits: BucketLimits;
   /** The admission settings every instance runs with. */
   readonly settings: AdmissionSettings;

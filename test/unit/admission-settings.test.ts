@@ -36,15 +36,16 @@ describe('admission: errors', () => {
 });
 
 describe('admission: settings', () => {
-  it('takes the lane’s per-minute limits less the safety margin and its whole daily quota, over the given window', () => {
+  it('takes the lane’s per-minute limits as its rate, its burst less the safety margin and its whole daily quota, over the given window', () => {
     // Prepare
     const lane = resolveLanes({ us: { provider: { limits: { requestsPerMinute: 60, tokensPerMinute: 10_000, requestsPerDay: 1000 } } } }).us!;
     // Act
     const limits = bucketLimitsFor(lane, admissionSettings({ safetyMargin: 0.1, windowMs: 6000, dayMs: 6000 * 1440 }));
     // Assess: and settings admission cannot work with are refused
     assert.deepEqual(limits, {
-      requestsPerWindow: 54,
-      tokensPerWindow: 9000,
+      requestsPerWindow: 60,
+      tokensPerWindow: 10_000,
+      burstShare: 0.9,
       windowMs: 6000,
       requestsPerDay: 1000,
       dayMs: 8_640_000,

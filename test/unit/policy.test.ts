@@ -148,6 +148,22 @@ describe('decide: admission denied', () => {
   });
 });
 
+describe('decide: admission denied, the job able to wait in-process on return', () => {
+  it('rounds the delay down when the rest of the wait fits the in-process wait, else up, never under 1 s', () => {
+    // Act: 2.3 s to the slot; 0.3 s fits a wait of 0.5 s, not one of 0.2 s; 0.4 s to the slot
+    const fits = asDefer(decide(input({ kind: 'admission_denied', retryAt: NOW + 2_300, mayWaitMs: 500 })));
+    const tooShort = asDefer(decide(input({ kind: 'admission_denied', retryAt: NOW + 2_300, mayWaitMs: 200 })));
+    const none = asDefer(decide(input({ kind: 'admission_denied', retryAt: NOW + 2_300 })));
+    const near = asDefer(decide(input({ kind: 'admission_denied', retryAt: NOW + 400, mayWaitMs: 500 })));
+    // Assess: eligibleAt agrees with DelaySeconds, so the gate lets the early job through
+    assert.equal(fits.delaySeconds, 2);
+    assert.equal(fits.eligibleAt, iso(NOW + 2 * SECOND));
+    assert.equal(tooShort.delaySeconds, 3);
+    assert.equal(none.delaySeconds, 3);
+    assert.equal(near.delaySeconds, 1);
+  });
+});
+
 describe('decide: validation', () => {
   it('repairs once with budget, then needs review; never the throttle path', () => {
     // Act

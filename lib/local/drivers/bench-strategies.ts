@@ -12,7 +12,6 @@
  *
  * Each strategy gets its own queues, bucket and tables (a name suffix) and a fresh fake provider.
  */
-import { DEFAULT_ADMISSION_SETTINGS } from '../../admission/settings.js';
 import { AWS_LIMITS, type LaneConfig, type LaneSet } from '../../config/lanes.js';
 import { recordsAdmissionCanStart } from '../../extraction/budget.js';
 import { ProviderError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from '../../providers/model.js';
@@ -143,7 +142,7 @@ export function benchLanes(
   const base = localRunLanes({ ...options, providerDaily: options.providerDaily ?? NO_DAILY_LIMIT });
   return Object.fromEntries(
     Object.entries(base).map(([name, lane]) => {
-      const startable = recordsAdmissionCanStart(lane, options.minuteMs, DEFAULT_ADMISSION_SETTINGS.safetyMargin, options.tokensPerJob);
+      const startable = recordsAdmissionCanStart(lane, options.minuteMs, options.tokensPerJob);
       const inFlight = Math.max(AWS_LIMITS.minMaximumConcurrency, Math.floor(IN_FLIGHT_SHARE * startable));
       const pollers = Math.min(BENCH_MAX_POLLERS, inFlight);
       const batchSize = Math.min(AWS_LIMITS.maxBatchEntries, Math.max(1, Math.floor(inFlight / pollers)));
