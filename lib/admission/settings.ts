@@ -115,6 +115,15 @@ export function admissionSettings(overrides: Partial<AdmissionSettings> = {}): A
 }
 
 /**
+ * The safety margin that absorbs `toleranceMs` of skew on a window of `windowMs` (the margin is a
+ * share of the window's burst, refilled in that share of the window): at least the default, at most 0.5.
+ * A scaled minute needs it: 5 % of a 3 s minute is 150 ms, less than a loaded machine's timers drift.
+ */
+export function marginForSkew(windowMs: number, toleranceMs: number): number {
+  return Math.min(0.5, Math.max(DEFAULT_ADMISSION_SETTINGS.safetyMargin, toleranceMs / windowMs));
+}
+
+/**
  * The bucket of one quota owner of `lane`: the provider's per-minute limits as its refill rate, its
  * capacity (burst) less the safety margin, and its whole daily quota, refilling over the settings'
  * window and day (the day as a fixed window by default).

@@ -28,6 +28,15 @@ import { redirectPowertoolsConsole, TelemetrySink } from './lambda/telemetry.js'
 import { invocationAbortSignalOf } from '../shared/invocation.js';
 import type { LiveHttpServer } from './lambda/http-adapter.js';
 import { startLocalLive } from './live.js';
+import { marginForSkew } from '../admission/settings.js';
+
+/**
+ * The skew between admission's buckets and the fake provider's that a local run absorbs (ms): this
+ * machine's timers, event loop and DynamoDB Local writes drift by up to a few hundred ms under load
+ * (the bench's event-loop delay reaches 80-100 ms, a take's p99 100 ms and more), where a real
+ * minute's 5 % margin absorbs 3 s.
+ */
+export const LOCAL_SKEW_TOLERANCE_MS = 500;
 
 /** Options of {@link startLocalStack}. */
 export interface LocalStackOptions {
@@ -223,7 +232,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       if (pause) stoppers.push(async () => pause.dispose());
       const windowMs = options.provider?.minuteMs ?? 60_000;
       const admissionSettings = options.admission === false ? undefined : options.admission?.settings;
-      // The buckets' window and day follow the fake provider's scaled minute and day.
+      // The buckets' window and day follow the fake provider's scaled minute and day; the margin keeps
+      // the skew tolerance a real minute's 5 % gives at least LOCAL_SKEW_TOLERANCE_MS on a scaled one.
+      const safetyMargin = marginForSkew(windowMs, LOCAL_SKEW_TOLERANCE_MS);
       const admissionOf = (side: 'queue' | 'live', controller?: LocalLanePauseController, aws: AwsClients = clients): LaneAdmission | undefined =>
         options.admission === false
           ? undefined
@@ -232,7 +243,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
               dynamodb: aws.dynamodb,
               keys,
               side,
-              settings: { windowMs, dayMs: options.provider?.dayMs ?? windowMs * 1440, ...admissionSettings },
+              settings: { windowMs, dayMs: options.provider?.dayMs ?? windowMs * 1440, safetyMargin, ...admissionSettings },
               controller,
             });
       const admission = admissionOf('queue', pause);

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { takeFromBucket, type BucketLimits, type BucketState } from '../../lib/admission/bucket.js';
+import { marginForSkew } from '../../lib/admission/settings.js';
 import { LIMITS, T0 } from './admission-support.js';
 
 const CALL = { requests: 1, tokens: 100 };
@@ -66,5 +67,14 @@ describe('admission: the safety margin trims the burst', () => {
       // Act + Assess: the provider never has to refuse one
       assert.ok(providerLowest(arrivals, LIMITS.requestsPerWindow, LIMITS.windowMs) >= -1e-9, `round ${round}`);
     }
+  });
+});
+
+describe('admission: the margin of a scaled minute', () => {
+  it('keeps the skew tolerance in time: the default on a real minute, more on a short one, at most half', () => {
+    // Act + Assess
+    assert.equal(marginForSkew(60_000, 500), 0.05);
+    assert.ok(Math.abs(marginForSkew(3000, 500) - 1 / 6) < 1e-12);
+    assert.equal(marginForSkew(500, 500), 0.5);
   });
 });
