@@ -5,19 +5,19 @@ import { PRICES } from '../../lib/sim/prices.js';
 import { quotaBoundMs, SCENARIOS } from '../../lib/sim/scenarios.js';
 
 describe('quotaBoundMs', () => {
-  it('is jobs / combined limit when no daily quota binds: 1M jobs / 40,000 RPM = 25 min', () => {
-    // Act + Assess: 750 tokens a job
-    assert.equal(quotaBoundMs(SCENARIOS.minute, 1_000_000, 750_000_000), 25 * 60_000);
+  it('is jobs / combined limit, less the first minute’s burst, when no daily quota binds: 1M jobs at 40,000 RPM = 24 min', () => {
+    // Act + Assess: 750 tokens a job; 40,000 go at once, the other 960,000 at 40,000 a minute
+    assert.equal(quotaBoundMs(SCENARIOS.minute, 1_000_000, 750_000_000), 24 * 60_000);
   });
 
   it('takes the tokens limit when tokens bind', () => {
-    // Act + Assess: 4 keys × 10M TPM = 40M tokens a minute; 2,000 tokens a job → 20,000 jobs a minute → 50 min
-    assert.equal(quotaBoundMs(SCENARIOS.minute, 1_000_000, 2_000_000_000), 50 * 60_000);
+    // Act + Assess: 4 keys × 10M TPM = 40M tokens a minute; 2,000 tokens a job → 20,000 jobs a minute → 49 min after the burst
+    assert.equal(quotaBoundMs(SCENARIOS.minute, 1_000_000, 2_000_000_000), 49 * 60_000);
   });
 
-  it('waits for the daily reset when the day quota is spent: 20 min + wait to 00:00 + 5 min = 4 h 05 min', () => {
-    // Act + Assess
-    assert.equal(quotaBoundMs(SCENARIOS.day, 1_000_000, 750_000_000), (4 * 60 + 5) * 60_000);
+  it('waits for the daily reset when the day quota is spent, full buckets again at it: 19 min + wait to 00:00 + 4 min = 4 h 04 min', () => {
+    // Act + Assess: 800,000 a day (a burst of 40,000, then 19 min); at 00:00 a burst of 40,000 and 4 min
+    assert.equal(quotaBoundMs(SCENARIOS.day, 1_000_000, 750_000_000), (4 * 60 + 4) * 60_000);
   });
 });
 
