@@ -19,8 +19,9 @@ provider at a fixed quota, the real consumer under a Lambda-like poller), one af
                   backoff; dead-lettered after maxReceiveCount (5) receives; no admission
   (b) reschedule  429s re-sent with DelaySeconds (the policy's defer path); no admission
   (c) admission   (b) plus admission control (key pool, token buckets, cooldowns, lane pause)
-Per strategy: drain time / burst-aware minimum (a perfect scheduler's drain; shown only for a strategy
-that committed every job, else "gave up on N"), model calls, attempts and admission denials per
+Per strategy: drain time (from the consumers' start, the jobs already queued, to the last commit) /
+burst-aware minimum (a perfect scheduler's drain; shown only for a strategy that committed every job,
+else "gave up on N"), model calls, attempts and admission denials per
 completion, 429s, dead-lettered, duplicates, lost, and the consumer's own overhead per message (record
 time minus model time), beside a floor measured on the same emulators (bare receive + one conditional
 put + delete per message).

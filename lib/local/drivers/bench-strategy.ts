@@ -19,7 +19,7 @@ import { benchLanes, naiveModel, type BenchStrategy } from './bench-strategies.j
 import { quotaBoundMinimumMs } from './lanes.js';
 import { localKeySecret } from '../stack.js';
 import { collectFinalState, scorecardOf } from './outcome.js';
-import { elapsedLabel, stopPollers, watchUntilDrained, type DrainSnapshot } from './observe.js';
+import { elapsedLabel, stopPollers, watchUntilDrained, whilePollersPaused, type DrainSnapshot } from './observe.js';
 import { withOverrides } from './overrides.js';
 import type { Scorecard } from './scorecard.js';
 import { submitToStack, type StackSubmission } from './submit.js';
@@ -71,15 +71,19 @@ export async function runStrategy(
   const stack = await startStrategyStack(strategy, options, services, lanes, probe, say, { plan, dayStartMs });
   try {
     const documents = plan.documents;
+    // The backlog is queued before the consumers start, as every bound assumes (all jobs there at 0),
+    // and the producer's sends do not share the consumers' first seconds (one Node.js process here,
+    // apart in AWS). The clock starts when the pollers do.
+    const queued = await whilePollersPaused(stack, () => submitToStack(stack, lanes, documents));
     probe.loopDelay.enable();
-    const submission = await submitToStack(stack, lanes, documents);
+    const submission = startedAt(queued.value, queued.resumedAt);
     const bound = quotaBoundMinimumMs(lanes, submission.submitted, options.minuteMs);
     const { submission: result, sent, submitStarted } = submission;
     const sentDocuments = sent.map((r) => ({ lane: r.region, document: documents[r.index]! }));
     const firstResetMs = dayStartMs === undefined ? 0 : dayStartMs + plan.quota.dayMs - submitStarted;
     const held = scenarioBound(plan, laneLoads(lanes, sentDocuments, plan), options.minuteMs, firstResetMs);
     say(
-      `${strategy.label}: submitted ${sent.length} of ${documents.length} jobs in ${Date.now() - submitStarted} ms${result.failed ? ` (${result.failed} NOT sent)` : ''}; quota-bound minimum ${(bound / 1000).toFixed(1)} s` +
+      `${strategy.label}: queued ${sent.length} of ${documents.length} jobs in ${queued.resumedAt - queued.value.submitStarted} ms before its consumers started${result.failed ? ` (${result.failed} NOT sent)` : ''}; quota-bound minimum ${(bound / 1000).toFixed(1)} s` +
         (plan.name === 'baseline' ? '' : `; scenario bound ${(held.ms / 1000).toFixed(1)} s`),
     );
     const { timedOut, quietSince } = await watchStrategy(stack, strategy, options, submission, bound, say);
@@ -109,6 +113,11 @@ export async function runStrategy(
   } finally {
     await stack.stop();
   }
+}
+
+/** `submission` with its clock (its start, and every job's `createdAt`) at `at`: when the consumers started. */
+function startedAt(submission: StackSubmission, at: number): StackSubmission {
+  return { ...submission, submitStarted: at, submitted: submission.submitted.map((job) => ({ ...job, createdAt: at })) };
 }
 
 /** The counters of one strategy, and the consumer wiring that feeds them. */

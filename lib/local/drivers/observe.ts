@@ -140,6 +140,21 @@ export async function stopPollers(stack: LocalStack): Promise<void> {
   for (const lane of Object.values(stack.lanes)) for (const poller of lane.pollers) await poller.stop();
 }
 
+/**
+ * Runs `work` with every poller of the stack paused (resolved once their receives in flight have
+ * returned), then resumes them all at once; returns what `work` returned and when they resumed (epoch ms).
+ */
+export async function whilePollersPaused<T>(stack: LocalStack, work: () => Promise<T>): Promise<{ value: T; resumedAt: number }> {
+  const pollers = Object.values(stack.lanes).flatMap((lane) => lane.pollers);
+  await Promise.all(pollers.map((poller) => poller.pause()));
+  try {
+    const value = await work();
+    return { value, resumedAt: Date.now() };
+  } finally {
+    for (const poller of pollers) poller.resume();
+  }
+}
+
 /** How a watch ended: the stack drained, the deadline passed, `stalled()` said so, or `signal` aborted it. */
 export type DrainEnd = 'drained' | 'timeLimit' | 'stalled' | 'aborted';
 
