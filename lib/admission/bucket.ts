@@ -140,9 +140,12 @@ export function dailyResetAt(state: BucketState, limits: BucketLimits, at: numbe
   return known + (Math.floor((at - known) / limits.dayMs) + 1) * limits.dayMs;
 }
 
+/** The share of a window the per-window levels hold (`burstShare`, within 0..1; default 1). */
+const burstShareOf = (limits: BucketLimits): number => Math.min(1, Math.max(0, limits.burstShare ?? 1));
+
 /** What the per-window levels hold at most: a window's requests and tokens times the burst share. */
 export function bucketCapacity(limits: BucketLimits): { requests: number; tokens: number } {
-  const share = Math.min(1, Math.max(0, limits.burstShare ?? 1));
+  const share = burstShareOf(limits);
   return { requests: limits.requestsPerWindow * share, tokens: limits.tokensPerWindow * share };
 }
 
@@ -303,7 +306,7 @@ function burstSlot(moved: BucketState, limits: BucketLimits, need: BucketCost, a
     missingMs(capacity.tokens, moved.levels.tokens, limits.tokensPerWindow, limits.windowMs),
   );
   // A full bucket holds `burstShare` of a window's refill.
-  const heldMs = (capacity.requests / limits.requestsPerWindow) * limits.windowMs - Math.max(0, fullInMs - (dayStart - at));
+  const heldMs = burstShareOf(limits) * limits.windowMs - Math.max(0, fullInMs - (dayStart - at));
   return dayStart + Math.max(0, nth * slotMs(need, limits) - heldMs);
 }
 

@@ -8,7 +8,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
 import { withAbortSignal } from '../aws/abort-scope.js';
 import type { Job } from '../contract/job.js';
-import { admissionWaitMs } from '../extraction/budget.js';
+import { admissionWaitMs, bookingWindowAtStartMs } from '../extraction/budget.js';
 import { extractRecord, type ModelTime } from '../extraction/index.js';
 import type { Invocation } from './invocation.js';
 import type { SettleClock } from './settle-clock.js';
@@ -95,8 +95,14 @@ export async function processRecord(record: SQSRecord, deps: ConsumerDeps, scope
   const started = onTiming ? performance.now() : 0;
   const model: ModelTime = { ms: 0, calls: 0 };
   const delivery = queueDelivery(record, deps.now(), scope);
-  // Within an invocation a record may wait for a booked admission slot instead of being re-sent.
-  if (scope) delivery.admissionWaitMs = admissionWaitMs(deps.lane);
+  // Within an invocation a record may wait for a booked admission slot instead of being re-sent; a job
+  // deferred for admission may then come back up to a second early and wait for its slot, within half
+  // the booking window a record has at an invocation's start (one later in a crowded invocation finds
+  // less: it books what it can or is deferred again).
+  if (scope) {
+    delivery.admissionWaitMs = admissionWaitMs(deps.lane);
+    delivery.returnWaitMs = bookingWindowAtStartMs(deps.lane) / 2;
+  }
   let settled = false;
   try {
     await (scope

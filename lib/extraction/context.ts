@@ -67,6 +67,12 @@ export interface Delivery {
    * must still fit before {@link deadlineAt}.
    */
   admissionWaitMs?: number | undefined;
+  /**
+   * How long a job deferred for admission may wait in-process for its slot when the lane brings it
+   * back (ms; absent or 0: not at all): its delay may then be rounded down to whole seconds instead
+   * of up (`AdmissionDeniedOutcome.mayWaitMs`).
+   */
+  returnWaitMs?: number | undefined;
   /** Told of every model call's duration, with the key's quota owner, whether or not it answered. */
   onModelCall?: ((call: ModelCallTiming) => void) | undefined;
   /** Told how long the commit took (ms), so the lane can learn how long settling takes. */

@@ -15,7 +15,7 @@ import type { ExtractionResponse } from '../providers/model.js';
 import { errorName } from '../shared/errors.js';
 import { COOLDOWN_METRICS } from '../shared/telemetry.js';
 import { resultRecordFor, type CommitOutcome } from '../store/results.js';
-import { bookingWindowAtStartMs, modelCallFits } from './budget.js';
+import { modelCallFits } from './budget.js';
 import { count, ledgerBase, log, runLogFields, type JobRun } from './context.js';
 import { InternalError } from './errors.js';
 import { failureVerdict, isThrottle } from './failures.js';
@@ -218,11 +218,7 @@ async function recordThrottle(run: JobRun, action: DeferAction, key: ProviderKey
 /** No key could take the call: defer until the earliest is due, without calling the provider. */
 async function admissionDenied(run: JobRun, denial: KeyDenial): Promise<ExtractionOutcome> {
   count(run.deps, 'AdmissionDenied');
-  // A lane that lets records wait for booked slots lets this job wait for its own when it comes back:
-  // it may then come back up to a second early rather than late. A record cut short in a crowded
-  // invocation may find less time; it books what it can or is deferred again.
-  const mayWaitMs = (run.delivery.admissionWaitMs ?? 0) > 0 ? bookingWindowAtStartMs(run.deps.lane) / 2 : 0;
-  const action = decideFor(run, { kind: 'admission_denied', retryAt: denial.retryAt, mayWaitMs });
+  const action = decideFor(run, { kind: 'admission_denied', retryAt: denial.retryAt, mayWaitMs: run.delivery.returnWaitMs });
   return resolveAction(run, action, `admission denied: ${denial.detail}, retry at ${denial.retryAt.toISOString()}`, denial.laneOut);
 }
 
