@@ -24,7 +24,8 @@ burst-aware minimum (a perfect scheduler's drain; shown only for a strategy that
 else "gave up on N"), model calls, attempts and admission denials per
 completion, 429s, dead-lettered, duplicates, lost, and the consumer's own overhead per message (record
 time minus model time), beside a floor measured on the same emulators (bare receive + one conditional
-put + delete per message).
+put + delete per message); the probe and the floor run in alternating rounds, so both meet the same
+state of the machine.
 Progress goes to stderr, the table to stdout.
 
 Scenarios (--scenario), each run for every strategy, each with its own burst-aware bound (a perfect

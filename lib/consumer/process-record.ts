@@ -9,7 +9,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { withAbortSignal } from '../aws/abort-scope.js';
 import type { Job } from '../contract/job.js';
 import { admissionWaitMs, bookingWindowAtStartMs } from '../extraction/budget.js';
-import { extractRecord, type ModelTime } from '../extraction/index.js';
+import { extractRecord, laneMayCarryOut, type ModelTime } from '../extraction/index.js';
 import type { Invocation } from './invocation.js';
 import type { SettleClock } from './settle-clock.js';
 import { reportRecordFailure } from './record-failure.js';
@@ -136,13 +136,15 @@ async function withinInvocation(invocation: Invocation, delivery: QueueDelivery,
 async function handleRecord(record: SQSRecord, delivery: QueueDelivery, deps: ConsumerDeps, model: ModelTime, scope?: InvocationScope): Promise<void> {
   deps.metrics.addMetric('QueueAgeMs', MetricUnit.Milliseconds, delivery.queueAgeMs);
   // The work stops a settle margin before the deadline; what it leaves is carried out in the time left.
-  const outcome = scope
+  const found = scope
     ? await withAbortSignal(scope.invocation.stopWork, () => extractRecord(record.body, delivery, deps, model))
     : await extractRecord(record.body, delivery, deps, model);
+  // A re-send or a failure is carried out under the job id: the id is claimed first, in the settle time.
+  const settling = performance.now();
+  const outcome = found.run ? await laneMayCarryOut(found.run, found.outcome) : found.outcome;
   if (scope && (outcome.type === 'deferred' || outcome.type === 'rejected') && (outcome.laneOut?.reason === 'billing' || outcome.laneOut?.reason === 'auth')) {
     scope.waitingForPerson = true;
   }
-  const settling = performance.now();
   await carryOut(outcome, delivery, deps);
   // Only a settle that ended within the invocation is learned: a re-send that ran on after the deadline
   // (its record already reported failed) would teach a margin that leaves no time for any model call.

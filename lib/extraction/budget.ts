@@ -42,6 +42,21 @@ export function admissionWaitMs(lane: Pick<LaneConfig, 'consumer'>): number {
 }
 
 /**
+ * How far ahead a call of a record may be booked at `nowMs` (ms): the lane's in-process wait
+ * (`Delivery.admissionWaitMs`), less what the call after it needs to end before the record's deadline.
+ */
+export function bookingWindowMs(
+  lane: Pick<LaneConfig, 'provider'>,
+  delivery: { admissionWaitMs?: number | undefined; deadlineAt?: number | undefined; expectedCallMs?: number | undefined },
+  nowMs: number,
+): number {
+  const most = delivery.admissionWaitMs ?? 0;
+  if (most <= 0 || delivery.deadlineAt === undefined) return Math.max(0, most);
+  const callMs = delivery.expectedCallMs ?? lane.provider.timeoutMs;
+  return Math.max(0, Math.min(most, delivery.deadlineAt - nowMs - callMs));
+}
+
+/**
  * How far ahead a record at the start of an invocation may book a slot (ms): the in-process wait
  * ({@link admissionWaitMs}), less the provider's timeout the call after it needs before the work's
  * end (the function's timeout less the settle margin).

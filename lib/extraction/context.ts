@@ -6,13 +6,14 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { KeyPool } from '../admission/keys.js';
+import type { KeyAdmission, KeyPool } from '../admission/keys.js';
 import type { LaneConfig } from '../config/lanes.js';
 import type { Job } from '../contract/job.js';
 import type { ModelAdapter, TokenUsage } from '../providers/model.js';
 import type { ConsumerMetricName, RecordLogFields } from '../shared/telemetry.js';
 import type { Ledger, LedgerEntryInput } from '../store/ledger.js';
 import type { ResultStore } from '../store/results.js';
+import type { RejectedOutcome } from './outcome.js';
 
 /** Everything the extraction core needs, whatever lane drives it. */
 export interface ExtractionDeps {
@@ -106,11 +107,30 @@ export interface JobRun {
   readonly model: ModelTime;
   /** Tokens the record's model calls used so far. */
   readonly usage: TokenUsage;
+  /** The claim of the job's id (`verify.ts`), shared by the runs of one job. */
+  readonly claim: JobIdClaim;
+  /** The take made beside the document read for the first model call, until that call uses it (`early-admission.ts`). */
+  early?: EarlyAdmission | undefined;
 }
 
-/** A new run for `job`. */
-export function newJobRun(deps: ExtractionDeps, delivery: Delivery, job: Job, model: ModelTime = { ms: 0, calls: 0 }): JobRun {
-  return { deps, delivery, job, model, usage: { inputTokens: 0, outputTokens: 0 } };
+/**
+ * The claim of a job's id, once started: `undefined` when the id is the job's, else the rejection
+ * (recorded under the message id). Started beside the first model call, or by the first step that
+ * writes under the job id, whichever comes first (`claimed` in `verify.ts`).
+ */
+export interface JobIdClaim {
+  pending?: Promise<RejectedOutcome | undefined>;
+}
+
+/** A take made before the prompt is built: the tokens it was made for, and its answer. */
+export interface EarlyAdmission {
+  estimatedTokens: number;
+  answer: Promise<KeyAdmission>;
+}
+
+/** A new run for `job` (`claim`: a claim of the job's id an earlier run of it already made). */
+export function newJobRun(deps: ExtractionDeps, delivery: Delivery, job: Job, model: ModelTime = { ms: 0, calls: 0 }, claim: JobIdClaim = {}): JobRun {
+  return { deps, delivery, job, model, usage: { inputTokens: 0, outputTokens: 0 }, claim };
 }
 
 /** Adds one to a consumer metric (or `value`). */

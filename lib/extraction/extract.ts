@@ -15,13 +15,15 @@ import type { ExtractionResponse } from '../providers/model.js';
 import { errorName } from '../shared/errors.js';
 import { COOLDOWN_METRICS } from '../shared/telemetry.js';
 import { resultRecordFor, type CommitOutcome } from '../store/results.js';
-import { modelCallFits } from './budget.js';
+import { bookingWindowMs, modelCallFits } from './budget.js';
 import { count, ledgerBase, log, runLogFields, type JobRun } from './context.js';
 import { InternalError } from './errors.js';
 import { failureVerdict, isThrottle } from './failures.js';
 import type { ExtractionOutcome, LaneOut } from './outcome.js';
 import { decideFor, outOfTime, resolveAction, settleFailure, suppressDuplicate } from './settle.js';
 import { validateOutput } from './validate.js';
+import { releaseEarlyAdmission, useEarlyAdmission } from './early-admission.js';
+import { claimed, startClaim } from './verify.js';
 
 /**
  * Extracts the run's job from `text` and commits the valid result once. Returns the outcome; throws
@@ -41,6 +43,7 @@ export async function extract(run: JobRun, text: string): Promise<ExtractionOutc
     if (run.delivery.stopWork?.aborted || !modelCallFits(deps.lane, deps.now().getTime(), run.delivery.deadlineAt, run.delivery.expectedCallMs)) {
       const left = run.delivery.deadlineAt === undefined ? 0 : Math.max(0, run.delivery.deadlineAt - deps.now().getTime());
       const callMs = run.delivery.expectedCallMs ?? deps.lane.provider.timeoutMs;
+      await releaseEarlyAdmission(run);
       return outOfTime(run, `${left} ms left for work, a model call may take ${callMs} ms (after ${modelCalls} call(s))`);
     }
     // Admission before the call: a key that is not cooling and has budget (now, or booked on a slot
@@ -49,7 +52,9 @@ export async function extract(run: JobRun, text: string): Promise<ExtractionOutc
     try {
       const promptTokens = estimateTokens(messages.map((m) => m.content).join('\n'));
       const estimatedTokens = Math.max(job.input.estimatedTokens, promptTokens);
-      admission = await deps.keys.acquire({ estimatedTokens, bookWithinMs: bookingWindowMs(run) });
+      admission =
+        (await useEarlyAdmission(run, estimatedTokens)) ??
+        (await deps.keys.acquire({ estimatedTokens, bookWithinMs: bookingWindowMs(deps.lane, run.delivery, deps.now().getTime()) }));
     } catch (error) {
       return settleFailure(run, 'admission', error);
     }
@@ -64,7 +69,10 @@ export async function extract(run: JobRun, text: string): Promise<ExtractionOutc
     let response: ExtractionResponse;
     try {
       modelCalls += 1;
-      response = await callModel(run, key, { messages, jsonSchemaName: schema.jsonSchemaName, jsonSchema: schema.jsonSchema, apiKey: key.secret });
+      const calling = callModel(run, key, { messages, jsonSchemaName: schema.jsonSchemaName, jsonSchema: schema.jsonSchema, apiKey: key.secret });
+      // The job id is claimed while the call runs: its write costs the record no time of its own.
+      startClaim(run);
+      response = await calling;
     } catch (error) {
       // The failure's cooldown is recorded first, then the key's first call (if this was it) is released.
       const failed = await modelFailed(run, error, key);
@@ -83,6 +91,8 @@ export async function extract(run: JobRun, text: string): Promise<ExtractionOutc
     }
     count(deps, 'ValidationFailed');
     await settling;
+    const reused = await claimed(run);
+    if (reused) return reused;
     await deps.ledger.record({
       ...ledgerBase(run),
       kind: 'validation_failed',
@@ -98,18 +108,6 @@ export async function extract(run: JobRun, text: string): Promise<ExtractionOutc
     messages = prompt.buildRepairMessages(text, response.content, validation.problems);
     log(deps, 'info', 'repairing output', { ...runLogFields(run), parseStatus: validation.parseStatus, outcome: 'repair' });
   }
-}
-
-/**
- * How far ahead a call of this record may be booked (ms): the lane's in-process wait
- * (`Delivery.admissionWaitMs`), less what the call after it needs to end before the record's deadline.
- */
-function bookingWindowMs(run: JobRun): number {
-  const { delivery, deps } = run;
-  const most = delivery.admissionWaitMs ?? 0;
-  if (most <= 0 || delivery.deadlineAt === undefined) return Math.max(0, most);
-  const callMs = delivery.expectedCallMs ?? deps.lane.provider.timeoutMs;
-  return Math.max(0, Math.min(most, delivery.deadlineAt - deps.now().getTime() - callMs));
 }
 
 /** Waits in-process until a booked slot (timed into the run); false when the record's work was stopped first. */
@@ -226,6 +224,9 @@ async function admissionDenied(run: JobRun, denial: KeyDenial): Promise<Extracti
 async function commit(run: JobRun, output: { result: Record<string, unknown>; model: string; modelCalls: number }): Promise<ExtractionOutcome> {
   const { job, deps, delivery } = run;
   const usage = { ...run.usage };
+  // A job whose id is another's commits nothing (a failure to claim fails the record: SQS brings it back).
+  const reused = await claimed(run);
+  if (reused) return reused;
   let written: CommitOutcome;
   const started = performance.now();
   try {

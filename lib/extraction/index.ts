@@ -4,7 +4,7 @@
  * once. It never imports a lane: the queue lane (`lib/consumer`) drives it for each SQS record and
  * carries out what the outcome leaves to it.
  */
-import type { Delivery, ExtractionDeps, ModelTime } from './context.js';
+import type { Delivery, ExtractionDeps, JobRun, ModelTime } from './context.js';
 import { extract } from './extract.js';
 import { intake } from './intake.js';
 import type { ExtractionOutcome } from './outcome.js';
@@ -28,15 +28,23 @@ export { extract } from './extract.js';
 export { intake, type IntakeResult } from './intake.js';
 export * from './outcome.js';
 export { validateOutput, type ValidatableSchema, type ValidationResult } from './validate.js';
+export { laneMayCarryOut } from './verify.js';
+
+/** What the core made of one message body: the outcome, and the job's run once its body parsed and its claims held. */
+export interface RecordOutcome {
+  outcome: ExtractionOutcome;
+  run?: JobRun | undefined;
+}
 
 /**
  * Runs one message body through the whole core: intake, then extraction and the commit. Terminal
- * outcomes come back settled; a deferral or a real failure is the driving lane's to carry out.
+ * outcomes come back settled; a deferral or a real failure is the driving lane's to carry out, after
+ * `laneMayCarryOut` on the run (the job's id claimed: the lane writes under it).
  *
  * @param model where the record's model time accumulates (for timing it)
  */
-export async function extractRecord(body: string, delivery: Delivery, deps: ExtractionDeps, model?: ModelTime): Promise<ExtractionOutcome> {
+export async function extractRecord(body: string, delivery: Delivery, deps: ExtractionDeps, model?: ModelTime): Promise<RecordOutcome> {
   const intook = await intake(body, delivery, deps, model);
-  if (intook.type === 'settled') return intook.outcome;
-  return extract(intook.run, intook.text);
+  if (intook.type === 'settled') return intook;
+  return { outcome: await extract(intook.run, intook.text), run: intook.run };
 }

@@ -2,8 +2,9 @@
  * Intake: from a message body to a job whose document is read and checked, or to an outcome without
  * any model call. Parse the contract (with the lane's counter limits), verify what the job claims
  * (`verify.ts`), check the registry, gate (region, horizon, deadline, eligibility), check for an earlier
- * commit on a redelivery, read the document, and repeat the producer's input checks (a job someone else
- * put on the queue gets no model call for a document that is not text, empty or oversize).
+ * commit on a redelivery, read the document (while the first call's admission is taken), and repeat
+ * the producer's input checks (a job someone else put on the queue gets no model call for a document
+ * that is not text, empty or oversize).
  */
 import { estimateTokens, InvalidJobError, parseJob, type Job } from '../contract/job.js';
 import { isKnownPromptVersion } from '../contract/schemas/registry.js';
@@ -13,10 +14,15 @@ import { readDocumentBytes } from '../store/documents.js';
 import { newJobRun, type Delivery, type ExtractionDeps, type JobRun, type ModelTime } from './context.js';
 import type { ExtractionOutcome } from './outcome.js';
 import { outOfTime, rejectRun, settleFailure, suppressDuplicate } from './settle.js';
-import { claimJobId, falseClaimOf, rejectUnverified } from './verify.js';
+import { releaseEarlyAdmission, takeEarly } from './early-admission.js';
+import { falseClaimOf, rejectUnverified } from './verify.js';
 
-/** Intake's result: a job ready for extraction with its text, or an outcome already reached. */
-export type IntakeResult = { type: 'ready'; run: JobRun; text: string } | { type: 'settled'; outcome: ExtractionOutcome };
+/**
+ * Intake's result: a job ready for extraction with its text, or an outcome already reached (with the
+ * job's run once its body parsed and its claims held: a lane carrying the outcome out under the job id
+ * claims the id first, `laneMayCarryOut`).
+ */
+export type IntakeResult = { type: 'ready'; run: JobRun; text: string } | { type: 'settled'; outcome: ExtractionOutcome; run?: JobRun };
 
 /**
  * Takes one message body through intake. Never calls the model.
@@ -32,18 +38,18 @@ export async function intake(body: string, delivery: Delivery, deps: ExtractionD
     const reason = /contractVersion/.test(error.issues.join(' ')) ? 'unknown_version' : 'invalid_body';
     return { type: 'settled', outcome: await rejectUnverified(delivery, deps, reason, error.issues.slice(0, 10).join('; ')) };
   }
-  const settled = (outcome: ExtractionOutcome): IntakeResult => ({ type: 'settled', outcome });
   const run = newJobRun(deps, delivery, job, model);
   const falseClaim = falseClaimOf(job, deps);
-  if (falseClaim) return settled(await rejectUnverified(delivery, deps, falseClaim.reason, falseClaim.detail, job));
-  // The document (now known to be the lane's own) is read while the job id is claimed: a job whose
-  // claim fails, or that the gate defers, wastes one GET, and every other saves a round trip.
-  const reading = readDocumentBytes(deps.s3, { bucket: job.input.bucket, key: job.input.key, expectedSha256: job.input.contentSha256 });
-  reading.catch(() => undefined);
-  const verified = await cutOffInTime(run, 'job check', () => claimJobId(job, delivery, deps));
-  if (!verified.done) return settled(verified.outcome);
-  if (verified.value) return settled(verified.value);
+  if (falseClaim) return { type: 'settled', outcome: await rejectUnverified(delivery, deps, falseClaim.reason, falseClaim.detail, job) };
   delivery.onJob?.(job);
+  const result = await checked(run);
+  return result.type === 'settled' ? { ...result, run } : result;
+}
+
+/** The checks of a job whose claims hold: the registry, the gate, then the document (`readChecked`). */
+async function checked(run: JobRun): Promise<IntakeResult> {
+  const { job, delivery, deps } = run;
+  const settled = (outcome: ExtractionOutcome): IntakeResult => ({ type: 'settled', outcome });
   if (!isKnownPromptVersion(job.schemaVersion, job.promptVersion)) {
     return settled(
       await rejectRun(run, { type: 'reject', reason: 'unknown_version', detail: `schema ${job.schemaVersion} / prompt ${job.promptVersion} not registered` }),
@@ -52,7 +58,27 @@ export async function intake(body: string, delivery: Delivery, deps: ExtractionD
   const gate = gateBeforeCall(job, deps.lane.name, deps.now(), delivery.receiveCount, deps.lane.bounds.horizonSeconds * 1000);
   if (gate.type === 'reject') return settled(await rejectRun(run, gate));
   if (gate.type === 'defer') return settled({ type: 'deferred', job, action: gate });
+  // The document (now known to be the lane's own) is read while the first call's admission is taken
+  // (`early-admission.ts`); the job id is claimed beside the model call (`verify.ts`).
+  const reading = readDocumentBytes(deps.s3, { bucket: job.input.bucket, key: job.input.key, expectedSha256: job.input.contentSha256 });
+  reading.catch(() => undefined);
+  // A redelivery (it may have been committed already) takes after the duplicate check instead.
+  if (delivery.receiveCount === 1) takeEarly(run);
+  const read = await readChecked(run, reading).catch(async (error: unknown) => {
+    await releaseEarlyAdmission(run);
+    throw error;
+  });
+  if (read.type === 'settled') await releaseEarlyAdmission(run);
+  return read;
+}
 
+/**
+ * After the gate: the duplicate check of a redelivery, the document read (already running) and the
+ * producer's input checks.
+ */
+async function readChecked(run: JobRun, reading: Promise<Uint8Array>): Promise<IntakeResult> {
+  const { job, delivery, deps } = run;
+  const settled = (outcome: ExtractionOutcome): IntakeResult => ({ type: 'settled', outcome });
   // A redelivered message may have been committed by a receive that crashed before its ack: one read
   // (beside the document read, already running) spares a model call. First deliveries skip it; the conditional write
   // still catches any duplicate.

@@ -9,6 +9,7 @@ import { InternalError } from './errors.js';
 import { count, ledgerBase, log, runLogFields, type JobRun } from './context.js';
 import { failureVerdict, type FailureContext, type FailureStep } from './failures.js';
 import type { DuplicateOutcome, ExtractionOutcome, LaneOut, NeedsReviewOutcome, RejectedOutcome } from './outcome.js';
+import { claimed } from './verify.js';
 
 /** The policy's decision for `outcome` of the run's job, at the run's receive count and now. */
 export function decideFor(run: JobRun, outcome: JobOutcome): Action {
@@ -71,9 +72,14 @@ export async function outOfTime(run: JobRun, detail: string, options: { cutOff?:
   return resolveAction(run, decideFor(run, { kind: 'out_of_time', waitMs }), detail);
 }
 
-/** Rejects the run's job for good: a ledger entry with `reason`, the `Rejected` metric, a log line. */
+/**
+ * Rejects the run's job for good: a ledger entry with `reason`, the `Rejected` metric, a log line (a
+ * job whose id is another's is rejected for that instead, under its message id).
+ */
 export async function rejectRun(run: JobRun, action: RejectAction, reason: RejectionReason = action.reason): Promise<RejectedOutcome> {
   const { deps, job } = run;
+  const reused = await claimed(run);
+  if (reused) return reused;
   await deps.ledger.record({ ...ledgerBase(run), kind: 'rejected', reason, details: action.detail });
   count(deps, 'Rejected');
   if (action.reason === 'region_mismatch') count(deps, 'RegionMismatch');
@@ -81,8 +87,10 @@ export async function rejectRun(run: JobRun, action: RejectAction, reason: Rejec
   return { type: 'rejected', reason };
 }
 
-async function needsReview(run: JobRun, action: NeedsReviewAction, reason: string): Promise<NeedsReviewOutcome> {
+async function needsReview(run: JobRun, action: NeedsReviewAction, reason: string): Promise<NeedsReviewOutcome | RejectedOutcome> {
   const { deps } = run;
+  const reused = await claimed(run);
+  if (reused) return reused;
   await deps.ledger.record({ ...ledgerBase(run), kind: 'needs_review', reason, details: action.detail });
   count(deps, 'NeedsReview');
   log(deps, 'warn', 'needs review', { ...runLogFields(run), outcome: 'needs_review', reason });

@@ -5,12 +5,17 @@
  * prefix, the content-addressed key of the hash); and that the job id is this job's (the first job to
  * use an id claims it). A job that fails is rejected under its message id, not under the job id it
  * claims, so no one can write into another job's history.
+ *
+ * The claim is a write of its own, so it is kept off a record's path: it is made beside the first
+ * model call (whose wait hides it), or by the first step that writes under the job id, and every such
+ * write — a commit, a ledger entry, a lane's re-send — waits for it ({@link claimed}). A job that
+ * reuses another's id may so spend one model call before it is rejected, as any new job id could.
  */
 import { hasOwnIdempotencyKey, type Job } from '../contract/job.js';
 import type { RejectionReason } from '../shared/telemetry.js';
 import { documentKeyFor } from '../store/documents.js';
-import { count, deliveryLogFields, log, type Delivery, type ExtractionDeps } from './context.js';
-import type { RejectedOutcome } from './outcome.js';
+import { count, deliveryLogFields, log, type Delivery, type ExtractionDeps, type JobRun } from './context.js';
+import type { ExtractionOutcome, RejectedOutcome } from './outcome.js';
 
 /**
  * Rejects a message that is not (yet) a trusted job: a ledger entry under `msg:<message id>` (with the
@@ -63,10 +68,48 @@ export function falseClaimOf(job: Job, deps: Pick<ExtractionDeps, 'lane'>): { re
 }
 
 /**
+ * The claim of the run's job id, made once per job (the first call starts it): `undefined` when the id
+ * is this job's, else the rejection. Await it before any write under the job id. Throws what the
+ * claim's write threw (the store could not be reached).
+ */
+export async function claimed(run: JobRun): Promise<RejectedOutcome | undefined> {
+  try {
+    return await pendingClaim(run);
+  } catch (error) {
+    // A claim cut off with the record's work (it ran beside a model call) is made again in the settle time.
+    if (!run.delivery.stopWork?.aborted) throw error;
+    return pendingClaim(run);
+  }
+}
+
+/** The run's claim in flight or made; a failed one is forgotten, so the next asks again. */
+function pendingClaim(run: JobRun): Promise<RejectedOutcome | undefined> {
+  run.claim.pending ??= claimJobId(run.job, run.delivery, run.deps).catch((error: unknown) => {
+    run.claim.pending = undefined;
+    throw error;
+  });
+  return run.claim.pending;
+}
+
+/** Starts the claim without waiting for it (beside a model call); a failed one is made again by the next {@link claimed}. */
+export function startClaim(run: JobRun): void {
+  pendingClaim(run).catch(() => undefined);
+}
+
+/**
+ * A deferral or a real failure is carried out by the lane under the job id (a re-send, a ledger
+ * line): the job's id must be its own first, else the outcome is the rejection for reusing it.
+ */
+export async function laneMayCarryOut(run: JobRun, outcome: ExtractionOutcome): Promise<ExtractionOutcome> {
+  if (outcome.type !== 'deferred' && outcome.type !== 'failed') return outcome;
+  return (await claimed(run)) ?? outcome;
+}
+
+/**
  * Checks that the job id is this job's: the first job to use an id claims it (one conditional write).
  * Returns the rejection when another job holds the id, else `undefined`. Call after {@link falseClaimOf}.
  */
-export async function claimJobId(job: Job, delivery: Delivery, deps: ExtractionDeps): Promise<RejectedOutcome | undefined> {
+async function claimJobId(job: Job, delivery: Delivery, deps: ExtractionDeps): Promise<RejectedOutcome | undefined> {
   const claim = await deps.ledger.claimJob({ jobId: job.jobId, idempotencyKey: job.idempotencyKey, region: deps.lane.name });
   if (!claim.claimed) return rejectUnverified(delivery, deps, 'job_id_reused', 'the job id belongs to another job (another idempotency key)', job);
   return undefined;

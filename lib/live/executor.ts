@@ -10,7 +10,17 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { withAbortSignal } from '../aws/abort-scope.js';
 import type { Job } from '../contract/job.js';
-import { count, extract, intake, newJobRun, type Delivery, type ExtractionDeps, type ExtractionOutcome, type JobRun } from '../extraction/index.js';
+import {
+  count,
+  extract,
+  intake,
+  laneMayCarryOut,
+  newJobRun,
+  type Delivery,
+  type ExtractionDeps,
+  type ExtractionOutcome,
+  type JobRun,
+} from '../extraction/index.js';
 import { errorName } from '../shared/errors.js';
 import { putDocument } from '../store/documents.js';
 import type { RecentCallTimes } from './call-times.js';
@@ -89,10 +99,10 @@ type WorkResult = { type: 'answer'; answer: LiveAnswer } | { type: 'handover'; h
 /** Intake, then extraction tries while each wait fits the time left. */
 async function work(live: LiveJob, budget: LiveBudget, delivery: Delivery, deps: LiveDeps): Promise<WorkResult> {
   const intook = await intake(JSON.stringify(live.job), delivery, deps);
-  if (intook.type === 'settled') return settle(intook.outcome, live.job, 0, deps);
+  if (intook.type === 'settled') return settle(intook.run ? await laneMayCarryOut(intook.run, intook.outcome) : intook.outcome, live.job, 0, deps);
   let run: JobRun = intook.run;
   for (;;) {
-    const outcome = await extract(run, intook.text);
+    const outcome = await laneMayCarryOut(run, await extract(run, intook.text));
     if (outcome.type !== 'deferred' && outcome.type !== 'failed') return settle(outcome, run.job, run.model.calls, deps);
     const next = nextTry(outcome, run.job, deps);
     const now = deps.now().getTime();
@@ -108,7 +118,7 @@ async function work(live: LiveJob, budget: LiveBudget, delivery: Delivery, deps:
       return { type: 'handover', handover: next.handover };
     }
     deps.metrics.addMetric('LiveInRequestRetries', MetricUnit.Count, 1);
-    run = newJobRun(deps, { ...delivery, expectedCallMs: deps.callTimes.expectedCallMs() }, next.handover.job, run.model);
+    run = newJobRun(deps, { ...delivery, expectedCallMs: deps.callTimes.expectedCallMs() }, next.handover.job, run.model, run.claim);
   }
 }
 

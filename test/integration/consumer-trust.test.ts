@@ -14,6 +14,7 @@ import {
   englishDocuments,
   invoke,
   jobOf,
+  queueCounts,
   receive,
   scriptedModel,
   sendRaw,
@@ -88,7 +89,7 @@ describe('trust: what a message claims', () => {
     assert.equal((await t.results.get(victim.idempotencyKey))?.jobId, victim.jobId, 'the result under the key is the real job');
   });
 
-  it("a job id reused for another document is refused, and nothing is written into the first job's history", async () => {
+  it("a job id reused for another document is refused at its commit, and nothing is written into the first job's history", async () => {
     // Prepare: the victim's job runs first; a second message reuses its job id for another (valid) document
     const t = await newLane();
     const victim = await submittedJob(t, 0, 'victim-id');
@@ -98,11 +99,31 @@ describe('trust: what a message claims', () => {
     await sendRaw(t, JSON.stringify({ ...other, jobId: victim.jobId }));
     // Act
     const { model } = await consumeAll(t);
-    // Assess
-    assert.equal(model.calls.length, 0);
+    // Assess: the id is claimed beside the model call, so that one call is spent (as by any new job id), no more
+    assert.equal(model.calls.length, 1);
     assert.deepEqual(await messageRejections(t), ['job_id_reused']);
     assert.deepEqual(await t.ledger.entriesFor(victim.jobId), [], "the victim's history holds only its own (none: it committed at once)");
     assert.equal(await t.results.get(other.idempotencyKey), undefined);
+  });
+
+  it('a reused job id that would be deferred or rejected without a model call is refused before anything is written under the id', async () => {
+    // Prepare: the victim commits; one message reuses its id with an eligibleAt in the future (a deferral),
+    // another with a prompt version no one registered (a rejection under the job id)
+    const t = await newLane();
+    const victim = await submittedJob(t, 0, 'victim-defer');
+    await sendRaw(t, JSON.stringify(victim));
+    await consumeAll(t);
+    const later = await submittedJob(t, 1, 'later');
+    const unknown = withOwnKey({ ...(await submittedJob(t, 2, 'unknown')), jobId: victim.jobId, promptVersion: 'unregistered@9' });
+    await sendRaw(t, JSON.stringify({ ...later, jobId: victim.jobId, eligibleAt: new Date(Date.now() + 60_000).toISOString() }));
+    await sendRaw(t, JSON.stringify(unknown));
+    // Act
+    const { model } = await consumeAll(t);
+    // Assess: both refused for the id, neither re-sent, no model call, the victim's history untouched
+    assert.equal(model.calls.length, 0);
+    assert.deepEqual(await messageRejections(t), ['job_id_reused', 'job_id_reused']);
+    assert.deepEqual(await t.ledger.entriesFor(victim.jobId), []);
+    assert.equal((await queueCounts(t)).delayed + (await queueCounts(t)).visible, 0, 'nothing was re-sent');
   });
 
   it("a document outside the lane's bucket or documents prefix is a region mismatch, with no read and no model call", async () => {

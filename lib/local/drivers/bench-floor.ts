@@ -54,13 +54,30 @@ function floorRecordTemplate(): ResultRecord {
   };
 }
 
+/** Timings one loop gathered: per message (floor) or per record (probe). */
+interface FloorSamples {
+  totals: number[];
+  receives: number[];
+  puts: number[];
+  deletes: number[];
+}
+
+/** A floor loop on its own queue and table: `run` times messages; `result` summarises what it counted. */
+interface FloorLoop {
+  run(messages: number, concurrency: number, counted: boolean): Promise<void>;
+  result(concurrency: number): FloorResult;
+  close(): void;
+}
+
 /**
  * The floor: per message, a bare ReceiveMessage (one message, no wait), one conditional PutItem
  * (`ResultStore.commitOnce`, the consumer's own commit) and a DeleteMessage, timed end to end.
  */
-export async function measureFloor(endpoints: ServiceEndpoints, options: { messages: number; concurrency: number; warmup?: number }): Promise<FloorResult> {
+async function openFloor(endpoints: ServiceEndpoints): Promise<FloorLoop> {
   const clients = createAwsClients('us-east-1', endpoints);
   const tag = randomBytes(4).toString('hex');
+  const samples: FloorSamples = { totals: [], receives: [], puts: [], deletes: [] };
+  let sent = 0;
   try {
     const created = await clients.sqs.send(new CreateQueueCommand({ QueueName: `ratelane-bench-floor-${tag}`, Attributes: { VisibilityTimeout: '60' } }));
     const queueUrl = created.QueueUrl!;
@@ -68,62 +85,83 @@ export async function measureFloor(endpoints: ServiceEndpoints, options: { messa
     await ensureTable(clients.dynamodb, tableName, RESULTS_TABLE);
     const store = new ResultStore({ dynamodb: clients.dynamodb, tableName });
     const template = floorRecordTemplate();
-    const warmup = options.warmup ?? Math.min(30, options.messages);
-    const total = options.messages + warmup;
     // Bodies of a job message's size.
     const body = (i: number): string => JSON.stringify({ jobId: `floor-${tag}-${i}`, pad: 'x'.repeat(700) });
-    for (let i = 0; i < total; i += 10) {
-      const n = Math.min(10, total - i);
-      await clients.sqs.send(
-        new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: Array.from({ length: n }, (_, j) => ({ Id: String(j), MessageBody: body(i + j) })) }),
-      );
-    }
-    const totals: number[] = [];
-    const receives: number[] = [];
-    const puts: number[] = [];
-    const deletes: number[] = [];
-    let taken = 0;
-    const loop = async (): Promise<void> => {
-      for (;;) {
-        const index = taken++;
-        if (index >= total) return;
-        const t0 = performance.now();
-        const out = await clients.sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 0 }));
-        const message = out.Messages?.[0];
-        if (!message) return;
-        const t1 = performance.now();
-        const id = (JSON.parse(message.Body ?? '{}') as { jobId?: string }).jobId ?? `floor-${index}`;
-        await store.commitOnce({ ...template, idempotencyKey: id, jobId: id });
-        const t2 = performance.now();
-        await clients.sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
-        const t3 = performance.now();
-        if (index < warmup) continue;
-        totals.push(t3 - t0);
-        receives.push(t1 - t0);
-        puts.push(t2 - t1);
-        deletes.push(t3 - t2);
+    const run = async (messages: number, concurrency: number, counted: boolean): Promise<void> => {
+      for (let i = 0; i < messages; i += 10) {
+        const n = Math.min(10, messages - i);
+        await clients.sqs.send(
+          new SendMessageBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: Array.from({ length: n }, (_, j) => ({ Id: String(j), MessageBody: body(sent + i + j) })),
+          }),
+        );
       }
+      sent += messages;
+      let taken = 0;
+      const loop = async (): Promise<void> => {
+        while (taken++ < messages) {
+          const t0 = performance.now();
+          const out = await clients.sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 0 }));
+          const message = out.Messages?.[0];
+          if (!message) return;
+          const t1 = performance.now();
+          const id = (JSON.parse(message.Body ?? '{}') as { jobId?: string }).jobId ?? `floor-${tag}-${taken}`;
+          await store.commitOnce({ ...template, idempotencyKey: id, jobId: id });
+          const t2 = performance.now();
+          await clients.sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
+          const t3 = performance.now();
+          if (!counted) continue;
+          samples.totals.push(t3 - t0);
+          samples.receives.push(t1 - t0);
+          samples.puts.push(t2 - t1);
+          samples.deletes.push(t3 - t2);
+        }
+      };
+      await Promise.all(Array.from({ length: concurrency }, () => loop()));
     };
-    await Promise.all(Array.from({ length: options.concurrency }, () => loop()));
     return {
-      messages: totals.length,
-      concurrency: options.concurrency,
-      totalMs: distribution(totals),
-      receiveMs: distribution(receives),
-      putMs: distribution(puts),
-      deleteMs: distribution(deletes),
+      run,
+      result: (concurrency) => ({
+        messages: samples.totals.length,
+        concurrency,
+        totalMs: distribution(samples.totals),
+        receiveMs: distribution(samples.receives),
+        putMs: distribution(samples.puts),
+        deleteMs: distribution(samples.deletes),
+      }),
+      close: () => clients.destroy(),
     };
-  } finally {
+  } catch (error) {
     clients.destroy();
+    throw error;
   }
+}
+
+/** The floor alone: a warm-up (not counted), then `messages` timed with `concurrency` loops at once. */
+export async function measureFloor(endpoints: ServiceEndpoints, options: { messages: number; concurrency: number; warmup?: number }): Promise<FloorResult> {
+  const floor = await openFloor(endpoints);
+  try {
+    await floor.run(options.warmup ?? Math.min(30, options.messages), options.concurrency, false);
+    await floor.run(options.messages, options.concurrency, true);
+    return floor.result(options.concurrency);
+  } finally {
+    floor.close();
+  }
+}
+
+/** The probe's consumer on its own stack: `run` sends jobs one at a time; `result` summarises what it counted. */
+interface ProbeLoop {
+  run(jobs: number, counted: boolean): Promise<void>;
+  result(): OverheadProbe;
+  close(): Promise<void>;
 }
 
 /**
  * The consumer of (c) (admission on) with one job at a time and a quota that never binds: each job is
- * submitted when the one before it has settled, so the record meets no other record. The first few
- * are a warm-up and not counted.
+ * submitted when the one before it has settled, so the record meets no other record.
  */
-export async function probeOverhead(options: BenchOptions, services: LocalServices, messages: number): Promise<OverheadProbe> {
+async function openProbe(options: BenchOptions, services: LocalServices): Promise<ProbeLoop> {
   const lanes = benchLanes({ ...options, providerRpm: 1_000_000 }, `probe-${randomBytes(3).toString('hex')}`);
   let waiter: ((timing: RecordTiming) => void) | undefined;
   const stack = await startLocalStack({
@@ -139,65 +177,123 @@ export async function probeOverhead(options: BenchOptions, services: LocalServic
     overrideDeps: (_lane, deps): ConsumerDeps => ({ ...deps, onRecordTiming: (timing) => waiter?.(timing) }),
   });
   const producer = createAwsClients(lanes.us!.region, services.endpoints);
-  try {
-    const warmup = Math.min(10, messages);
-    const documents = corpusDocuments(messages + warmup).map((d) => ({ ...d, region: 'us' }));
-    const overhead: number[] = [];
-    const model: number[] = [];
-    const calls: Record<string, number[]> = {};
-    let counting = false;
-    const consumerClients = stack.lanes.us!.clients;
-    for (const client of [consumerClients.sqs, consumerClients.s3, consumerClients.dynamodb]) {
-      // The consumer's clients are also the poller's: its ReceiveMessage and DeleteMessageBatch are left out.
-      (client.middlewareStack as { add(mw: unknown, options: unknown): void }).add(
-        (next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) => async (args: unknown) => {
-          const started = performance.now();
-          try {
-            return await next(args);
-          } finally {
-            const name = context.commandName ?? 'unknown';
-            if (counting && name !== 'ReceiveMessageCommand' && name !== 'DeleteMessageBatchCommand')
-              (calls[name.replace(/Command$/, '')] ??= []).push(performance.now() - started);
-          }
-        },
-        { step: 'initialize', name: 'benchProbeTiming' },
-      );
-    }
-    for (let i = 0; i < documents.length; i++) {
-      const settled = new Promise<RecordTiming>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new BenchProbeError('overhead probe: a job did not settle within 30 s')), 30_000);
-        waiter = (timing) => {
-          if (!timing.settled) return;
-          clearTimeout(timer);
-          resolve(timing);
-        };
-      });
-      const submission = await submitDocuments(
-        { documents: [documents[i]!] },
-        {
-          lanes,
-          clientsFor: () => ({ sqs: producer.sqs, s3: producer.s3 }),
-          queueUrlFor: (lane) => stack.lanes[lane.name]!.queueUrl,
-          now: () => new Date(),
-        },
-      );
-      if (submission.failed > 0) throw new BenchProbeError('overhead probe: a job could not be submitted');
-      counting = i >= warmup;
+  const overhead: number[] = [];
+  const model: number[] = [];
+  const calls: Record<string, number[]> = {};
+  let counting = false;
+  let sent = 0;
+  const consumerClients = stack.lanes.us!.clients;
+  for (const client of [consumerClients.sqs, consumerClients.s3, consumerClients.dynamodb]) {
+    (client.middlewareStack as { add(mw: unknown, options: unknown): void }).add(
+      (next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) => async (args: unknown) => {
+        const started = performance.now();
+        try {
+          return await next(args);
+        } finally {
+          if (counting) (calls[(context.commandName ?? 'unknown').replace(/Command$/, '')] ??= []).push(performance.now() - started);
+        }
+      },
+      { step: 'initialize', name: 'benchProbeTiming' },
+    );
+  }
+  const runOne = async (document: ReturnType<typeof corpusDocuments>[number], counted: boolean): Promise<void> => {
+    const settled = new Promise<RecordTiming>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new BenchProbeError('overhead probe: a job did not settle within 30 s')), 30_000);
+      waiter = (timing) => {
+        if (!timing.settled) return;
+        clearTimeout(timer);
+        resolve(timing);
+      };
+    });
+    const submission = await submitDocuments(
+      { documents: [document] },
+      {
+        lanes,
+        clientsFor: () => ({ sqs: producer.sqs, s3: producer.s3 }),
+        queueUrlFor: (lane) => stack.lanes[lane.name]!.queueUrl,
+        now: () => new Date(),
+      },
+    );
+    if (submission.failed > 0) throw new BenchProbeError('overhead probe: a job could not be submitted');
+    counting = counted;
+    try {
       const timing = await settled;
-      counting = false;
-      if (i < warmup) continue;
+      if (!counted) return;
       overhead.push(Math.max(0, timing.totalMs - timing.modelMs - timing.admissionWaitMs));
       model.push(timing.modelMs);
+    } finally {
+      counting = false;
     }
-    const callsPerJob = Object.fromEntries(
-      Object.entries(calls)
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([name, times]) => [name, { perJob: round(times.length / Math.max(1, overhead.length), 2), p50Ms: distribution(times).p50 }]),
-    );
-    return { messages: overhead.length, overheadMs: distribution(overhead), modelMs: distribution(model), callsPerJob };
+  };
+  return {
+    run: async (jobs, counted) => {
+      const documents = corpusDocuments(sent + jobs)
+        .slice(sent)
+        .map((d) => ({ ...d, region: 'us' }));
+      sent += jobs;
+      for (const document of documents) await runOne(document, counted);
+    },
+    result: () => ({
+      messages: overhead.length,
+      overheadMs: distribution(overhead),
+      modelMs: distribution(model),
+      // The consumer's clients are also the poller's, but the poller's receive and delete come before
+      // and after the record's timing: only the record's own calls are counted.
+      callsPerJob: Object.fromEntries(
+        Object.entries(calls)
+          .filter(([name]) => name !== 'ReceiveMessage' && name !== 'DeleteMessageBatch')
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([name, times]) => [name, { perJob: round(times.length / Math.max(1, overhead.length), 2), p50Ms: distribution(times).p50 }]),
+      ),
+    }),
+    close: async () => {
+      waiter = undefined;
+      producer.destroy();
+      await stack.stop();
+    },
+  };
+}
+
+/** The probe alone: a warm-up of a few jobs (not counted), then `messages` jobs one at a time. */
+export async function probeOverhead(options: BenchOptions, services: LocalServices, messages: number): Promise<OverheadProbe> {
+  const probe = await openProbe(options, services);
+  try {
+    await probe.run(Math.min(10, messages), false);
+    await probe.run(messages, true);
+    return probe.result();
   } finally {
-    waiter = undefined;
-    producer.destroy();
-    await stack.stop();
+    await probe.close();
+  }
+}
+
+/**
+ * The probe and the floor one message at a time, in alternating rounds after a warm-up of each, so
+ * both meet the same state of the machine and of the emulators (DynamoDB Local's JIT and garbage
+ * collector, the tables the run made): run one after the other, their p50s drift apart by up to 2x
+ * on this machine, more than the ratio they are compared by.
+ */
+export async function probeBesideFloor(
+  options: BenchOptions,
+  services: LocalServices,
+  counts: { probeMessages: number; floorMessages: number; rounds?: number },
+): Promise<{ probe: OverheadProbe; floor: FloorResult }> {
+  const rounds = Math.max(1, Math.min(counts.rounds ?? 5, counts.probeMessages, counts.floorMessages));
+  const probe = await openProbe(options, services);
+  try {
+    const floor = await openFloor(services.endpoints);
+    try {
+      await probe.run(Math.min(10, counts.probeMessages), false);
+      await floor.run(Math.min(30, counts.floorMessages), 1, false);
+      for (let r = 0; r < rounds; r++) {
+        const share = (total: number): number => Math.floor(((r + 1) * total) / rounds) - Math.floor((r * total) / rounds);
+        await probe.run(share(counts.probeMessages), true);
+        await floor.run(share(counts.floorMessages), 1, true);
+      }
+      return { probe: probe.result(), floor: floor.result(1) };
+    } finally {
+      floor.close();
+    }
+  } finally {
+    await probe.close();
   }
 }

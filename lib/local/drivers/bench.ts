@@ -18,7 +18,7 @@ import { dirname, resolve } from 'node:path';
 import type { CommandIo } from '../../commands/command.js';
 import { onShutdown } from '../services/processes.js';
 import { startLocalServices, type LocalServices } from '../services/services.js';
-import { measureFloor, probeOverhead } from './bench-floor.js';
+import { measureFloor, probeBesideFloor, probeOverhead } from './bench-floor.js';
 import { checkTargets, formatBenchReport, round, type BenchReport, type FloorResult, type OverheadProbe, type StrategyResult } from './bench-report.js';
 import { BENCH_STRATEGIES, benchLanes, type BenchStrategyId } from './bench-strategies.js';
 import { runStrategy, type StrategyRun } from './bench-strategy.js';
@@ -183,7 +183,10 @@ function writeBenchHtml(file: string, report: BenchReport, curves: DrainCurve[])
   return path;
 }
 
-/** The probe (unless `--probe-messages 0`), then the floor one at a time and under (c)'s load (unless `--floor-messages 0`). */
+/**
+ * The probe (unless `--probe-messages 0`) beside the floor one at a time, in alternating rounds, then
+ * the floor under (c)'s load (unless `--floor-messages 0`).
+ */
 async function measureOverhead(
   options: BenchOptions,
   services: LocalServices,
@@ -191,17 +194,25 @@ async function measureOverhead(
   say: (line: string) => void,
 ): Promise<OverheadFigures> {
   let probe: OverheadProbe | null = null;
-  if (options.probeMessages > 0) {
+  let floor: FloorResult | null = null;
+  let loadedFloor: FloorResult | null = null;
+  if (options.probeMessages > 0 && options.floorMessages > 0) {
+    say(
+      `overhead probe beside the floor: ${options.probeMessages} jobs one at a time through the consumer of (c) (quota not binding), ` +
+        `and ${options.floorMessages} messages of receive + conditional put + delete, in alternating rounds…`,
+    );
+    ({ probe, floor } = await probeBesideFloor(options, services, { probeMessages: options.probeMessages, floorMessages: options.floorMessages }));
+    say(`overhead probe: p50 ${probe.overheadMs.p50} ms, p99 ${probe.overheadMs.p99} ms; floor: p50 ${floor.totalMs.p50} ms, p99 ${floor.totalMs.p99} ms`);
+  } else if (options.probeMessages > 0) {
     say(`overhead probe: ${options.probeMessages} jobs, one at a time, through the consumer of (c) (quota not binding)…`);
     probe = await probeOverhead(options, services, options.probeMessages);
     say(`overhead probe: p50 ${probe.overheadMs.p50} ms, p99 ${probe.overheadMs.p99} ms`);
-  }
-  let floor: FloorResult | null = null;
-  let loadedFloor: FloorResult | null = null;
-  if (options.floorMessages > 0) {
+  } else if (options.floorMessages > 0) {
     say(`floor: ${options.floorMessages} messages, one at a time: receive + conditional put + delete on the same emulators…`);
     floor = await measureFloor(services.endpoints, { messages: options.floorMessages, concurrency: 1 });
     say(`floor: p50 ${floor.totalMs.p50} ms, p99 ${floor.totalMs.p99} ms`);
+  }
+  if (options.floorMessages > 0) {
     const c = strategies.find((x) => x.id === 'admission');
     if (c && c.meanRecordsInFlight > 1) {
       const concurrency = Math.max(2, Math.round(c.meanRecordsInFlight));

@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
+import { patchFauxqsLongPoll } from './fauxqs-long-poll.js';
 import { spawnSupervised } from './processes.js';
 import { LOCAL_CREDENTIALS } from '../../aws/clients.js';
 import { RatelaneError } from '../../shared/errors.js';
@@ -137,8 +138,9 @@ export interface FauxqsLocal {
   stop(): Promise<void>;
 }
 
-/** Starts fauxqs in-process on a free loopback port. */
+/** Starts fauxqs in-process on a free loopback port (its long polls made SQS's: `fauxqs-long-poll.ts`). */
 export async function startFauxqsLocal(options: { port?: number } = {}): Promise<FauxqsLocal> {
+  await patchFauxqsLongPoll();
   const server = await startFauxqs({ port: options.port ?? 0, logger: false, host: 'localhost' });
   let stopped = false;
   return {
