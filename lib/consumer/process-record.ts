@@ -141,7 +141,7 @@ async function handleRecord(record: SQSRecord, delivery: QueueDelivery, deps: Co
     : await extractRecord(record.body, delivery, deps, model);
   // A re-send or a failure is carried out under the job id: the id is claimed first, in the settle time.
   const settling = performance.now();
-  const outcome = found.run ? await laneMayCarryOut(found.run, found.outcome) : found.outcome;
+  const outcome = await laneMayCarryOut(found);
   if (scope && (outcome.type === 'deferred' || outcome.type === 'rejected') && (outcome.laneOut?.reason === 'billing' || outcome.laneOut?.reason === 'auth')) {
     scope.waitingForPerson = true;
   }

@@ -98,10 +98,12 @@ export function startClaim(run: JobRun): void {
 
 /**
  * A deferral or a real failure is carried out by the lane under the job id (a re-send, a ledger
- * line): the job's id must be its own first, else the outcome is the rejection for reusing it.
+ * line): the job's id must be its own first, else the outcome is the rejection for reusing it. Without
+ * a run (the body was no trusted job) the outcome is the lane's as it is.
  */
-export async function laneMayCarryOut(run: JobRun, outcome: ExtractionOutcome): Promise<ExtractionOutcome> {
-  if (outcome.type !== 'deferred' && outcome.type !== 'failed') return outcome;
+export async function laneMayCarryOut(found: { outcome: ExtractionOutcome; run?: JobRun | undefined }): Promise<ExtractionOutcome> {
+  const { outcome, run } = found;
+  if (!run || (outcome.type !== 'deferred' && outcome.type !== 'failed')) return outcome;
   return (await claimed(run)) ?? outcome;
 }
 

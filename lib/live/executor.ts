@@ -99,10 +99,10 @@ type WorkResult = { type: 'answer'; answer: LiveAnswer } | { type: 'handover'; h
 /** Intake, then extraction tries while each wait fits the time left. */
 async function work(live: LiveJob, budget: LiveBudget, delivery: Delivery, deps: LiveDeps): Promise<WorkResult> {
   const intook = await intake(JSON.stringify(live.job), delivery, deps);
-  if (intook.type === 'settled') return settle(intook.run ? await laneMayCarryOut(intook.run, intook.outcome) : intook.outcome, live.job, 0, deps);
+  if (intook.type === 'settled') return settle(await laneMayCarryOut(intook), live.job, 0, deps);
   let run: JobRun = intook.run;
   for (;;) {
-    const outcome = await laneMayCarryOut(run, await extract(run, intook.text));
+    const outcome = await laneMayCarryOut({ outcome: await extract(run, intook.text), run });
     if (outcome.type !== 'deferred' && outcome.type !== 'failed') return settle(outcome, run.job, run.model.calls, deps);
     const next = nextTry(outcome, run.job, deps);
     const now = deps.now().getTime();

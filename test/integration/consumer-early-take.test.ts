@@ -49,14 +49,19 @@ function promptTokens(text: string, job: { schemaVersion: string; promptVersion:
   );
 }
 
+/** A new lane with the `index`-th English document submitted by the real producer, its message received (not processed). */
+async function queuedJob(index: number) {
+  const t = await newLane();
+  const doc = englishDocuments(index + 1)[index]!;
+  await submitTo(t, [{ text: doc.text, sourceId: doc.sourceId }]);
+  const messages = await receive(t, { max: 1, waitSeconds: 2 });
+  return { t, doc, messages, job: jobOf(messages[0]!) };
+}
+
 describe('the first call is admitted beside the document read', () => {
   it('takes once, at the declared tokens plus the prompt’s own (never less than the built prompt), and the call uses that grant', async () => {
     // Prepare: one job from the real producer
-    const t = await newLane();
-    const doc = englishDocuments(1)[0]!;
-    await submitTo(t, [{ text: doc.text, sourceId: doc.sourceId }]);
-    const messages = await receive(t, { max: 1, waitSeconds: 2 });
-    const job = jobOf(messages[0]!);
+    const { t, doc, messages, job } = await queuedJob(0);
     const keys = recordingKeys();
     const { handler, sink } = testConsumer(t, scriptedModel(), { keys });
     // Act
@@ -72,13 +77,9 @@ describe('the first call is admitted beside the document read', () => {
 
   it('a job declaring fewer tokens than its text gives the early grant back and takes again for what its prompt needs', async () => {
     // Prepare: the real job, its declared size cut to one token
-    const t = await newLane();
-    const doc = englishDocuments(2)[1]!;
-    await submitTo(t, [{ text: doc.text, sourceId: doc.sourceId }]);
-    const [original] = await receive(t, { max: 1, waitSeconds: 2 });
-    const job = jobOf(original!);
+    const { t, doc, messages, job } = await queuedJob(1);
     const { DeleteMessageCommand } = await import('@aws-sdk/client-sqs');
-    await t.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: t.queueUrl, ReceiptHandle: original!.ReceiptHandle! }));
+    await t.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: t.queueUrl, ReceiptHandle: messages[0]!.ReceiptHandle! }));
     await sendRaw(t, JSON.stringify({ ...job, input: { ...job.input, estimatedTokens: 1 } }));
     const keys = recordingKeys();
     const { handler, sink } = testConsumer(t, scriptedModel(), { keys });
@@ -96,11 +97,7 @@ describe('the first call is admitted beside the document read', () => {
 
   it('a record that ends before its call (its document is gone) gives the early grant back', async () => {
     // Prepare: a job whose document is deleted before the consumer reads it
-    const t = await newLane();
-    const doc = englishDocuments(3)[2]!;
-    await submitTo(t, [{ text: doc.text, sourceId: doc.sourceId }]);
-    const messages = await receive(t, { max: 1, waitSeconds: 2 });
-    const job = jobOf(messages[0]!);
+    const { t, messages, job } = await queuedJob(2);
     const { DeleteObjectCommand } = await import('@aws-sdk/client-s3');
     await t.clients.s3.send(new DeleteObjectCommand({ Bucket: job.input.bucket, Key: job.input.key }));
     const keys = recordingKeys();
