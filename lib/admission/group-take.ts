@@ -14,6 +14,7 @@
  * rounds, then one at a time by {@link acquireOps} itself.
  */
 import type { BucketState } from './bucket.js';
+import { beginDecision, learnBucket } from './pool-state.js';
 import { acquireOps, type CoreAdmission, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-core.js';
 import type { KeyRef } from './choice.js';
 import type { BucketWrite } from './rate-state.js';
@@ -42,11 +43,13 @@ export function* acquireGroupOps<K extends KeyRef>(config: PoolConfig<K>, state:
   // Buckets whose write failed: the next decisions read them first (`PoolState.conflictAt`); this
   // group's next round already has their state from the failed write.
   const conflicted = new Set<string>();
+  // A bucket learned from the table since the group began (read, or a write's outcome) is not read again.
+  const since = beginDecision(state);
   for (let round = 0; pending.length > 1 && round < config.settings.maxBucketAttempts; round++) {
-    pending = yield* groupRound(config, state, requests, pending, answers, conflicted);
+    pending = yield* groupRound(config, state, requests, pending, answers, conflicted, since);
   }
   for (const owner of conflicted) state.conflictAt.set(owner, config.now());
-  for (const i of pending) answers[i] = yield* acquireOps(config, state, requests[i]!.estimatedTokens, requests[i]!.bookWithinMs);
+  for (const i of pending) answers[i] = yield* acquireOps(config, state, requests[i]!.estimatedTokens, requests[i]!.bookWithinMs, since);
   return answers;
 }
 
@@ -58,6 +61,7 @@ function* groupRound<K extends KeyRef>(
   indices: readonly number[],
   answers: CoreAdmission<K>[],
   conflicted: Set<string>,
+  since: number,
 ): PoolOps<number[]> {
   const held = new Map<string, HeldWrite>();
   const wrote = new Map<number, string>();
@@ -67,7 +71,7 @@ function* groupRound<K extends KeyRef>(
   let nextCursor: number | undefined;
   for (const i of indices) {
     state.cursor = cursor;
-    const ops = acquireOps(config, state, requests[i]!.estimatedTokens, requests[i]!.bookWithinMs);
+    const ops = acquireOps(config, state, requests[i]!.estimatedTokens, requests[i]!.bookWithinMs, since);
     let step = ops.next();
     while (!step.done) {
       const op: StoreOp = step.value;
@@ -110,16 +114,20 @@ function* groupRound<K extends KeyRef>(
       const outcome = (yield { kind: 'writeBucket', owner, next, expectedVersion, now: config.now() }) as BucketWrite;
       yield { kind: 'unlock', owner };
       unwritten.delete(owner);
-      if (outcome.ok) continue;
+      if (outcome.ok) {
+        learnBucket(state, owner, next);
+        continue;
+      }
       failed.add(owner);
       conflicted.add(owner);
-      state.buckets.set(owner, outcome.current);
+      learnBucket(state, owner, outcome.current);
       undo(owner);
     }
   } catch (error) {
     // A write that threw (the table unavailable) may or may not have landed: forget the cached state.
     for (const owner of unwritten) {
       state.buckets.delete(owner);
+      state.learnedAt.delete(owner);
       undo(owner);
     }
     throw error;

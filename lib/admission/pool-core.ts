@@ -21,16 +21,16 @@
  */
 import type { Cooldown } from '../policy/index.js';
 import { RatelaneError } from '../shared/errors.js';
-import type { BucketCost, BucketLimits, BucketState, TakeVerdict } from './bucket.js';
-import { coolChange, releaseChange, settleChange, takeChange, takeWrites, type BucketChange, type TakeArg } from './bucket-changes.js';
+import type { BucketCost, BucketState, TakeVerdict } from './bucket.js';
+import { coolChange, releaseChange, settleChange, takeChange, takeWrites, type TakeArg } from './bucket-changes.js';
 import { addCooldown, chooseKeys, cooldownRecordOf, EMPTY_SNAPSHOT, keysLeftAfter, laneOutUntil } from './choice.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from './choice.js';
-import type { BucketWrite } from './rate-state.js';
 import { learnOutputEstimate } from './settings.js';
 import { CoolingRetry } from './cooling-retry.js';
 import { isProbe } from './first-calls.js';
 import type { LaneOutReason } from '../policy/index.js';
-import { SETTLE_CARRY_SHARE, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-state.js';
+import { update } from './bucket-update.js';
+import { beginDecision, learnBucket, learnedSince, SETTLE_CARRY_SHARE, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-state.js';
 
 export { newPoolState, SETTLE_CARRY_SHARE, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-state.js';
 
@@ -107,70 +107,23 @@ function bucketIdOf(config: PoolConfig, owner: string): string {
 }
 
 /**
- * Applies `change` to the bucket item `owner` (of `limits`) with a conditional write, retrying on
- * conflicts with the bucket the failed write returned; `'contended'` after `maxBucketAttempts` conflicts.
+ * Takes `cost` from the owner's bucket, or says when it is next free (reserving that slot with
+ * `reserve`). `since`: the decision's number (see `refreshContended`).
  */
-function* update<A, T>(
-  config: PoolConfig,
-  state: PoolState,
-  owner: string,
-  limits: BucketLimits,
-  change: BucketChange<A, T>,
-  arg: A,
-): PoolOps<T | 'contended'> {
-  yield { kind: 'lock', owner };
-  yield* refreshContended(config, state, owner, limits);
-  for (let attempt = 0; attempt < config.settings.maxBucketAttempts; attempt++) {
-    const known = state.buckets.has(owner);
-    const cached = state.buckets.get(owner);
-    const now = config.now();
-    const { result, write } = change(limits, cached, now, arg);
-    if (write === undefined) {
-      yield { kind: 'unlock', owner };
-      return result;
-    }
-    const outcome = (yield { kind: 'writeBucket', owner, next: write, expectedVersion: known ? cached?.version : undefined, now }) as BucketWrite;
-    if (outcome.ok) {
-      state.buckets.set(owner, write);
-      yield { kind: 'unlock', owner };
-      return result;
-    }
-    state.buckets.set(owner, outcome.current);
-    state.conflictAt.set(owner, now);
-  }
-  state.contended++;
-  yield { kind: 'unlock', owner };
-  return 'contended';
-}
-
-/**
- * Reads bucket item `owner` when this instance's write of it conflicted within the last window (see
- * `PoolState.conflictAt`): under contention a read before the write is cheaper than a write that fails.
- */
-export function* refreshContended(config: PoolConfig, state: PoolState, owner: string, limits: BucketLimits): PoolOps<void> {
-  const at = state.conflictAt.get(owner);
-  if (at === undefined) return;
-  if (config.now() - at >= limits.windowMs) {
-    state.conflictAt.delete(owner);
-    return;
-  }
-  state.buckets.set(owner, (yield { kind: 'readBucket', owner }) as BucketState | undefined);
-}
-
-/** Takes `cost` from the owner's bucket, or says when it is next free (reserving that slot with `reserve`). */
-function* take(config: PoolConfig, state: PoolState, owner: string, arg: TakeArg): PoolOps<TakeVerdict | 'contended'> {
+function* take(config: PoolConfig, state: PoolState, owner: string, arg: TakeArg, since: number): PoolOps<TakeVerdict | 'contended'> {
   const id = bucketIdOf(config, owner);
-  const verdict = yield* takeWithCarry(config, state, id, arg);
+  const verdict = yield* takeWithCarry(config, state, id, arg, since);
   if (verdict === 'contended' || verdict.admitted || (verdict.limitedBy !== 'cooldown' && verdict.limitedBy !== 'probing')) return verdict;
   // A cooldown may have been lifted (a person resumed the lane), a probe answered, since this bucket was cached: read it.
-  state.buckets.set(id, (yield { kind: 'readBucket', owner: id }) as BucketState | undefined);
-  return yield* takeWithCarry(config, state, id, arg);
+  if (learnedSince(state, id, since)) return verdict;
+  learnBucket(state, id, (yield { kind: 'readBucket', owner: id }) as BucketState | undefined);
+  return yield* takeWithCarry(config, state, id, arg, since);
 }
 
 /** One take of bucket item `id`, writing the corrections the instance owes it when the take writes. */
-function* takeWithCarry(config: PoolConfig, state: PoolState, id: string, arg: TakeArg): PoolOps<TakeVerdict | 'contended'> {
+function* takeWithCarry(config: PoolConfig, state: PoolState, id: string, arg: TakeArg, since: number): PoolOps<TakeVerdict | 'contended'> {
   const carried = state.carried.get(id);
-  const verdict = yield* update(config, state, id, config.limits, takeChange, carried ? { ...arg, carried } : arg);
+  const verdict = yield* update(config, state, id, config.limits, takeChange, carried ? { ...arg, carried } : arg, since);
   // Written (a grant, a booking or a reservation): the corrections went in with it (or, on a bucket
   // no longer stored, there was nothing left to correct).
   const wrote = verdict !== 'contended' && takeWrites(verdict, arg.reserve);
@@ -198,10 +151,19 @@ interface Candidate {
  * until a reset at least {@link DAILY_PAUSE_MIN_WINDOWS} windows away — the lane is out. An owner
  * not yet proven takes one call at a time (`first-calls.ts`): while another call probes it, it is
  * passed over, and a denial for that alone says `probing` (its driver may wait for the answer).
+ * `since` (default: a new one): the number of the decision, or of the group it is part of
+ * (`beginDecision`); a bucket learned from the table since it began is not read again.
  */
-export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: PoolState, estimatedTokens: number, bookWithinMs = 0): PoolOps<CoreAdmission<K>> {
+export function* acquireOps<K extends KeyRef>(
+  config: PoolConfig<K>,
+  state: PoolState,
+  estimatedTokens: number,
+  bookWithinMs = 0,
+  since?: number,
+): PoolOps<CoreAdmission<K>> {
   const { keys, limits, settings } = config;
   const snapshot = yield* cooldowns(config, state, false);
+  const decision = since ?? beginDecision(state);
   const started = config.now();
   const choice = chooseKeys(keys, state.cursor, snapshot, started);
   const cost: BucketCost = { requests: 1, tokens: Math.max(0, estimatedTokens) + Math.round(state.outputEstimate) };
@@ -224,7 +186,7 @@ export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: Pool
   for (const { key, index } of choice.free) {
     if (tried.includes(key.quotaOwner)) continue;
     tried.push(key.quotaOwner);
-    const verdict = yield* take(config, state, key.quotaOwner, { cost, reserve: false, probeLeaseMs });
+    const verdict = yield* take(config, state, key.quotaOwner, { cost, reserve: false, probeLeaseMs }, decision);
     if (verdict === 'contended') {
       // Other consumers are writing this bucket right now: it is busy, not out. Come back after one
       // request slot rather than at some cooling key's (possibly far) reset.
@@ -255,7 +217,7 @@ export function* acquireOps<K extends KeyRef>(config: PoolConfig<K>, state: Pool
   let slot: { at: number; detail: string } | undefined;
   for (const { owner, slotAt } of candidates) {
     // Book or reserve the first slot, so callers denied together come back spread out over every key.
-    const verdict = yield* take(config, state, owner, { cost, reserve: true, bookWithinMs, probeLeaseMs });
+    const verdict = yield* take(config, state, owner, { cost, reserve: true, bookWithinMs, probeLeaseMs }, decision);
     if (verdict === 'contended') {
       slot = { at: slotAt, detail: 'bucket contended' };
       break;

@@ -72,6 +72,26 @@ export interface PoolState {
    * strongly consistent GetItem, a fifth of a failed write's price) before it is written.
    */
   conflictAt: Map<string, number>;
+  /** How many decisions (or groups of them) this instance began: the number of the latest (see {@link beginDecision}). */
+  decisionsBegun: number;
+  /**
+   * Per bucket item: the latest decision begun when its cached state was last learned from the table
+   * (a read, or a conditional write's outcome: the state written, or the state that refused it). A
+   * decision begun no later reads it no more: it already has what a read would return (`refreshContended`).
+   */
+  learnedAt: Map<string, number>;
+}
+
+/** Numbers a new decision (or group): what {@link learnedSince} compares with. */
+export function beginDecision(state: PoolState): number {
+  state.decisionsBegun += 1;
+  return state.decisionsBegun;
+}
+
+/** Caches `bucket` as the table's state of bucket item `id`, learned now. */
+export function learnBucket(state: PoolState, id: string, bucket: BucketState | undefined): void {
+  state.buckets.set(id, bucket);
+  state.learnedAt.set(id, state.decisionsBegun);
 }
 
 /**
@@ -94,5 +114,12 @@ export function newPoolState(settings: AdmissionSettings): PoolState {
     carried: new Map(),
     probes: new Set(),
     conflictAt: new Map(),
+    decisionsBegun: 0,
+    learnedAt: new Map(),
   };
+}
+
+/** Whether bucket item `id`'s cached state was learned from the table after decision `since` began. */
+export function learnedSince(state: PoolState, id: string, since: number): boolean {
+  return (state.learnedAt.get(id) ?? 0) >= since;
 }

@@ -85,6 +85,29 @@ describe('acquireGroupOps: the takes of a group together', () => {
     assert.equal(store.bucketOf('o1')?.levels.requests, LIMITS.requestsPerWindow - 6);
   });
 
+  it('under contention reads a bucket only before writing it, once per decision: not for a denial that writes nothing', () => {
+    // Prepare: B creates o1; A fills o1 and o2 (its first write conflicts with B's); B then loses writes on both
+    const { store, counters } = newTable();
+    const config = configOf();
+    const a = newPoolState(config.settings);
+    const b = newPoolState(config.settings);
+    runSync(acquireGroupOps(config, b, calls(1)), store);
+    assert.ok(
+      runSync(acquireGroupOps(config, a, calls(11)), store).every((answer) => answer.admitted),
+      'A took the 11 calls left',
+    );
+    assert.deepEqual(keysOf(runSync(acquireGroupOps(config, b, calls(1)), store)), ['denied']);
+    assert.ok(b.conflictAt.has('o1') && b.conflictAt.has('o2'), 'B lost a write on each owner');
+    const before = { ...counters };
+    // Act: B's next call finds both owners spent in its cache, and reserves a slot on one
+    const [answer] = runSync(acquireGroupOps(config, b, calls(1)), store);
+    // Assess: one read, of the bucket it reserves on (the owners it passed over were not read), and no failed write
+    assert.ok(answer && !answer.admitted);
+    assert.equal(counters.cooldownReads - before.cooldownReads, 1, 'one GetItem of a bucket');
+    assert.equal(counters.bucketWrites - before.bucketWrites, 1, 'the reservation');
+    assert.equal(counters.bucketConflicts - before.bucketConflicts, 0);
+  });
+
   it('writes the token corrections it owes with the group, once, even when the first write conflicted', () => {
     // Prepare: B owes o1 500 tokens; A writes o1 after B cached it
     const { store } = newTable();
