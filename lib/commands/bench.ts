@@ -56,6 +56,9 @@ The overhead probe and the floors run with the baseline only.
   --probe-messages N    jobs sent one at a time through the (c) consumer, for its overhead without
                         contention (default 100; 0 skips it)
   --floor-messages N    messages each floor loop times (default 300; 0 skips the floors)
+  --warmup-messages N   before the first strategy, N floor messages 10 at a time and 20 jobs through
+                        the (c) consumer, counted nowhere: DynamoDB Local's JVM compiles as it runs,
+                        a cold start's first seconds are several times slower (default 1000; 0 skips)
   --seed N              seed of the fake provider's latencies (default 42)
   --time-limit S        per strategy, stop waiting after S seconds (default 300)
   --log-file PATH       consumer logs and EMF metrics (default .cache/bench/consumer.log)
@@ -77,6 +80,7 @@ const BENCH_FLAGS = {
   scenario: stringFlag(),
   'floor-messages': numberFlag({ min: 0, max: 100_000, fallback: 300, ...ROUND_DOWN }),
   'probe-messages': numberFlag({ min: 0, max: 10_000, fallback: 100, ...ROUND_DOWN }),
+  'warmup-messages': numberFlag({ min: 0, max: 100_000, fallback: 1000, ...ROUND_DOWN }),
   seed: numberFlag({ min: 0, max: 2 ** 31, fallback: 42, ...ROUND_DOWN }),
   'time-limit': numberFlag({ min: 5, max: 24 * 3600, fallback: 300 }),
   'log-file': stringFlag(),
@@ -129,6 +133,7 @@ function parseBenchArgs(argv: readonly string[]): BenchOptions {
     strategies: strategiesFrom(v.strategies),
     floorMessages: v['floor-messages'],
     probeMessages: v['probe-messages'],
+    warmupMessages: v['warmup-messages'],
     seed: v.seed,
     timeLimitSeconds: v['time-limit'],
     strict: v.strict,

@@ -62,6 +62,8 @@ describe('npm run bench: flags', () => {
       '0',
       '--probe-messages',
       '7',
+      '--warmup-messages',
+      '0',
       '--seed',
       '9',
       '--time-limit',
@@ -81,6 +83,7 @@ describe('npm run bench: flags', () => {
       strategies: ['naive', 'admission'],
       floorMessages: 0,
       probeMessages: 7,
+      warmupMessages: 0,
       seed: 9,
       timeLimitSeconds: 60,
       strict: true,
@@ -111,7 +114,20 @@ describe('npm run bench: a tiny run', () => {
     const out = sink();
     const err = sink();
     const htmlFile = '.cache/report-test/bench-integration.html';
-    const options = benchCommand.parse([...TINY, '--floor-messages', '20', '--probe-messages', '5', '--time-limit', '60', '--json', '--html', htmlFile]);
+    const options = benchCommand.parse([
+      ...TINY,
+      '--floor-messages',
+      '20',
+      '--probe-messages',
+      '5',
+      '--warmup-messages',
+      '40',
+      '--time-limit',
+      '60',
+      '--json',
+      '--html',
+      htmlFile,
+    ]);
     // Act
     const report = await runBench(options, { stdout: out.stream, stderr: err.stream });
     // Assess: the shape
@@ -148,6 +164,10 @@ describe('npm run bench: a tiny run', () => {
     assert.ok(report.floor && report.floor.messages === 20 && report.floor.totalMs.p50! > 0);
     assert.ok(report.targets);
     assert.equal(report.targets.lost.met, true);
+    // The emulators were warmed before the first strategy, and the report says how.
+    const warmup = report.settings.warmup;
+    assert.ok(warmup && warmup.messages === 40 && warmup.sampleMessages === 20 && warmup.probeJobs > 0 && warmup.lastP50Ms! > 0);
+    assert.match(out.text(), /warm-up: 40 floor messages 10 at a time/);
     assert.equal(report.machine.cpus > 0, true);
     assert.equal(benchExitCode(report), 0);
     // The table on stdout, progress on stderr, the JSON object on the last line.
@@ -190,7 +210,7 @@ describe('npm run bench: a tiny scenario run', () => {
     // Prepare
     const out = sink();
     const err = sink();
-    const options = benchCommand.parse(['--scenario', 'uneven-tokens', ...TINY, '--time-limit', '60', '--json']);
+    const options = benchCommand.parse(['--scenario', 'uneven-tokens', ...TINY, '--warmup-messages', '0', '--time-limit', '60', '--json']);
     // Act
     const result = await runScenarioBench(options, { stdout: out.stream, stderr: err.stream });
     // Assess: one report, its bound the tokens one (the three long jobs make tokens bind)
@@ -198,6 +218,8 @@ describe('npm run bench: a tiny scenario run', () => {
     assert.equal(result.reports.length, 1);
     const report = result.reports[0]!;
     assert.equal(report.scenario, 'uneven-tokens');
+    assert.equal(report.settings.warmup, null, 'no warm-up asked');
+    assert.match(out.text(), /warm-up: none/);
     assert.equal(report.settings.providerTpm, 10_000);
     assert.equal(report.settings.providerRpm, 40);
     assert.match(report.bound.formula, /tokens/);

@@ -232,6 +232,7 @@ export function sampleBenchInput(options: { label?: string } = {}): BenchHtmlInp
       jobs: 60,
       jobsPerLane: { us: 36, eu: 24 },
       refusedRequestRule: 'openai: a refused request counts toward RPM (fixture)',
+      warmup: null,
       keysPerLane: 2,
       providerRpm: 6,
       providerTpm: 1_000_000,

@@ -189,6 +189,7 @@ describe('bench scenarios: the report', () => {
         consumerConcurrencyPerLane: 1,
         batchSize: 3,
         refusedRequestRule: 'one request of RPM',
+        warmup: { messages: 1000, concurrency: 10, sampleMessages: 100, probeJobs: 20, firstP50Ms: 31.5, lastP50Ms: 9.25, elapsedMs: 8400 },
       },
       bound: { ms: 57_000, formula: 'requests', perLane: [{ lane: 'eu', ms: 57_000, detail: '160 jobs, 1 owner(s) x 8 rpm: 19 min' }] },
       figures: strategies.map(scenarioFigures),
@@ -200,6 +201,10 @@ describe('bench scenarios: the report', () => {
     const text = formatScenarioReport(report);
     // Assess
     assert.match(text, /bound: 57\.0 s, the slowest lane's: requests/);
+    assert.match(
+      text,
+      /warm-up: 1000 floor messages 10 at a time \(p50 31\.50 ms over the first 100, 9\.25 ms over the last\) and 20 jobs through \(c\)'s consumer, in 8\.4 s/,
+    );
     assert.match(text, / {2}eu: 57\.0 s \(160 jobs, 1 owner\(s\) x 8 rpm: 19 min\)/);
     assert.match(text, /drain \/ scenario bound\s+1\.30x\s+1\.05x\s+<= 1\.10x met/);
     assert.match(text, /model calls per completion\s+1\.00 \(\d+\)\s+1\.00 \(\d+\)\s+<= 1\.03 met/);

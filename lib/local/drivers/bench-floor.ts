@@ -22,7 +22,7 @@ import { extractInvoice } from '../fake-provider/invoice-extractor.js';
 import type { LocalServices } from '../services/services.js';
 import { startLocalStack } from '../stack.js';
 import type { BenchOptions } from './bench.js';
-import { distribution, round, type FloorResult, type OverheadProbe } from './bench-report.js';
+import { distribution, round, type FloorResult, type OverheadProbe, type WarmupResult } from './bench-report.js';
 import { benchLanes } from './bench-strategies.js';
 import { corpusDocuments } from './lanes.js';
 
@@ -66,6 +66,8 @@ interface FloorSamples {
 interface FloorLoop {
   run(messages: number, concurrency: number, counted: boolean): Promise<void>;
   result(concurrency: number): FloorResult;
+  /** Forgets what was counted so far. */
+  reset(): void;
   close(): void;
 }
 
@@ -130,6 +132,9 @@ async function openFloor(endpoints: ServiceEndpoints): Promise<FloorLoop> {
         putMs: distribution(samples.puts),
         deleteMs: distribution(samples.deletes),
       }),
+      reset: () => {
+        for (const list of Object.values(samples)) list.length = 0;
+      },
       close: () => clients.destroy(),
     };
   } catch (error) {
@@ -148,6 +153,53 @@ export async function measureFloor(endpoints: ServiceEndpoints, options: { messa
   } finally {
     floor.close();
   }
+}
+
+/** Floor loops at once while warming: the records a strategy's consumers have in flight. */
+export const WARMUP_CONCURRENCY = 10;
+/** Messages at each end of the warm-up whose p50 is reported. */
+const WARMUP_SAMPLE = 100;
+
+/**
+ * Warms the emulators before anything is measured: `messages` of the floor loop, 10 at a time, then
+ * `probeJobs` jobs through the (c) consumer (its takes, reads and commits), counted nowhere. DynamoDB
+ * Local's JVM compiles its code as it runs: on a cold start its first seconds under load run several
+ * times slower (a conditional put's p50 at 10 at a time: about 30 ms, then 10 ms after some 1,000
+ * writes), a phase DynamoDB itself does not have. Without it, whichever strategy runs first pays it.
+ */
+export async function warmEmulators(options: BenchOptions, services: LocalServices, counts: { messages: number; probeJobs: number }): Promise<WarmupResult> {
+  const started = performance.now();
+  const sample = Math.min(WARMUP_SAMPLE, Math.floor(counts.messages / 2));
+  const floor = await openFloor(services.endpoints);
+  let firstP50Ms: number | null = null;
+  let lastP50Ms: number | null = null;
+  try {
+    await floor.run(sample, WARMUP_CONCURRENCY, true);
+    firstP50Ms = floor.result(WARMUP_CONCURRENCY).totalMs.p50;
+    floor.reset();
+    await floor.run(counts.messages - 2 * sample, WARMUP_CONCURRENCY, false);
+    await floor.run(sample, WARMUP_CONCURRENCY, true);
+    lastP50Ms = floor.result(WARMUP_CONCURRENCY).totalMs.p50;
+  } finally {
+    floor.close();
+  }
+  if (counts.probeJobs > 0) {
+    const probe = await openProbe(options, services);
+    try {
+      await probe.run(counts.probeJobs, false);
+    } finally {
+      await probe.close();
+    }
+  }
+  return {
+    messages: counts.messages,
+    concurrency: WARMUP_CONCURRENCY,
+    sampleMessages: sample,
+    probeJobs: counts.probeJobs,
+    firstP50Ms,
+    lastP50Ms,
+    elapsedMs: round(performance.now() - started, 0),
+  };
 }
 
 /** The probe's consumer on its own stack: `run` sends jobs one at a time; `result` summarises what it counted. */

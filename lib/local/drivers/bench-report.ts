@@ -136,6 +136,8 @@ export interface BenchReport {
     backoff: LaneConfig['backoff'];
     /** How the fake provider counts a refused request (its dialect's documented rule, with the source). */
     refusedRequestRule: string;
+    /** What warmed the emulators before the first strategy (null: skipped). */
+    warmup: WarmupResult | null;
   };
   strategies: StrategyResult[];
   /** (c)'s consumer, one job at a time (null: skipped). */
@@ -166,6 +168,31 @@ export interface BenchReport {
 export function round(value: number, digits = 3): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
+}
+
+/** What `warmEmulators` did before the first strategy, and how the floor's p50 moved while it did. */
+export interface WarmupResult {
+  /** Floor messages run, `concurrency` at a time. */
+  messages: number;
+  concurrency: number;
+  /** Messages at each end of the floor run whose p50 is reported. */
+  sampleMessages: number;
+  /** Jobs sent one at a time through the probe's consumer (counted nowhere). */
+  probeJobs: number;
+  /** The floor's p50 over its first and its last `sampleMessages` messages (ms). */
+  firstP50Ms: number | null;
+  lastP50Ms: number | null;
+  /** How long the warm-up took (ms). */
+  elapsedMs: number;
+}
+
+/** The report's line on the warm-up before the first strategy. */
+export function warmupLine(warmup: WarmupResult | null): string {
+  if (warmup === null) return 'warm-up: none (the first strategy met the emulators cold)';
+  return (
+    `warm-up: ${warmup.messages} floor messages ${warmup.concurrency} at a time (p50 ${num(warmup.firstP50Ms)} ms over the first ${warmup.sampleMessages}, ` +
+    `${num(warmup.lastP50Ms)} ms over the last) and ${warmup.probeJobs} jobs through (c)'s consumer, in ${(warmup.elapsedMs / 1000).toFixed(1)} s, counted nowhere`
+  );
 }
 
 /** p50, p99 and mean of `values` (ms, rounded to 0.01). */
@@ -348,6 +375,7 @@ export function formatBenchReport(report: BenchReport): string {
       `maxReceiveCount ${s.maxReceiveCount}; ${s.consumerConcurrencyPerLane} concurrent invocations x batch ${s.batchSize} per lane; ` +
       `failure backoff ${s.backoff.failureBaseSeconds}..${s.backoff.failureCapSeconds} s, throttle backoff ${s.backoff.throttleBaseSeconds}..${s.backoff.throttleCapSeconds} s`,
     `refused requests: ${s.refusedRequestRule}`,
+    warmupLine(s.warmup),
     '',
     ...lines,
     '',

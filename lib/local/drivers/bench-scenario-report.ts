@@ -18,6 +18,8 @@ import {
   type BenchTargets,
   type StrategyResult,
   type TableRow,
+  type WarmupResult,
+  warmupLine,
 } from './bench-report.js';
 import type { ScenarioBound } from './bench-scenario-bounds.js';
 import type { BenchScenarioName } from './bench-scenarios.js';
@@ -41,6 +43,8 @@ export interface ScenarioSettings {
   batchSize: number;
   /** How the fake provider counts a refused request. */
   refusedRequestRule: string;
+  /** What warmed the emulators before the run's first strategy (null: skipped). */
+  warmup: WarmupResult | null;
 }
 
 /** One strategy's headline figures in a scenario (the JSON's per-strategy summary). */
@@ -157,6 +161,7 @@ export function formatScenarioReport(report: ScenarioReport): string {
     `${report.scenario}: ${report.description}`,
     `jobs: ${s.jobs} (${lanes}); a minute lasts ${s.minuteMs} ms; ${s.consumerConcurrencyPerLane} concurrent invocations x batch ${s.batchSize} per lane`,
     `refused requests: ${s.refusedRequestRule}`,
+    warmupLine(s.warmup),
     `bound: ${formatMs(report.bound.ms)}, the slowest lane's: ${report.bound.formula}`,
     ...report.bound.perLane.map((l) => `  ${l.lane}: ${formatMs(l.ms)} (${l.detail})`),
     '',

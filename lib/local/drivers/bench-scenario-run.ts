@@ -7,7 +7,7 @@
 import type { CommandIo } from '../../commands/command.js';
 import { refusedRequestRuleOf } from '../fake-provider/dialect.js';
 import { runBaseline, withBenchServices, type BenchContext, type BenchHost, type BenchOptions } from './bench.js';
-import { benchExitCode, round, type BenchReport } from './bench-report.js';
+import { benchExitCode, round, type BenchReport, type WarmupResult } from './bench-report.js';
 import {
   formatScenarioReport,
   formatScenarioSummary,
@@ -98,7 +98,7 @@ function scenarioReport(plan: ScenarioPlan, options: BenchOptions, context: Benc
     description: plan.description,
     date: new Date(context.started).toISOString(),
     machine: baseline?.machine ?? { ...context.host, loadAverageAtEnd: os.loadavg().map((l) => round(l, 2)) },
-    settings: scenarioSettings(plan, options),
+    settings: scenarioSettings(plan, options, context.warmup),
     bound: reportedBound(runs),
     figures: strategies.map(scenarioFigures),
     strategies,
@@ -108,7 +108,7 @@ function scenarioReport(plan: ScenarioPlan, options: BenchOptions, context: Benc
 }
 
 /** A scenario's settings as its strategies ran them. */
-function scenarioSettings(plan: ScenarioPlan, options: BenchOptions): ScenarioSettings {
+function scenarioSettings(plan: ScenarioPlan, options: BenchOptions, warmup: WarmupResult | null): ScenarioSettings {
   const { quota } = plan;
   const anyLane = Object.values(benchLanes({ ...options, ...quota }, 'settings'))[0]!;
   return {
@@ -124,6 +124,7 @@ function scenarioSettings(plan: ScenarioPlan, options: BenchOptions): ScenarioSe
     consumerConcurrencyPerLane: anyLane.consumer.maximumConcurrency,
     batchSize: anyLane.queue.batchSize,
     refusedRequestRule: refusedRequestRuleOf(anyLane.provider.kind === 'gemini' ? 'gemini' : 'openai').description,
+    warmup,
   };
 }
 

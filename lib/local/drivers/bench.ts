@@ -18,8 +18,18 @@ import { dirname, resolve } from 'node:path';
 import type { CommandIo } from '../../commands/command.js';
 import { onShutdown } from '../services/processes.js';
 import { startLocalServices, type LocalServices } from '../services/services.js';
-import { measureFloor, probeBesideFloor, probeOverhead } from './bench-floor.js';
-import { checkTargets, formatBenchReport, round, type BenchReport, type FloorResult, type OverheadProbe, type StrategyResult } from './bench-report.js';
+import { measureFloor, probeBesideFloor, probeOverhead, warmEmulators, WARMUP_CONCURRENCY } from './bench-floor.js';
+import {
+  checkTargets,
+  formatBenchReport,
+  round,
+  warmupLine,
+  type WarmupResult,
+  type BenchReport,
+  type FloorResult,
+  type OverheadProbe,
+  type StrategyResult,
+} from './bench-report.js';
 import { BENCH_STRATEGIES, benchLanes, type BenchStrategyId } from './bench-strategies.js';
 import { runStrategy, type StrategyRun } from './bench-strategy.js';
 import { corpusDocuments } from './lanes.js';
@@ -69,6 +79,8 @@ export interface BenchOptions {
   floorMessages: number;
   /** Jobs the overhead probe sends one at a time through the consumer of (c); 0 skips it. */
   probeMessages: number;
+  /** Floor messages that warm the emulators before anything is measured (`warmEmulators`); 0 skips the warm-up. */
+  warmupMessages: number;
   seed: number;
   /** Per strategy: stop waiting after this many seconds. */
   timeLimitSeconds: number;
@@ -98,6 +110,8 @@ export interface BenchContext {
   say: (line: string) => void;
   started: number;
   host: BenchHost;
+  /** What warmed the emulators before the first strategy (null: skipped). */
+  warmup: WarmupResult | null;
 }
 
 /**
@@ -105,7 +119,7 @@ export interface BenchContext {
  * `body` on them, and stops them whatever happens.
  */
 export async function withBenchServices<T>(
-  options: Pick<BenchOptions, 'logFile'>,
+  options: BenchOptions,
   io: CommandIo,
   headline: (host: BenchHost) => string,
   body: (context: BenchContext) => Promise<T>,
@@ -122,12 +136,23 @@ export async function withBenchServices<T>(
     say(
       `  up in ${Date.now() - started} ms: DynamoDB Local ${services.endpoints.dynamodb} (pid ${services.dynamoPid ?? '-'}), SQS/S3 ${services.endpoints.sqs}`,
     );
-    return await body({ services, say, started, host });
+    let warmup: WarmupResult | null = null;
+    if (options.warmupMessages > 0) {
+      say(
+        `  warming the emulators: ${options.warmupMessages} floor messages ${WARMUP_CONCURRENCY} at a time, then ${WARMUP_PROBE_JOBS} jobs through the consumer of (c), counted nowhere…`,
+      );
+      warmup = await warmEmulators(options, services, { messages: options.warmupMessages, probeJobs: WARMUP_PROBE_JOBS });
+      say(`  ${warmupLine(warmup)}`);
+    }
+    return await body({ services, say, started, host, warmup });
   } finally {
     unregister();
     await services.stop();
   }
 }
+
+/** Jobs the warm-up sends through the consumer of (c), one at a time. */
+const WARMUP_PROBE_JOBS = 20;
 
 /** Runs the bench (the baseline) and returns its report (printed to `io`; `--json` adds one JSON line at the end). */
 export async function runBench(options: BenchOptions, io: CommandIo): Promise<BenchReport> {
@@ -160,7 +185,7 @@ export async function runBaseline(options: BenchOptions, io: CommandIo, context:
     runs.push(run);
   }
   const overhead = await measureOverhead(options, services, strategies, say);
-  const report = benchReport(options, host, strategies, overhead, started);
+  const report = benchReport(options, host, strategies, overhead, started, context.warmup);
   say('');
   io.stdout.write(`${formatBenchReport(report)}\n`);
   if (json) io.stdout.write(`${JSON.stringify(report)}\n`);
@@ -225,7 +250,14 @@ async function measureOverhead(
 }
 
 /** The whole report: the machine, the settings, each strategy, the overhead figures and (c)'s targets. */
-function benchReport(options: BenchOptions, host: BenchHost, strategies: StrategyResult[], overhead: OverheadFigures, started: number): BenchReport {
+function benchReport(
+  options: BenchOptions,
+  host: BenchHost,
+  strategies: StrategyResult[],
+  overhead: OverheadFigures,
+  started: number,
+  warmup: WarmupResult | null,
+): BenchReport {
   const anyLane = Object.values(benchLanes(options, 'probe'))[0]!;
   const { probe, floor, loadedFloor } = overhead;
   const cUnderLoad = strategies.find((x) => x.id === 'admission')?.overheadMs.p50 ?? null;
@@ -245,6 +277,7 @@ function benchReport(options: BenchOptions, host: BenchHost, strategies: Strateg
       batchSize: anyLane.queue.batchSize,
       backoff: anyLane.backoff,
       refusedRequestRule: refusedRequestRuleOf(anyLane.provider.kind === 'gemini' ? 'gemini' : 'openai').description,
+      warmup,
     },
     strategies,
     probe,
