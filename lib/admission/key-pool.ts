@@ -18,6 +18,7 @@ import type { CooldownTarget, KeyAdmission, KeyPool, KeyRequest, KeyUsage, Provi
 import { NoProviderKeyError } from './keys.js';
 import { acquireGroupOps } from './group-take.js';
 import {
+  cooldownsReadAhead,
   coolOps,
   keysLeftOps,
   laneOutOps,
@@ -131,12 +132,20 @@ export class SharedKeyPool implements KeyPool {
   /** Answers one operation of a decision; `held` collects the releases of the locks it holds. */
   private async perform(op: StoreOp, held: Map<string, () => void>): Promise<unknown> {
     switch (op.kind) {
-      case 'readCooldowns':
+      case 'readCooldowns': {
         // Concurrent reads of this instance share one load (the core takes its answer once).
+        const loading = this.cooldownsLoading;
         this.cooldownsLoading ??= this.store.readCooldowns(this.config.keys).finally(() => {
           this.cooldownsLoading = undefined;
         });
-        return this.cooldownsLoading;
+        if (!op.ahead) return this.cooldownsLoading;
+        // Read ahead: the decision goes on with the cache; the read lands in the state when it comes.
+        if (loading === undefined) {
+          const at = this.config.now();
+          this.cooldownsLoading.then((read) => cooldownsReadAhead(this.state, read, at)).catch(() => undefined);
+        }
+        return undefined;
+      }
       case 'readBucket':
         return this.store.readBucket(op.owner);
       case 'writeBucket':

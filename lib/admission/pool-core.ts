@@ -13,7 +13,8 @@
  * - the virtual-time simulator (`lib/sim/sim-key-pool.ts`) answers each operation at once from an
  *   in-memory table (`runSync` in `pool-sync.ts`), counting the DynamoDB request units it would cost.
  *
- * What a pool instance remembers: the cooldowns read, for `cooldownCacheMs` (a 429's follow-ups,
+ * What a pool instance remembers: the cooldowns read, for `cooldownCacheMs` (then read ahead, beside
+ * the decisions that still use them: `cooldowns`; a 429's follow-ups,
  * `keysLeft` and `laneOut`, read them fresh); the last bucket state seen per quota owner (a take is
  * one conditional write; a stale cache costs one failed write that returns the current bucket, and
  * for a window after that, one read before the instance's next write of it: `bucket-update.ts`); the
@@ -26,7 +27,7 @@ import type { BucketCost, BucketState, TakeVerdict } from './bucket.js';
 import { coolChange, releaseChange, settleChange, takeChange, takeWrites, type TakeArg } from './bucket-changes.js';
 import { addCooldown, chooseKeys, cooldownRecordOf, EMPTY_SNAPSHOT, keysLeftAfter, laneOutUntil } from './choice.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from './choice.js';
-import { learnOutputEstimate } from './settings.js';
+import { COOLDOWN_READ_AHEAD_SHARE, learnOutputEstimate } from './settings.js';
 import { CoolingRetry } from './cooling-retry.js';
 import { isProbe } from './first-calls.js';
 import type { LaneOutReason } from '../policy/index.js';
@@ -82,18 +83,39 @@ export class BucketContendedError extends RatelaneError {
 }
 
 const READ_COOLDOWNS: StoreOp = Object.freeze({ kind: 'readCooldowns' });
+const READ_COOLDOWNS_AHEAD: StoreOp = Object.freeze({ kind: 'readCooldowns', ahead: true });
 
-/** The cooldowns, from the instance's cache while it is fresh (unless `fresh`), else read. */
+/**
+ * The cooldowns, from the instance's cache while it is fresh (unless `fresh`), else read. For a
+ * while after it stops being fresh ({@link COOLDOWN_READ_AHEAD_SHARE}) the cache still answers and a
+ * read runs beside the decision (`ahead`), so a busy consumer's takes do not wait for it.
+ */
 function* cooldowns(config: PoolConfig, state: PoolState, fresh: boolean): PoolOps<CooldownSnapshot> {
   const now = config.now();
-  if (!fresh && state.cooldowns !== undefined && now - state.cooldownsAt < config.settings.cooldownCacheMs) return state.cooldowns;
-  const read = (yield READ_COOLDOWNS) as CooldownSnapshot;
-  if (read !== state.cooldownsRead) {
-    state.cooldownsRead = read;
-    state.cooldowns = read;
-    state.cooldownsAt = now;
+  const cached = state.cooldowns;
+  const age = now - state.cooldownsAt;
+  const { cooldownCacheMs } = config.settings;
+  if (!fresh && cached !== undefined && age < cooldownCacheMs) return cached;
+  if (!fresh && cached !== undefined && age < cooldownCacheMs * (1 + COOLDOWN_READ_AHEAD_SHARE)) {
+    const read = (yield READ_COOLDOWNS_AHEAD) as CooldownSnapshot | undefined;
+    if (read !== undefined) cooldownsReadAhead(state, read, now);
+    return state.cooldowns ?? cached;
   }
+  const read = (yield READ_COOLDOWNS) as CooldownSnapshot;
+  cooldownsReadAhead(state, read, now);
   return read;
+}
+
+/**
+ * Caches `read`, the cooldowns as read by a read begun at `at` (epoch ms), unless the cache holds a
+ * read begun later, or this very snapshot (one load answers the instance's concurrent reads). A
+ * driver that answered a read `ahead` with `undefined` calls this when the read lands.
+ */
+export function cooldownsReadAhead(state: PoolState, read: CooldownSnapshot, at: number): void {
+  if (read === state.cooldownsRead || (state.cooldownsRead !== undefined && at < state.cooldownsAt)) return;
+  state.cooldownsRead = read;
+  state.cooldowns = read;
+  state.cooldownsAt = at;
 }
 
 /** Adds a cooldown this instance learned to its cache (keeping the cache's read time). */

@@ -9,7 +9,8 @@ import type { AdmissionSettings } from './settings.js';
 
 /**
  * One rate-state operation a decision needs, answered by the driver: `readCooldowns` → the lane's
- * {@link CooldownSnapshot}; `readBucket` → the `BucketState` of bucket `owner` (a quota owner, or one
+ * {@link CooldownSnapshot} (with `ahead`, the driver may answer `undefined` at once and apply the
+ * read to the state when it lands, with `cooldownsReadAhead`); `readBucket` → the `BucketState` of bucket `owner` (a quota owner, or one
  * followed by a side's suffix: {@link PoolConfig.bucketSuffix}), or `undefined`; `writeBucket` → a
  * {@link BucketWrite}: `next` written if the stored bucket still has `expectedVersion` (`undefined`:
  * none is stored), else the bucket as it is now; `putCooldown` → nothing (recorded unless a longer
@@ -17,7 +18,7 @@ import type { AdmissionSettings } from './settings.js';
  * runs one at a time per owner within the instance.
  */
 export type StoreOp =
-  | { readonly kind: 'readCooldowns' }
+  | { readonly kind: 'readCooldowns'; readonly ahead?: true }
   | { readonly kind: 'readBucket'; readonly owner: string }
   | { readonly kind: 'writeBucket'; readonly owner: string; readonly next: BucketState; readonly expectedVersion: number | undefined; readonly now: number }
   | { readonly kind: 'putCooldown'; readonly record: CooldownRecord; readonly now: number }

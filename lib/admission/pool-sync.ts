@@ -28,6 +28,7 @@ export function runSync<T>(ops: PoolOps<T>, store: SyncRateState): T {
     let answer: unknown;
     switch (op.kind) {
       case 'readCooldowns':
+        // A read ahead too: a table that answers at once has landed it before the decision's next step.
         answer = store.readCooldowns();
         break;
       case 'readBucket':

@@ -45,7 +45,11 @@ export interface AdmissionSettings {
    * replaces it for that quota owner.
    */
   dailyResetOffsetMs: number;
-  /** How long a consumer trusts the cooldowns it read (ms). Default 1000. */
+  /**
+   * How long a consumer uses the cooldowns it read as they are (ms). Default 1000. After that, while
+   * they are less than half as old again ({@link COOLDOWN_READ_AHEAD_SHARE}), a decision still uses them
+   * and a fresh read runs beside it, for the next decisions; older, a decision waits for a read.
+   */
   cooldownCacheMs: number;
   /** Conditional-update attempts on a contended bucket before a take counts as denied. Default 12. */
   maxBucketAttempts: number;
@@ -89,6 +93,13 @@ export class AdmissionSettingsError extends RatelaneError {
   readonly kind = 'config';
   readonly retryable = false;
 }
+
+/**
+ * How much longer than `cooldownCacheMs` (as a share of it) a consumer keeps using the cooldowns it
+ * read while a fresh read runs beside its decisions: a busy consumer reads them as often as before,
+ * but no take waits for the read.
+ */
+export const COOLDOWN_READ_AHEAD_SHARE = 0.5;
 
 /** The defaults with `overrides` applied, checked. */
 export function admissionSettings(overrides: Partial<AdmissionSettings> = {}): AdmissionSettings {
