@@ -18,7 +18,7 @@ import type { CooldownTarget, KeyAdmission, KeyPool, KeyRequest, KeyUsage, Provi
 import { NoProviderKeyError } from './keys.js';
 import { acquireGroupOps } from './group-take.js';
 import {
-  cooldownsReadAhead,
+  cacheCooldownsRead,
   coolOps,
   keysLeftOps,
   laneOutOps,
@@ -142,7 +142,7 @@ export class SharedKeyPool implements KeyPool {
         // Read ahead: the decision goes on with the cache; the read lands in the state when it comes.
         if (loading === undefined) {
           const at = this.config.now();
-          this.cooldownsLoading.then((read) => cooldownsReadAhead(this.state, read, at)).catch(() => undefined);
+          this.cooldownsLoading.then((read) => cacheCooldownsRead(this.state, read, at)).catch(() => undefined);
         }
         return undefined;
       }

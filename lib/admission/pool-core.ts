@@ -98,11 +98,11 @@ function* cooldowns(config: PoolConfig, state: PoolState, fresh: boolean): PoolO
   if (!fresh && cached !== undefined && age < cooldownCacheMs) return cached;
   if (!fresh && cached !== undefined && age < cooldownCacheMs * (1 + COOLDOWN_READ_AHEAD_SHARE)) {
     const read = (yield READ_COOLDOWNS_AHEAD) as CooldownSnapshot | undefined;
-    if (read !== undefined) cooldownsReadAhead(state, read, now);
+    if (read !== undefined) cacheCooldownsRead(state, read, now);
     return state.cooldowns ?? cached;
   }
   const read = (yield READ_COOLDOWNS) as CooldownSnapshot;
-  cooldownsReadAhead(state, read, now);
+  cacheCooldownsRead(state, read, now);
   return read;
 }
 
@@ -111,7 +111,7 @@ function* cooldowns(config: PoolConfig, state: PoolState, fresh: boolean): PoolO
  * read begun later, or this very snapshot (one load answers the instance's concurrent reads). A
  * driver that answered a read `ahead` with `undefined` calls this when the read lands.
  */
-export function cooldownsReadAhead(state: PoolState, read: CooldownSnapshot, at: number): void {
+export function cacheCooldownsRead(state: PoolState, read: CooldownSnapshot, at: number): void {
   if (read === state.cooldownsRead || (state.cooldownsRead !== undefined && at < state.cooldownsAt)) return;
   state.cooldownsRead = read;
   state.cooldowns = read;

@@ -9,9 +9,9 @@ import type { AdmissionSettings } from './settings.js';
 
 /**
  * One rate-state operation a decision needs, answered by the driver: `readCooldowns` → the lane's
- * {@link CooldownSnapshot} (with `ahead`, the driver may answer `undefined` at once and apply the
- * read to the state when it lands, with `cooldownsReadAhead`); `readBucket` → the `BucketState` of bucket `owner` (a quota owner, or one
- * followed by a side's suffix: {@link PoolConfig.bucketSuffix}), or `undefined`; `writeBucket` → a
+ * {@link CooldownSnapshot} (with `ahead`, the driver may answer `undefined` at once and cache the
+ * read when it lands, with `cacheCooldownsRead`); `readBucket` → the `BucketState` of bucket `owner`
+ * (a quota owner, or one followed by a side's suffix: {@link PoolConfig.bucketSuffix}), or `undefined`; `writeBucket` → a
  * {@link BucketWrite}: `next` written if the stored bucket still has `expectedVersion` (`undefined`:
  * none is stored), else the bucket as it is now; `putCooldown` → nothing (recorded unless a longer
  * one is); `lock` / `unlock` → nothing: bracket one owner's bucket update, which a concurrent driver
