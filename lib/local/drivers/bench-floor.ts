@@ -157,19 +157,21 @@ export async function measureFloor(endpoints: ServiceEndpoints, options: { messa
 
 /** Floor loops at once while warming: the records a strategy's consumers have in flight. */
 export const WARMUP_CONCURRENCY = 10;
+/** Jobs the warm-up sends through the consumer of (c), one at a time. */
+export const WARMUP_PROBE_JOBS = 20;
 /** Messages at each end of the warm-up whose p50 is reported. */
 const WARMUP_SAMPLE = 100;
 
 /**
  * Warms the emulators before anything is measured: `messages` of the floor loop, 10 at a time, then
- * `probeJobs` jobs through the (c) consumer (its takes, reads and commits), counted nowhere. DynamoDB
+ * {@link WARMUP_PROBE_JOBS} jobs through the (c) consumer (its takes, reads and commits), counted nowhere. DynamoDB
  * Local's JVM compiles its code as it runs: on a cold start its first seconds under load run several
  * times slower (a conditional put's p50 at 10 at a time: about 30 ms, then 10 ms after some 1,000
  * writes), a phase DynamoDB itself does not have. Without it, whichever strategy runs first pays it.
  */
-export async function warmEmulators(options: BenchOptions, services: LocalServices, counts: { messages: number; probeJobs: number }): Promise<WarmupResult> {
+export async function warmEmulators(options: BenchOptions, services: LocalServices, messages: number): Promise<WarmupResult> {
   const started = performance.now();
-  const sample = Math.min(WARMUP_SAMPLE, Math.floor(counts.messages / 2));
+  const sample = Math.min(WARMUP_SAMPLE, Math.floor(messages / 2));
   const floor = await openFloor(services.endpoints);
   let firstP50Ms: number | null = null;
   let lastP50Ms: number | null = null;
@@ -177,25 +179,23 @@ export async function warmEmulators(options: BenchOptions, services: LocalServic
     await floor.run(sample, WARMUP_CONCURRENCY, true);
     firstP50Ms = floor.result(WARMUP_CONCURRENCY).totalMs.p50;
     floor.reset();
-    await floor.run(counts.messages - 2 * sample, WARMUP_CONCURRENCY, false);
+    await floor.run(messages - 2 * sample, WARMUP_CONCURRENCY, false);
     await floor.run(sample, WARMUP_CONCURRENCY, true);
     lastP50Ms = floor.result(WARMUP_CONCURRENCY).totalMs.p50;
   } finally {
     floor.close();
   }
-  if (counts.probeJobs > 0) {
-    const probe = await openProbe(options, services);
-    try {
-      await probe.run(counts.probeJobs, false);
-    } finally {
-      await probe.close();
-    }
+  const probe = await openProbe(options, services);
+  try {
+    await probe.run(WARMUP_PROBE_JOBS, false);
+  } finally {
+    await probe.close();
   }
   return {
-    messages: counts.messages,
+    messages,
     concurrency: WARMUP_CONCURRENCY,
     sampleMessages: sample,
-    probeJobs: counts.probeJobs,
+    probeJobs: WARMUP_PROBE_JOBS,
     firstP50Ms,
     lastP50Ms,
     elapsedMs: round(performance.now() - started, 0),

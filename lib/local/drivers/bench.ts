@@ -18,7 +18,7 @@ import { dirname, resolve } from 'node:path';
 import type { CommandIo } from '../../commands/command.js';
 import { onShutdown } from '../services/processes.js';
 import { startLocalServices, type LocalServices } from '../services/services.js';
-import { measureFloor, probeBesideFloor, probeOverhead, warmEmulators, WARMUP_CONCURRENCY } from './bench-floor.js';
+import { measureFloor, probeBesideFloor, probeOverhead, warmEmulators, WARMUP_CONCURRENCY, WARMUP_PROBE_JOBS } from './bench-floor.js';
 import {
   checkTargets,
   formatBenchReport,
@@ -141,7 +141,7 @@ export async function withBenchServices<T>(
       say(
         `  warming the emulators: ${options.warmupMessages} floor messages ${WARMUP_CONCURRENCY} at a time, then ${WARMUP_PROBE_JOBS} jobs through the consumer of (c), counted nowhere…`,
       );
-      warmup = await warmEmulators(options, services, { messages: options.warmupMessages, probeJobs: WARMUP_PROBE_JOBS });
+      warmup = await warmEmulators(options, services, options.warmupMessages);
       say(`  ${warmupLine(warmup)}`);
     }
     return await body({ services, say, started, host, warmup });
@@ -150,9 +150,6 @@ export async function withBenchServices<T>(
     await services.stop();
   }
 }
-
-/** Jobs the warm-up sends through the consumer of (c), one at a time. */
-const WARMUP_PROBE_JOBS = 20;
 
 /** Runs the bench (the baseline) and returns its report (printed to `io`; `--json` adds one JSON line at the end). */
 export async function runBench(options: BenchOptions, io: CommandIo): Promise<BenchReport> {
