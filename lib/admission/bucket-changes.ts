@@ -2,7 +2,8 @@
  * The bucket changes of the key pool's decisions (`pool-core.ts`): what a take, a settlement, a
  * cooldown and a probe's release do to an owner's bucket as last seen, and what to write. Pure.
  */
-import { adjustTokens, takeFromBucket, withCooldown, type BucketCost, type BucketLimits, type BucketState, type TakeVerdict } from './bucket.js';
+import { adjustTokens, clampCost, takeFromBucket, withCooldown, type BucketCost, type BucketLimits, type BucketState, type TakeVerdict } from './bucket.js';
+import { givenBack, withLease, type Lease, type LeaseTerms } from './lease.js';
 import { RECHECKED } from './cooling-retry.js';
 import { cooledProbe, probeHeldUntil, proved, released, withProbe } from './first-calls.js';
 
@@ -27,20 +28,27 @@ export interface TakeArg {
   carried?: number | undefined;
   /** Probe unproven owners (`first-calls.ts`), a probe leased this long; absent: never. */
   probeLeaseMs?: number | undefined;
+  /** A grant on a proven owner may also lease calls for the instance on these terms (`lease.ts`); absent: never. */
+  lease?: LeaseTerms | undefined;
+  /** What is left of the instance's lease of this bucket, given back with the take's write. */
+  givenBack?: Lease | undefined;
 }
 
 /** A take: the call's cost from the bucket (booked or reserved as `arg` says), an unproven owner's probe leased with it. */
-export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, now, { cost, reserve, bookWithinMs, carried, probeLeaseMs }) => {
-  // Token corrections this instance still owes the bucket go in with the take's own write.
+export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, now, arg) => {
+  const { cost, reserve, bookWithinMs, carried, probeLeaseMs, lease, givenBack: rest } = arg;
+  // Token corrections and a lease's rest this instance still owes the bucket go in with the take's own write.
   const corrected = carried && bucket ? adjustTokens(bucket, limits, carried, now) : bucket;
-  const verdict = takeFromBucket(corrected, limits, cost, now, { reserve, bookWithinMs });
-  if (verdict.admitted && probeLeaseMs !== undefined) {
-    // An unproven owner takes one call at a time: another call's probe out passes it over (nothing written).
-    const heldUntil = probeHeldUntil(corrected, now);
-    if (heldUntil !== undefined) return { result: { admitted: false, dueAt: heldUntil, retryAt: heldUntil, limitedBy: 'probing', next: corrected! } };
-    return { result: verdict, write: withProbe(corrected, verdict.next, verdict.startAt, probeLeaseMs) };
-  }
-  return takeWrites(verdict, reserve) ? { result: verdict, write: verdict.next } : { result: verdict };
+  const restored = rest && corrected ? givenBack(corrected, limits, rest, now) : corrected;
+  const verdict = takeFromBucket(restored, limits, cost, now, { reserve, bookWithinMs });
+  if (!verdict.admitted) return takeWrites(verdict, reserve) ? { result: verdict, write: verdict.next } : { result: verdict };
+  // An unproven owner takes one call at a time: another call's probe out passes it over (nothing written).
+  const heldUntil = probeLeaseMs === undefined ? undefined : probeHeldUntil(restored, now);
+  if (heldUntil !== undefined) return { result: { admitted: false, dueAt: heldUntil, retryAt: heldUntil, limitedBy: 'probing', next: restored! } };
+  const proven = probeLeaseMs === undefined || restored?.proven === true;
+  const leased = proven && lease ? withLease(limits, verdict.next, clampCost(cost, limits), lease) : undefined;
+  const result = leased ? { ...verdict, next: leased.next, lease: leased.lease } : verdict;
+  return { result, write: probeLeaseMs === undefined ? result.next : withProbe(restored, result.next, result.startAt, probeLeaseMs) };
 };
 
 /**

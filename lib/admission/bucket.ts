@@ -17,6 +17,7 @@
  * ending at `reservedDayEnd`): once a day's quota is promised, the next slot is the day after.
  */
 import type { CooldownReason } from '../policy/index.js';
+import type { Lease } from './lease.js';
 
 /** Rates, capacities and refill windows of one bucket. */
 export interface BucketLimits {
@@ -105,6 +106,8 @@ export type TakeVerdict =
        * caller waits for before calling.
        */
       startAt: number;
+      /** Calls the same write set aside for the taking instance (`lease.ts`; set by the pool's take, never here). */
+      lease?: Lease | undefined;
     }
   | {
       admitted: false;
@@ -184,7 +187,7 @@ export function levelsAt(state: BucketState, limits: BucketLimits, now: number):
 }
 
 /** `state` brought forward to `at`: levels refilled, the fixed day moved on. Version unchanged. */
-function advance(state: BucketState, limits: BucketLimits, at: number): BucketState {
+export function advance(state: BucketState, limits: BucketLimits, at: number): BucketState {
   const levels = levelsAt(state, limits, at);
   return isFixedDay(limits) ? { ...state, levels, updatedAt: at, dayResetAt: dailyResetAt(state, limits, at) } : { ...state, levels, updatedAt: at };
 }

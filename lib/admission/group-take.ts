@@ -66,12 +66,14 @@ function* groupRound<K extends KeyRef>(
   const held = new Map<string, HeldWrite>();
   const wrote = new Map<number, string>();
   const carriedBefore = new Map(state.carried);
+  const leasesBefore = new Map(state.leases);
   const probesBefore = new Set(state.probes);
   const cursor = state.cursor;
   let nextCursor: number | undefined;
   for (const i of indices) {
     state.cursor = cursor;
-    const ops = acquireOps(config, state, requests[i]!.estimatedTokens, requests[i]!.bookWithinMs, since);
+    // No lease in a round: a later call of the group would be granted from a write that may fail.
+    const ops = acquireOps(config, state, requests[i]!.estimatedTokens, requests[i]!.bookWithinMs, since, false);
     let step = ops.next();
     while (!step.done) {
       const op: StoreOp = step.value;
@@ -103,6 +105,9 @@ function* groupRound<K extends KeyRef>(
     // The corrections the write carried are owed again; the probes its calls took are not held.
     const carried = carriedBefore.get(owner);
     if (carried !== undefined) state.carried.set(owner, (state.carried.get(owner) ?? 0) + carried);
+    // So is the rest of a lease the write gave back.
+    const lease = leasesBefore.get(owner);
+    if (lease !== undefined && !state.leases.has(owner)) state.leases.set(owner, lease);
     for (const i of indices) {
       const answer = answers[i]!;
       if (wrote.get(i) === owner && answer.admitted && !probesBefore.has(answer.key.quotaOwner)) state.probes.delete(answer.key.quotaOwner);

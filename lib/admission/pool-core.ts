@@ -23,7 +23,8 @@
  */
 import type { Cooldown } from '../policy/index.js';
 import { RatelaneError } from '../shared/errors.js';
-import type { BucketCost, BucketState, TakeVerdict } from './bucket.js';
+import { clampCost, type BucketCost, type BucketState, type TakeVerdict } from './bucket.js';
+import { leaseValidityMs, spendLease } from './lease.js';
 import { coolChange, releaseChange, settleChange, takeChange, takeWrites, type TakeArg } from './bucket-changes.js';
 import { addCooldown, chooseKeys, cooldownRecordOf, EMPTY_SNAPSHOT, keysLeftAfter, laneOutUntil } from './choice.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from './choice.js';
@@ -143,15 +144,40 @@ function* take(config: PoolConfig, state: PoolState, owner: string, arg: TakeArg
   return yield* takeWithCarry(config, state, id, arg, since);
 }
 
-/** One take of bucket item `id`, writing the corrections the instance owes it when the take writes. */
+/**
+ * One take of bucket item `id`, writing the corrections the instance owes it, and what is left of its
+ * lease of it, when the take writes; a lease the take granted is the instance's.
+ */
 function* takeWithCarry(config: PoolConfig, state: PoolState, id: string, arg: TakeArg, since: number): PoolOps<TakeVerdict | 'contended'> {
   const carried = state.carried.get(id);
-  const verdict = yield* update(config, state, id, config.limits, takeChange, carried ? { ...arg, carried } : arg, since);
+  const rest = state.leases.get(id);
+  const owed = carried || rest ? { ...arg, ...(carried ? { carried } : {}), ...(rest ? { givenBack: rest } : {}) } : arg;
+  const verdict = yield* update(config, state, id, config.limits, takeChange, owed, since);
   // Written (a grant, a booking or a reservation): the corrections went in with it (or, on a bucket
   // no longer stored, there was nothing left to correct).
   const wrote = verdict !== 'contended' && takeWrites(verdict, arg.reserve);
   if (carried && wrote) state.carried.delete(id);
+  if (rest && wrote) state.leases.delete(id);
+  if (verdict !== 'contended' && verdict.admitted && verdict.lease) state.leases.set(id, verdict.lease);
   return verdict;
+}
+
+/** A call of `cost` granted from this instance's lease of some free key's owner (no write), in round-robin order; else `undefined`. */
+function fromLease<K extends KeyRef>(
+  config: PoolConfig<K>,
+  state: PoolState,
+  free: readonly { key: K; index: number }[],
+  cost: BucketCost,
+  now: number,
+): CoreGrant<K> | undefined {
+  if (state.leases.size === 0) return undefined;
+  const need = clampCost(cost, config.limits);
+  for (const { key, index } of free) {
+    if (!spendLease(state.leases.get(bucketIdOf(config, key.quotaOwner)), need, now)) continue;
+    state.cursor = index + 1;
+    return { admitted: true, key, index, cost, startAt: now };
+  }
+  return undefined;
 }
 
 /** An owner with budget later, and when its next free slot comes. */
@@ -162,8 +188,9 @@ interface Candidate {
 
 /**
  * A key for one call of `estimatedTokens` input tokens (plus the learned output estimate): round
- * robin over the keys that are not cooling, taking the call from the first owner's bucket that has
- * budget. When none has, the owner whose slot comes first **books** the call when that slot is at
+ * robin over the keys that are not cooling, granting the call from this instance's lease of the
+ * first owner it holds one of (no write: `lease.ts`), else taking it from the first owner's bucket
+ * that has budget (with `leasing`, a take on an owner with ample headroom leases a few more calls). When none has, the owner whose slot comes first **books** the call when that slot is at
  * most `bookWithinMs` away (the grant's `startAt`: the caller waits for it in-process), else
  * reserves its next free slot (so callers denied together come back spread over every key's
  * refill), and the denial says when to come back; an owner found cooling at that write (another
@@ -175,7 +202,8 @@ interface Candidate {
  * not yet proven takes one call at a time (`first-calls.ts`): while another call probes it, it is
  * passed over, and a denial for that alone says `probing` (its driver may wait for the answer).
  * `since` (default: a new one): the number of the decision, or of the group it is part of
- * (`beginDecision`); a bucket learned from the table since it began is not read again.
+ * (`beginDecision`); a bucket learned from the table since it began is not read again. `leasing`
+ * (default true): false where the take's write is held back (a group's round, `group-take.ts`).
  */
 export function* acquireOps<K extends KeyRef>(
   config: PoolConfig<K>,
@@ -183,6 +211,7 @@ export function* acquireOps<K extends KeyRef>(
   estimatedTokens: number,
   bookWithinMs = 0,
   since?: number,
+  leasing = true,
 ): PoolOps<CoreAdmission<K>> {
   const { keys, limits, settings } = config;
   const snapshot = yield* cooldowns(config, state, false);
@@ -190,6 +219,8 @@ export function* acquireOps<K extends KeyRef>(
   const started = config.now();
   const choice = chooseKeys(keys, state.cursor, snapshot, started);
   const cost: BucketCost = { requests: 1, tokens: Math.max(0, estimatedTokens) + Math.round(state.outputEstimate) };
+  const leased = fromLease(config, state, choice.free, cost, started);
+  if (leased) return leased;
   const cooling = new CoolingRetry(started + settings.billingRecheckMs);
   for (const c of choice.cooling) cooling.note(c.blocker.until, c.blocker.reason);
   const learnCooling = (owner: string, cooldown: NonNullable<BucketState['cooldown']>): void => {
@@ -206,10 +237,11 @@ export function* acquireOps<K extends KeyRef>(
   // Owners passed over while another call probes them (`first-calls.ts`): when the earliest lease ends.
   const probeLeaseMs = settings.probeFirstCalls ? limits.windowMs : undefined;
   let probeUntil = Infinity;
+  const lease = leasing && settings.leaseCalls >= 1 ? { calls: settings.leaseCalls, validityMs: leaseValidityMs(limits, settings.cooldownCacheMs) } : undefined;
   for (const { key, index } of choice.free) {
     if (tried.includes(key.quotaOwner)) continue;
     tried.push(key.quotaOwner);
-    const verdict = yield* take(config, state, key.quotaOwner, { cost, reserve: false, probeLeaseMs }, decision);
+    const verdict = yield* take(config, state, key.quotaOwner, { cost, reserve: false, probeLeaseMs, lease }, decision);
     if (verdict === 'contended') {
       // Other consumers are writing this bucket right now: it is busy, not out. Come back after one
       // request slot rather than at some cooling key's (possibly far) reset.
@@ -345,7 +377,10 @@ export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cool
   if (!Number.isFinite(until)) return;
   const record = { ...cooldownRecordOf(key, { scope: cooldown.scope, reason: cooldown.reason, until }), ...(fingerprint ? { fingerprint } : {}) };
   learn(config, state, record);
-  if (record.scope === 'quota_owner') state.probes.delete(key.quotaOwner); // the cooldown's write ends the probe
+  if (record.scope === 'quota_owner') {
+    state.probes.delete(key.quotaOwner); // the cooldown's write ends the probe
+    state.leases.delete(bucketIdOf(config, key.quotaOwner)); // and what is left of a lease is not called
+  }
   yield { kind: 'putCooldown', record, now: config.now() };
   if (record.scope !== 'quota_owner') return;
   const arg = { until, reason: cooldown.reason };

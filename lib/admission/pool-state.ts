@@ -4,6 +4,7 @@
  */
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from './choice.js';
 import type { BucketLimits, BucketState } from './bucket.js';
+import type { Lease } from './lease.js';
 import type { BucketSide } from './reserve.js';
 import type { AdmissionSettings } from './settings.js';
 
@@ -65,6 +66,11 @@ export interface PoolState {
    * they reach {@link SETTLE_CARRY_SHARE} of a window's tokens.
    */
   carried: Map<string, number>;
+  /**
+   * Per bucket item: the calls a take leased for this instance (`lease.ts`), granted without a write
+   * until the lease ends; what is left is given back with the instance's next take of that bucket.
+   */
+  leases: Map<string, Lease>;
   /** Quota owners whose probe (`first-calls.ts`) this instance's call holds, until it answers or fails. */
   probes: Set<string>;
   /**
@@ -113,6 +119,7 @@ export function newPoolState(settings: AdmissionSettings): PoolState {
     outputEstimate: Math.min(settings.outputTokenEstimateMax, Math.max(settings.outputTokenEstimateMin, settings.outputTokenEstimate)),
     contended: 0,
     carried: new Map(),
+    leases: new Map(),
     probes: new Set(),
     conflictAt: new Map(),
     decisionsBegun: 0,

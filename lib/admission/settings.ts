@@ -68,6 +68,13 @@ export interface AdmissionSettings {
    * record (`first-calls.ts`). Default true.
    */
   probeFirstCalls: boolean;
+  /**
+   * Calls a take may set aside for its consumer instance beyond its own (0: never): the same
+   * conditional write takes them, and the instance grants them without a write while the lease lasts
+   * (`lease.ts`). Only on a proven owner whose every level keeps at least half its capacity after the
+   * lease, so a lease never holds back other consumers' calls in a busy lane. Default 10.
+   */
+  leaseCalls: number;
 }
 
 /** The AWS defaults. */
@@ -85,6 +92,7 @@ export const DEFAULT_ADMISSION_SETTINGS: AdmissionSettings = Object.freeze({
   maxBucketAttempts: 12,
   billingRecheckMs: 300_000,
   probeFirstCalls: true,
+  leaseCalls: 10,
 });
 
 /** Raised for settings admission cannot work with. */
@@ -109,7 +117,14 @@ export function admissionSettings(overrides: Partial<AdmissionSettings> = {}): A
   for (const name of ['windowMs', 'dayMs', 'maxBucketAttempts', 'billingRecheckMs'] as const) {
     if (!(settings[name] > 0 && Number.isFinite(settings[name]))) throw new AdmissionSettingsError(`${name} must be a positive number, got ${settings[name]}`);
   }
-  for (const name of ['outputTokenEstimate', 'cooldownCacheMs', 'outputTokenEstimateMin', 'outputTokenEstimateMax', 'dailyResetOffsetMs'] as const) {
+  for (const name of [
+    'outputTokenEstimate',
+    'cooldownCacheMs',
+    'leaseCalls',
+    'outputTokenEstimateMin',
+    'outputTokenEstimateMax',
+    'dailyResetOffsetMs',
+  ] as const) {
     if (!(settings[name] >= 0 && Number.isFinite(settings[name]))) throw new AdmissionSettingsError(`${name} must be 0 or more, got ${settings[name]}`);
   }
   if (!(settings.outputTokenEstimateWeight >= 0 && settings.outputTokenEstimateWeight <= 1)) {

@@ -1,0 +1,103 @@
+/**
+ * Leases: a take that leaves an owner's bucket with ample headroom also sets a few more calls aside
+ * for its consumer instance, in the same conditional write; the instance then grants them without a
+ * write while the lease lasts, and gives back what it did not use with its next write of the bucket.
+ * A consumer that is not contending for its quota then pays one bucket write per lease, not per call
+ * (issue #17, point 2). Pure (the caller passes the clock).
+ *
+ * Why it stays within the provider's limits: a leased call is counted in the bucket when the lease is
+ * taken and made at most the lease's validity later. Shifting calls later by at most `V` can make the
+ * provider see, in any interval, at most `rate × V` more than the bucket admitted over the same
+ * interval — whatever the number of instances. The validity is half the safety margin's share of a
+ * window (1.5 s of a minute at 5 %), so half the margin still absorbs skew and jitter, and never
+ * longer than the cooldown cache (a lease is as fresh as what the instance knows of cooldowns), nor
+ * past the fixed day's reset (a day's calls are made in that day). The lease is taken only when every
+ * level keeps at least half its capacity after it: in a lane whose quota binds, takes are made one
+ * call at a time, as before.
+ */
+import { advance, bucketCapacity, type BucketCost, type BucketLimits, type BucketState } from './bucket.js';
+
+/** Calls set aside for one consumer instance: what is left of them, and until when they may start. */
+export interface Lease {
+  /** Requests left (and daily requests: each request counts against the day too). */
+  requests: number;
+  /** Tokens left. */
+  tokens: number;
+  /** Epoch ms until which a leased call may start. */
+  until: number;
+  /** Fixed daily window: the reset ending the day the lease's requests were counted in (0: a continuous day). */
+  dayEnd: number;
+}
+
+/** How much a take may lease: at most `calls` more calls, valid for `validityMs`. */
+export interface LeaseTerms {
+  calls: number;
+  validityMs: number;
+}
+
+const EPSILON = 1e-9;
+
+/**
+ * How long a lease of a bucket with `limits` lasts: half the safety margin's share of a window,
+ * at most `cooldownCacheMs` (0 without a margin: no lease).
+ */
+export function leaseValidityMs(limits: BucketLimits, cooldownCacheMs: number): number {
+  const share = Math.min(1, Math.max(0, limits.burstShare ?? 1));
+  return Math.min(cooldownCacheMs, ((1 - share) * limits.windowMs) / 2);
+}
+
+/**
+ * `next`, the state an admitted take of `need` writes, with a lease of up to `terms.calls` more calls
+ * of `need` taken from it too, when every level keeps at least half its capacity after the lease;
+ * else `undefined`.
+ */
+export function withLease(limits: BucketLimits, next: BucketState, need: BucketCost, terms: LeaseTerms): { next: BucketState; lease: Lease } | undefined {
+  if (terms.calls < 1 || terms.validityMs <= 0 || need.requests <= 0) return undefined;
+  const at = next.updatedAt;
+  const dayEnd = limits.dailyWindow === 'continuous' ? 0 : (next.dayResetAt ?? 0);
+  const until = Math.min(at + terms.validityMs, dayEnd > 0 ? dayEnd : Infinity);
+  if (until <= at) return undefined;
+  const capacity = bucketCapacity(limits);
+  const spare = (level: number, held: number, perCall: number): number => (perCall <= 0 ? Infinity : Math.floor((level - held / 2) / perCall + EPSILON));
+  const { levels } = next;
+  const calls = Math.min(
+    Math.floor(terms.calls),
+    spare(levels.requests, capacity.requests, need.requests),
+    spare(levels.tokens, capacity.tokens, need.tokens),
+    spare(levels.daily, limits.requestsPerDay, need.requests),
+  );
+  if (!(calls >= 1)) return undefined;
+  const requests = calls * need.requests;
+  const tokens = calls * need.tokens;
+  return {
+    next: { ...next, levels: { requests: levels.requests - requests, tokens: levels.tokens - tokens, daily: levels.daily - requests } },
+    lease: { requests, tokens, until, dayEnd },
+  };
+}
+
+/** Spends one call of `need` from `lease` at `now` when it holds one (it is changed in place); whether it did. */
+export function spendLease(lease: Lease | undefined, need: BucketCost, now: number): boolean {
+  if (lease === undefined || now >= lease.until || lease.requests + EPSILON < need.requests || lease.tokens + EPSILON < need.tokens) return false;
+  lease.requests -= need.requests;
+  lease.tokens -= need.tokens;
+  return true;
+}
+
+/**
+ * `bucket` at `now` with what is left of `lease` given back (never above a level's capacity; the
+ * daily requests only while the day they were counted in lasts). Version unchanged.
+ */
+export function givenBack(bucket: BucketState, limits: BucketLimits, lease: Lease, now: number): BucketState {
+  const moved = advance(bucket, limits, Math.max(now, bucket.updatedAt));
+  const capacity = bucketCapacity(limits);
+  const sameDay = lease.dayEnd === 0 || moved.dayResetAt === lease.dayEnd;
+  const { levels } = moved;
+  return {
+    ...moved,
+    levels: {
+      requests: Math.min(capacity.requests, levels.requests + lease.requests),
+      tokens: Math.min(capacity.tokens, levels.tokens + lease.tokens),
+      daily: sameDay ? Math.min(limits.requestsPerDay, levels.daily + lease.requests) : levels.daily,
+    },
+  };
+}
