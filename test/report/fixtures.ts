@@ -179,6 +179,7 @@ function strategy(id: StrategyResult['id'], label: string, figures: Partial<Stra
     overheadCallingMs: D(14, 45),
     modelMsPerCall: D(80, 200),
     admissionAcquireMs: D(3, 9),
+    admissionAcquireAfterFirstMinuteMs: D(2, 5),
     eventLoopDelayMs: { p50: 0.5, p99: 4, max: 12 },
     maxRecordsInFlight: 8,
     meanRecordsInFlight: 4.2,

@@ -70,6 +70,8 @@ export interface StrategyResult {
   modelMsPerCall: Distribution;
   /** Time of each admission `acquire` (ms): the shared key pool's DynamoDB reads and conditional writes under (c). */
   admissionAcquireMs: Distribution;
+  /** The same, for the acquires begun after the drain's first provider minute (the consumers' start-up herd past). */
+  admissionAcquireAfterFirstMinuteMs: Distribution;
   /**
    * Event-loop delay of this process while the strategy ran (ms): fauxqs, the fake provider, the
    * poller and every consumer share it, so it is part of every record's time.
@@ -288,6 +290,7 @@ export function strategyRows(strategies: readonly StrategyResult[], t: Partial<B
     overheadCalling: ['  records with a model call (ms)', ...each((x) => pair(x.overheadCallingMs)), ''] as TableRow,
     timed: ['  records timed', ...each((x) => String(x.overheadMs.n)), ''] as TableRow,
     acquire: ['  admission acquire p50 / p99 (ms)', ...each((x) => pair(x.admissionAcquireMs)), ''] as TableRow,
+    acquireLater: ['    after the first minute', ...each((x) => pair(x.admissionAcquireAfterFirstMinuteMs)), ''] as TableRow,
     inFlight: ['  records in flight: mean seen / most', ...each((x) => `${num(x.meanRecordsInFlight, 1)} / ${x.maxRecordsInFlight}`), ''] as TableRow,
     loopDelay: ['  event-loop delay p50 / p99 (ms)', ...each((x) => `${num(x.eventLoopDelayMs.p50)} / ${num(x.eventLoopDelayMs.p99)}`), ''] as TableRow,
     modelTime: ['model adapter time per call p50 (ms)', ...each((x) => num(x.modelMsPerCall.p50)), ''] as TableRow,
@@ -338,6 +341,7 @@ export function formatBenchReport(report: BenchReport): string {
     r.overheadCalling,
     r.timed,
     r.acquire,
+    r.acquireLater,
     r.inFlight,
     r.loopDelay,
     r.modelTime,

@@ -32,6 +32,8 @@ interface StrategyProbe {
   timings: RecordTiming[];
   /** Time of each admission `acquire` (ms). */
   acquireMs: number[];
+  /** When each of them began (epoch ms). */
+  acquireAt: number[];
   wholeBatchFailures: number;
   recordsInFlight: number;
   maxRecordsInFlight: number;
@@ -102,6 +104,7 @@ export async function runStrategy(
       settledMs: timedOut || quietSince === null ? null : quietSince - submitStarted,
       elapsedMs: Date.now() - started,
       timedOut,
+      firstMinuteEndsAt: submitStarted + options.minuteMs,
     });
     say(
       `${strategy.label}: done in ${(measured.elapsedMs / 1000).toFixed(1)} s: committed ${measured.committed}, dead-lettered ${measured.deadLettered}, lost ${measured.lost}, ` +
@@ -125,6 +128,7 @@ function strategyProbe(strategy: BenchStrategy): StrategyProbe {
   const probe: StrategyProbe = {
     timings: [],
     acquireMs: [],
+    acquireAt: [],
     wholeBatchFailures: 0,
     recordsInFlight: 0,
     maxRecordsInFlight: 0,
@@ -134,7 +138,7 @@ function strategyProbe(strategy: BenchStrategy): StrategyProbe {
     overrideDeps: (deps) => ({
       ...deps,
       ...(strategy.throttleIsFailure ? { model: naiveModel(deps.model) } : {}),
-      keys: timedKeys(deps.keys, probe.acquireMs),
+      keys: timedKeys(deps.keys, probe),
       onRecordTiming: (timing) => probe.timings.push(timing),
     }),
     onPollerEvent: (event) => {
@@ -151,10 +155,11 @@ function strategyProbe(strategy: BenchStrategy): StrategyProbe {
   return probe;
 }
 
-/** A key pool whose every `acquire` is timed into `acquireMs`, less its in-process wait for a first call's answer. */
-function timedKeys(keys: KeyPool, acquireMs: number[]): KeyPool {
+/** A key pool whose every `acquire` is timed into `acquireMs` (begun at `acquireAt`), less its in-process wait for a first call's answer. */
+function timedKeys(keys: KeyPool, { acquireMs, acquireAt }: Pick<StrategyProbe, 'acquireMs' | 'acquireAt'>): KeyPool {
   return withOverrides(keys, {
     acquire: async (request) => {
+      acquireAt.push(Date.now());
       const t0 = performance.now();
       let waitedMs = 0;
       try {
@@ -252,6 +257,8 @@ interface StrategyFigures {
   settledMs: number | null;
   elapsedMs: number;
   timedOut: boolean;
+  /** When the drain's first provider minute ended (epoch ms). */
+  firstMinuteEndsAt: number;
 }
 
 /** One strategy's figures: the scorecard's, the consumer overhead and the event-loop delay. */
@@ -296,6 +303,7 @@ function strategyResult(strategy: BenchStrategy, probe: StrategyProbe, scorecard
     overheadCallingMs: distribution(calling),
     modelMsPerCall: distribution(perCall),
     admissionAcquireMs: distribution(probe.acquireMs),
+    admissionAcquireAfterFirstMinuteMs: distribution(probe.acquireMs.filter((_, i) => probe.acquireAt[i]! >= figures.firstMinuteEndsAt)),
     // The histogram holds each 10 ms timer's whole interval: the delay is what exceeds 10 ms.
     eventLoopDelayMs: {
       p50: round(Math.max(0, loopDelay.percentile(50) / 1e6 - 10), 2),
