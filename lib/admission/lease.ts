@@ -16,6 +16,7 @@
  * call at a time, as before.
  */
 import { advance, bucketCapacity, type BucketCost, type BucketLimits, type BucketState } from './bucket.js';
+import type { KeyRef } from './choice.js';
 
 /** Calls set aside for one consumer instance: what is left of them, and until when they may start. */
 export interface Lease {
@@ -81,6 +82,21 @@ export function spendLease(lease: Lease | undefined, need: BucketCost, now: numb
   lease.requests -= need.requests;
   lease.tokens -= need.tokens;
   return true;
+}
+
+/**
+ * The first of `free` (in round-robin order) whose owner's bucket item (`idOf`) this instance holds a
+ * lease of with one call of `need` left at `now`, that call spent from it; else `undefined`.
+ */
+export function leasedKey<T extends { key: KeyRef }>(
+  leases: ReadonlyMap<string, Lease>,
+  free: readonly T[],
+  idOf: (owner: string) => string,
+  need: BucketCost,
+  now: number,
+): T | undefined {
+  if (leases.size === 0) return undefined;
+  return free.find(({ key }) => spendLease(leases.get(idOf(key.quotaOwner)), need, now));
 }
 
 /**

@@ -18,13 +18,13 @@
  * `keysLeft` and `laneOut`, read them fresh); the last bucket state seen per quota owner (a take is
  * one conditional write; a stale cache costs one failed write that returns the current bucket, and
  * for a window after that, one read before the instance's next write of it: `bucket-update.ts`); the
- * round-robin cursor; and the output-token estimate, learned from the usage each call reports (see
- * `AdmissionSettings.outputTokenEstimate`).
+ * round-robin cursor; the calls leased to it (`lease.ts`); and the output-token estimate, learned from
+ * the usage each call reports (see `AdmissionSettings.outputTokenEstimate`).
  */
 import type { Cooldown } from '../policy/index.js';
 import { RatelaneError } from '../shared/errors.js';
 import { clampCost, type BucketCost, type BucketState, type TakeVerdict } from './bucket.js';
-import { leaseValidityMs, spendLease } from './lease.js';
+import { leasedKey, leaseValidityMs } from './lease.js';
 import { coolChange, releaseChange, settleChange, takeChange, takeWrites, type TakeArg } from './bucket-changes.js';
 import { addCooldown, chooseKeys, cooldownRecordOf, EMPTY_SNAPSHOT, keysLeftAfter, laneOutUntil } from './choice.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from './choice.js';
@@ -162,24 +162,6 @@ function* takeWithCarry(config: PoolConfig, state: PoolState, id: string, arg: T
   return verdict;
 }
 
-/** A call of `cost` granted from this instance's lease of some free key's owner (no write), in round-robin order; else `undefined`. */
-function fromLease<K extends KeyRef>(
-  config: PoolConfig<K>,
-  state: PoolState,
-  free: readonly { key: K; index: number }[],
-  cost: BucketCost,
-  now: number,
-): CoreGrant<K> | undefined {
-  if (state.leases.size === 0) return undefined;
-  const need = clampCost(cost, config.limits);
-  for (const { key, index } of free) {
-    if (!spendLease(state.leases.get(bucketIdOf(config, key.quotaOwner)), need, now)) continue;
-    state.cursor = index + 1;
-    return { admitted: true, key, index, cost, startAt: now };
-  }
-  return undefined;
-}
-
 /** An owner with budget later, and when its next free slot comes. */
 interface Candidate {
   owner: string;
@@ -190,7 +172,8 @@ interface Candidate {
  * A key for one call of `estimatedTokens` input tokens (plus the learned output estimate): round
  * robin over the keys that are not cooling, granting the call from this instance's lease of the
  * first owner it holds one of (no write: `lease.ts`), else taking it from the first owner's bucket
- * that has budget (with `leasing`, a take on an owner with ample headroom leases a few more calls). When none has, the owner whose slot comes first **books** the call when that slot is at
+ * that has budget (with `leasing`, a take on an owner with ample headroom leases a few more calls).
+ * When none has, the owner whose slot comes first **books** the call when that slot is at
  * most `bookWithinMs` away (the grant's `startAt`: the caller waits for it in-process), else
  * reserves its next free slot (so callers denied together come back spread over every key's
  * refill), and the denial says when to come back; an owner found cooling at that write (another
@@ -219,8 +202,11 @@ export function* acquireOps<K extends KeyRef>(
   const started = config.now();
   const choice = chooseKeys(keys, state.cursor, snapshot, started);
   const cost: BucketCost = { requests: 1, tokens: Math.max(0, estimatedTokens) + Math.round(state.outputEstimate) };
-  const leased = fromLease(config, state, choice.free, cost, started);
-  if (leased) return leased;
+  const leased = leasedKey(state.leases, choice.free, (owner) => bucketIdOf(config, owner), clampCost(cost, limits), started);
+  if (leased) {
+    state.cursor = leased.index + 1;
+    return { admitted: true, key: leased.key, index: leased.index, cost, startAt: started };
+  }
   const cooling = new CoolingRetry(started + settings.billingRecheckMs);
   for (const c of choice.cooling) cooling.note(c.blocker.until, c.blocker.reason);
   const learnCooling = (owner: string, cooldown: NonNullable<BucketState['cooldown']>): void => {

@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fullBucket, type BucketLimits } from '../../lib/admission/bucket.js';
 import type { KeyRef } from '../../lib/admission/choice.js';
+import { acquireGroupOps } from '../../lib/admission/group-take.js';
 import { givenBack, leaseValidityMs, spendLease, withLease } from '../../lib/admission/lease.js';
-import { acquireOps, newPoolState, settleOps, type PoolConfig, type PoolState } from '../../lib/admission/pool-core.js';
+import { acquireOps, coolOps, newPoolState, settleOps, type PoolConfig, type PoolState } from '../../lib/admission/pool-core.js';
 import { runSync } from '../../lib/admission/pool-sync.js';
 import { admissionSettings } from '../../lib/admission/settings.js';
 import { SimRateState, type AdmissionCounters } from '../../lib/sim/sim-key-pool.js';
@@ -118,6 +119,52 @@ describe('the pool with leases', () => {
     }
     // Assess: a take leasing 10 more, twice; the 23rd call takes again
     assert.equal(counters.bucketWrites - before, 2);
+  });
+
+  it('never leases in a group’s round, and grants a group’s calls from a lease held before', () => {
+    // Prepare: a proven owner
+    const { store, counters } = newTable();
+    const clock = { now: T0 };
+    const pool = instance(clock);
+    call(pool, store);
+    const group = () =>
+      runSync(
+        acquireGroupOps(
+          pool.config,
+          pool.state,
+          [1, 2, 3].map(() => ({ estimatedTokens: CALL.tokens })),
+        ),
+        store,
+      );
+    // Act: a group, a lone call, another group
+    const before = counters.bucketWrites;
+    const first = group();
+    const afterGroup = { writes: counters.bucketWrites - before, leased: pool.state.leases.size };
+    call(pool, store);
+    const beforeSecond = counters.bucketWrites;
+    const second = group();
+    // Assess
+    assert.ok([...first, ...second].every((a) => a.admitted));
+    assert.deepEqual(afterGroup, { writes: 1, leased: 0 }, 'one write for the group, no lease');
+    assert.equal(counters.bucketWrites - beforeSecond, 0, 'the lone call leased 10: the group took 3 of them');
+    assert.equal(pool.state.leases.get('o1')?.requests, 7);
+  });
+
+  it('drops the lease when the owner cools, and takes again after the cooldown', () => {
+    // Prepare: a lease of 10, then a rate limit on the owner for 100 ms
+    const { store, counters } = newTable();
+    const clock = { now: T0 };
+    const pool = instance(clock);
+    call(pool, store);
+    call(pool, store);
+    runSync(coolOps(pool.config, pool.state, KEYS[0]!, { scope: 'quota_owner', reason: 'rate_limit', until: new Date(T0 + 100).toISOString() }), store);
+    const before = counters.bucketWrites;
+    // Act
+    clock.now = T0 + 200;
+    const at = call(pool, store);
+    // Assess: the call after the cooldown was taken with a write, not granted from the old lease
+    assert.equal(at, T0 + 200);
+    assert.equal(counters.bucketWrites - before, 1);
   });
 
   it('leaves the bucket where calls without a lease would, once the rest is given back', () => {
