@@ -8,9 +8,10 @@
  * Why it stays within the provider's limits: a leased call is counted in the bucket when the lease is
  * taken and made at most the lease's validity later. Shifting calls later by at most `V` can make the
  * provider see, in any interval, at most `rate × V` more than the bucket admitted over the same
- * interval — whatever the number of instances. The validity is half the safety margin's share of a
- * window (1.5 s of a minute at 5 %), so half the margin still absorbs skew and jitter, and never
- * longer than the cooldown cache (a lease is as fresh as what the instance knows of cooldowns), nor
+ * interval — whatever the number of instances. That shift comes out of the skew the safety margin
+ * absorbs: the validity is `leaseMs` (1 s by default, of the 3 s a 5 % margin gives a minute; the
+ * local stack widens its margin by its lease), never more than half the margin's share of a window
+ * (so half the margin always stays for skew and jitter), and never longer than the cooldown cache (a lease is as fresh as what the instance knows of cooldowns), nor
  * past the fixed day's reset (a day's calls are made in that day). The lease is taken only when every
  * level keeps at least half its capacity after it: in a lane whose quota binds, takes are made one
  * call at a time, as before.
@@ -39,12 +40,12 @@ export interface LeaseTerms {
 const EPSILON = 1e-9;
 
 /**
- * How long a lease of a bucket with `limits` lasts: half the safety margin's share of a window,
- * at most `cooldownCacheMs` (0 without a margin: no lease).
+ * How long a lease of a bucket with `limits` lasts: `leaseMs`, at most half the safety margin's share
+ * of a window and `cooldownCacheMs` (0 without a margin: no lease).
  */
-export function leaseValidityMs(limits: BucketLimits, cooldownCacheMs: number): number {
+export function leaseValidityMs(limits: BucketLimits, settings: { leaseMs: number; cooldownCacheMs: number }): number {
   const share = Math.min(1, Math.max(0, limits.burstShare ?? 1));
-  return Math.min(cooldownCacheMs, ((1 - share) * limits.windowMs) / 2);
+  return Math.max(0, Math.min(settings.leaseMs, settings.cooldownCacheMs, ((1 - share) * limits.windowMs) / 2));
 }
 
 /**

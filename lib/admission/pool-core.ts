@@ -223,7 +223,7 @@ export function* acquireOps<K extends KeyRef>(
   // Owners passed over while another call probes them (`first-calls.ts`): when the earliest lease ends.
   const probeLeaseMs = settings.probeFirstCalls ? limits.windowMs : undefined;
   let probeUntil = Infinity;
-  const lease = leasing && settings.leaseCalls >= 1 ? { calls: settings.leaseCalls, validityMs: leaseValidityMs(limits, settings.cooldownCacheMs) } : undefined;
+  const lease = leasing && settings.leaseCalls >= 1 ? { calls: settings.leaseCalls, validityMs: leaseValidityMs(limits, settings) } : undefined;
   for (const { key, index } of choice.free) {
     if (tried.includes(key.quotaOwner)) continue;
     tried.push(key.quotaOwner);

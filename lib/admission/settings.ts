@@ -75,6 +75,13 @@ export interface AdmissionSettings {
    * lease, so a lease never holds back other consumers' calls in a busy lane. Default 10.
    */
   leaseCalls: number;
+  /**
+   * How long a lease lasts at most (ms; 0: no lease). A leased call may reach the provider this much
+   * later than it was counted, so this comes out of the skew the safety margin absorbs: it is also
+   * never more than half the margin's share of a window, nor `cooldownCacheMs`. Default 1000 (of the
+   * 3 s a 5 % margin gives a minute, 2 s stay for skew).
+   */
+  leaseMs: number;
 }
 
 /** The AWS defaults. */
@@ -93,6 +100,7 @@ export const DEFAULT_ADMISSION_SETTINGS: AdmissionSettings = Object.freeze({
   billingRecheckMs: 300_000,
   probeFirstCalls: true,
   leaseCalls: 10,
+  leaseMs: 1_000,
 });
 
 /** Raised for settings admission cannot work with. */
@@ -121,6 +129,7 @@ export function admissionSettings(overrides: Partial<AdmissionSettings> = {}): A
     'outputTokenEstimate',
     'cooldownCacheMs',
     'leaseCalls',
+    'leaseMs',
     'outputTokenEstimateMin',
     'outputTokenEstimateMax',
     'dailyResetOffsetMs',

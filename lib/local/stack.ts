@@ -38,6 +38,12 @@ import { marginForSkew } from '../admission/settings.js';
  */
 export const LOCAL_SKEW_TOLERANCE_MS = 500;
 
+/**
+ * How long a lease lasts on the local stack (`AdmissionSettings.leaseMs`): its margin absorbs this on
+ * top of {@link LOCAL_SKEW_TOLERANCE_MS}, since a leased call may reach the provider this much later.
+ */
+export const LOCAL_LEASE_MS = 250;
+
 /** Options of {@link startLocalStack}. */
 export interface LocalStackOptions {
   lanes: LaneSet;
@@ -233,8 +239,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       const windowMs = options.provider?.minuteMs ?? 60_000;
       const admissionSettings = options.admission === false ? undefined : options.admission?.settings;
       // The buckets' window and day follow the fake provider's scaled minute and day; the margin keeps
-      // the skew tolerance a real minute's 5 % gives at least LOCAL_SKEW_TOLERANCE_MS on a scaled one.
-      const safetyMargin = marginForSkew(windowMs, LOCAL_SKEW_TOLERANCE_MS);
+      // the skew tolerance a real minute's 5 % gives at least LOCAL_SKEW_TOLERANCE_MS on a scaled one,
+      // plus the lease's validity (a leased call may reach the provider that much later).
+      const safetyMargin = marginForSkew(windowMs, LOCAL_SKEW_TOLERANCE_MS + LOCAL_LEASE_MS);
       const admissionOf = (side: 'queue' | 'live', controller?: LocalLanePauseController, aws: AwsClients = clients): LaneAdmission | undefined =>
         options.admission === false
           ? undefined
@@ -243,7 +250,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
               dynamodb: aws.dynamodb,
               keys,
               side,
-              settings: { windowMs, dayMs: options.provider?.dayMs ?? windowMs * 1440, safetyMargin, ...admissionSettings },
+              settings: { windowMs, dayMs: options.provider?.dayMs ?? windowMs * 1440, safetyMargin, leaseMs: LOCAL_LEASE_MS, ...admissionSettings },
               controller,
             });
       const admission = admissionOf('queue', pause);

@@ -34,12 +34,13 @@ describe('lease arithmetic', () => {
     const full = fullBucket(LIMITS, T0);
     const next = { ...full, levels: { requests: 94, tokens: 94_000, daily: 9999 } };
     // Act
-    const ten = withLease(LIMITS, next, CALL, { calls: 10, validityMs: leaseValidityMs(LIMITS, 1000) });
+    const ten = withLease(LIMITS, next, CALL, { calls: 10, validityMs: leaseValidityMs(LIMITS, { leaseMs: 1000, cooldownCacheMs: 1000 }) });
     const tight = withLease(LIMITS, { ...next, levels: { requests: 50, tokens: 94_000, daily: 9999 } }, CALL, { calls: 10, validityMs: 1000 });
     const spent = withLease(LIMITS, { ...next, levels: { requests: 40, tokens: 94_000, daily: 9999 } }, CALL, { calls: 10, validityMs: 1000 });
     // Assess
-    assert.ok(Math.abs(leaseValidityMs(LIMITS, 5000) - 1500) < 1e-6);
-    assert.equal(leaseValidityMs({ ...LIMITS, burstShare: 1 }, 1000), 0, 'no margin, no lease');
+    assert.ok(Math.abs(leaseValidityMs(LIMITS, { leaseMs: 5000, cooldownCacheMs: 5000 }) - 1500) < 1e-6, 'half the margin at most');
+    assert.equal(leaseValidityMs(LIMITS, { leaseMs: 200, cooldownCacheMs: 5000 }), 200);
+    assert.equal(leaseValidityMs({ ...LIMITS, burstShare: 1 }, { leaseMs: 1000, cooldownCacheMs: 1000 }), 0, 'no margin, no lease');
     assert.deepEqual(ten?.lease, { requests: 10, tokens: 10_000, until: T0 + 1000, dayEnd: full.dayResetAt });
     assert.deepEqual(ten?.next.levels, { requests: 84, tokens: 84_000, daily: 9989 });
     assert.equal(tight?.lease.requests, 2, '50 - 47.5 leaves room for 2');
@@ -197,7 +198,7 @@ describe('the pool with leases', () => {
     const clock = { now: T0 };
     const [a, b] = [instance(clock), instance(clock)];
     const times = [call(a, store), call(a, store)];
-    clock.now += leaseValidityMs(LIMITS, a.config.settings.cooldownCacheMs) - 1;
+    clock.now += leaseValidityMs(LIMITS, a.config.settings) - 1;
     // Act: B takes all it can, then A calls its 10 leased calls
     for (let at = call(b, store); at !== undefined; at = call(b, store)) times.push(at);
     for (let i = 0; i < 10; i++) times.push(call(a, store));
