@@ -125,7 +125,8 @@ export type TakeVerdict =
       next: BucketState;
     };
 
-const isFixedDay = (limits: BucketLimits): boolean => limits.dailyWindow !== 'continuous';
+/** Whether the daily level is a fixed window (the default), not a continuous refill. */
+export const isFixedDay = (limits: BucketLimits): boolean => limits.dailyWindow !== 'continuous';
 
 /** The first configured daily reset strictly after `at` (fixed daily window). */
 export function configuredDailyReset(limits: BucketLimits, at: number): number {
@@ -144,7 +145,7 @@ export function dailyResetAt(state: BucketState, limits: BucketLimits, at: numbe
 }
 
 /** The share of a window the per-window levels hold (`burstShare`, within 0..1; default 1). */
-const burstShareOf = (limits: BucketLimits): number => Math.min(1, Math.max(0, limits.burstShare ?? 1));
+export const burstShareOf = (limits: BucketLimits): number => Math.min(1, Math.max(0, limits.burstShare ?? 1));
 
 /** What the per-window levels hold at most: a window's requests and tokens times the burst share. */
 export function bucketCapacity(limits: BucketLimits): { requests: number; tokens: number } {

@@ -11,13 +11,15 @@
  * interval — whatever the number of instances. That shift comes out of the skew the safety margin
  * absorbs: the validity is `leaseMs` (1 s by default, of the 3 s a 5 % margin gives a minute; the
  * local stack widens its margin by its lease), never more than half the margin's share of a window
- * (so half the margin always stays for skew and jitter), and never longer than the cooldown cache (a lease is as fresh as what the instance knows of cooldowns), nor
- * past the fixed day's reset (a day's calls are made in that day). The lease is taken only when every
+ * (so half the margin always stays for skew and jitter), never longer than the cooldown cache (a
+ * lease is as fresh as what the instance knows of cooldowns), and never past the fixed day's reset
+ * (a day's calls are made in that day). The lease is taken only when every
  * level keeps at least half its capacity after it: in a lane whose quota binds, takes are made one
  * call at a time, as before.
  */
-import { advance, bucketCapacity, type BucketCost, type BucketLimits, type BucketState } from './bucket.js';
+import { advance, bucketCapacity, burstShareOf, isFixedDay, type BucketCost, type BucketLimits, type BucketState } from './bucket.js';
 import type { KeyRef } from './choice.js';
+import { bucketIdOf, type PoolConfig } from './pool-state.js';
 
 /** Calls set aside for one consumer instance: what is left of them, and until when they may start. */
 export interface Lease {
@@ -44,8 +46,7 @@ const EPSILON = 1e-9;
  * of a window and `cooldownCacheMs` (0 without a margin: no lease).
  */
 export function leaseValidityMs(limits: BucketLimits, settings: { leaseMs: number; cooldownCacheMs: number }): number {
-  const share = Math.min(1, Math.max(0, limits.burstShare ?? 1));
-  return Math.max(0, Math.min(settings.leaseMs, settings.cooldownCacheMs, ((1 - share) * limits.windowMs) / 2));
+  return Math.max(0, Math.min(settings.leaseMs, settings.cooldownCacheMs, ((1 - burstShareOf(limits)) * limits.windowMs) / 2));
 }
 
 /**
@@ -56,7 +57,7 @@ export function leaseValidityMs(limits: BucketLimits, settings: { leaseMs: numbe
 export function withLease(limits: BucketLimits, next: BucketState, need: BucketCost, terms: LeaseTerms): { next: BucketState; lease: Lease } | undefined {
   if (terms.calls < 1 || terms.validityMs <= 0 || need.requests <= 0) return undefined;
   const at = next.updatedAt;
-  const dayEnd = limits.dailyWindow === 'continuous' ? 0 : (next.dayResetAt ?? 0);
+  const dayEnd = isFixedDay(limits) ? (next.dayResetAt ?? 0) : 0;
   const until = Math.min(at + terms.validityMs, dayEnd > 0 ? dayEnd : Infinity);
   if (until <= at) return undefined;
   const capacity = bucketCapacity(limits);
@@ -86,18 +87,22 @@ export function spendLease(lease: Lease | undefined, need: BucketCost, now: numb
 }
 
 /**
- * The first of `free` (in round-robin order) whose owner's bucket item (`idOf`) this instance holds a
- * lease of with one call of `need` left at `now`, that call spent from it; else `undefined`.
+ * The first of `free` (in round-robin order) whose owner's bucket item (`bucketIdOf`) this instance
+ * holds a lease of with one call of `need` left at `now`, that call spent from it; else `undefined`.
+ * A loop, not a callback: a decision creates no function objects (the simulator runs millions).
  */
 export function leasedKey<T extends { key: KeyRef }>(
+  config: Pick<PoolConfig, 'bucketSuffix'>,
   leases: ReadonlyMap<string, Lease>,
   free: readonly T[],
-  idOf: (owner: string) => string,
   need: BucketCost,
   now: number,
 ): T | undefined {
   if (leases.size === 0) return undefined;
-  return free.find(({ key }) => spendLease(leases.get(idOf(key.quotaOwner)), need, now));
+  for (const candidate of free) {
+    if (spendLease(leases.get(bucketIdOf(config, candidate.key.quotaOwner)), need, now)) return candidate;
+  }
+  return undefined;
 }
 
 /**

@@ -33,7 +33,17 @@ import { CoolingRetry } from './cooling-retry.js';
 import { isProbe } from './first-calls.js';
 import type { LaneOutReason } from '../policy/index.js';
 import { update } from './bucket-update.js';
-import { beginDecision, learnBucket, learnedSince, SETTLE_CARRY_SHARE, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-state.js';
+import {
+  beginDecision,
+  bucketIdOf,
+  learnBucket,
+  learnedSince,
+  SETTLE_CARRY_SHARE,
+  type PoolConfig,
+  type PoolOps,
+  type PoolState,
+  type StoreOp,
+} from './pool-state.js';
 
 export { newPoolState, SETTLE_CARRY_SHARE, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-state.js';
 
@@ -125,11 +135,6 @@ function learn(config: PoolConfig, state: PoolState, record: CooldownRecord): vo
   state.cooldowns = addCooldown(state.cooldowns ?? EMPTY_SNAPSHOT, record);
 }
 
-/** The item of the owner's bucket this pool takes from (see {@link PoolConfig.bucketSuffix}). */
-function bucketIdOf(config: PoolConfig, owner: string): string {
-  return config.bucketSuffix ? owner + config.bucketSuffix : owner;
-}
-
 /**
  * Takes `cost` from the owner's bucket, or says when it is next free (reserving that slot with
  * `reserve`). `since`: the decision's number (see `refreshContended`).
@@ -202,7 +207,7 @@ export function* acquireOps<K extends KeyRef>(
   const started = config.now();
   const choice = chooseKeys(keys, state.cursor, snapshot, started);
   const cost: BucketCost = { requests: 1, tokens: Math.max(0, estimatedTokens) + Math.round(state.outputEstimate) };
-  const leased = leasedKey(state.leases, choice.free, (owner) => bucketIdOf(config, owner), clampCost(cost, limits), started);
+  const leased = leasedKey(config, state.leases, choice.free, clampCost(cost, limits), started);
   if (leased) {
     state.cursor = leased.index + 1;
     return { admitted: true, key: leased.key, index: leased.index, cost, startAt: started };

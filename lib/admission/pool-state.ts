@@ -89,6 +89,11 @@ export interface PoolState {
   learnedAt: Map<string, number>;
 }
 
+/** The item of the owner's bucket this pool takes from (see {@link PoolConfig.bucketSuffix}). */
+export function bucketIdOf(config: Pick<PoolConfig, 'bucketSuffix'>, owner: string): string {
+  return config.bucketSuffix ? owner + config.bucketSuffix : owner;
+}
+
 /** Numbers a new decision (or group): what {@link learnedSince} compares with. */
 export function beginDecision(state: PoolState): number {
   state.decisionsBegun += 1;
