@@ -52,7 +52,17 @@ export interface SharedKeyPoolOptions {
   settings: AdmissionSettings;
   /** Clock in epoch ms (default `Date.now`). */
   now?: () => number;
+  /** Uniform in [0, 1) (default `Math.random`): where in {@link PROBE_WAIT_SPREAD} this instance's waits end. */
+  random?: () => number;
 }
+
+/**
+ * How much longer than its due time (a share of it) an instance waits for a first call's answer, at
+ * most: each instance draws its share once, so the instances that found one probe out together (the
+ * consumers' start) come back apart instead of writing the owner's bucket all at once; the waiters of
+ * one instance still come back together and take as one group.
+ */
+export const PROBE_WAIT_SPREAD = 0.5;
 
 /** One mutex per quota owner: waiters run in the order they came. */
 class OwnerLocks {
@@ -96,6 +106,8 @@ export class SharedKeyPool implements KeyPool {
   /** Acquires waiting for the next group (see {@link takeInGroup}). */
   private readonly waiting: WaitingTake[] = [];
   private grouping = false;
+  /** This instance's share of {@link PROBE_WAIT_SPREAD}. */
+  private readonly probeWaitShare: number;
 
   constructor(options: SharedKeyPoolOptions) {
     if (options.keys.length === 0) throw new NoProviderKeyError('no provider key configured for this lane');
@@ -110,6 +122,7 @@ export class SharedKeyPool implements KeyPool {
       now: options.now ?? Date.now,
     };
     this.state = newPoolState(options.settings);
+    this.probeWaitShare = (options.random ?? Math.random)() * PROBE_WAIT_SPREAD;
   }
 
   /** Output tokens this instance assumes for a call before it answers (learned from reported usage). */
@@ -139,7 +152,8 @@ export class SharedKeyPool implements KeyPool {
           this.cooldownsLoading = undefined;
         });
         if (!op.ahead) return this.cooldownsLoading;
-        // Read ahead: the decision goes on with the cache; the read lands in the state when it comes.
+        // Read ahead (or the instance's first read, `first`): the decision goes on with the cache (or without
+        // one, and asks again); the read lands in the state when it comes.
         if (loading === undefined) {
           const at = this.config.now();
           this.cooldownsLoading.then((read) => cacheCooldownsRead(this.state, read, at)).catch(() => undefined);
@@ -245,7 +259,9 @@ export class SharedKeyPool implements KeyPool {
     let waitedMs = 0;
     while (!answer.admitted && answer.probing && windowEnd - this.config.now() > 0) {
       const started = performance.now();
-      await this.waitForProbe(Math.max(1, Math.min(windowEnd, answer.retryAt) - this.config.now()));
+      const now = this.config.now();
+      const due = Math.min(windowEnd, answer.retryAt) - now;
+      await this.waitForProbe(Math.max(1, Math.min(windowEnd - now, due * (1 + this.probeWaitShare))));
       waitedMs += performance.now() - started;
       answer = await this.takeInGroup(request.estimatedTokens, windowEnd);
     }

@@ -26,25 +26,17 @@ import { RatelaneError } from '../shared/errors.js';
 import { clampCost, type BucketCost, type BucketState, type TakeVerdict } from './bucket.js';
 import { leasedKey, leaseValidityMs } from './lease.js';
 import { coolChange, releaseChange, settleChange, takeChange, takeWrites, type TakeArg } from './bucket-changes.js';
-import { addCooldown, chooseKeys, cooldownRecordOf, EMPTY_SNAPSHOT, keysLeftAfter, laneOutUntil } from './choice.js';
-import type { CooldownRecord, CooldownSnapshot, KeyRef } from './choice.js';
-import { COOLDOWN_READ_AHEAD_SHARE, learnOutputEstimate } from './settings.js';
+import { blockerOf, chooseKeys, cooldownRecordOf, EMPTY_SNAPSHOT, keysLeftAfter, laneOutUntil } from './choice.js';
+import type { CooldownSnapshot, KeyRef } from './choice.js';
+import { cooldowns, cooldownsOrBeside, firstCooldowns, learnCooldown as learn } from './cooldown-cache.js';
+import { learnOutputEstimate } from './settings.js';
 import { CoolingRetry } from './cooling-retry.js';
 import { isProbe } from './first-calls.js';
 import type { LaneOutReason } from '../policy/index.js';
 import { update } from './bucket-update.js';
-import {
-  beginDecision,
-  bucketIdOf,
-  learnBucket,
-  learnedSince,
-  SETTLE_CARRY_SHARE,
-  type PoolConfig,
-  type PoolOps,
-  type PoolState,
-  type StoreOp,
-} from './pool-state.js';
+import { beginDecision, bucketIdOf, learnBucket, learnedSince, SETTLE_CARRY_SHARE, type PoolConfig, type PoolOps, type PoolState } from './pool-state.js';
 
+export { cacheCooldownsRead } from './cooldown-cache.js';
 export { newPoolState, SETTLE_CARRY_SHARE, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-state.js';
 
 /**
@@ -91,48 +83,6 @@ export class BucketContendedError extends RatelaneError {
   override name = 'BucketContendedError';
   readonly kind = 'conflict';
   readonly retryable = true;
-}
-
-const READ_COOLDOWNS: StoreOp = Object.freeze({ kind: 'readCooldowns' });
-const READ_COOLDOWNS_AHEAD: StoreOp = Object.freeze({ kind: 'readCooldowns', ahead: true });
-
-/**
- * The cooldowns, from the instance's cache while it is fresh (unless `fresh`), else read. For a
- * while after it stops being fresh ({@link COOLDOWN_READ_AHEAD_SHARE}) the cache still answers and a
- * read runs beside the decision (`ahead`), so a busy consumer's takes do not wait for it.
- */
-function* cooldowns(config: PoolConfig, state: PoolState, fresh: boolean): PoolOps<CooldownSnapshot> {
-  const now = config.now();
-  const cached = state.cooldowns;
-  const age = now - state.cooldownsAt;
-  const { cooldownCacheMs } = config.settings;
-  if (!fresh && cached !== undefined && age < cooldownCacheMs) return cached;
-  if (!fresh && cached !== undefined && age < cooldownCacheMs * (1 + COOLDOWN_READ_AHEAD_SHARE)) {
-    const read = (yield READ_COOLDOWNS_AHEAD) as CooldownSnapshot | undefined;
-    if (read !== undefined) cacheCooldownsRead(state, read, now);
-    return state.cooldowns ?? cached;
-  }
-  const read = (yield READ_COOLDOWNS) as CooldownSnapshot;
-  cacheCooldownsRead(state, read, now);
-  return read;
-}
-
-/**
- * Caches `read`, the cooldowns as read by a read begun at `at` (epoch ms), unless the cache holds a
- * read begun later, or this very snapshot (one load answers the instance's concurrent reads). A
- * driver that answered a read `ahead` with `undefined` calls this when the read lands.
- */
-export function cacheCooldownsRead(state: PoolState, read: CooldownSnapshot, at: number): void {
-  if (read === state.cooldownsRead || (state.cooldownsRead !== undefined && at < state.cooldownsAt)) return;
-  state.cooldownsRead = read;
-  state.cooldowns = read;
-  state.cooldownsAt = at;
-}
-
-/** Adds a cooldown this instance learned to its cache (keeping the cache's read time). */
-function learn(config: PoolConfig, state: PoolState, record: CooldownRecord): void {
-  if (state.cooldowns === undefined) state.cooldownsAt = config.now();
-  state.cooldowns = addCooldown(state.cooldowns ?? EMPTY_SNAPSHOT, record);
 }
 
 /**
@@ -189,6 +139,9 @@ interface Candidate {
  * until a reset at least {@link DAILY_PAUSE_MIN_WINDOWS} windows away — the lane is out. An owner
  * not yet proven takes one call at a time (`first-calls.ts`): while another call probes it, it is
  * passed over, and a denial for that alone says `probing` (its driver may wait for the answer).
+ * An instance's first decision runs beside its first cooldown read (`cooldown-cache.ts`): a grant
+ * whose key the read shows cooling is given back (its probe; the request it took stays taken, once
+ * per instance) and the call decided again, as is a denial made while some key was cooling.
  * `since` (default: a new one): the number of the decision, or of the group it is part of
  * (`beginDecision`); a bucket learned from the table since it began is not read again. `leasing`
  * (default true): false where the take's write is held back (a group's round, `group-take.ts`).
@@ -201,9 +154,51 @@ export function* acquireOps<K extends KeyRef>(
   since?: number,
   leasing = true,
 ): PoolOps<CoreAdmission<K>> {
-  const { keys, limits, settings } = config;
-  const snapshot = yield* cooldowns(config, state, false);
+  const begun = config.now();
+  const known = yield* cooldownsOrBeside(config, state);
   const decision = since ?? beginDecision(state);
+  const answer = yield* decide(config, state, known ?? EMPTY_SNAPSHOT, estimatedTokens, bookWithinMs, decision, leasing);
+  if (known !== undefined) return answer;
+  // Decided beside the instance's first cooldown read (`cooldown-cache.ts`): it stands unless the read
+  // shows its key cooling (its take's probe is given back) or, for a denial, any key cooling.
+  let snapshot: CooldownSnapshot;
+  try {
+    snapshot = yield* firstCooldowns(state, begun);
+  } catch (error) {
+    // The read failed (the table unavailable): no call goes; a probe the take wrote is given back if it can be.
+    if (answer.admitted) yield* releaseQuietly(config, state, answer.key.quotaOwner);
+    throw error;
+  }
+  const now = config.now();
+  if (answer.admitted) {
+    const blocker = blockerOf(answer.key, snapshot, now);
+    if (blocker === undefined) return answer;
+    yield* releaseOps(config, state, answer.key.quotaOwner);
+    if (blocker.scope === 'quota_owner') state.leases.delete(bucketIdOf(config, answer.key.quotaOwner));
+  } else if (chooseKeys(config.keys, 0, snapshot, now).cooling.length === 0) return answer;
+  return yield* decide(config, state, snapshot, estimatedTokens, bookWithinMs, decision, leasing);
+}
+
+/** {@link releaseOps}, whose own failure gives way to the error being thrown. */
+function* releaseQuietly(config: PoolConfig, state: PoolState, owner: string): PoolOps<void> {
+  try {
+    yield* releaseOps(config, state, owner);
+  } catch {
+    // The probe frees itself when its lease ends (`first-calls.ts`).
+  }
+}
+
+/** {@link acquireOps}'s decision on `snapshot`, the cooldowns as known. */
+function* decide<K extends KeyRef>(
+  config: PoolConfig<K>,
+  state: PoolState,
+  snapshot: CooldownSnapshot,
+  estimatedTokens: number,
+  bookWithinMs: number,
+  decision: number,
+  leasing: boolean,
+): PoolOps<CoreAdmission<K>> {
+  const { keys, limits, settings } = config;
   const started = config.now();
   const choice = chooseKeys(keys, state.cursor, snapshot, started);
   const cost: BucketCost = { requests: 1, tokens: Math.max(0, estimatedTokens) + Math.round(state.outputEstimate) };

@@ -11,7 +11,8 @@ import type { AdmissionSettings } from './settings.js';
 /**
  * One rate-state operation a decision needs, answered by the driver: `readCooldowns` → the lane's
  * {@link CooldownSnapshot} (with `ahead`, the driver may answer `undefined` at once and cache the
- * read when it lands, with `cacheCooldownsRead`); `readBucket` → the `BucketState` of bucket `owner`
+ * read when it lands, with `cacheCooldownsRead`; with `first` too — the instance's first read, begun
+ * beside its first decision — every driver answers `undefined`, and the decision asks again for it); `readBucket` → the `BucketState` of bucket `owner`
  * (a quota owner, or one followed by a side's suffix: {@link PoolConfig.bucketSuffix}), or `undefined`; `writeBucket` → a
  * {@link BucketWrite}: `next` written if the stored bucket still has `expectedVersion` (`undefined`:
  * none is stored), else the bucket as it is now; `putCooldown` → nothing (recorded unless a longer
@@ -19,7 +20,7 @@ import type { AdmissionSettings } from './settings.js';
  * runs one at a time per owner within the instance.
  */
 export type StoreOp =
-  | { readonly kind: 'readCooldowns'; readonly ahead?: true }
+  | { readonly kind: 'readCooldowns'; readonly ahead?: true; readonly first?: true }
   | { readonly kind: 'readBucket'; readonly owner: string }
   | { readonly kind: 'writeBucket'; readonly owner: string; readonly next: BucketState; readonly expectedVersion: number | undefined; readonly now: number }
   | { readonly kind: 'putCooldown'; readonly record: CooldownRecord; readonly now: number }

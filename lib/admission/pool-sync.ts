@@ -29,7 +29,8 @@ export function runSync<T>(ops: PoolOps<T>, store: SyncRateState): T {
     switch (op.kind) {
       case 'readCooldowns':
         // A read ahead too: a table that answers at once has landed it before the decision's next step.
-        answer = store.readCooldowns();
+        // An instance's first read is asked for again once its decision is made (`cooldown-cache.ts`).
+        answer = op.first ? undefined : store.readCooldowns();
         break;
       case 'readBucket':
         answer = store.readBucket(op.owner);

@@ -178,7 +178,9 @@ async function play(lane: LaneDriver, clock: { now: number }): Promise<Entry[]> 
   record('keysLeft k4 billing', await lane.keysLeft(0, 'k4', { scope: 'quota_owner', reason: 'billing' }));
   await lane.cool(0, 'k4', { scope: 'quota_owner', reason: 'billing', until: iso(T0 + 48 * 3_600_000) });
   record('cool k4 billing', null);
-  // Another fresh consumer: o3 cooling, o1 contended: back after one request slot, not at k3's end
+  // Another fresh consumer, its cooldowns read (a lane-out check) but no bucket known: o3 cooling, o1
+  // contended: back after one request slot, not at k3's end
+  await lane.laneOut(2);
   at(T0 + 11_200);
   await acquire(2, 200);
   // Takes every 20 s until the lane is out (o1 and o2 spent their day, o3 waits for billing)

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SharedKeyPool } from '../../lib/admission/key-pool.js';
+import { PROBE_WAIT_SPREAD, SharedKeyPool } from '../../lib/admission/key-pool.js';
 import type { KeyAdmission } from '../../lib/admission/keys.js';
 import { admissionSettings } from '../../lib/admission/settings.js';
 import { MemoryRateStateStore } from '../helpers/memory-rate-state.js';
@@ -19,9 +19,24 @@ const KEYS = [
 const USAGE = { inputTokens: 100, outputTokens: 10 };
 const BILLING = { scope: 'quota_owner' as const, reason: 'billing' as const, until: new Date(T0 + 86_400_000).toISOString() };
 
-function newPool(clock: { now: number }, billingRecheckMs = 300_000, store = new MemoryRateStateStore()): SharedKeyPool {
+function newPool(clock: { now: number }, billingRecheckMs = 300_000, store = new MemoryRateStateStore(), random?: () => number): SharedKeyPool {
   const settings = admissionSettings({ outputTokenEstimate: 0, safetyMargin: 0, billingRecheckMs });
-  return new SharedKeyPool({ keys: KEYS, store, limits: LIMITS, settings, now: () => clock.now });
+  return new SharedKeyPool({ keys: KEYS, store, limits: LIMITS, settings, now: () => clock.now, ...(random ? { random } : {}) });
+}
+
+/** The in-memory store, counting bucket reads. */
+class ReadCountingStore extends MemoryRateStateStore {
+  bucketReads = 0;
+
+  override async readBucket(owner: string) {
+    this.bucketReads++;
+    return super.readBucket(owner);
+  }
+}
+
+/** Runs what is due without the (mocked) timers: a few turns of the event loop. */
+async function flush(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
 const keyOf = (a: KeyAdmission): string => (a.admitted ? a.key.id : `denied: ${a.detail}`);
@@ -73,6 +88,35 @@ describe('SharedKeyPool: first calls', () => {
     const second = await waiting;
     // Assess: admitted on the proven owner, without a denial
     assert.equal(keyOf(second), 'k1');
+  });
+
+  it('consumers that found a probe out together come back apart: each its own share of a slot later', async (t) => {
+    // Prepare: one owner in play (k2's out of credit), its probe out; two consumers drawing the least and the most spread
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const clock = { now: T0 };
+    const store = new ReadCountingStore();
+    const prover = newPool(clock, 300_000, store);
+    await prover.cool(KEYS[1]!, BILLING);
+    const probe = await prover.acquire({ estimatedTokens: 100 });
+    const [early, late] = [() => 0, () => 0.99].map((random) => newPool(clock, 300_000, store, random));
+    const waits = [early!, late!].map((pool) => pool.acquire({ estimatedTokens: 100, bookWithinMs: 60_000 }));
+    await flush();
+    const slotMs = LIMITS.windowMs / LIMITS.requestsPerWindow;
+    // Act: a slot passes, then the late consumer's share of another
+    const before = store.bucketReads;
+    t.mock.timers.tick(slotMs);
+    await flush();
+    const afterSlot = store.bucketReads;
+    t.mock.timers.tick(Math.ceil(slotMs * 0.99 * PROBE_WAIT_SPREAD) + 1);
+    await flush();
+    const afterSpread = store.bucketReads;
+    // Assess: the early one asked again after one slot, the late one only after its share more
+    assert.equal(afterSlot - before, 1);
+    assert.equal(afterSpread - afterSlot, 1);
+    assert.ok(probe.admitted);
+    await probe.settle(USAGE);
+    t.mock.timers.tick(60_000);
+    assert.deepEqual((await Promise.all(waits)).map(keyOf), ['k1', 'k1']);
   });
 
   it('a key out of credit gets one call: the others wait, then go to the working key', async () => {
