@@ -57,10 +57,12 @@ export interface SharedKeyPoolOptions {
 }
 
 /**
- * How much longer than its due time (a share of it) an instance waits for a first call's answer, at
- * most: each instance draws its share once, so the instances that found one probe out together (the
- * consumers' start) come back apart instead of writing the owner's bucket all at once; the waiters of
- * one instance still come back together and take as one group.
+ * How much sooner than its due time (about one request slot: a share of it) an instance comes back
+ * from waiting for a first call's answer, at most: each instance draws its share once, so the
+ * instances that found one probe out together (the consumers' start) come back apart instead of
+ * reading and writing the owner's bucket all at once, and none later than it would alone (an early one
+ * that finds the probe still out waits again); the waiters of one instance still come back together
+ * and take as one group.
  */
 export const PROBE_WAIT_SPREAD = 0.5;
 
@@ -261,7 +263,7 @@ export class SharedKeyPool implements KeyPool {
       const started = performance.now();
       const now = this.config.now();
       const due = Math.min(windowEnd, answer.retryAt) - now;
-      await this.waitForProbe(Math.max(1, Math.min(windowEnd - now, due * (1 + this.probeWaitShare))));
+      await this.waitForProbe(Math.max(1, due * (1 - this.probeWaitShare)));
       waitedMs += performance.now() - started;
       answer = await this.takeInGroup(request.estimatedTokens, windowEnd);
     }

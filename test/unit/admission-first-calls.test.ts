@@ -90,7 +90,7 @@ describe('SharedKeyPool: first calls', () => {
     assert.equal(keyOf(second), 'k1');
   });
 
-  it('consumers that found a probe out together come back apart: each its own share of a slot later', async (t) => {
+  it('consumers that found a probe out together come back apart: each its own share of a slot sooner', async (t) => {
     // Prepare: one owner in play (k2's out of credit), its probe out; two consumers drawing the least and the most spread
     t.mock.timers.enable({ apis: ['setTimeout'] });
     const clock = { now: T0 };
@@ -102,17 +102,18 @@ describe('SharedKeyPool: first calls', () => {
     const waits = [early!, late!].map((pool) => pool.acquire({ estimatedTokens: 100, bookWithinMs: 60_000 }));
     await flush();
     const slotMs = LIMITS.windowMs / LIMITS.requestsPerWindow;
-    // Act: a slot passes, then the late consumer's share of another
+    const soonestMs = Math.ceil(slotMs * (1 - 0.99 * PROBE_WAIT_SPREAD)) + 1;
+    // Act: the most spread consumer's time passes, then the rest of the slot
     const before = store.bucketReads;
-    t.mock.timers.tick(slotMs);
+    t.mock.timers.tick(soonestMs);
+    await flush();
+    const afterSoonest = store.bucketReads;
+    t.mock.timers.tick(slotMs - soonestMs);
     await flush();
     const afterSlot = store.bucketReads;
-    t.mock.timers.tick(Math.ceil(slotMs * 0.99 * PROBE_WAIT_SPREAD) + 1);
-    await flush();
-    const afterSpread = store.bucketReads;
-    // Assess: the early one asked again after one slot, the late one only after its share more
-    assert.equal(afterSlot - before, 1);
-    assert.equal(afterSpread - afterSlot, 1);
+    // Assess: one asked again after its share less than a slot, the other only after the slot
+    assert.equal(afterSoonest - before, 1);
+    assert.equal(afterSlot - afterSoonest, 1);
     assert.ok(probe.admitted);
     await probe.settle(USAGE);
     t.mock.timers.tick(60_000);
