@@ -12,12 +12,13 @@ import type { AdmissionSettings } from './settings.js';
  * One rate-state operation a decision needs, answered by the driver: `readCooldowns` → the lane's
  * {@link CooldownSnapshot} (with `ahead`, the driver may answer `undefined` at once and cache the
  * read when it lands, with `cacheCooldownsRead`; with `first` too — the instance's first read, begun
- * beside its first decision — every driver answers `undefined`, and the decision asks again for it); `readBucket` → the `BucketState` of bucket `owner`
- * (a quota owner, or one followed by a side's suffix: {@link PoolConfig.bucketSuffix}), or `undefined`; `writeBucket` → a
- * {@link BucketWrite}: `next` written if the stored bucket still has `expectedVersion` (`undefined`:
- * none is stored), else the bucket as it is now; `putCooldown` → nothing (recorded unless a longer
- * one is); `lock` / `unlock` → nothing: bracket one owner's bucket update, which a concurrent driver
- * runs one at a time per owner within the instance.
+ * beside its first decision — every driver answers `undefined`, and the decision asks again for it);
+ * `readBucket` → the `BucketState` of bucket `owner` (a quota owner, or one followed by a side's
+ * suffix: {@link PoolConfig.bucketSuffix}), or `undefined`; `writeBucket` → a {@link BucketWrite}:
+ * `next` written if the stored bucket still has `expectedVersion` (`undefined`: none is stored), else
+ * the bucket as it is now; `putCooldown` → nothing (recorded unless a longer one is); `lock` /
+ * `unlock` → nothing: bracket one owner's bucket update, which a concurrent driver runs one at a time
+ * per owner within the instance.
  */
 export type StoreOp =
   | { readonly kind: 'readCooldowns'; readonly ahead?: true; readonly first?: true }
