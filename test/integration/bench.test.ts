@@ -143,6 +143,9 @@ describe('npm run bench: a tiny run', () => {
       assert.equal(s.committed + s.deadLettered, 30, `${s.label}: every job committed or dead-lettered`);
       assert.ok(s.quotaBoundMinimumMs! > 0);
       assert.ok(s.overheadMs.n > 0 && s.overheadMs.p50 !== null && s.overheadMs.p99! >= s.overheadMs.p50);
+      // Attempts count every receive, also those of the jobs never committed.
+      assert.ok(s.receives >= s.committed + s.deadLettered, `${s.label}: ${s.receives} receives for ${s.committed + s.deadLettered} jobs`);
+      assert.equal(s.attemptsPerCompletion, s.committed > 0 ? Math.round((s.receives / s.committed) * 1000) / 1000 : null);
     }
     const [naive, admission] = report.strategies as [BenchReport['strategies'][number], BenchReport['strategies'][number]];
     // Naive hits the provider's limit and pays for it; admission calls once per job.

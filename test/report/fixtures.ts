@@ -163,6 +163,7 @@ function strategy(id: StrategyResult['id'], label: string, figures: Partial<Stra
     modelCalls: 60,
     modelCallsPerCompletion: 1,
     attemptsPerCompletion: 1.05,
+    receives: 63,
     admissionDeniedPerCompletion: 0.05,
     gaveUpOn: 0,
     throttled429: 0,

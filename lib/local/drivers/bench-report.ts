@@ -5,7 +5,9 @@
  */
 import type { LaneConfig } from '../../config/lanes.js';
 import { BENCH_TARGETS, type BenchStrategyId } from './bench-strategies.js';
-import { quantile, type Scorecard } from './scorecard.js';
+import { quantile, round, type Scorecard } from './scorecard.js';
+
+export { round } from './scorecard.js';
 
 /** A distribution's summary (ms); nulls when there were no values. */
 export interface Distribution {
@@ -34,8 +36,10 @@ export interface StrategyResult {
   duplicatesSuppressed: number;
   modelCalls: number;
   modelCallsPerCompletion: number | null;
-  /** Receives per completion (first delivery, re-sends and redeliveries), from the consumer's metric. */
+  /** Receives the consumer handled (first deliveries, re-sends, redeliveries; also of jobs never committed) per committed job. */
   attemptsPerCompletion: number | null;
+  /** Receives the consumer handled (one `QueueAgeMs` value each). */
+  receives: number;
   /** Admission denials per completion: each one a re-send and another take. */
   admissionDeniedPerCompletion: number | null;
   /** Submitted jobs the strategy did not commit (dead-lettered, in review, rejected, waiting or lost). */
@@ -166,12 +170,6 @@ export interface BenchReport {
   elapsedMs: number;
 }
 
-/** `value` rounded to `digits` decimals. */
-export function round(value: number, digits = 3): number {
-  const f = 10 ** digits;
-  return Math.round(value * f) / f;
-}
-
 /** What `warmEmulators` did before the first strategy, and how the floor's p50 moved while it did. */
 export interface WarmupResult {
   /** Floor messages run, `concurrency` at a time. */
@@ -275,7 +273,11 @@ export function strategyRows(strategies: readonly StrategyResult[], t: Partial<B
       ...each((x) => `${num(x.modelCallsPerCompletion)} (${x.modelCalls})`),
       targetCell(t?.modelCallsPerCompletion, '<= 1.03'),
     ] as TableRow,
-    attempts: ['attempts per completion', ...each((x) => num(x.attemptsPerCompletion)), targetCell(t?.attemptsPerCompletion, '<= 1.10')] as TableRow,
+    attempts: [
+      'attempts per completion',
+      ...each((x) => `${num(x.attemptsPerCompletion)} (${x.receives})`),
+      targetCell(t?.attemptsPerCompletion, '<= 1.10'),
+    ] as TableRow,
     denials: [
       'admission denials per completion',
       ...each((x) => `${num(x.admissionDeniedPerCompletion)} (${x.admissionDenied})`),

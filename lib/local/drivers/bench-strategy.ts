@@ -105,6 +105,7 @@ export async function runStrategy(
       elapsedMs: Date.now() - started,
       timedOut,
       firstMinuteEndsAt: submitStarted + options.minuteMs,
+      receives: stack.telemetry.totals.values.QueueAgeMs?.length ?? 0,
     });
     say(
       `${strategy.label}: done in ${(measured.elapsedMs / 1000).toFixed(1)} s: committed ${measured.committed}, dead-lettered ${measured.deadLettered}, lost ${measured.lost}, ` +
@@ -259,6 +260,8 @@ interface StrategyFigures {
   timedOut: boolean;
   /** When the drain's first provider minute ended (epoch ms). */
   firstMinuteEndsAt: number;
+  /** Receives the consumer handled (it reports each one's `QueueAgeMs`). */
+  receives: number;
 }
 
 /** One strategy's figures: the scorecard's, the consumer overhead and the event-loop delay. */
@@ -295,7 +298,10 @@ function strategyResult(strategy: BenchStrategy, probe: StrategyProbe, scorecard
     burstAwareMinimumMs: Math.round(burst),
     // A ratio only for a strategy that committed every job: giving up on some would flatter its drain.
     burstAwareRatio: scorecard.drainMs !== null && burst > 0 && scorecard.committed === scorecard.submitted ? round(scorecard.drainMs / burst) : null,
-    attemptsPerCompletion: scorecard.attemptsPerCompletion === null ? null : round(scorecard.attemptsPerCompletion),
+    // Every receive, also of the jobs never committed: the mean over committed jobs alone would show a
+    // strategy that gives up on most jobs at about 1.
+    attemptsPerCompletion: scorecard.committed > 0 ? round(figures.receives / scorecard.committed) : null,
+    receives: figures.receives,
     admissionDeniedPerCompletion: scorecard.committed > 0 ? round(scorecard.admissionDenied / scorecard.committed) : null,
     gaveUpOn: scorecard.submitted - scorecard.committed,
     settledMs: figures.settledMs,

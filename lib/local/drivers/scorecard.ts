@@ -92,7 +92,8 @@ export function quantile(values: readonly number[], q: number): number | null {
   return sorted[rank] ?? null;
 }
 
-function round(value: number, digits = 3): number {
+/** `value` rounded to `digits` decimals. */
+export function round(value: number, digits = 3): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
 }
