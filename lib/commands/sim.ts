@@ -32,6 +32,9 @@ Options:
   --failure-rate X      share of admitted calls that fail for real, 5xx/timeouts (default ${DEFAULT_SIM_SETTINGS.failureRate})
   --output-estimate N   (c): completion tokens admission assumes per call until a consumer has
                         learned them from real usage (default ${DEFAULT_SIM_SETTINGS.admissionOutputTokenEstimate}, lib/admission's default)
+  --book-within-ms N    (c): how far ahead a record's call may be booked, the record waiting for its
+                        slot in-process (default ${DEFAULT_SIM_SETTINGS.bookWithinMs}: the consumer's booking window with the
+                        lane's 60 s function timeout); 0: never, every denial is re-sent
   --parallel N          simulations run at once in worker threads (default: min(2, cores))
   --json                also print one JSON object as the last line of stdout
   --quiet               no progress on stderr
@@ -49,6 +52,7 @@ const SIM_FLAGS = {
   seed: numberFlag({ min: 0, max: 0xffffffff, integer: true, fallback: DEFAULT_SIM_SETTINGS.seed }),
   'failure-rate': numberFlag({ min: 0, max: 1, belowMax: true, fallback: DEFAULT_SIM_SETTINGS.failureRate }),
   'output-estimate': numberFlag({ min: 0, max: 1_000_000, integer: true, fallback: DEFAULT_SIM_SETTINGS.admissionOutputTokenEstimate }),
+  'book-within-ms': numberFlag({ min: 0, max: 900_000, integer: true, fallback: DEFAULT_SIM_SETTINGS.bookWithinMs }),
   parallel: numberFlag({ min: 1, max: 64, integer: true }),
   json: jsonFlag(),
   quiet: booleanFlag(),
@@ -76,6 +80,7 @@ function parseSimArgs(argv: readonly string[]): SimOptions {
     seed: v.seed,
     failureRate: v['failure-rate'],
     outputEstimate: v['output-estimate'],
+    bookWithinMs: v['book-within-ms'],
     parallel: v.parallel ?? Math.max(1, Math.min(2, availableParallelism())),
     json: v.json,
     quiet: v.quiet,

@@ -20,6 +20,8 @@ export interface SimOptions {
   seed: number;
   failureRate: number;
   outputEstimate: number;
+  /** (c): the in-process booking window (ms; see `SimSettings.bookWithinMs`). */
+  bookWithinMs: number;
   parallel: number;
   json: boolean;
   quiet: boolean;
@@ -41,7 +43,7 @@ export interface SimIo {
 }
 
 /** The settings a run uses. */
-export function settingsFor(options: Pick<SimOptions, 'jobs' | 'consumers' | 'seed' | 'failureRate' | 'outputEstimate'>): SimSettings {
+export function settingsFor(options: Pick<SimOptions, 'jobs' | 'consumers' | 'seed' | 'failureRate' | 'outputEstimate' | 'bookWithinMs'>): SimSettings {
   return {
     ...DEFAULT_SIM_SETTINGS,
     jobs: options.jobs,
@@ -49,6 +51,7 @@ export function settingsFor(options: Pick<SimOptions, 'jobs' | 'consumers' | 'se
     seed: options.seed,
     failureRate: options.failureRate,
     admissionOutputTokenEstimate: options.outputEstimate,
+    bookWithinMs: options.bookWithinMs,
   };
 }
 
@@ -138,7 +141,7 @@ export function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'sce
   const lines: string[] = [];
   const { settings } = report;
   lines.push(
-    `ratelane sim: ${int(settings.jobs)} jobs, ${int(settings.consumers)} consumers, batches of ${settings.batchSize}, maxReceiveCount ${settings.maxReceiveCount}, failure rate ${settings.failureRate}, seed ${settings.seed}; (c): initial output-token estimate ${settings.admissionOutputTokenEstimate} (then learned)`,
+    `ratelane sim: ${int(settings.jobs)} jobs, ${int(settings.consumers)} consumers, batches of ${settings.batchSize}, maxReceiveCount ${settings.maxReceiveCount}, failure rate ${settings.failureRate}, seed ${settings.seed}; (c): initial output-token estimate ${settings.admissionOutputTokenEstimate} (then learned), in-process wait for a booked slot up to ${(settings.bookWithinMs / 1000).toFixed(1)} s`,
   );
   lines.push(
     `${report.date}, ${report.machine.cpus} x ${report.machine.cpuModel}, Node ${report.machine.node}; wall time ${(report.wallMs / 1000).toFixed(1)} s`,

@@ -149,7 +149,7 @@ class Simulation extends SimulatedLane {
       tokens.push(this.jobs.inputTokens[j]!);
     }
     if (calling.length === 0) return;
-    const answers = this.admission.acquireGroup(consumer, tokens, now + this.timing.preCallMs);
+    const answers = this.admission.acquireGroup(consumer, tokens, now + this.timing.preCallMs, this.settings.bookWithinMs);
     for (const [i, message] of calling.entries()) this.batchAdmission.set(message, answers[i]!);
   }
 
@@ -166,7 +166,7 @@ class Simulation extends SimulatedLane {
     if (gate.type !== 'proceed') return this.act(j, message, receiveCount, gate, now + this.timing.quickRecordMs);
     // The duplicate check of a redelivered message: a strongly consistent GetItem on the results table.
     if (receiveCount > 1) this.tally.dynamoReads += 1;
-    const callAt = now + this.timing.preCallMs;
+    let callAt = now + this.timing.preCallMs;
     let key: number;
     let grantedTokens = 0;
     const admission = this.admission;
@@ -180,6 +180,8 @@ class Simulation extends SimulatedLane {
       }
       key = answer.index;
       grantedTokens = answer.cost.tokens;
+      // A booked slot: the record waits for it in-process, as the consumer does (its invocation runs on).
+      if (answer.startAt > callAt) callAt = answer.startAt;
     } else {
       key = this.keyCursor;
       this.keyCursor = (this.keyCursor + 1) % this.scenario.keys;

@@ -4,6 +4,7 @@
  */
 import { DEFAULT_ADMISSION_SETTINGS } from '../admission/settings.js';
 import { DEFAULT_LANES } from '../config/lanes.js';
+import { bookingWindowAtStartMs } from '../extraction/budget.js';
 import type { BackoffSettings } from '../policy/index.js';
 
 /** How long the steps of a record take (virtual ms). */
@@ -62,6 +63,13 @@ export interface SimSettings {
    * default 512); each consumer then learns the estimate from the usage its calls report.
    */
   admissionOutputTokenEstimate: number;
+  /**
+   * Strategy (c): how far ahead a record's call may be booked, the record waiting for its slot
+   * in-process (billed as the invocation's duration), as the consumer does (`bookWithinMs` of its
+   * takes): by default the lane's booking window at the start of an invocation
+   * (`bookingWindowAtStartMs`: 30 s with a 60 s function timeout); 0: never, a denial is re-sent.
+   */
+  bookWithinMs: number;
   timing: Timing;
 }
 
@@ -102,6 +110,7 @@ export const DEFAULT_SIM_SETTINGS: SimSettings = Object.freeze({
   outputTokensMax: 250,
   horizonMs: 30 * 86_400_000,
   admissionOutputTokenEstimate: DEFAULT_ADMISSION_SETTINGS.outputTokenEstimate,
+  bookWithinMs: bookingWindowAtStartMs(LANE_DEFAULTS),
   timing: DEFAULT_TIMING,
 });
 

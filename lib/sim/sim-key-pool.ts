@@ -180,15 +180,16 @@ export class SimKeyPool {
 
   /**
    * The takes of one batch's calls made together (`group-take.ts`, as `SharedKeyPool` groups the
-   * acquires that meet in one instance): the answers in `estimatedTokens`' order.
+   * acquires that meet in one instance): the answers in `estimatedTokens`' order. A call may be booked
+   * on a slot up to `bookWithinMs` after `now` (the grant's `startAt`).
    */
-  acquireGroup(consumer: number, estimatedTokens: readonly number[], now: number): CoreAdmission<KeyRef>[] {
+  acquireGroup(consumer: number, estimatedTokens: readonly number[], now: number, bookWithinMs = 0): CoreAdmission<KeyRef>[] {
     this.clock = now;
     const answers = runSync(
       acquireGroupOps(
         this.config,
         this.states[consumer]!,
-        estimatedTokens.map((tokens) => ({ estimatedTokens: tokens })),
+        estimatedTokens.map((tokens) => ({ estimatedTokens: tokens, bookWithinMs })),
       ),
       this.store,
     );

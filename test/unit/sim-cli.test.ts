@@ -34,6 +34,8 @@ describe('ratelane sim: flags', () => {
       '1',
       '--output-estimate',
       '200',
+      '--book-within-ms',
+      '0',
     ]);
     // Assess
     assert.equal(o.jobs, 5000);
@@ -42,6 +44,8 @@ describe('ratelane sim: flags', () => {
     assert.deepEqual(o.strategies, ['naive', 'admission']);
     assert.equal(o.seed, 3);
     assert.equal(o.outputEstimate, 200);
+    assert.equal(o.bookWithinMs, 0);
+    assert.equal(simCommand.parse([]).bookWithinMs, 30_000, "the consumer's booking window by default");
     assert.equal(o.json && o.quiet, true);
   });
 
@@ -51,6 +55,7 @@ describe('ratelane sim: flags', () => {
     assert.throws(() => simCommand.parse(['--strategy', 'retry']), /unknown retry/);
     assert.throws(() => simCommand.parse(['--frobnicate']), /unknown option/);
     assert.throws(() => simCommand.parse(['--failure-rate', '1']), UsageError);
+    assert.throws(() => simCommand.parse(['--book-within-ms', '-1']), UsageError);
     assert.throws(() => simCommand.parse(['--reservation', 'due-at']), /unknown option/, "the reservation choice is the pool's, not a flag");
   });
 });

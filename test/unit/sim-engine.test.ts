@@ -62,6 +62,23 @@ describe('simulate: 10 jobs, 1 key at 5 RPM, 10 consumers', () => {
     assert.ok(r.admission && r.admission.grants === 10);
   });
 
+  it('(c) books a near slot and waits for it in-process, as the consumer does: fewer re-sends, a longer invocation', () => {
+    // Prepare: one slot every 12 s; 10 jobs, so most slots are more than 12 s away
+    const booking = { ...TEN_JOBS, bookWithinMs: 30_000 };
+    // Act
+    const booked = simulate(TINY, STRATEGIES.admission, booking);
+    const resent = simulate(TINY, STRATEGIES.admission, { ...booking, bookWithinMs: 0 });
+    // Assess: a booked call starts at its slot (no 429), and its record waits for it billed
+    for (const r of [booked, resent]) {
+      assert.equal(r.completed, 10);
+      assert.equal(r.modelCalls, 10);
+      assert.equal(r.rateLimited, 0);
+    }
+    assert.ok(booked.admissionDenials < resent.admissionDenials, `denials: ${booked.admissionDenials} booked vs ${resent.admissionDenials}`);
+    assert.ok(booked.receives < resent.receives, `receives: ${booked.receives} booked vs ${resent.receives}`);
+    assert.ok(booked.usage.lambdaGbSeconds > resent.usage.lambdaGbSeconds, `GB-s: ${booked.usage.lambdaGbSeconds} booked vs ${resent.usage.lambdaGbSeconds}`);
+  });
+
   it('is deterministic for a seed, and the seed matters', () => {
     // Prepare
     const strip = (r: ReturnType<typeof simulate>) => ({ ...r, wallMs: 0 });
