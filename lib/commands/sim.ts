@@ -33,8 +33,8 @@ Options:
   --output-estimate N   (c): completion tokens admission assumes per call until a consumer has
                         learned them from real usage (default ${DEFAULT_SIM_SETTINGS.admissionOutputTokenEstimate}, lib/admission's default)
   --book-within-ms N    (c): how far ahead a record's call may be booked, the record waiting for its
-                        slot in-process (default ${DEFAULT_SIM_SETTINGS.bookWithinMs}: the consumer's booking window with the
-                        lane's 60 s function timeout); 0: never, every denial is re-sent
+                        slot in-process (default ${DEFAULT_SIM_SETTINGS.bookWithinMs}: the consumer's booking window, its
+                        in-process wait bound, with the default lane); 0: never, every denial is re-sent
   --parallel N          simulations run at once in worker threads (default: min(2, cores))
   --json                also print one JSON object as the last line of stdout
   --quiet               no progress on stderr

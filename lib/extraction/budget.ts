@@ -5,6 +5,7 @@
  * provider timeout, so it starts only when it can end by then. A record without a deadline always has time.
  */
 import { INVOCATION_MARGIN_SECONDS, type LaneConfig } from '../config/lanes.js';
+import { waitWorthMs } from './wait-cost.js';
 
 /**
  * The settle margin the lane config's deploy check keeps in the function's timeout beside its model
@@ -31,15 +32,27 @@ export function modelCallFits(lane: Pick<LaneConfig, 'provider'>, nowMs: number,
 }
 
 /**
- * The longest a queue record waits in-process for a booked admission slot (ms): half the function's
- * timeout. The other half holds the call that follows (the booking window also keeps the provider's
- * timeout before the record's deadline: see `Delivery.admissionWaitMs`). A shorter wait is cheaper
- * than a re-send: a re-send costs a send, a receive and a delete, another take, a delay rounded up to
- * whole seconds and the job's place in line, while the records of one invocation wait together.
+ * The longest a queue record waits in-process for a booked admission slot (ms): as long as the wait
+ * costs its function no more than a re-send (`waitWorthMs`: about 520 ms at 512 MB), but at least
+ * {@link MIN_ADMISSION_WAIT_MS}, and at most half the function's timeout (the other half holds the
+ * call that follows; the booking window also keeps the provider's timeout before the record's
+ * deadline: see `Delivery.admissionWaitMs`). A later slot is deferred: SQS holds the job for free,
+ * where an invocation waiting for it is billed (until 2026-12-03 the bound was half the timeout, 30 s
+ * by default: `npm run sim` showed the waits of an over-provisioned fleet costing more than the
+ * re-sends they saved).
  */
 export function admissionWaitMs(lane: Pick<LaneConfig, 'consumer'>): number {
-  return lane.consumer.timeoutSeconds * 500;
+  return Math.min(lane.consumer.timeoutSeconds * 500, Math.max(MIN_ADMISSION_WAIT_MS, waitWorthMs(lane.consumer.memoryMb)));
 }
+
+/**
+ * The shortest in-process wait for a booked slot worth having (ms): a job deferred to its reserved
+ * slot is delayed in whole seconds and told to come back up to half the booking window early (see
+ * `returnWaitMs` in `lib/consumer/process-record.ts`); with less than two seconds, a return rounded
+ * up instead of down misses its slot, which stays unused (a bench run with 1 s: 0.11 denials per
+ * completion, 0.003–0.02 with more).
+ */
+export const MIN_ADMISSION_WAIT_MS = 2_000;
 
 /**
  * How far ahead a call of a record may be booked at `nowMs` (ms): the lane's in-process wait
@@ -70,8 +83,10 @@ export function bookingWindowAtStartMs(lane: Pick<LaneConfig, 'consumer' | 'prov
  * How many records the lane's admission can start within their in-process wait: the lane's call rate
  * (its quota owners' requests per minute — or, given the tokens a call takes on average, the calls
  * its tokens per minute hold, when fewer — over `windowMs`: admission's safety margin trims the
- * burst, not the rate) times the booking window a record has at the start of its invocation. The event source mapping should hold about this
- * many records in flight (`maximumConcurrency` × `batchSize`): more are received only to be re-sent.
+ * burst, not the rate) times the booking window a record has at the start of its invocation. The
+ * event source mapping should hold about this many records in flight (`maximumConcurrency` ×
+ * `batchSize`) beside those in their calls (the rate times a call's time): more are received only to
+ * be re-sent.
  */
 export function recordsAdmissionCanStart(lane: Pick<LaneConfig, 'consumer' | 'provider'>, windowMs: number, tokensPerCall?: number): number {
   const owners = new Set(lane.provider.keys.map((k) => k.quotaOwner)).size;

@@ -67,7 +67,7 @@ export interface SimSettings {
    * Strategy (c): how far ahead a record's call may be booked, the record waiting for its slot
    * in-process (billed as the invocation's duration), as the consumer does (`bookWithinMs` of its
    * takes): by default the lane's booking window at the start of an invocation
-   * (`bookingWindowAtStartMs`: 30 s with a 60 s function timeout); 0: never, a denial is re-sent.
+   * (`bookingWindowAtStartMs`: 2 s with the default lane); 0: never, a denial is re-sent.
    */
   bookWithinMs: number;
   timing: Timing;

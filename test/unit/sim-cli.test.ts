@@ -45,7 +45,7 @@ describe('ratelane sim: flags', () => {
     assert.equal(o.seed, 3);
     assert.equal(o.outputEstimate, 200);
     assert.equal(o.bookWithinMs, 0);
-    assert.equal(simCommand.parse([]).bookWithinMs, 30_000, "the consumer's booking window by default");
+    assert.equal(simCommand.parse([]).bookWithinMs, 2_000, "the consumer's booking window by default");
     assert.equal(o.json && o.quiet, true);
   });
 
