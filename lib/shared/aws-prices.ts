@@ -25,7 +25,7 @@ export const PRICES_REGION = 'us-east-1';
 /** When the prices were last checked, and against what. */
 export const PRICES_CHECKED = '2026-03 (stored pages; see each source)';
 
-/** Every price the cost figures use (see `cost.ts`). */
+/** Every price the cost figures use (see `lib/sim/cost.ts`) and the wait bound (`lib/extraction/wait-cost.ts`). */
 export const PRICES = {
   sqsRequest: {
     usd: 0.4 / 1_000_000,
