@@ -175,7 +175,9 @@ class Simulation extends SimulatedLane {
       if (!answer.admitted) {
         this.tally.admissionDenials++;
         if (answer.laneOut) this.requestPause(answer.laneOut.until, callAt);
-        const action = this.decideAt(job, receiveCount, callAt, { kind: 'admission_denied', retryAt: answer.retryAt });
+        // As the consumer: the job may come back up to half the booking window early and wait for its slot.
+        const mayWaitMs = this.settings.bookWithinMs / 2;
+        const action = this.decideAt(job, receiveCount, callAt, { kind: 'admission_denied', retryAt: answer.retryAt, mayWaitMs });
         return this.act(j, message, receiveCount, action, callAt + this.timing.quickRecordMs);
       }
       key = answer.index;
