@@ -18,8 +18,9 @@
  * `cooldown-cache.ts`; a 429's follow-ups, `keysLeft` and `laneOut`, read them fresh); the last
  * bucket state seen per quota owner (a take is one conditional write; a stale cache costs one failed
  * write that returns the current bucket, and for a window after that, one read before the instance's
- * next write of it: `bucket-update.ts`); the round-robin cursor; the calls leased to it (`lease.ts`); and the output-token estimate, learned from
- * the usage each call reports (see `AdmissionSettings.outputTokenEstimate`).
+ * next write of it: `bucket-update.ts`); the round-robin cursor; the calls leased to it (`lease.ts`);
+ * and the output-token estimate, learned from the usage each call reports (see
+ * `AdmissionSettings.outputTokenEstimate`).
  */
 import type { Cooldown } from '../policy/index.js';
 import { RatelaneError } from '../shared/errors.js';

@@ -8,7 +8,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
 import { withAbortSignal } from '../aws/abort-scope.js';
 import type { Job } from '../contract/job.js';
-import { admissionWaitMs, bookingWindowAtStartMs } from '../extraction/budget.js';
+import { admissionWaitMs, bookingWindowAtStartMs, returnWaitMs } from '../extraction/budget.js';
 import { extractRecord, laneMayCarryOut, type ModelTime } from '../extraction/index.js';
 import type { Invocation } from './invocation.js';
 import type { SettleClock } from './settle-clock.js';
@@ -101,7 +101,7 @@ export async function processRecord(record: SQSRecord, deps: ConsumerDeps, scope
   // less: it books what it can or is deferred again).
   if (scope) {
     delivery.admissionWaitMs = admissionWaitMs(deps.lane);
-    delivery.returnWaitMs = bookingWindowAtStartMs(deps.lane) / 2;
+    delivery.returnWaitMs = returnWaitMs(bookingWindowAtStartMs(deps.lane));
   }
   let settled = false;
   try {

@@ -48,9 +48,8 @@ export function admissionWaitMs(lane: Pick<LaneConfig, 'consumer'>): number {
 /**
  * The shortest in-process wait for a booked slot worth having (ms): a job deferred to its reserved
  * slot is delayed in whole seconds and told to come back up to half the booking window early (see
- * `returnWaitMs` in `lib/consumer/process-record.ts`); with less than two seconds, a return rounded
- * up instead of down misses its slot, which stays unused (a bench run with 1 s: 0.11 denials per
- * completion, 0.003–0.02 with more).
+ * {@link returnWaitMs}); with less than two seconds, a return rounded up instead of down misses its
+ * slot, which stays unused (a bench run with 1 s: 0.11 denials per completion, 0.003–0.02 with more).
  */
 export const MIN_ADMISSION_WAIT_MS = 2_000;
 
@@ -77,6 +76,14 @@ export function bookingWindowMs(
 export function bookingWindowAtStartMs(lane: Pick<LaneConfig, 'consumer' | 'provider'>): number {
   const workMs = lane.consumer.timeoutSeconds * 1000 - settleMarginMs(lane);
   return Math.max(0, Math.min(admissionWaitMs(lane), workMs - lane.provider.timeoutMs));
+}
+
+/**
+ * How early a job deferred for admission may come back and wait in-process for its slot (ms): half the
+ * booking window it had, so a delay rounded down to whole seconds still lands inside the wait.
+ */
+export function returnWaitMs(bookingWindowMs: number): number {
+  return bookingWindowMs / 2;
 }
 
 /**

@@ -2,7 +2,7 @@
  * AWS cost of a simulated run, from the request and duration counts the models keep and the prices
  * in `prices.ts`, per million jobs (the run's total × 1,000,000 / jobs).
  */
-import { PRICES } from './prices.js';
+import { PRICES } from '../shared/aws-prices.js';
 
 /** What a run consumed. */
 export interface Usage {

@@ -7,7 +7,7 @@ import { cpus, totalmem } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { RatelaneError } from '../shared/errors.js';
 import { DEFAULT_SIM_SETTINGS, simulate, type SimProgress, type SimSettings, type StrategyResult } from './engine.js';
-import { PRICES, PRICES_CHECKED, PRICES_REGION } from './prices.js';
+import { PRICES, PRICES_CHECKED, PRICES_REGION } from '../shared/aws-prices.js';
 import { SCENARIOS, type ScenarioId } from './scenarios.js';
 import { STRATEGIES, type StrategyId } from './strategies.js';
 

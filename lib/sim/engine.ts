@@ -24,6 +24,7 @@
  */
 import type { KeyRef } from '../admission/choice.js';
 import type { CoreAdmission } from '../admission/pool-core.js';
+import { returnWaitMs } from '../extraction/budget.js';
 import { decide, gateBeforeCall, type Action, type DeferAction, type JobOutcome, type JobScheduling } from '../policy/index.js';
 import { withFastDates } from './fast-dates.js';
 import { ST_COMMITTED, ST_DEAD, ST_REJECTED } from './jobs.js';
@@ -175,8 +176,8 @@ class Simulation extends SimulatedLane {
       if (!answer.admitted) {
         this.tally.admissionDenials++;
         if (answer.laneOut) this.requestPause(answer.laneOut.until, callAt);
-        // As the consumer: the job may come back up to half the booking window early and wait for its slot.
-        const mayWaitMs = this.settings.bookWithinMs / 2;
+        // As the consumer: the job may come back early and wait for its slot.
+        const mayWaitMs = returnWaitMs(this.settings.bookWithinMs);
         const action = this.decideAt(job, receiveCount, callAt, { kind: 'admission_denied', retryAt: answer.retryAt, mayWaitMs });
         return this.act(j, message, receiveCount, action, callAt + this.timing.quickRecordMs);
       }

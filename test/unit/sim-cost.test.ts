@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { costPerMillionJobs } from '../../lib/sim/cost.js';
-import { PRICES } from '../../lib/sim/prices.js';
+import { PRICES } from '../../lib/shared/aws-prices.js';
 import { quotaBoundMs, SCENARIOS } from '../../lib/sim/scenarios.js';
 
 describe('quotaBoundMs', () => {
