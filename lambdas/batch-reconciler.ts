@@ -22,6 +22,7 @@ import {
 } from '../lib/batch/reconciler-deps.js';
 import { type BatchReconcilerHandler, type BatchSweepSummary, createBatchReconcilerHandler } from '../lib/batch/reconciler-handler.js';
 import { createAwsClients } from '../lib/aws/clients.js';
+import { buildInInit } from '../lib/aws/lambda-init.js';
 import { LaneConfigSchema } from '../lib/config/lanes.js';
 import { BATCH_RECONCILER_ENV } from '../lib/config/names.js';
 
@@ -53,13 +54,8 @@ async function build(): Promise<BatchReconcilerHandler> {
   return createBatchReconcilerHandler(deps);
 }
 
-let built: Promise<BatchReconcilerHandler> | undefined;
+// Built in the environment's INIT (at import), once: see `lib/aws/lambda-init.ts`.
+const built = buildInInit(build);
 
 /** The Lambda entry point (an EventBridge Scheduler invocation; its event is not read). */
-export const handler = async (event: unknown, context: Context): Promise<BatchSweepSummary> => {
-  built ??= build().catch((error: unknown) => {
-    built = undefined;
-    throw error;
-  });
-  return (await built)(event, context);
-};
+export const handler = async (event: unknown, context: Context): Promise<BatchSweepSummary> => (await built())(event, context);

@@ -16,9 +16,10 @@
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { AwsLanePauseController, sdkPauseCalls } from '../lib/admission/aws-pause.js';
-import { createLaneAdmission } from '../lib/admission/index.js';
+import { createLaneAdmission, primedPool } from '../lib/admission/index.js';
 import { ProviderKeyRing } from '../lib/admission/key-ring.js';
 import { createAwsClients } from '../lib/aws/clients.js';
+import { buildInInit } from '../lib/aws/lambda-init.js';
 import { LaneConfigSchema, providerNeedsKeySecrets } from '../lib/config/lanes.js';
 import { createConsumerDeps } from '../lib/consumer/deps.js';
 import { providerSecretCheck } from '../lib/consumer/configuration.js';
@@ -75,11 +76,13 @@ async function build(): Promise<SqsHandler> {
     settings: { ...(margin !== undefined ? { safetyMargin: margin } : {}), ...(outputTokens !== undefined ? { outputTokenEstimate: outputTokens } : {}) },
     controller,
   });
+  // One pool per execution environment: its short cache lives as long as the environment. Primed here,
+  // in INIT: its first take then knows the lane's cooldowns and buckets (`SharedKeyPool.prime`).
+  const pool = await primedPool(admission);
   const deps = createConsumerDeps(lane, clients, {
     queueUrl: env[CONSUMER_ENV.queueUrl],
     dlqUrl: env[CONSUMER_ENV.dlqUrl],
-    // One pool per execution environment: its short cache lives as long as the environment.
-    keys: admission.newPool(),
+    keys: pool,
     lanePause: admission.pauser,
     logLevel: env[CONSUMER_ENV.logLevel],
   });
@@ -95,13 +98,8 @@ async function build(): Promise<SqsHandler> {
   return createConsumerHandler(deps, { checkConfiguration });
 }
 
-let built: Promise<SqsHandler> | undefined;
+// Built in the environment's INIT (at import), once: see `lib/aws/lambda-init.ts`.
+const built = buildInInit(build);
 
 /** The Lambda entry point (SQS event source with ReportBatchItemFailures). */
-export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-  built ??= build().catch((error: unknown) => {
-    built = undefined;
-    throw error;
-  });
-  return (await built)(event, context);
-};
+export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => (await built())(event, context);

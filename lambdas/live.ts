@@ -12,9 +12,10 @@
  */
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { createLaneAdmission } from '../lib/admission/index.js';
+import { createLaneAdmission, primedPool } from '../lib/admission/index.js';
 import { ProviderKeyRing } from '../lib/admission/key-ring.js';
 import { createAwsClients } from '../lib/aws/clients.js';
+import { buildInInit } from '../lib/aws/lambda-init.js';
 import { LaneConfigSchema, providerNeedsKeySecrets } from '../lib/config/lanes.js';
 import { providerSecretCheck } from '../lib/consumer/configuration.js';
 import { createLiveDeps } from '../lib/live/deps.js';
@@ -56,7 +57,9 @@ async function build(): Promise<LiveHttpHandler> {
     side: 'live',
     settings: { ...(margin !== undefined ? { safetyMargin: margin } : {}), ...(outputTokens !== undefined ? { outputTokenEstimate: outputTokens } : {}) },
   });
-  const deps = createLiveDeps(lane, clients, { queueUrl: env[LIVE_ENV.queueUrl], keys: admission.newPool(), logLevel: env[LIVE_ENV.logLevel] });
+  // Primed in INIT, as the consumer's: the first request's take knows the lane's cooldowns and buckets.
+  const pool = await primedPool(admission);
+  const deps = createLiveDeps(lane, clients, { queueUrl: env[LIVE_ENV.queueUrl], keys: pool, logLevel: env[LIVE_ENV.logLevel] });
   const checkConfiguration =
     needsSecrets && secretArn
       ? providerSecretCheck({ ring, readSecret: () => getSecret(secretArn, { maxAge: SECRET_MAX_AGE_SECONDS }), store: admission.store })
@@ -64,13 +67,8 @@ async function build(): Promise<LiveHttpHandler> {
   return createLiveHandler(deps, { checkConfiguration });
 }
 
-let built: Promise<LiveHttpHandler> | undefined;
+// Built in the environment's INIT (at import), once: see `lib/aws/lambda-init.ts`.
+const built = buildInInit(build);
 
 /** The Lambda entry point (HTTP API, payload format 2.0). */
-export const handler = async (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> => {
-  built ??= build().catch((error: unknown) => {
-    built = undefined;
-    throw error;
-  });
-  return (await built)(event, context);
-};
+export const handler = async (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> => (await built())(event, context);

@@ -77,3 +77,13 @@ export function createLaneAdmission(options: {
     pauser: options.controller ? new LanePauser({ store, controller: options.controller }) : undefined,
   };
 }
+
+/**
+ * A new key pool of `admission`, primed (`SharedKeyPool.prime`): what an execution environment's INIT
+ * makes, so its first take knows the lane's cooldowns and buckets. Never throws for the table.
+ */
+export async function primedPool(admission: Pick<LaneAdmission, 'newPool'>): Promise<SharedKeyPool> {
+  const pool = admission.newPool();
+  await pool.prime();
+  return pool;
+}

@@ -31,6 +31,7 @@ import {
   type PoolState,
   type StoreOp,
 } from './pool-core.js';
+import { bucketIdOf, learnBucket } from './pool-state.js';
 import type { RateStateStore } from './rate-state.js';
 import type { BucketSide } from './reserve.js';
 import type { AdmissionSettings } from './settings.js';
@@ -110,6 +111,7 @@ export class SharedKeyPool implements KeyPool {
   private grouping = false;
   /** This instance's share of {@link PROBE_WAIT_SPREAD}. */
   private readonly probeWaitShare: number;
+  private readonly random: () => number;
 
   constructor(options: SharedKeyPoolOptions) {
     if (options.keys.length === 0) throw new NoProviderKeyError('no provider key configured for this lane');
@@ -124,7 +126,30 @@ export class SharedKeyPool implements KeyPool {
       now: options.now ?? Date.now,
     };
     this.state = newPoolState(options.settings);
-    this.probeWaitShare = (options.random ?? Math.random)() * PROBE_WAIT_SPREAD;
+    this.random = options.random ?? Math.random;
+    this.probeWaitShare = this.random() * PROBE_WAIT_SPREAD;
+  }
+
+  /**
+   * Learns, before the instance's first take, what that take would otherwise find out on its way:
+   * the lane's cooldowns and each quota owner's bucket (one strongly consistent read each, all at
+   * once), and starts the round robin at a random key, so instances that start together spread over
+   * the owners instead of all writing the first one. Meant for the execution environment's INIT
+   * (the consumer Lambda primes before its first batch): the first take is then one conditional
+   * write on a known state, on a connection already open. A read that fails is left to the first
+   * decision, as without priming; never throws.
+   */
+  async prime(): Promise<void> {
+    const at = this.config.now();
+    const ids = [...new Set(this.config.keys.map((k) => bucketIdOf(this.config, k.quotaOwner)))];
+    const [cooldowns, ...buckets] = await Promise.allSettled([this.store.readCooldowns(this.config.keys), ...ids.map((id) => this.store.readBucket(id))]);
+    if (cooldowns?.status === 'fulfilled') cacheCooldownsRead(this.state, cooldowns.value, at);
+    for (const [i, id] of ids.entries()) {
+      const read = buckets[i];
+      // A take that ran meanwhile learned a newer state: keep it.
+      if (read?.status === 'fulfilled' && !this.state.buckets.has(id)) learnBucket(this.state, id, read.value);
+    }
+    this.state.cursor = Math.floor(this.random() * this.config.keys.length);
   }
 
   /** Output tokens this instance assumes for a call before it answers (learned from reported usage). */

@@ -4,7 +4,7 @@
  * on the lane's live reserve. Like Lambda, one handler instance serves one request at a time; more
  * instances are made for concurrent requests.
  */
-import type { LaneAdmission } from '../admission/index.js';
+import { primedPool, type LaneAdmission } from '../admission/index.js';
 import { roundRobinKeys, type ProviderKey } from '../admission/keys.js';
 import type { AwsClients } from '../aws/clients.js';
 import type { LaneConfig } from '../config/lanes.js';
@@ -37,7 +37,7 @@ export interface LocalLiveInput {
 /** Serves one lane's live API on a loopback port. */
 export async function startLocalLive(input: LocalLiveInput): Promise<LiveHttpServer> {
   const { lane } = input;
-  const make = (): LiveHttpHandler => {
+  const make = async (): Promise<LiveHttpHandler> => {
     const { logger, metrics } = createLaneTelemetry(lane, { serviceName: liveServiceName(lane) });
     const sink = input.telemetry.console();
     redirectPowertoolsConsole(logger, sink);
@@ -47,7 +47,8 @@ export async function startLocalLive(input: LocalLiveInput): Promise<LiveHttpSer
       results: input.results,
       ledger: input.ledger,
       model: input.model,
-      keys: input.admission ? input.admission.newPool() : roundRobinKeys(input.keys),
+      // Primed as the live Lambda's INIT primes its pool (`lambdas/live.ts`).
+      keys: input.admission ? await primedPool(input.admission) : roundRobinKeys(input.keys),
       logger,
       metrics,
     });
@@ -56,11 +57,11 @@ export async function startLocalLive(input: LocalLiveInput): Promise<LiveHttpSer
   return startLiveHttpServer({ handler: pooled(make), timeoutMs: liveFunctionTimeoutSeconds(lane.live) * 1000 });
 }
 
-/** One handler instance per request in flight, reused when idle (one Lambda environment per concurrent request). */
-function pooled(make: () => LiveHttpHandler): LiveHttpHandler {
+/** One handler instance per request in flight, reused when idle (one Lambda environment per concurrent request; `make` is its INIT). */
+function pooled(make: () => Promise<LiveHttpHandler>): LiveHttpHandler {
   const idle: LiveHttpHandler[] = [];
   return async (event, context) => {
-    const handler = idle.pop() ?? make();
+    const handler = idle.pop() ?? (await make());
     try {
       return await handler(event, context);
     } finally {

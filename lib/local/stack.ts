@@ -5,7 +5,7 @@
  * Ctrl-C) stops everything it started.
  */
 import { randomUUID } from 'node:crypto';
-import { createLaneAdmission, type AdmissionSettings, type LaneAdmission } from '../admission/index.js';
+import { createLaneAdmission, primedPool, type AdmissionSettings, type LaneAdmission } from '../admission/index.js';
 import { LocalLanePauseController, type LocalPauseState } from './pause.js';
 import type { LaneConfig, LaneSet } from '../config/lanes.js';
 import { createConsumerDeps, createConsumerTelemetry } from '../consumer/deps.js';
@@ -138,12 +138,13 @@ export function localLaneKeys(lane: LaneConfig, env: Readonly<Record<string, str
 /**
  * Several consumer instances behind one handler, as Lambda runs one execution environment per
  * concurrent invocation: each instance has its own Logger and Metrics, so nothing is shared between
- * two invocations in flight. A new instance is made when all are busy or one was discarded.
+ * two invocations in flight. A new instance is made (its INIT: `make`, awaited before it is handed
+ * the batch) when all are busy or one was discarded.
  */
-function pooledHandler(make: () => SqsHandler): SqsHandler {
+function pooledHandler(make: () => Promise<SqsHandler>): SqsHandler {
   const idle: SqsHandler[] = [];
   return async (event, context) => {
-    const handler = idle.pop() ?? make();
+    const handler = idle.pop() ?? (await make());
     const response = await handler(event, context);
     // Only an instance whose invocation ended cleanly is reused: after a crash or timeout its work may
     // still be running, and Lambda would not hand that environment another batch either.
@@ -287,7 +288,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
                 ledger: new Ledger({ dynamodb: aws.dynamodb, tableName: lane.resources.ledgerTable }),
                 admission: admissionOf('queue', pause, aws),
               };
-        const makeHandler = (): SqsHandler => {
+        const makeHandler = async (): Promise<SqsHandler> => {
           const { logger, metrics } = createConsumerTelemetry(lane);
           const sink = telemetry.console();
           redirectPowertoolsConsole(logger, sink);
@@ -298,7 +299,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
             results: own.results,
             ledger: own.ledger,
             model,
-            keys: own.admission ? own.admission.newPool() : roundRobinKeys(keys),
+            // Primed as the consumer Lambda's INIT primes its pool (`lambdas/consumer.ts`).
+            keys: own.admission ? await primedPool(own.admission) : roundRobinKeys(keys),
             lanePause: own.admission?.pauser,
             logger,
             metrics,
