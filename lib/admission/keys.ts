@@ -82,8 +82,6 @@ export interface KeyPool {
   cool(key: ProviderKey, cooldown: Cooldown): Promise<void>;
   /** When every key is out for a long reset: the earliest reset (optional: pools without shared state omit it). */
   laneOut?(): Promise<{ until: Date; reason: LaneOutReason } | null>;
-  /** Reads the shared state the first take needs, before it is needed (an execution environment's INIT); never throws. Optional. */
-  prime?(): Promise<void>;
 }
 
 /** Raised when a lane has no usable key. */

@@ -13,13 +13,12 @@ import type { ProviderKey } from '../../lib/admission/keys.js';
 import { RateStateUnavailableError } from '../../lib/admission/rate-state.js';
 import { admissionSettings } from '../../lib/admission/settings.js';
 import { MemoryRateStateStore } from '../helpers/memory-rate-state.js';
+import { LIMITS, T0 } from './admission-support.js';
 
-const T0 = Date.parse('2026-03-02T20:00:00.000Z');
 const KEYS: ProviderKey[] = [
   { id: 'k1', quotaOwner: 'o1', secret: 'sk-1' },
   { id: 'k2', quotaOwner: 'o2', secret: 'sk-2' },
 ];
-const LIMITS = { requestsPerWindow: 20, tokensPerWindow: 1e9, windowMs: 60_000, requestsPerDay: 1e6, dayMs: 86_400_000 };
 const SETTINGS = admissionSettings({ outputTokenEstimate: 100 });
 const USAGE = { inputTokens: 10, outputTokens: 100 };
 

@@ -1,5 +1,5 @@
 /**
- * Shared by the admission tests of the pure parts (`admission-bucket.test.ts`, `admission-keys.test.ts`):
+ * Shared by the admission tests (`admission-bucket.test.ts`, `admission-keys.test.ts`, `admission-prime.test.ts`):
  * the bucket limits they use (6 requests and 6 000 tokens a minute, 100 requests a day) and the clock's
  * start (00:00 UTC).
  */
