@@ -5,9 +5,11 @@
  * deployed in the stack's account (`laneInAccount`: the bucket name carries the account id). A lane
  * the stack cannot run (function timeout too short for its provider, Vertex AI, a Bedrock model
  * outside the lane's geography, batches on a provider ratelane has no batch client for) is refused at
- * synth with the lane config's error.
+ * synth with the lane config's error. An event source mapping that holds more records than the lane's
+ * quota can keep busy is deployed with a synth warning (`ratelane:mapping-oversized`, see
+ * `lib/extraction/mapping-size.ts`).
  */
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as cxapi from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
@@ -22,6 +24,7 @@ import { LaneLiveAlarms } from './live-alarms.js';
 import { LaneQueues } from './queues.js';
 import { LaneStorage } from './storage.js';
 import { RatelaneError } from '../shared/errors.js';
+import { mappingSizeWarning } from '../extraction/mapping-size.js';
 
 export interface LaneStackProps extends StackProps {
   /** The lane this stack deploys (as configured; the stack applies the account); the stack's region must be the lane's region. */
@@ -92,6 +95,8 @@ export class LaneStack extends Stack {
     this.queues = new LaneQueues(this, 'Queues', { lane });
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
     this.consumer = new LaneConsumer(this, 'Consumer', { lane, queues: this.queues, storage: this.storage, logRetention });
+    const oversized = mappingSizeWarning(lane);
+    if (oversized !== undefined) Annotations.of(this.consumer).addWarningV2('ratelane:mapping-oversized', oversized);
     this.live = lane.live.enabled ? new LaneLive(this, 'Live', { lane, queues: this.queues, storage: this.storage, logRetention }) : undefined;
     this.batch = lane.batch.enabled ? new LaneBatch(this, 'Batch', { lane, queues: this.queues, storage: this.storage, logRetention }) : undefined;
     const consumerFunction = this.consumer.function;
