@@ -155,6 +155,11 @@ export const LaneConfigSchema = z
          */
         oldestJobAgeSeconds: z.number().int().positive(),
         throttleSharePercent: z.number().positive().max(100),
+        /**
+         * The share of admission decisions (calls started and jobs deferred by admission) that deferred
+         * the job, sustained for 30 minutes: the mapping pulls more records than the lane's keys can start.
+         */
+        admissionDenialSharePercent: z.number().positive().max(100),
       })
       .strict(),
   })
@@ -224,7 +229,7 @@ function defaultLane(name: string, region: string): LaneConfig {
     batch: defaultBatchSettings(),
     // A job older than an hour has been deferred (or failed) many times over, or waits for a long
     // quota reset: either way a person should know. Four times the message-age threshold.
-    alarms: { oldestMessageAgeSeconds: 900, oldestJobAgeSeconds: 3600, throttleSharePercent: 20 },
+    alarms: { oldestMessageAgeSeconds: 900, oldestJobAgeSeconds: 3600, throttleSharePercent: 20, admissionDenialSharePercent: 25 },
   };
 }
 

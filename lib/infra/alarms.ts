@@ -16,7 +16,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { type LaneConfig, providerNeedsKeySecrets } from '../config/lanes.js';
 import type { LaneQueues } from './queues.js';
-import { consumerMetric, throttleShare } from './telemetry.js';
+import { admissionDenialShare, consumerMetric, throttleShare } from './telemetry.js';
 
 /** The period of the job-age alarm: a job waiting for its `eligibleAt` comes back (hops) at least every 900 s, so each period sees it. */
 export const JOB_AGE_ALARM_PERIOD = Duration.minutes(15);
@@ -40,6 +40,7 @@ export interface LaneAlarmSet {
   readonly deadLetters: Alarm;
   readonly regionMismatch: Alarm;
   readonly throttleShare: Alarm;
+  readonly admissionDenialShare: Alarm;
   readonly waitingForPerson: Alarm;
   readonly keyAuth: Alarm;
   readonly billing: Alarm;
@@ -163,6 +164,20 @@ export class LaneAlarms extends Construct {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
 
+    // A sustained share of jobs deferred by admission means the mapping pulls more records than the
+    // lane's keys can start (a key out of credit or of its daily quota, or a mapping sized beyond the
+    // quota): each such record is a re-send. Nothing is lost, so it waits 30 minutes before it tells.
+    const denialShare = new Alarm(this, 'AdmissionDenialShare', {
+      alarmName: name('admission-denial-share'),
+      alarmDescription: `More than ${lane.alarms.admissionDenialSharePercent}% of admission decisions in the ${lane.name} lane deferred the job for 30 minutes: the consumers receive more jobs than the lane's keys can start (a key out of credit or out of its daily quota, or consumer.maximumConcurrency x queue.batchSize beyond the quota), and each is re-sent. Nothing is lost. Lower consumer.maximumConcurrency (the synth warning ratelane:mapping-oversized gives an upper bound) or add quota; check key-auth and billing.`,
+      metric: admissionDenialShare(lane, fiveMinutes),
+      threshold: lane.alarms.admissionDenialSharePercent,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 6,
+      datapointsToAlarm: 6,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+
     // The consumer reports LaneWaitingForPerson (1 or 0) on every invocation and nothing while the
     // lane is paused (its mapping is off). With missing data ignored, the alarm keeps its state: it
     // goes to ALARM when a pause starts that only a person can end (every key out for billing or
@@ -235,6 +250,7 @@ export class LaneAlarms extends Construct {
       deadLetters,
       regionMismatch,
       throttleShare: throttle,
+      admissionDenialShare: denialShare,
       waitingForPerson,
       keyAuth,
       billing,

@@ -21,7 +21,7 @@ import type { LaneLiveAlarms } from './live-alarms.js';
 import { liveDashboardWidgets } from './live-dashboard.js';
 import type { LaneQueues } from './queues.js';
 import { RECORD_FAILED_METRICS, RECORD_FAILURE_REASONS } from '../shared/telemetry.js';
-import { consumerMetric, consumerSeconds, throttleShare } from './telemetry.js';
+import { admissionDenialShare, consumerMetric, consumerSeconds, throttleShare } from './telemetry.js';
 
 export interface LaneDashboardProps {
   readonly lane: LaneConfig;
@@ -169,6 +169,8 @@ export class LaneDashboard extends Construct {
           consumerMetric(lane, 'KeyCooldown', { period, label: 'key cooldowns' }),
           consumerMetric(lane, 'LanePaused', { period, label: 'lane paused' }),
         ],
+        right: [admissionDenialShare(lane, fiveMinutes)],
+        rightAnnotations: [threshold(lane.alarms.admissionDenialSharePercent, 'denial share alarm')],
       }),
       new GraphWidget({
         region: lane.region,

@@ -30,6 +30,25 @@ export function consumerMetric(
 /** The metric-math expression of the 429 share (percent of model calls that were rate limited). */
 export const THROTTLE_SHARE_EXPRESSION = '100 * FILL(rateLimited, 0) / modelCalls';
 
+/**
+ * The metric-math expression of the admission denial share: percent of admission decisions (a model call
+ * started, or a job deferred because no key could take it) that deferred the job.
+ */
+export const ADMISSION_DENIAL_SHARE_EXPRESSION = '100 * FILL(admissionDenied, 0) / (FILL(admissionDenied, 0) + FILL(modelCalls, 0))';
+
+/** The share of admission decisions that deferred the job, in percent, per `period`. */
+export function admissionDenialShare(lane: Pick<LaneConfig, 'name' | 'region'>, period: Duration = Duration.minutes(5)): MathExpression {
+  return new MathExpression({
+    expression: ADMISSION_DENIAL_SHARE_EXPRESSION,
+    usingMetrics: {
+      admissionDenied: consumerMetric(lane, 'AdmissionDenied', { period }),
+      modelCalls: consumerMetric(lane, 'ModelCalls', { period }),
+    },
+    period,
+    label: 'admission denial share (%)',
+  });
+}
+
 /** The share of model calls answered with a rate limit (429), in percent, per `period`. */
 export function throttleShare(lane: Pick<LaneConfig, 'name' | 'region'>, period: Duration = Duration.minutes(5)): MathExpression {
   return new MathExpression({

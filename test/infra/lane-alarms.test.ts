@@ -19,6 +19,7 @@ const of = synthDefaultLanes();
 
 const ALARM_SUFFIXES = [
   '429-share',
+  'admission-denial-share',
   'billing',
   'consumer-errors',
   'consumer-throttles',
@@ -143,6 +144,22 @@ for (const lane of LANES) {
         ['ratelane', 'RegionMismatch', 'Sum', 0],
       );
       assert.deepEqual(get('region-mismatch')?.Dimensions, dims);
+      const denials = get('admission-denial-share');
+      assert.deepEqual(
+        [denials?.Threshold, denials?.EvaluationPeriods, denials?.DatapointsToAlarm, denials?.TreatMissingData],
+        [lane.alarms.admissionDenialSharePercent, 6, 6, 'notBreaching'],
+      );
+      assert.deepEqual(
+        denials?.Metrics.map(
+          (m: { Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string }; Period: number; Stat: string } }) =>
+            m.Expression ?? `${m.Id}=${m.MetricStat?.Metric.MetricName}/${m.MetricStat?.Period}/${m.MetricStat?.Stat}`,
+        ),
+        [
+          '100 * FILL(admissionDenied, 0) / (FILL(admissionDenied, 0) + FILL(modelCalls, 0))',
+          'admissionDenied=AdmissionDenied/300/Sum',
+          'modelCalls=ModelCalls/300/Sum',
+        ],
+      );
       const share = get('429-share');
       assert.equal(share?.Threshold, lane.alarms.throttleSharePercent);
       assert.deepEqual(share?.Metrics, [
@@ -259,6 +276,7 @@ for (const lane of LANES) {
       for (const reason of RECORD_FAILURE_REASONS) assert.ok(metricsOf('Record failures by reason').includes(`"${RECORD_FAILED_METRICS[reason]}"`), reason);
       assert.match(metricsOf('Consumer function'), /"AWS\/Lambda","Errors".*"AWS\/Lambda","Throttles"/);
       assert.match(metricsOf('Deferrals'), /"Deferred".*"EligibilityHops".*"InvocationDeadlineDeferred"/);
+      assert.match(metricsOf('Deferrals'), /100 \* FILL\(admissionDenied, 0\) \/ \(FILL\(admissionDenied, 0\) \+ FILL\(modelCalls, 0\)\).*"yAxis":"right"/);
       assert.match(metricsOf('Waiting for a person'), /"LaneWaitingForPerson".*"ConfigurationError".*"AuthAlarm".*"BillingAlarm"/);
       assert.match(metricsOf('Attempts per completion'), /"AttemptsPerCompletion"/);
       assert.match(metricsOf('Duplicates suppressed'), /"DuplicateSuppressed"/);
