@@ -316,6 +316,11 @@ export function resolveLanes(overrides: Readonly<Record<string, LaneOverride>> =
   return Object.freeze(lanes);
 }
 
+/** How many quota owners the lane's keys belong to: each owner has its own limits (keys of one owner share them). */
+export function quotaOwnerCount(lane: Pick<LaneConfig, 'provider'>): number {
+  return new Set(lane.provider.keys.map((k) => k.quotaOwner)).size;
+}
+
 /** Looks a lane up by name; throws {@link LaneConfigError} naming the known lanes. */
 export function laneByName(lanes: LaneSet, name: string): LaneConfig {
   const lane = lanes[name];

@@ -4,7 +4,7 @@
  * of its own for the commit, or a re-send and its ledger line. A call may take up to the lane's
  * provider timeout, so it starts only when it can end by then. A record without a deadline always has time.
  */
-import { INVOCATION_MARGIN_SECONDS, type LaneConfig } from '../config/lanes.js';
+import { INVOCATION_MARGIN_SECONDS, type LaneConfig, quotaOwnerCount } from '../config/lanes.js';
 import { waitWorthMs } from './wait-cost.js';
 
 /**
@@ -96,9 +96,15 @@ export function returnWaitMs(bookingWindowMs: number): number {
  * be re-sent.
  */
 export function recordsAdmissionCanStart(lane: Pick<LaneConfig, 'consumer' | 'provider'>, windowMs: number, tokensPerCall?: number): number {
-  const owners = new Set(lane.provider.keys.map((k) => k.quotaOwner)).size;
+  return Math.floor(laneCallsPerMs(lane, windowMs, tokensPerCall) * bookingWindowAtStartMs(lane));
+}
+
+/**
+ * The lane's call rate per ms: its quota owners' requests per `windowMs`, or, given the tokens a call
+ * takes on average, the calls their tokens per window hold, when fewer.
+ */
+export function laneCallsPerMs(lane: Pick<LaneConfig, 'provider'>, windowMs: number, tokensPerCall?: number): number {
   const { requestsPerMinute, tokensPerMinute } = lane.provider.limits;
   const callsPerWindow = tokensPerCall !== undefined && tokensPerCall > 0 ? Math.min(requestsPerMinute, tokensPerMinute / tokensPerCall) : requestsPerMinute;
-  const perMs = (owners * callsPerWindow) / windowMs;
-  return Math.floor(perMs * bookingWindowAtStartMs(lane));
+  return (quotaOwnerCount(lane) * callsPerWindow) / windowMs;
 }

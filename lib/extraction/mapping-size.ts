@@ -5,8 +5,8 @@
  * every call as long as the provider's timeout — so a warning always means records received only to
  * be deferred, whatever the calls' real latency.
  */
-import { AWS_LIMITS, type LaneConfig } from '../config/lanes.js';
-import { bookingWindowAtStartMs, recordsAdmissionCanStart } from './budget.js';
+import { AWS_LIMITS, type LaneConfig, quotaOwnerCount } from '../config/lanes.js';
+import { bookingWindowAtStartMs, laneCallsPerMs, recordsAdmissionCanStart } from './budget.js';
 
 /** The provider's rate window in AWS (ms): limits are per minute. */
 const AWS_WINDOW_MS = 60_000;
@@ -26,9 +26,7 @@ export interface MappingSize {
 
 /** The mapping's capacity against what the quota can keep busy (see {@link MappingSize}). */
 export function mappingSize(lane: Pick<LaneConfig, 'consumer' | 'provider' | 'queue'>): MappingSize {
-  const owners = new Set(lane.provider.keys.map((k) => k.quotaOwner)).size;
-  const callsPerMs = (owners * lane.provider.limits.requestsPerMinute) / AWS_WINDOW_MS;
-  const inCalls = callsPerMs * lane.provider.timeoutMs;
+  const inCalls = laneCallsPerMs(lane, AWS_WINDOW_MS) * lane.provider.timeoutMs;
   const usable = recordsAdmissionCanStart(lane, AWS_WINDOW_MS) + Math.ceil(inCalls);
   const held = lane.consumer.maximumConcurrency * lane.queue.batchSize;
   const suggested = Math.max(AWS_LIMITS.minMaximumConcurrency, Math.floor(usable / lane.queue.batchSize));
@@ -42,13 +40,12 @@ export function mappingSize(lane: Pick<LaneConfig, 'consumer' | 'provider' | 'qu
 export function mappingSizeWarning(lane: Pick<LaneConfig, 'name' | 'consumer' | 'provider' | 'queue'>): string | undefined {
   const size = mappingSize(lane);
   if (size.held <= size.usable) return undefined;
-  const owners = new Set(lane.provider.keys.map((k) => k.quotaOwner)).size;
   const waitS = (bookingWindowAtStartMs(lane) / 1000).toFixed(1);
   const timeoutS = (lane.provider.timeoutMs / 1000).toFixed(1);
   return (
     `lane ${lane.name}: the event source mapping holds up to ${size.held} records (consumer.maximumConcurrency ` +
     `${lane.consumer.maximumConcurrency} x queue.batchSize ${lane.queue.batchSize}), but its quota ` +
-    `(${owners} quota owner(s) x ${lane.provider.limits.requestsPerMinute} requests per minute) keeps at most ` +
+    `(${quotaOwnerCount(lane)} quota owner(s) x ${lane.provider.limits.requestsPerMinute} requests per minute) keeps at most ` +
     `${size.usable} busy (those it starts within a record's ${waitS} s in-process wait, and those in calls as long ` +
     `as the provider timeout of ${timeoutS} s); the others are received only to be deferred, a re-send each. ` +
     `Lower consumer.maximumConcurrency to at most ${size.suggestedMaximumConcurrency}, or add quota owners`

@@ -17,7 +17,7 @@
  * reaches every job at `burstAwareMinimumMs`. Both assume one model call per job and no processing
  * time, so a real drain is at best slightly right of (below) them.
  */
-import type { LaneSet } from '../../config/lanes.js';
+import { type LaneSet, quotaOwnerCount } from '../../config/lanes.js';
 import type { BenchStrategyId } from './bench-strategies.js';
 
 /** A lane's share of the job set and its combined request limit. */
@@ -50,7 +50,7 @@ export interface CurvePoint {
 export function laneQuotas(lanes: LaneSet, submitted: readonly { lane: string }[]): LaneQuota[] {
   return Object.values(lanes).flatMap((lane) => {
     const jobs = submitted.filter((j) => j.lane === lane.name).length;
-    const requestsPerMinute = new Set(lane.provider.keys.map((k) => k.quotaOwner)).size * lane.provider.limits.requestsPerMinute;
+    const requestsPerMinute = quotaOwnerCount(lane) * lane.provider.limits.requestsPerMinute;
     return jobs > 0 ? [{ lane: lane.name, jobs, requestsPerMinute }] : [];
   });
 }

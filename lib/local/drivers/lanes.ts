@@ -4,7 +4,7 @@
  * the keys' limits allow.
  */
 import { loadCorpus } from '../../../corpus/index.js';
-import { resolveLanes, type LaneOverride, type LaneSet } from '../../config/lanes.js';
+import { quotaOwnerCount, resolveLanes, type LaneOverride, type LaneSet } from '../../config/lanes.js';
 import { CURRENT_RELEASE, getRelease } from '../../contract/releases.js';
 import type { DocumentInput } from '../../queue/producer.js';
 import { burstMinutes } from './bench-scenario-bounds.js';
@@ -86,7 +86,7 @@ function slowestLaneMs(lanes: LaneSet, submitted: readonly { lane: string }[], m
   let slowest = 0;
   for (const lane of Object.values(lanes)) {
     const jobs = submitted.filter((j) => j.lane === lane.name).length;
-    const perMinute = new Set(lane.provider.keys.map((k) => k.quotaOwner)).size * lane.provider.limits.requestsPerMinute;
+    const perMinute = quotaOwnerCount(lane) * lane.provider.limits.requestsPerMinute;
     if (jobs > 0 && perMinute > 0) slowest = Math.max(slowest, minutes(jobs, perMinute) * minuteMs);
   }
   return slowest;
