@@ -13,7 +13,7 @@
 import { AWS_LIMITS } from '../config/lanes.js';
 import type { Cooldown } from '../policy/index.js';
 import type { BucketLimits } from './bucket.js';
-import type { CooldownSnapshot } from './choice.js';
+import { blockerOf, type CooldownSnapshot } from './choice.js';
 import type { CooldownTarget, KeyAdmission, KeyPool, KeyRequest, KeyUsage, ProviderKey } from './keys.js';
 import { NoProviderKeyError } from './keys.js';
 import { acquireGroupOps } from './group-take.js';
@@ -318,6 +318,11 @@ export class SharedKeyPool implements KeyPool {
           usage === null ? releaseOps(this.config, this.state, key.quotaOwner) : settleOps(this.config, this.state, key.quotaOwner, cost.tokens, usage);
         await this.run(ops).catch(() => undefined);
         this.probeEnded();
+      },
+      coolingUntil: () => {
+        const known = this.state.cooldowns;
+        const blocker = known === undefined ? undefined : blockerOf(key, known, this.config.now());
+        return blocker === undefined ? undefined : new Date(blocker.until);
       },
     };
   }

@@ -43,6 +43,13 @@ export interface KeyGrant {
   waitedMs?: number | undefined;
   /** Reconciles what admission took with the real usage (`null`: the call reported none). Never throws. */
   settle(usage: KeyUsage | null): Promise<void>;
+  /**
+   * When the key or its quota owner is cooling as far as this consumer instance has learned since (its
+   * own calls' cooldowns, and those its takes read), without a read; `undefined`: not known to be
+   * cooling. A caller that waited for a booked slot asks before calling (optional: pools without
+   * shared state omit it).
+   */
+  coolingUntil?(): Date | undefined;
 }
 
 /** No key can take the call now. */

@@ -66,6 +66,13 @@ export async function extract(run: JobRun, text: string): Promise<ExtractionOutc
       await admission.settle(null);
       return outOfTime(run, `stopped while waiting for a booked slot of key ${key.id}`);
     }
+    // A cooldown this instance learned during the wait (another record's 429 on the same owner): the
+    // call would only be refused. Admission is asked again; it no longer offers that key.
+    if (admission.startAt && admission.coolingUntil?.()) {
+      await admission.settle(null);
+      log(deps, 'info', 'booked key cooled during the wait: admitting again', { ...runLogFields(run), keyId: key.id });
+      continue;
+    }
     let response: ExtractionResponse;
     try {
       modelCalls += 1;

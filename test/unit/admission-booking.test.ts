@@ -104,6 +104,25 @@ describe('SharedKeyPool: booked grants', () => {
     assert.ok(booked.admitted);
     assert.equal(booked.startAt?.getTime(), T0 + 10_000);
   });
+
+  it('a booked grant says when its owner started cooling on this instance after it was given', async () => {
+    // Prepare: two owners of 6 requests a minute, all 12 spent, then a call booked on one of them
+    const keys = [key, { id: 'k2', quotaOwner: 'o2', secret: 'sk-2' }];
+    const pool = new SharedKeyPool({ keys, store: new MemoryRateStateStore(), limits: LIMITS, settings, now: () => T0 });
+    for (let i = 0; i < 12; i++) assert.equal((await pool.acquire({ estimatedTokens: 100 })).admitted, true);
+    const booked = await pool.acquire({ estimatedTokens: 100, bookWithinMs: 30_000 });
+    assert.ok(booked.admitted && booked.startAt, 'booked');
+    const other = keys.find((k) => k.quotaOwner !== booked.key.quotaOwner)!;
+    const before = booked.coolingUntil?.();
+    // Act: another record's 429 cools the other owner on this instance, then the booked key's owner
+    await pool.cool(other, { scope: 'quota_owner', reason: 'rate_limit', until: new Date(T0 + 5_000).toISOString() });
+    const otherOwnerCooling = booked.coolingUntil?.();
+    await pool.cool(booked.key, { scope: 'quota_owner', reason: 'rate_limit', until: new Date(T0 + 30_000).toISOString() });
+    // Assess
+    assert.equal(before, undefined);
+    assert.equal(otherOwnerCooling, undefined, 'another owner cooling is not this grant’s');
+    assert.equal(booked.coolingUntil?.()?.getTime(), T0 + 30_000);
+  });
 });
 
 describe('SharedKeyPool: a spent day with booking on', () => {
