@@ -6,7 +6,6 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { onShutdown } from '../lib/local/services/processes.js';
 import { startDynamoLocal, startFauxqsLocal } from '../lib/local/services/services.js';
 
@@ -33,7 +32,7 @@ onShutdown(stopAll);
 console.log(`# local services up in ${Date.now() - started} ms: DynamoDB Local ${dynamo.endpoint}, fauxqs ${fauxqs.endpoint}`);
 
 // The usual reporter, then a summary of the failed tests as the last lines (CI keeps only a log's tail).
-const summary = pathToFileURL(join(fileURLToPath(new URL('.', import.meta.url)), 'helpers/failure-summary-reporter.mjs'));
+const summary = new URL('helpers/failure-summary-reporter.mjs', import.meta.url);
 const reporters = [
   `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`,
   '--test-reporter-destination=stdout',

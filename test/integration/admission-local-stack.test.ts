@@ -102,7 +102,7 @@ describe('admission: the local stack', () => {
       await waitUntil('30 commits', async () => (await l.results.count()) >= 30, 40_000, 250);
       await l.poller?.stop();
 
-      // Assess: paused, with no provider call between the pause and the resume; resumed after the reset
+      // Assess: paused, with no call granted between the pause and the resume; resumed after the reset
       const paused = events.find((e) => e.state.paused);
       const resumed = events.find((e) => !e.state.paused);
       assert.ok(paused && resumed, `pause events: ${JSON.stringify(events)}`);
