@@ -1,23 +1,24 @@
 #!/usr/bin/env -S npx tsx
 /**
- * ratelane's command line: `ratelane <command> [options]`. The commands live in lib/commands (one
- * module each, loaded only when it runs); this entry looks the command up in the registry, runs it,
- * and exits with its code.
+ * ratelane's command line: `ratelane <command> [options]`. The product's commands live in lib/cli,
+ * the workbench's beside them (workbench/commands.ts: one module each, loaded only when it runs); this
+ * entry looks the command up, runs it, and exits with its code.
  */
-import { findCommand, runCommand, USAGE } from '../lib/commands/index.js';
+import { findCommand, runCommand } from '../lib/cli/index.js';
+import { COMMANDS, USAGE } from '../workbench/commands.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 /** True once Ctrl-C (or SIGTERM) started the local stack's shutdown. */
 async function shutdownInProgress(): Promise<boolean> {
-  const { isShuttingDown } = await import('../lib/local/services/processes.js');
+  const { isShuttingDown } = await import('../workbench/local-stack/services/processes.js');
   return isShuttingDown();
 }
 
 /** Runs the command named by the first argument; resolves the exit code. */
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  const entry = findCommand(name);
+  const entry = findCommand(COMMANDS, name);
   if (!entry) {
     const unknown = name !== undefined && name !== '--help';
     process.stderr.write(unknown ? `unknown command "${name}"\n\n${USAGE}` : USAGE);

@@ -2,10 +2,10 @@
  * The batch lane's reconciler Lambda, invoked by the lane's EventBridge Scheduler schedule every
  * `lane.batch.reconcileEveryMinutes`: reads its lane from the environment, builds its adapters once per
  * execution environment, and runs one sweep of the lane's batches per invocation. Thin on purpose:
- * everything it does is in `lib/batch`.
+ * everything it does is in `lib/lanes/batch`.
  *
  * Environment (set by the lane stack; names in `lib/config/names.ts`, `BATCH_RECONCILER_ENV`; checks in
- * `lib/batch/reconciler-deps.ts`):
+ * `lib/lanes/batch/reconciler-deps.ts`):
  * - `RATELANE_LANE_CONFIG`: the lane's config as JSON (validated with the lane schema)
  * - `RATELANE_QUEUE_URL`: the lane's ingress queue (an invalid output goes there for its repair)
  * - `RATELANE_PROVIDER_SECRET_ARN`: Secrets Manager secret `{ "<key id>": "<api key>", ... }` (OpenAI-compatible lanes)
@@ -19,10 +19,10 @@ import {
   BatchReconcilerConfigurationError,
   BatchReconcilerEnvironmentSchema,
   createBatchReconcilerDeps,
-} from '../lib/batch/reconciler-deps.js';
-import { type BatchReconcilerHandler, type BatchSweepSummary, createBatchReconcilerHandler } from '../lib/batch/reconciler-handler.js';
-import { createAwsClients } from '../lib/aws/clients.js';
-import { buildInInit } from '../lib/aws/lambda-init.js';
+} from '../lib/lanes/batch/reconciler-deps.js';
+import { type BatchReconcilerHandler, type BatchSweepSummary, createBatchReconcilerHandler } from '../lib/lanes/batch/reconciler-handler.js';
+import { createAwsClients } from '../lib/platform/clients.js';
+import { buildInInit } from '../lib/platform/lambda-init.js';
 import { LaneConfigSchema } from '../lib/config/lanes.js';
 import { BATCH_RECONCILER_ENV } from '../lib/config/names.js';
 
@@ -54,7 +54,7 @@ async function build(): Promise<BatchReconcilerHandler> {
   return createBatchReconcilerHandler(deps);
 }
 
-// Built in the environment's INIT (at import), once: see `lib/aws/lambda-init.ts`.
+// Built in the environment's INIT (at import), once: see `lib/platform/lambda-init.ts`.
 const built = buildInInit(build);
 
 /** The Lambda entry point (an EventBridge Scheduler invocation; its event is not read). */

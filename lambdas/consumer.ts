@@ -1,9 +1,9 @@
 /**
  * The queue-lane consumer Lambda: reads its lane from the environment, builds its adapters once per
  * execution environment, and hands each SQS batch to the handler. Thin on purpose: everything it
- * does is in `lib/consumer` and `lib/extraction`.
+ * does is in `lib/lanes/queue` and `lib/extraction`.
  *
- * Environment (set by the lane stack; names and checks in `lib/shared/environment.ts`):
+ * Environment (set by the lane stack; names and checks in `lib/platform/environment.ts`):
  * - `RATELANE_LANE_CONFIG`: the lane's config as JSON (validated with the lane schema)
  * - `RATELANE_QUEUE_URL`, `RATELANE_DLQ_URL`: the lane's ingress queue and DLQ
  * - `RATELANE_PROVIDER_SECRET_ARN`: Secrets Manager secret `{ "<key id>": "<api key>", ... }`
@@ -18,14 +18,14 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { AwsLanePauseController, sdkPauseCalls } from '../lib/admission/aws-pause.js';
 import { createLaneAdmission, primedPool } from '../lib/admission/index.js';
 import { ProviderKeyRing } from '../lib/admission/key-ring.js';
-import { createAwsClients } from '../lib/aws/clients.js';
-import { buildInInit } from '../lib/aws/lambda-init.js';
+import { createAwsClients } from '../lib/platform/clients.js';
+import { buildInInit } from '../lib/platform/lambda-init.js';
 import { LaneConfigSchema, providerNeedsKeySecrets } from '../lib/config/lanes.js';
-import { createConsumerDeps } from '../lib/consumer/deps.js';
-import { providerSecretCheck } from '../lib/consumer/configuration.js';
-import { createConsumerHandler, type SqsHandler } from '../lib/consumer/handler.js';
-import { CONSUMER_ENV, ConsumerEnvironmentSchema } from '../lib/shared/environment.js';
-import { RatelaneError } from '../lib/shared/errors.js';
+import { createConsumerDeps } from '../lib/lanes/queue/deps.js';
+import { providerSecretCheck } from '../lib/lanes/queue/configuration.js';
+import { createConsumerHandler, type SqsHandler } from '../lib/lanes/queue/handler.js';
+import { CONSUMER_ENV, ConsumerEnvironmentSchema } from '../lib/platform/environment.js';
+import { RatelaneError } from '../lib/platform/errors.js';
 
 /** How long a read of the provider secret is reused (s): a rotated key is in use within this. */
 export const SECRET_MAX_AGE_SECONDS = 60;
@@ -98,7 +98,7 @@ async function build(): Promise<SqsHandler> {
   return createConsumerHandler(deps, { checkConfiguration });
 }
 
-// Built in the environment's INIT (at import), once: see `lib/aws/lambda-init.ts`.
+// Built in the environment's INIT (at import), once: see `lib/platform/lambda-init.ts`.
 const built = buildInInit(build);
 
 /** The Lambda entry point (SQS event source with ReportBatchItemFailures). */

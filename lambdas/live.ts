@@ -2,9 +2,9 @@
  * The live-lane Lambda behind the lane's HTTP API (IAM auth): `POST /v1/extractions` and
  * `GET /v1/extractions/{jobId}`. Reads its lane from the environment, builds its adapters once per
  * execution environment (admission on the lane's live reserve), and hands each request to the handler.
- * Thin on purpose: everything it does is in `lib/live` and `lib/extraction`.
+ * Thin on purpose: everything it does is in `lib/lanes/live` and `lib/extraction`.
  *
- * Environment (set by the lane stack; names and checks in `lib/shared/environment.ts`, `LIVE_ENV`):
+ * Environment (set by the lane stack; names and checks in `lib/platform/environment.ts`, `LIVE_ENV`):
  * - `RATELANE_LANE_CONFIG`: the lane's config as JSON (validated with the lane schema)
  * - `RATELANE_QUEUE_URL`: the lane's ingress queue (where a job that cannot finish in time is handed over)
  * - `RATELANE_PROVIDER_SECRET_ARN`: Secrets Manager secret `{ "<key id>": "<api key>", ... }`
@@ -14,14 +14,14 @@ import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createLaneAdmission, primedPool } from '../lib/admission/index.js';
 import { ProviderKeyRing } from '../lib/admission/key-ring.js';
-import { createAwsClients } from '../lib/aws/clients.js';
-import { buildInInit } from '../lib/aws/lambda-init.js';
+import { createAwsClients } from '../lib/platform/clients.js';
+import { buildInInit } from '../lib/platform/lambda-init.js';
 import { LaneConfigSchema, providerNeedsKeySecrets } from '../lib/config/lanes.js';
-import { providerSecretCheck } from '../lib/consumer/configuration.js';
-import { createLiveDeps } from '../lib/live/deps.js';
-import { createLiveHandler, type LiveHttpHandler } from '../lib/live/handler.js';
-import { LIVE_ENV, LiveEnvironmentSchema } from '../lib/shared/environment.js';
-import { RatelaneError } from '../lib/shared/errors.js';
+import { providerSecretCheck } from '../lib/lanes/queue/configuration.js';
+import { createLiveDeps } from '../lib/lanes/live/deps.js';
+import { createLiveHandler, type LiveHttpHandler } from '../lib/lanes/live/handler.js';
+import { LIVE_ENV, LiveEnvironmentSchema } from '../lib/platform/environment.js';
+import { RatelaneError } from '../lib/platform/errors.js';
 
 /** How long a read of the provider secret is reused (s): a rotated key is in use within this. */
 export const SECRET_MAX_AGE_SECONDS = 60;
@@ -67,7 +67,7 @@ async function build(): Promise<LiveHttpHandler> {
   return createLiveHandler(deps, { checkConfiguration });
 }
 
-// Built in the environment's INIT (at import), once: see `lib/aws/lambda-init.ts`.
+// Built in the environment's INIT (at import), once: see `lib/platform/lambda-init.ts`.
 const built = buildInInit(build);
 
 /** The Lambda entry point (HTTP API, payload format 2.0). */

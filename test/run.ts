@@ -1,13 +1,50 @@
 /**
- * `npm test`: starts the shared local services once (DynamoDB Local and fauxqs on free loopback
- * ports), runs every `*.test.ts` under test/ with Node's test runner, then stops the services.
- * Usage: npm test [-- file-or-folder ...]
+ * The test runner of both tiers. It starts the shared local services once (DynamoDB Local and fauxqs on
+ * free loopback ports), runs the tier's `*.test.ts` files with Node's test runner, several files at a
+ * time (each test makes its own queues, buckets and tables), then stops the services.
+ *
+ * - `npm test`: every test under test/ but test/e2e — unit tests, the adapters' contract tests against
+ *   DynamoDB Local and fauxqs, the queue/live/batch lanes on them, and the CDK templates.
+ * - `npm run test:e2e`: test/e2e — whole local runs, the CLI commands, soak/bench/eval, the bundles
+ *   `cdk synth` ships, and the HTML reports in headless Chromium.
+ *
+ * Usage: npm test [-- file-or-folder ...]; npm run test:e2e [-- file-or-folder ...]. Given files or folders
+ * run whatever their tier. `RATELANE_TEST_CONCURRENCY` sets how many files run at once.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { onShutdown } from '../lib/local/services/processes.js';
-import { startDynamoLocal, startFauxqsLocal } from '../lib/local/services/services.js';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join, relative, resolve, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { onShutdown } from '../workbench/local-stack/services/processes.js';
+import { startDynamoLocal, startFauxqsLocal } from '../workbench/local-stack/services/services.js';
+
+const E2E = join('test', 'e2e');
+/**
+ * Folders whose files run in one process: the CDK template tests load aws-cdk-lib once and synthesize
+ * the default stacks once (`synthDefaultLanes`), instead of once per file.
+ */
+const ONE_PROCESS = [join('test', 'lib', 'infra')];
+const GROUPS_DIR = join('.cache', 'test-groups');
+
+/** The files to hand to the test runner: each file on its own, but those of a {@link ONE_PROCESS} folder in one generated entry. */
+function entries(files: string[]): string[] {
+  const grouped = new Map<string, string[]>();
+  const alone: string[] = [];
+  for (const file of files) {
+    const folder = ONE_PROCESS.find((f) => file.startsWith(f + sep));
+    if (folder) grouped.set(folder, [...(grouped.get(folder) ?? []), file]);
+    else alone.push(file);
+  }
+  mkdirSync(GROUPS_DIR, { recursive: true });
+  const groups = [...grouped].map(([folder, members]) => {
+    const entry = join(GROUPS_DIR, `${folder.split(sep).join('-')}.test.mjs`);
+    const imports = members.map((m) => `await import(${JSON.stringify(pathToFileURL(resolve(m)).href)});`);
+    writeFileSync(entry, `// Written by test/run.ts: the test files of ${folder} in one process.\n${imports.join('\n')}\n`);
+    return entry;
+  });
+  return [...groups, ...alone];
+}
 
 function collect(path: string): string[] {
   if (statSync(path).isFile()) return path.endsWith('.test.ts') ? [path] : [];
@@ -16,12 +53,19 @@ function collect(path: string): string[] {
     .flatMap((name) => (name === 'node_modules' ? [] : collect(join(path, name))));
 }
 
-const targets = process.argv.slice(2);
-const files = (targets.length > 0 ? targets : ['test']).flatMap(collect).map((f) => relative(process.cwd(), f));
+const args = process.argv.slice(2);
+const e2e = args.includes('--e2e');
+const targets = args.filter((a) => a !== '--e2e');
+const inTier = (file: string) => (file === E2E || file.startsWith(E2E + sep)) === e2e;
+const files =
+  targets.length > 0 ? targets.flatMap(collect).map((f) => relative(process.cwd(), f)) : collect('test').map((f) => relative(process.cwd(), f)).filter(inTier);
 if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
+// The unit and contract tier mostly waits on the local services: more files than cores keep both busy.
+// The e2e tier's local runs measure time and load the machine: two at a time.
+const concurrency = Number(process.env.RATELANE_TEST_CONCURRENCY) || (e2e ? 2 : 2 * availableParallelism());
 
 const started = Date.now();
 const [dynamo, fauxqs] = await Promise.all([startDynamoLocal(), startFauxqsLocal()]);
@@ -30,6 +74,7 @@ const stopAll = async () => {
 };
 onShutdown(stopAll);
 console.log(`# local services up in ${Date.now() - started} ms: DynamoDB Local ${dynamo.endpoint}, fauxqs ${fauxqs.endpoint}`);
+console.log(`# ${files.length} test files, ${concurrency} at a time`);
 
 // The usual reporter, then a summary of the failed tests as the last lines (CI keeps only a log's tail).
 const summary = new URL('helpers/failure-summary-reporter.mjs', import.meta.url);
@@ -38,8 +83,9 @@ const reporters = [
   '--test-reporter-destination=stdout',
   `--test-reporter=${summary.href}`,
   '--test-reporter-destination=stdout',
+  ...(process.env.TIMES ? ['--test-reporter=file:///tmp/rep/file-times.mjs', `--test-reporter-destination=${process.env.TIMES}`] : []),
 ];
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...reporters, ...files], {
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...entries(files)], {
   stdio: 'inherit',
   env: {
     ...process.env,
@@ -49,4 +95,5 @@ const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-conc
 });
 const code: number = await new Promise((resolve) => child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
 await stopAll();
+console.log(`# ${e2e ? 'e2e' : 'unit and contract'} tier: ${files.length} files in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 process.exit(code);

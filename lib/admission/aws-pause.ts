@@ -12,8 +12,8 @@
 import { LambdaClient, UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
 import { CreateScheduleCommand, DeleteScheduleCommand, ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { errorName } from '../shared/errors.js';
-import { ScopedAbortHttpHandler } from '../aws/abort-scope.js';
+import { errorName } from '../platform/errors.js';
+import { ScopedAbortHttpHandler } from '../platform/abort-scope.js';
 import type { LanePauseController, LanePauseReason } from './pause.js';
 
 /** The AWS calls a lane pause makes, as plain functions (tests pass fakes). */

@@ -5,7 +5,7 @@
  * whose secret changed is a new key: a cooldown it got for being invalid (`auth`) is lifted.
  */
 import { createHash } from 'node:crypto';
-import { RatelaneError } from '../shared/errors.js';
+import { RatelaneError } from '../platform/errors.js';
 import type { ProviderKey } from './keys.js';
 import type { RateStateStore } from './rate-state.js';
 

@@ -5,7 +5,7 @@
  * {@link roundRobinKeys} admits every call (no shared state).
  */
 import type { Cooldown } from '../policy/index.js';
-import { RatelaneError } from '../shared/errors.js';
+import { RatelaneError } from '../platform/errors.js';
 import type { LaneOutReason } from '../policy/index.js';
 
 /** One usable key: its id (logged), the quota owner it shares limits with, and its secret (never logged). */

@@ -3,7 +3,7 @@
  * lane stops pulling from its queue and resumes at the earliest reset. Messages stay in the queue.
  *
  * A {@link LanePauseController} does the stopping and the timed resume: locally the poller
- * (`lib/local/pause.ts`), in AWS the event source mapping and an EventBridge Scheduler
+ * (`workbench/local-stack/pause.ts`), in AWS the event source mapping and an EventBridge Scheduler
  * schedule (`aws-pause.ts`). The {@link LanePauser} claims the pause in the rate-state table first,
  * so of all consumers that see the lane run out, one pauses it.
  */

@@ -10,7 +10,7 @@
  * - `SharedKeyPool` (`key-pool.ts`) awaits each operation against the lane's `RateStateStore`
  *   (DynamoDB), and serializes the bucket updates of one quota owner within the instance (the
  *   `lock` / `unlock` operations);
- * - the virtual-time simulator (`lib/sim/sim-key-pool.ts`) answers each operation at once from an
+ * - the virtual-time simulator (`workbench/sim/sim-key-pool.ts`) answers each operation at once from an
  *   in-memory table (`runSync` in `pool-sync.ts`), counting the DynamoDB request units it would cost.
  *
  * What a pool instance remembers: the cooldowns read, for `cooldownCacheMs` (then read ahead, beside
@@ -23,7 +23,7 @@
  * `AdmissionSettings.outputTokenEstimate`).
  */
 import type { Cooldown } from '../policy/index.js';
-import { RatelaneError } from '../shared/errors.js';
+import { RatelaneError } from '../platform/errors.js';
 import { clampCost, type BucketCost, type BucketState, type TakeVerdict } from './bucket.js';
 import { leasedKey, leaseValidityMs } from './lease.js';
 import { coolChange, releaseChange, settleChange, takeChange, takeWrites, type TakeArg } from './bucket-changes.js';

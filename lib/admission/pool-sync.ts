@@ -1,7 +1,7 @@
 /**
  * The synchronous driver of the key pool's decisions (`pool-core.ts`): runs a decision to its end
  * against a rate-state table that answers at once, as the virtual-time simulator's in-memory one
- * does (`lib/sim/sim-key-pool.ts`).
+ * does (`workbench/sim/sim-key-pool.ts`).
  */
 import type { BucketState } from './bucket.js';
 import type { CooldownRecord, CooldownSnapshot } from './choice.js';

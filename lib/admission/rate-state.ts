@@ -29,7 +29,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { errorName, RatelaneError, shortMessage } from '../shared/errors.js';
+import { errorName, RatelaneError, shortMessage } from '../platform/errors.js';
 import type { BucketState } from './bucket.js';
 import type { CooldownReason, CooldownRecord, CooldownSnapshot, KeyRef } from './choice.js';
 import type { LanePauseReason } from './pause.js';

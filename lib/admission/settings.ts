@@ -4,7 +4,7 @@
  * defaults for AWS. The local stack passes its scaled minute as `windowMs`.
  */
 import type { LaneConfig } from '../config/lanes.js';
-import { RatelaneError } from '../shared/errors.js';
+import { RatelaneError } from '../platform/errors.js';
 import type { BucketLimits } from './bucket.js';
 
 /** How admission applies a lane's provider limits. */

@@ -2,7 +2,7 @@
  * The lane config's error ({@link LaneConfigError}), in its own module so the lane config and its
  * deployment checks (`deploy-checks.ts`) both raise it without importing each other. Re-exported by `lanes.ts`.
  */
-import { RatelaneError } from '../shared/errors.js';
+import { RatelaneError } from '../platform/errors.js';
 
 /** Raised when a lane config or override does not validate. */
 export class LaneConfigError extends RatelaneError {

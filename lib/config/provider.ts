@@ -4,7 +4,7 @@
  * classifier dialect, whether the keys need secrets). Re-exported by `lanes.ts`.
  */
 import { z } from 'zod';
-import { PROVIDER_NAMES } from '../providers/classify.js';
+import { PROVIDER_NAMES } from '../providers/classify/classify.js';
 
 /** Provider limits of one key (per window). `windowScale` shrinks windows for tests and local runs. */
 export const ProviderLimitsSchema = z.object({

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { RatelaneError } from '../shared/errors.js';
+import { RatelaneError } from '../platform/errors.js';
 
 /** Version of this contract; bumped only with a migration path for queued messages. */
 export const JOB_CONTRACT_VERSION = 1 as const;

@@ -3,7 +3,7 @@
  * the prompt it ships, and the normalizer and scorer versions its evaluation used, so a scorecard that
  * names its release can be reproduced. A release never changes once named; a change is a new release.
  */
-import { RatelaneError } from '../shared/errors.js';
+import { RatelaneError } from '../platform/errors.js';
 import { getExtractionPrompt, knownSchemaVersions } from './schemas/registry.js';
 
 /** One release. */

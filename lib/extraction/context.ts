@@ -10,7 +10,7 @@ import type { KeyAdmission, KeyPool } from '../admission/keys.js';
 import type { LaneConfig } from '../config/lanes.js';
 import type { Job } from '../contract/job.js';
 import type { ModelAdapter, TokenUsage } from '../providers/model.js';
-import type { ConsumerMetricName, RecordLogFields } from '../shared/telemetry.js';
+import type { ConsumerMetricName, RecordLogFields } from '../platform/telemetry.js';
 import type { Ledger, LedgerEntryInput } from '../store/ledger.js';
 import type { ResultStore } from '../store/results.js';
 import type { RejectedOutcome } from './outcome.js';

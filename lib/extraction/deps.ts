@@ -2,7 +2,7 @@
  * What every lane's dependencies share, built once: Powertools telemetry for a lane's function, and
  * the extraction core's defaults — the lane's result store and ledger on its tables, its model
  * adapter, the real clock and `Math.random` — unless the caller gives its own. The queue lane
- * (`lib/consumer/deps.ts`) and the live lane (`lib/live/deps.ts`) add their own parts.
+ * (`lib/lanes/queue/deps.ts`) and the live lane (`lib/lanes/live/deps.ts`) add their own parts.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
@@ -10,7 +10,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { LaneConfig } from '../config/lanes.js';
 import { createModelAdapter } from '../providers/index.js';
-import { METRICS_NAMESPACE } from '../shared/telemetry.js';
+import { METRICS_NAMESPACE } from '../platform/telemetry.js';
 import { Ledger } from '../store/ledger.js';
 import { ResultStore } from '../store/results.js';
 import type { ExtractionDeps } from './context.js';

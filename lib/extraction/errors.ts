@@ -1,7 +1,7 @@
 /**
  * Errors of the extraction core.
  */
-import { RatelaneError } from '../shared/errors.js';
+import { RatelaneError } from '../platform/errors.js';
 
 /** An invariant of the core was broken (a bug): the record fails whole and comes back. */
 export class InternalError extends RatelaneError {

@@ -6,14 +6,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { KeyDenial, KeyGrant, ProviderKey } from '../admission/keys.js';
-import { currentAbortSignal } from '../aws/abort-scope.js';
+import { currentAbortSignal } from '../platform/abort-scope.js';
 import { CONSUMER_REPAIR_ATTEMPTS } from '../config/lanes.js';
 import { estimateTokens } from '../contract/job.js';
 import { getExtractionPrompt, getExtractionSchema } from '../contract/schemas/registry.js';
 import type { DeferAction } from '../policy/index.js';
 import type { ExtractionResponse } from '../providers/model.js';
-import { errorName } from '../shared/errors.js';
-import { COOLDOWN_METRICS } from '../shared/telemetry.js';
+import { errorName } from '../platform/errors.js';
+import { COOLDOWN_METRICS } from '../platform/telemetry.js';
 import { resultRecordFor, type CommitOutcome } from '../store/results.js';
 import { bookingWindowMs, modelCallFits } from './budget.js';
 import { count, ledgerBase, log, runLogFields, type JobRun } from './context.js';
@@ -132,7 +132,7 @@ async function waitForSlot(run: JobRun, startAt: Date): Promise<boolean> {
   }
 }
 
-/** One model call, timed into the run; aborted with the record's scope (`lib/aws/abort-scope.ts`). */
+/** One model call, timed into the run; aborted with the record's scope (`lib/platform/abort-scope.ts`). */
 async function callModel(
   run: JobRun,
   key: ProviderKey,

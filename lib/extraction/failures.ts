@@ -6,8 +6,8 @@
  */
 import type { JobOutcome, RejectReason } from '../policy/index.js';
 import { ProviderError, ProviderTransportError } from '../providers/model.js';
-import { errorName } from '../shared/errors.js';
-import type { RejectionReason, ReviewReason } from '../shared/telemetry.js';
+import { errorName } from '../platform/errors.js';
+import type { RejectionReason, ReviewReason } from '../platform/telemetry.js';
 import { DocumentStoreError } from '../store/documents.js';
 import { StoreRecordInvalidError, StoreUnavailableError } from '../store/errors.js';
 

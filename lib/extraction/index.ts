@@ -1,7 +1,7 @@
 /**
  * The extraction core every lane shares: intake (parse, registry, gate, duplicate check, document
  * read, input checks) → extract (admission, model call, validation, one repair) → an outcome → commit
- * once. It never imports a lane: the queue lane (`lib/consumer`) drives it for each SQS record and
+ * once. It never imports a lane: the queue lane (`lib/lanes/queue`) drives it for each SQS record and
  * carries out what the outcome leaves to it.
  */
 import type { Delivery, ExtractionDeps, JobRun, ModelTime } from './context.js';

@@ -6,7 +6,7 @@
 import type { Job } from '../contract/job.js';
 import type { DeferAction, FailAction } from '../policy/index.js';
 import type { TokenUsage } from '../providers/model.js';
-import type { RejectionReason } from '../shared/telemetry.js';
+import type { RejectionReason } from '../platform/telemetry.js';
 import type { LaneOutReason } from '../policy/index.js';
 
 /** Every key is out until a long reset (daily quota) or a person (billing): the lane may pause until `until`. */

@@ -4,7 +4,7 @@
  * must carry out (a deferral or a real failure).
  */
 import { decide, type Action, type JobOutcome, type NeedsReviewAction, type RejectAction } from '../policy/index.js';
-import type { RejectionReason } from '../shared/telemetry.js';
+import type { RejectionReason } from '../platform/telemetry.js';
 import { InternalError } from './errors.js';
 import { count, ledgerBase, log, runLogFields, type JobRun } from './context.js';
 import { failureVerdict, type FailureContext, type FailureStep } from './failures.js';

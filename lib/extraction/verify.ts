@@ -12,7 +12,7 @@
  * reuses another's id may so spend one model call before it is rejected, as any new job id could.
  */
 import { hasOwnIdempotencyKey, type Job } from '../contract/job.js';
-import type { RejectionReason } from '../shared/telemetry.js';
+import type { RejectionReason } from '../platform/telemetry.js';
 import { documentKeyFor } from '../store/documents.js';
 import { count, deliveryLogFields, log, type Delivery, type ExtractionDeps, type JobRun } from './context.js';
 import type { ExtractionOutcome, RejectedOutcome } from './outcome.js';

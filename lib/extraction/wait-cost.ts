@@ -6,7 +6,7 @@
  * quota starts paying more for waiting (up to half a 60 s function timeout) than it saved in re-sends
  * (README, "Benchmark results"). Pure.
  */
-import { PRICES } from '../shared/aws-prices.js';
+import { PRICES } from '../platform/aws-prices.js';
 
 /**
  * The requests one re-send of a job adds: the `SendMessage`, and the receive and delete of the message

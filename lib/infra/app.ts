@@ -7,7 +7,7 @@ import { type App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { type LaneOverride, type LaneSet, DEFAULT_LANES, resolveLanes } from '../config/lanes.js';
 import { LaneStack, laneStackName } from './lane-stack.js';
-import { RatelaneError } from '../shared/errors.js';
+import { RatelaneError } from '../platform/errors.js';
 
 /** Raised when a context value is malformed. */
 export class AppContextError extends RatelaneError {

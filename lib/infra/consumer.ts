@@ -18,14 +18,14 @@ import { ParameterTier, StringParameter } from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import type { BedrockModelTarget, LaneConfig } from '../config/lanes.js';
 import type { LaneQueues } from './queues.js';
-import { CONSUMER_ENV } from '../shared/environment.js';
+import { CONSUMER_ENV } from '../platform/environment.js';
 import {
   consumerFunctionName,
   DOCUMENT_PREFIX,
   mappingIdParameterName as mappingIdParameterOf,
   pauseScheduleGroupName as pauseScheduleGroupOf,
-} from '../shared/resources.js';
-import { consumerServiceName, METRICS_NAMESPACE } from '../shared/telemetry.js';
+} from '../platform/resources.js';
+import { consumerServiceName, METRICS_NAMESPACE } from '../platform/telemetry.js';
 import {
   acknowledgeDocumentPrefixGrant,
   BEDROCK_INVOKE_ACTIONS,

@@ -4,8 +4,8 @@
  * the 429 share; the age of jobs at completion, record failures by reason and the consumer function's
  * errors and throttles; deferrals, what waits for a person, attempts per completion and duplicates
  * suppressed; validation failures; for a lane with the live API, its requests by state, answer
- * time against the deadline and pending share (lib/infra/live-dashboard.ts); and for a lane that takes
- * batches, its unresolved items, oldest open batch and reconciler (lib/infra/batch-dashboard.ts).
+ * time against the deadline and pending share (lib/infra/live/dashboard.ts); and for a lane that takes
+ * batches, its unresolved items, oldest open batch and reconciler (lib/infra/batch/dashboard.ts).
  */
 import { Duration } from 'aws-cdk-lib';
 import { AlarmStatusWidget, Dashboard, GraphWidget, type HorizontalAnnotation, Stats } from 'aws-cdk-lib/aws-cloudwatch';
@@ -13,14 +13,14 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import type { LaneConfig } from '../config/lanes.js';
 import type { LaneAlarms } from './alarms.js';
-import type { LaneBatch } from './batch.js';
-import type { LaneBatchAlarms } from './batch-alarms.js';
-import { batchDashboardWidgets } from './batch-dashboard.js';
-import type { LaneLive } from './live.js';
-import type { LaneLiveAlarms } from './live-alarms.js';
-import { liveDashboardWidgets } from './live-dashboard.js';
+import type { LaneBatch } from './batch/batch-lane.js';
+import type { LaneBatchAlarms } from './batch/alarms.js';
+import { batchDashboardWidgets } from './batch/dashboard.js';
+import type { LaneLive } from './live/live-api.js';
+import type { LaneLiveAlarms } from './live/alarms.js';
+import { liveDashboardWidgets } from './live/dashboard.js';
 import type { LaneQueues } from './queues.js';
-import { RECORD_FAILED_METRICS, RECORD_FAILURE_REASONS } from '../shared/telemetry.js';
+import { RECORD_FAILED_METRICS, RECORD_FAILURE_REASONS } from '../platform/telemetry.js';
 import { admissionDenialShare, consumerMetric, consumerSeconds, throttleShare } from './telemetry.js';
 
 export interface LaneDashboardProps {

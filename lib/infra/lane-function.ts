@@ -13,7 +13,7 @@ import { Runtime } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { type BedrockModelTarget, bedrockModelTarget, type LaneConfig } from '../config/lanes.js';
-import { DOCUMENT_PREFIX } from '../shared/resources.js';
+import { DOCUMENT_PREFIX } from '../platform/resources.js';
 import type { LaneStorage } from './storage.js';
 
 /** The project root (two levels up from lib/infra), where `lambdas/` and the lock file live. */

@@ -15,15 +15,15 @@ import * as cxapi from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
 import { assertDeployable, type LaneConfig, laneInAccount } from '../config/lanes.js';
 import { LaneAlarms } from './alarms.js';
-import { LaneBatch } from './batch.js';
-import { LaneBatchAlarms } from './batch-alarms.js';
+import { LaneBatch } from './batch/batch-lane.js';
+import { LaneBatchAlarms } from './batch/alarms.js';
 import { LaneConsumer } from './consumer.js';
 import { LaneDashboard } from './dashboard.js';
-import { LaneLive } from './live.js';
-import { LaneLiveAlarms } from './live-alarms.js';
+import { LaneLive } from './live/live-api.js';
+import { LaneLiveAlarms } from './live/alarms.js';
 import { LaneQueues } from './queues.js';
 import { LaneStorage } from './storage.js';
-import { RatelaneError } from '../shared/errors.js';
+import { RatelaneError } from '../platform/errors.js';
 import { mappingSizeWarning } from '../extraction/mapping-size.js';
 
 export interface LaneStackProps extends StackProps {

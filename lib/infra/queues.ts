@@ -7,7 +7,7 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { LaneConfig } from '../config/lanes.js';
-import { RatelaneError } from '../shared/errors.js';
+import { RatelaneError } from '../platform/errors.js';
 
 /** The longest retention SQS allows (14 days): the DLQ keeps failed jobs as long as possible. */
 const MAX_RETENTION = Duration.days(14);

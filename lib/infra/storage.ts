@@ -17,7 +17,7 @@ import { Construct } from 'constructs';
 import { type LaneConfig, providerNeedsKeySecrets } from '../config/lanes.js';
 import { LEDGER_TABLE, RATE_STATE_TABLE, RESULTS_TABLE, type TableShape } from '../store/tables.js';
 
-import { DOCUMENT_PREFIX } from '../shared/resources.js';
+import { DOCUMENT_PREFIX } from '../platform/resources.js';
 
 export { DOCUMENT_PREFIX };
 

@@ -1,15 +1,15 @@
 /**
  * The consumer's and the live function's CloudWatch metrics as the stack sees them. Namespace, dimensions and metric names
- * come from `lib/shared/telemetry.ts`, the one module the consumer emits from too (infra imports that
- * plain-data module, never runtime code); `test/infra/telemetry.test.ts` checks that both sides agree.
+ * come from `lib/platform/telemetry.ts`, the one module the consumer emits from too (infra imports that
+ * plain-data module, never runtime code); `test/lib/infra/telemetry.test.ts` checks that both sides agree.
  */
 import { Duration } from 'aws-cdk-lib';
 import { MathExpression, Metric, Stats } from 'aws-cdk-lib/aws-cloudwatch';
 import type { LaneConfig } from '../config/lanes.js';
-import { consumerDimensions, type LiveMetricName, liveDimensions, METRICS_NAMESPACE, type ConsumerMetricName } from '../shared/telemetry.js';
+import { consumerDimensions, type LiveMetricName, liveDimensions, METRICS_NAMESPACE, type ConsumerMetricName } from '../platform/telemetry.js';
 
-export { CONSUMER_METRICS, consumerDimensions, consumerServiceName, METRICS_NAMESPACE, type ConsumerMetricName } from '../shared/telemetry.js';
-export { LIVE_METRICS, liveDimensions, liveServiceName, type LiveMetricName } from '../shared/telemetry.js';
+export { CONSUMER_METRICS, consumerDimensions, consumerServiceName, METRICS_NAMESPACE, type ConsumerMetricName } from '../platform/telemetry.js';
+export { LIVE_METRICS, liveDimensions, liveServiceName, type LiveMetricName } from '../platform/telemetry.js';
 
 /** One consumer metric of a lane, with the exact dimension set the consumer writes. */
 export function consumerMetric(

@@ -1,6 +1,6 @@
 /**
  * What a provider's error response means for scheduling. Produced by the provider classifier
- * (`lib/providers/classify.ts`), consumed by the pure policy. No imports: policy depends on nothing.
+ * (`lib/providers/classify/classify.ts`), consumed by the pure policy. No imports: policy depends on nothing.
  */
 
 /** The kinds of provider errors that matter for scheduling. */

@@ -6,7 +6,7 @@
  * are mapped through the provider classifier with provider `anthropic`.
  */
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
-import { classifyProviderError, isRequestTooLarge } from './classify.js';
+import { classifyProviderError, isRequestTooLarge } from './classify/classify.js';
 import { ProviderError, ProviderTransportError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from './model.js';
 
 const PROVIDER = 'anthropic' as const;

@@ -19,7 +19,7 @@ import {
   type Message,
   type SystemContentBlock,
 } from '@aws-sdk/client-bedrock-runtime';
-import { classifyProviderError, isRequestTooLarge } from './classify.js';
+import { classifyProviderError, isRequestTooLarge } from './classify/classify.js';
 import { ProviderError, ProviderTransportError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from './model.js';
 import { startDeadline } from './deadline.js';
 

@@ -15,7 +15,7 @@
  * from other failures.
  */
 import { ApiError, GoogleGenAI, type Content } from '@google/genai';
-import { classifyProviderError, isRequestTooLarge } from './classify.js';
+import { classifyProviderError, isRequestTooLarge } from './classify/classify.js';
 import { ProviderError, ProviderTransportError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from './model.js';
 import { startDeadline } from './deadline.js';
 

@@ -7,7 +7,7 @@ import { createAnthropicAdapter } from './anthropic.js';
 import { createBedrockAdapter } from './bedrock.js';
 import { createGeminiAdapter } from './gemini.js';
 import { createOpenAiCompatibleAdapter } from './openai-compatible.js';
-import { RatelaneError } from '../shared/errors.js';
+import { RatelaneError } from '../platform/errors.js';
 
 /** Raised for a provider kind that has no adapter yet. */
 export class UnsupportedProviderError extends RatelaneError {
@@ -60,7 +60,7 @@ export function createModelAdapter(lane: LaneConfig): ModelAdapter {
   }
 }
 
-export { classifyProviderError, isRequestTooLarge, PROVIDER_NAMES, type ProviderErrorInput, type ProviderName } from './classify.js';
+export { classifyProviderError, isRequestTooLarge, PROVIDER_NAMES, type ProviderErrorInput, type ProviderName } from './classify/classify.js';
 export { createAnthropicAdapter, mapAnthropicError, type AnthropicAdapterOptions } from './anthropic.js';
 export { createBedrockAdapter, mapBedrockError, type BedrockAdapterOptions } from './bedrock.js';
 export { createGeminiAdapter, mapGeminiError, type GeminiAdapterOptions, type GoogleProvider } from './gemini.js';

@@ -3,7 +3,7 @@
  * and token usage out; or a typed provider error carrying the classifier's verdict.
  */
 import type { ProviderErrorClassification } from '../policy/classification.js';
-import { RatelaneError } from '../shared/errors.js';
+import { RatelaneError } from '../platform/errors.js';
 
 /** A chat message as the prompts build them. */
 export interface ChatMessage {

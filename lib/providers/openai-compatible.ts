@@ -4,7 +4,7 @@
  * with the SDK's own retries switched off. Errors are mapped through the provider classifier.
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AzureOpenAI } from 'openai';
-import { classifyProviderError, isRequestTooLarge, type ProviderName } from './classify.js';
+import { classifyProviderError, isRequestTooLarge, type ProviderName } from './classify/classify.js';
 import { ProviderError, ProviderTransportError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from './model.js';
 
 /** Settings of an OpenAI-compatible adapter. */

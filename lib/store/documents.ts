@@ -13,8 +13,8 @@
  */
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { sha256Hex } from '../contract/job.js';
-import { errorCode, RatelaneError } from '../shared/errors.js';
-import { DOCUMENT_PREFIX } from '../shared/resources.js';
+import { errorCode, RatelaneError } from '../platform/errors.js';
+import { DOCUMENT_PREFIX } from '../platform/resources.js';
 
 /** Key prefix of every stored document (the one the stack grants reads on). */
 export const DOCUMENT_KEY_PREFIX = DOCUMENT_PREFIX;

@@ -13,7 +13,7 @@ import {
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errorName } from '../shared/errors.js';
+import { errorName } from '../platform/errors.js';
 import { StoreUnavailableError, TableShapeMismatchError, type StoreOperation } from './errors.js';
 import type { TableShape } from './tables.js';
 

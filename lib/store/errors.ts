@@ -2,7 +2,7 @@
  * Typed errors of the DynamoDB adapters. Every error names the operation and the table, keeps the
  * SDK error as `cause`, and never carries item contents (results and ledger details stay out of logs).
  */
-import { errorName, RatelaneError, shortMessage } from '../shared/errors.js';
+import { errorName, RatelaneError, shortMessage } from '../platform/errors.js';
 
 /** The DynamoDB operations the store adapters perform. */
 export type StoreOperation = 'PutItem' | 'GetItem' | 'Query' | 'Scan' | 'CreateTable' | 'DescribeTable' | 'DescribeTimeToLive' | 'UpdateTimeToLive';

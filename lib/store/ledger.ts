@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { GetItemCommand, PutItemCommand, QueryCommand, ScanCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { errorName } from '../shared/errors.js';
+import { errorName } from '../platform/errors.js';
 import { StoreRecordInvalidError, StoreUnavailableError } from './errors.js';
 import { LEDGER_TABLE } from './tables.js';
 

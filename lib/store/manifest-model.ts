@@ -3,7 +3,7 @@
  * item moves ({@link ITEM_TRANSITIONS}), the record ids sent to the provider ({@link itemIdFor}), the
  * stored shapes and the manifest's errors. Pure: no AWS client; `manifest.ts` stores it and re-exports it.
  */
-import { RatelaneError } from '../shared/errors.js';
+import { RatelaneError } from '../platform/errors.js';
 import { StoreRecordInvalidError } from './errors.js';
 
 /** A batch's states: created while `submitting`, `done` when every item is settled. */

@@ -19,7 +19,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { setTimeout as delay } from 'node:timers/promises';
-import { errorName, shortMessage } from '../shared/errors.js';
+import { errorName, shortMessage } from '../platform/errors.js';
 import { StoreRecordInvalidError, StoreUnavailableError, type StoreOperation } from './errors.js';
 import {
   BATCH_WRITE_CHUNK,

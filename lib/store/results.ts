@@ -5,7 +5,7 @@
 import { GetItemCommand, PutItemCommand, ScanCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Job } from '../contract/job.js';
-import { errorName } from '../shared/errors.js';
+import { errorName } from '../platform/errors.js';
 import { StoreRecordInvalidError, StoreUnavailableError } from './errors.js';
 import { RESULTS_TABLE } from './tables.js';
 

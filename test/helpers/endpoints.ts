@@ -2,7 +2,7 @@
  * Test access to the shared local services that `npm test` (test/run.ts) started for this run.
  */
 import { randomBytes } from 'node:crypto';
-import type { ServiceEndpoints } from '../../lib/aws/clients.js';
+import type { ServiceEndpoints } from '../../lib/platform/clients.js';
 
 /** The endpoints of the run's DynamoDB Local and fauxqs. Throws when the file is run outside `npm test`. */
 export function testEndpoints(): ServiceEndpoints {

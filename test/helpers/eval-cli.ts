@@ -3,7 +3,7 @@
  * services), its output captured; the last stdout line of a `--json` run is the report.
  */
 import { spawn } from 'node:child_process';
-import type { EvalReport } from '../../lib/eval/report-model.js';
+import type { EvalReport } from '../../workbench/drivers/eval/report-model.js';
 
 /** Where the eval tests write their reports, pages and logs. */
 export const EVAL_TEST_DIR = '.cache/eval-test';

@@ -1,17 +1,17 @@
 /**
  * Fault injection around the consumer's dependencies, for the fault tests. The wrappers themselves
- * live in lib/local/drivers/soak-faults.ts ({@link withDepFaults}), so the tests and `npm run soak` inject the same
+ * live in workbench/drivers/soak/faults.ts ({@link withDepFaults}), so the tests and `npm run soak` inject the same
  * faults; this file adds what only a test needs: a crash that makes the invocation reject at once
  * (instead of hanging until a function timeout), a results store that is unavailable for N commits,
  * and an SQS middleware that fails chosen commands.
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { SqsHandler } from '../../lib/consumer/handler.js';
-import type { ConsumerDeps } from '../../lib/consumer/process-record.js';
-import { neverSettles, sqsUnavailableError, withDepFaults, type CrashPoint, type DepFaults } from '../../lib/local/drivers/soak.js';
+import type { SqsHandler } from '../../lib/lanes/queue/handler.js';
+import type { ConsumerDeps } from '../../lib/lanes/queue/process-record.js';
+import { neverSettles, sqsUnavailableError, withDepFaults, type CrashPoint, type DepFaults } from '../../workbench/drivers/soak/soak.js';
 import type { ResultRecord } from '../../lib/store/results.js';
 
-export { withDepFaults, withOverrides, type CrashPoint, type DepFaults } from '../../lib/local/drivers/soak.js';
+export { withDepFaults, withOverrides, type CrashPoint, type DepFaults } from '../../workbench/drivers/soak/soak.js';
 
 /** The invocation died (a simulated crash of the Lambda execution environment). */
 export class SimulatedCrashError extends Error {

@@ -6,9 +6,9 @@
 import { after } from 'node:test';
 import { CreateBucketCommand, ListObjectsV2Command, type BucketLocationConstraint } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
-import { createAwsClients, type AwsClients } from '../../lib/aws/clients.js';
+import { createAwsClients, type AwsClients } from '../../lib/platform/clients.js';
 import { resolveLanes, type LaneSet } from '../../lib/config/lanes.js';
-import type { SubmitDeps } from '../../lib/queue/producer.js';
+import type { SubmitDeps } from '../../lib/intake/producer.js';
 import { testEndpoints, uniqueName } from './endpoints.js';
 
 /** The run's fauxqs endpoints. */

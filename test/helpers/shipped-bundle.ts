@@ -16,12 +16,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { consumerFunctionName, liveFunctionName } from '../../lib/shared/resources.js';
+import { consumerFunctionName, liveFunctionName } from '../../lib/platform/resources.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CACHE = join(ROOT, '.cache', 'shipped-consumer');
 /** What the synth reads: sources, the CDK app, the corpus, and what decides node_modules. */
-const INPUT_DIRS = ['bin', 'lib', 'lambdas', 'corpus'];
+const INPUT_DIRS = ['bin', 'lib', 'lambdas', 'workbench'];
 const INPUT_FILES = ['package.json', 'package-lock.json', 'cdk.json', 'tsconfig.json'];
 
 /** One resource of a synthesized template. */

@@ -4,9 +4,9 @@
  * deploys its function's environment onto.
  */
 import { randomBytes } from 'node:crypto';
-import { createAwsClients } from '../../lib/aws/clients.js';
+import { createAwsClients } from '../../lib/platform/clients.js';
 import { LaneConfigSchema, type LaneConfig } from '../../lib/config/lanes.js';
-import { provisionLane } from '../../lib/local/services/provision.js';
+import { provisionLane } from '../../workbench/local-stack/services/provision.js';
 import { testEndpoints, uniqueLaneResources } from './endpoints.js';
 
 /** The account the shipped-bundle tests resolve the template's ARNs in. */

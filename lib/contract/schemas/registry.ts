@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 import { INVOICE_V1_JSON_SCHEMA_NAME, InvoiceV1, invoiceV1DomainRules, invoiceV1JsonSchema } from './invoice-v1.js';
 import type { DomainRuleViolation } from './schema-kit.js';
-import { RatelaneError } from '../../shared/errors.js';
+import { RatelaneError } from '../../platform/errors.js';
 import { INVOICE_PROMPTS } from './invoice-prompts.js';
 import { receiptV1Entry } from './receipt-v1.js';
 import type { ExtractionPrompt } from './prompt-kit.js';

@@ -1,0 +1,90 @@
+/**
+ * The one shape of a ratelane command: a usage text, a pure `parse` of its flags, and a `run` that
+ * writes to one {@link CommandIo} and resolves an exit code. {@link runCommand} ties them together the
+ * same way for every command: `--help` prints the usage and exits 0; a {@link UsageError} prints the
+ * message and the usage and exits 2.
+ */
+import { RatelaneError } from '../platform/errors.js';
+
+/** Something a command writes text to (a stream, or a test's collector). */
+export interface OutputStream {
+  write(chunk: string): unknown;
+}
+
+/** Where a command writes, and the environment it reads. */
+export interface CommandIo {
+  /** Results: tables, scorecards, reports, JSON lines. */
+  stdout: OutputStream;
+  /** Progress and errors. */
+  stderr: OutputStream;
+  /** Environment variables (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * Bad command-line usage; the message is meant for the user. `--help` is a usage "error" too, with
+ * an empty message and `help` set: the usage is printed and the command exits 0.
+ */
+export class UsageError extends RatelaneError {
+  override name = 'UsageError';
+  readonly kind = 'input' as const;
+  readonly retryable = false;
+  /** True when `--help` asked for the usage (exit 0), false for a real usage error (exit 2). */
+  readonly help: boolean;
+
+  constructor(message: string, options?: { cause?: unknown; help?: boolean }) {
+    super(message, options);
+    this.help = options?.help ?? false;
+  }
+
+  /** The "error" `--help` raises: print the usage, exit 0. */
+  static help(): UsageError {
+    return new UsageError('', { help: true });
+  }
+}
+
+/** One command of the `ratelane` CLI. */
+export interface Command<O> {
+  /** The command's name (`ratelane <name>`, `npm run <name>`). */
+  readonly name: string;
+  /** The usage text, ending in a newline. */
+  readonly usage: string;
+  /** Where `--help` prints the usage. */
+  readonly helpTo: 'stdout' | 'stderr';
+  /**
+   * With `--json` on the command line, a usage error is one JSON object on stdout
+   * (`{"ok":false,"error":{"kind":"usage","message":…}}`) instead of text and the usage on stderr.
+   */
+  readonly jsonUsageErrors?: boolean;
+  /** Reads the flags (pure: no I/O). @throws {UsageError} for bad flags and for `--help` */
+  parse(argv: readonly string[]): O;
+  /** Runs with parsed options; resolves the exit code. May throw {@link UsageError} for input it only sees then. */
+  run(options: O, io: CommandIo): Promise<number>;
+}
+
+/** Exit code of a usage error. */
+export const USAGE_EXIT_CODE = 2;
+
+/**
+ * Parses and runs a command. `--help` prints the usage (on the command's `helpTo` stream) and
+ * resolves 0; a {@link UsageError} from `parse` or `run` prints `error: <message>`, a blank line and
+ * the usage on stderr (or one JSON object, see {@link Command.jsonUsageErrors}) and resolves 2. Any
+ * other error is thrown.
+ */
+export async function runCommand<O>(command: Command<O>, argv: readonly string[], io: CommandIo): Promise<number> {
+  try {
+    return await command.run(command.parse(argv), io);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    if (error.help) {
+      io[command.helpTo].write(command.usage);
+      return 0;
+    }
+    if (command.jsonUsageErrors && argv.includes('--json')) {
+      io.stdout.write(`${JSON.stringify({ ok: false, error: { kind: 'usage', message: error.message } })}\n`);
+    } else {
+      io.stderr.write(`error: ${error.message}\n\n${command.usage}`);
+    }
+    return USAGE_EXIT_CODE;
+  }
+}

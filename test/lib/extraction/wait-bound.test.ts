@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DEFAULT_LANES, type LaneConfig } from '../../../lib/config/lanes.js';
+import { admissionWaitMs, bookingWindowAtStartMs, MIN_ADMISSION_WAIT_MS } from '../../../lib/extraction/budget.js';
+import { RESEND_COST_USD, waitWorthMs } from '../../../lib/extraction/wait-cost.js';
+import { PRICES } from '../../../lib/platform/aws-prices.js';
+
+const lane = (consumer: Partial<LaneConfig['consumer']>): LaneConfig => ({ ...DEFAULT_LANES.us!, consumer: { ...DEFAULT_LANES.us!.consumer, ...consumer } });
+
+describe('the in-process wait for a booked slot is bounded by what a re-send costs', () => {
+  it('prices a re-send at three SQS requests, three DynamoDB writes and one S3 GET', () => {
+    // Act + Assess
+    const expected = 3 * PRICES.sqsRequest.usd + 3 * PRICES.dynamoWriteRequestUnit.usd + PRICES.s3GetRequest.usd;
+    assert.equal(RESEND_COST_USD, expected);
+  });
+
+  it('waits as long as the billed duration costs no more than a re-send: half as long with twice the memory', () => {
+    // Act
+    const at512 = waitWorthMs(512);
+    // Assess: 0.5 GB x $0.0000133334 per GB-s against $3.475 per million re-sends
+    assert.equal(at512, 521);
+    assert.ok(Math.abs(waitWorthMs(1024) - at512 / 2) <= 1);
+    assert.ok(Math.abs(waitWorthMs(128) - at512 * 4) <= 1);
+  });
+
+  it('keeps at least two DelaySeconds steps, at most half the function timeout', () => {
+    // Act + Assess: the default lane (60 s, 512 MB) waits 2 s, not 30 s
+    assert.equal(admissionWaitMs(DEFAULT_LANES.us!), MIN_ADMISSION_WAIT_MS);
+    assert.equal(bookingWindowAtStartMs(DEFAULT_LANES.us!), MIN_ADMISSION_WAIT_MS);
+    // a small function waits longer for the same price
+    assert.equal(admissionWaitMs(lane({ memoryMb: 128 })), waitWorthMs(128));
+    // a 3 s function: half its timeout
+    assert.equal(admissionWaitMs(lane({ timeoutSeconds: 3 })), 1500);
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * The OpenAI batch client against the local fake provider's Batch API (`/v1/files`, `/v1/batches`,
+ * real wire format, scaled time): a batch from upload to result lines, the enqueued-token refusal as
+ * a throttle, seeded per-line faults (500s and dropped lines) each accounted for once, a cancel, a
+ * rejected key, and results asked for too early.
+ */
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, it } from 'node:test';
+import { BatchJobNotFinishedError, BatchProviderRefusedError, BatchSubmitThrottledError } from '../../../../lib/lanes/batch/providers/errors.js';
+import { createOpenAiBatchProvider } from '../../../../lib/lanes/batch/providers/openai.js';
+import type {
+  BatchProvider,
+  BatchRequest,
+  ProviderJobHandle,
+  ProviderJobState,
+  ProviderJobStatus,
+  ProviderResultLine,
+} from '../../../../lib/lanes/batch/providers/provider.js';
+import { getExtractionPrompt, getExtractionSchema } from '../../../../lib/contract/schemas/registry.js';
+import type { FakeProvider, FakeProviderBatchOptions } from '../../../../workbench/fake-provider/index.js';
+import { fake, RESULT, stopAll } from '../../providers/support.js';
+
+afterEach(stopAll);
+
+const KEY = 'sk-test-a';
+const schema = getExtractionSchema('invoice@1');
+const prompt = getExtractionPrompt('invoice@1', 'invoice-extract@1')!;
+const FAST: FakeProviderBatchOptions = { validationMs: 20, completionMs: 150, finalizingMs: 20, cancellingMs: 20 };
+
+const requests = (n: number): BatchRequest[] =>
+  Array.from({ length: n }, (_, i) => ({
+    recordId: `job-${i}`,
+    messages: prompt.buildMessages(`Invoice INV-${i}\nTotal ${i}.50 EUR`),
+    jsonSchemaName: schema.jsonSchemaName,
+    jsonSchema: schema.jsonSchema,
+    model: 'gpt-4o-mini',
+  }));
+
+async function start(batch: FakeProviderBatchOptions, key = KEY): Promise<{ server: FakeProvider; client: BatchProvider }> {
+  const server = await fake({ minuteMs: 600, batch });
+  return { server, client: createOpenAiBatchProvider({ apiKey: key, baseUrl: server.baseUrl, timeoutMs: 5_000 }) };
+}
+
+async function until(client: BatchProvider, handle: ProviderJobHandle, states: ProviderJobState[], limitMs = 10_000): Promise<ProviderJobStatus> {
+  const started = Date.now();
+  for (;;) {
+    const status = await client.status(handle);
+    if (states.includes(status.state)) return status;
+    assert.ok(Date.now() - started < limitMs, `still ${status.providerState} after ${limitMs} ms`);
+    await sleep(20);
+  }
+}
+
+async function collect(lines: AsyncIterable<ProviderResultLine>): Promise<ProviderResultLine[]> {
+  const out: ProviderResultLine[] = [];
+  for await (const line of lines) out.push(line);
+  return out;
+}
+
+describe('OpenAI batch client against the fake Batch API', () => {
+  it('uploads, creates, watches and reads a batch: one ok line per record, with usage', async () => {
+    // Prepare
+    const { server, client } = await start(FAST);
+    const [input] = client.prepare(requests(4), { batchId: 'b-openai-1' });
+    // Act
+    const handle = await client.submit(input!);
+    const status = await until(client, handle, ['finished', 'failed', 'expired', 'cancelled']);
+    const lines = await collect(client.readResults(handle));
+    // Assess
+    assert.equal(status.state, 'finished');
+    assert.deepEqual(status.counts, { total: 4, succeeded: 4, failed: 0 });
+    assert.match(handle.jobId, /^batch_/);
+    assert.match(handle.inputRef, /^file-/);
+    assert.deepEqual(
+      lines.map((l) => l.recordId),
+      ['job-0', 'job-1', 'job-2', 'job-3'],
+    );
+    for (const line of lines) {
+      assert.ok(line.ok, JSON.stringify(line));
+      assert.deepEqual(JSON.parse(line.content), RESULT);
+      assert.ok(line.usage.inputTokens > 0 && line.usage.outputTokens > 0);
+    }
+    assert.equal(server.stats().batches.created, 1);
+  });
+
+  it('reports the enqueued-token refusal as a failed job whose error is BatchSubmitThrottledError', async () => {
+    const { client } = await start({ ...FAST, enqueuedTokenLimit: 10 });
+    const handle = await client.submit(client.prepare(requests(2))[0]!);
+    const status = await until(client, handle, ['failed', 'in_progress', 'finished']);
+    assert.equal(status.state, 'failed');
+    assert.ok(status.error instanceof BatchSubmitThrottledError);
+    assert.equal(status.error.reason, 'enqueued_tokens');
+  });
+
+  it('accounts for every record once under 500s and dropped lines', async () => {
+    // Prepare
+    const { server, client } = await start({ ...FAST, errorRate: 0.3, dropRate: 0.2 });
+    const sent = requests(30);
+    const handle = await client.submit(client.prepare(sent)[0]!);
+    await until(client, handle, ['finished']);
+    // Act
+    const lines = await collect(client.readResults(handle));
+    // Assess
+    const ids = lines.map((l) => l.recordId);
+    assert.deepEqual([...ids].sort(), sent.map((r) => r.recordId).sort(), 'each record exactly once, nothing unmatched');
+    const { droppedCustomIds, erroredCustomIds } = server.stats().batches;
+    const failed = (code: string) => lines.filter((l) => !l.ok && l.code === code).map((l) => l.recordId);
+    assert.deepEqual(failed('no_result').sort(), [...droppedCustomIds].sort());
+    assert.deepEqual(
+      lines
+        .filter((l) => !l.ok && l.code !== 'no_result')
+        .map((l) => l.recordId)
+        .sort(),
+      [...erroredCustomIds].sort(),
+    );
+    assert.ok(droppedCustomIds.length > 0 && erroredCustomIds.length > 0, 'the seeded faults hit some lines');
+  });
+
+  it('cancels a running batch; unanswered records come back as batch_cancelled', async () => {
+    const { client } = await start({ ...FAST, completionMs: 60_000 });
+    const handle = await client.submit(client.prepare(requests(3))[0]!);
+    await until(client, handle, ['in_progress']);
+    await client.cancel(handle);
+    const status = await until(client, handle, ['cancelled']);
+    const lines = await collect(client.readResults(handle));
+    assert.equal(status.state, 'cancelled');
+    assert.deepEqual(
+      lines.map((l) => [l.recordId, l.ok ? 'ok' : l.code]),
+      [
+        ['job-0', 'batch_cancelled'],
+        ['job-1', 'batch_cancelled'],
+        ['job-2', 'batch_cancelled'],
+      ],
+    );
+  });
+
+  it('refuses a wrong key with BatchProviderRefusedError, and results before the end with BatchJobNotFinishedError', async () => {
+    const { server, client } = await start({ ...FAST, completionMs: 60_000 });
+    const wrong = createOpenAiBatchProvider({ apiKey: 'sk-wrong', baseUrl: server.baseUrl, timeoutMs: 5_000 });
+    await assert.rejects(wrong.submit(wrong.prepare(requests(1))[0]!), (error) => error instanceof BatchProviderRefusedError && error.status === 401);
+    const handle = await client.submit(client.prepare(requests(1))[0]!);
+    await assert.rejects(collect(client.readResults(handle)), BatchJobNotFinishedError);
+  });
+});

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DEFAULT_SIM_SETTINGS, simulate, type SimSettings } from '../../../workbench/sim/engine.js';
+import type { Scenario } from '../../../workbench/sim/scenarios.js';
+import { STRATEGIES } from '../../../workbench/sim/strategies.js';
+
+/** 1 key, 5 requests a minute, no binding token or daily limit. */
+const TINY: Scenario = {
+  id: 'minute',
+  title: 'tiny: 1 key x 5 RPM',
+  start: Date.parse('2026-03-02T09:00:00.000Z'),
+  dailyResetOffsetMs: 0,
+  keys: 1,
+  limits: { requestsPerMinute: 5, tokensPerMinute: 1_000_000, requestsPerDay: 1_000_000 },
+};
+
+const TEN_JOBS: SimSettings = { ...DEFAULT_SIM_SETTINGS, jobs: 10, consumers: 10, failureRate: 0, seed: 7 };
+
+describe('simulate: 10 jobs, 1 key at 5 RPM, 10 consumers', () => {
+  it('(a) naive dead-letters jobs: every 429 spends one of 5 receives', () => {
+    // Act
+    const r = simulate(TINY, STRATEGIES.naive, TEN_JOBS);
+    // Assess: the burst of 5 commits at once; the other 5 are retried within ~80 s of backoff
+    // while only one call refills every 12 s, so some run out of receives.
+    assert.equal(r.completed + r.deadLettered, 10);
+    assert.ok(r.completed >= 5, `completed ${r.completed}`);
+    assert.ok(r.deadLettered > 0, `dead-lettered ${r.deadLettered}`);
+    assert.equal(r.lost, 0);
+    assert.equal(r.unfinished, 0);
+    assert.equal(r.modelCalls, r.completed + r.rateLimited);
+    assert.ok(r.modelCalls <= 10 * 5, 'at most 5 receives a job');
+    assert.equal(r.sqs.redriven, r.deadLettered, 'SQS redrive moved them, not the consumer');
+    assert.equal(r.deferrals, 0);
+  });
+
+  it('(b) reschedule finishes all 10 with 0 dead letters, paying in 429s', () => {
+    // Act
+    const r = simulate(TINY, STRATEGIES.reschedule, TEN_JOBS);
+    // Assess
+    assert.equal(r.completed, 10);
+    assert.equal(r.deadLettered, 0);
+    assert.equal(r.lost, 0);
+    assert.ok(r.rateLimited > 0);
+    assert.equal(r.deferrals, r.rateLimited, 'every 429 is one deferral');
+    // Burst of 5 at t=0, then one every 12 s: the 10th call starts at ~60 s.
+    assert.ok(r.drainMs >= 60_000 && r.drainMs < 70_000, `drain ${r.drainMs}`);
+    assert.equal(r.boundMs, 60_000, 'a burst of 5, then 5 jobs at 5 RPM');
+    assert.ok(r.drainMs >= r.boundMs, 'the bound is a minimum');
+  });
+
+  it('(c) admission finishes all 10 with exactly 10 calls: no 429 is ever spent', () => {
+    // Act
+    const r = simulate(TINY, STRATEGIES.admission, TEN_JOBS);
+    // Assess
+    assert.equal(r.completed, 10);
+    assert.equal(r.deadLettered, 0);
+    assert.equal(r.lost, 0);
+    assert.equal(r.modelCalls, 10);
+    assert.equal(r.rateLimited, 0);
+    assert.equal(r.callsPerCompletion, 1);
+    assert.ok(r.admissionDenials > 0, 'the jobs over the budget waited without a call');
+    assert.ok(r.admission && r.admission.grants === 10);
+  });
+
+  it('(c) books a near slot and waits for it in-process, as the consumer does: fewer re-sends, a longer invocation', () => {
+    // Prepare: one slot every 12 s; 10 jobs, so most slots are more than 12 s away
+    const booking = { ...TEN_JOBS, bookWithinMs: 30_000 };
+    // Act
+    const booked = simulate(TINY, STRATEGIES.admission, booking);
+    const resent = simulate(TINY, STRATEGIES.admission, { ...booking, bookWithinMs: 0 });
+    // Assess: a booked call starts at its slot (no 429), and its record waits for it billed
+    for (const r of [booked, resent]) {
+      assert.equal(r.completed, 10);
+      assert.equal(r.modelCalls, 10);
+      assert.equal(r.rateLimited, 0);
+    }
+    assert.ok(booked.admissionDenials < resent.admissionDenials, `denials: ${booked.admissionDenials} booked vs ${resent.admissionDenials}`);
+    assert.ok(booked.receives < resent.receives, `receives: ${booked.receives} booked vs ${resent.receives}`);
+    assert.ok(booked.usage.lambdaGbSeconds > resent.usage.lambdaGbSeconds, `GB-s: ${booked.usage.lambdaGbSeconds} booked vs ${resent.usage.lambdaGbSeconds}`);
+  });
+
+  it('is deterministic for a seed, and the seed matters', () => {
+    // Prepare
+    const strip = (r: ReturnType<typeof simulate>) => ({ ...r, wallMs: 0 });
+    const settings = { ...TEN_JOBS, jobs: 200, consumers: 20, failureRate: 0.05 };
+    // Act
+    const a = strip(simulate(TINY, STRATEGIES.reschedule, settings));
+    const b = strip(simulate(TINY, STRATEGIES.reschedule, settings));
+    const c = strip(simulate(TINY, STRATEGIES.reschedule, { ...settings, seed: 8 }));
+    // Assess
+    assert.deepEqual(a, b);
+    assert.notDeepEqual(a, c);
+  });
+
+  it('real failures keep their retry budget across deferrals and still end in commits', () => {
+    // Act: one call in five fails for real
+    const r = simulate(TINY, STRATEGIES.reschedule, { ...TEN_JOBS, jobs: 50, failureRate: 0.2 });
+    // Assess
+    assert.equal(r.completed + r.deadLettered, 50);
+    assert.ok(r.failedCalls > 0);
+    assert.equal(r.lost, 0);
+  });
+});

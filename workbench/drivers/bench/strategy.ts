@@ -1,0 +1,326 @@
+/**
+ * One strategy of `npm run bench`: its own lanes (a name suffix) and fake provider on the shared
+ * DynamoDB Local and fauxqs, the job set submitted at once, watched until it drained, then measured.
+ */
+import { randomBytes } from 'node:crypto';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import type { KeyPool } from '../../../lib/admission/keys.js';
+import type { LaneSet } from '../../../lib/config/lanes.js';
+import type { ConsumerDeps, RecordTiming } from '../../../lib/lanes/queue/process-record.js';
+import type { PollerEvent } from '../../local-stack/poller/poller.js';
+import type { LocalServices } from '../../local-stack/services/services.js';
+import { startLocalStack, type LocalStack } from '../../local-stack/stack.js';
+import type { BenchOptions } from './bench.js';
+import { drainCurveOf, type DrainCurve } from './curve.js';
+import { distribution, round, type StrategyResult } from './report.js';
+import type { ScenarioBound } from './scenarios/bounds.js';
+import { laneLoads, planScenario, scenarioBound, type ScenarioPlan } from './scenarios/scenarios.js';
+import { benchLanes, naiveModel, type BenchStrategy } from './strategies.js';
+import { quotaBoundMinimumMs } from '../lanes.js';
+import { localKeySecret } from '../../local-stack/stack.js';
+import { collectFinalState, scorecardOf } from '../outcome.js';
+import { elapsedLabel, stopPollers, watchUntilDrained, whilePollersPaused, type DrainSnapshot } from '../observe.js';
+import { withOverrides } from '../overrides.js';
+import type { Scorecard } from '../scorecard.js';
+import { submitToStack, type StackSubmission } from '../submit.js';
+
+/** Where the bench's consumer logs go by default. */
+export const BENCH_LOG_FILE = '.cache/bench/consumer.log';
+
+/** What the consumers and pollers of one strategy showed while it ran. */
+interface StrategyProbe {
+  timings: RecordTiming[];
+  /** Time of each admission `acquire` (ms). */
+  acquireMs: number[];
+  /** When each of them began (epoch ms). */
+  acquireAt: number[];
+  wholeBatchFailures: number;
+  recordsInFlight: number;
+  maxRecordsInFlight: number;
+  /** Records in flight as each record saw it on arrival, summed. */
+  inFlightSeen: number;
+  recordsReceived: number;
+  loopDelay: IntervalHistogram;
+  /** The strategy's consumer: the naive model when throttles are failures, timed key pool and records. */
+  overrideDeps(deps: ConsumerDeps): ConsumerDeps;
+  onPollerEvent(event: PollerEvent): void;
+}
+
+/** One strategy's run: its figures (the report's), its drain curve (for the HTML page) and its scenario's bound. */
+export interface StrategyRun {
+  result: StrategyResult;
+  curve: DrainCurve;
+  /** The bound its drain is held to (the result's `burstAwareMinimumMs`), with how it was computed. */
+  bound: ScenarioBound;
+}
+
+/**
+ * Runs one strategy on the shared services and measures it, on `plan`'s job set and quota (default:
+ * the baseline's). Its drain is held to the plan's bound on the jobs it submitted.
+ */
+export async function runStrategy(
+  strategy: BenchStrategy,
+  options: BenchOptions,
+  services: LocalServices,
+  say: (line: string) => void,
+  plan: ScenarioPlan = planScenario('baseline', options),
+): Promise<StrategyRun> {
+  const started = Date.now();
+  const lanes = benchLanes({ ...options, ...plan.quota, tokensPerJob: plan.tokensPerJob }, `${strategy.id.slice(0, 5)}-${randomBytes(3).toString('hex')}`);
+  const probe = strategyProbe(strategy);
+  // A binding daily quota: the provider's day and the consumer's start now, together.
+  const dayStartMs = plan.quota.fixedDay ? Date.now() : undefined;
+  const stack = await startStrategyStack(strategy, options, services, lanes, probe, say, { plan, dayStartMs });
+  try {
+    const documents = plan.documents;
+    // The backlog is queued before the consumers start, as every bound assumes (all jobs there at 0),
+    // and the producer's sends do not share the consumers' first seconds (one Node.js process here,
+    // apart in AWS). The clock starts when the pollers do.
+    const queued = await whilePollersPaused(stack, () => submitToStack(stack, lanes, documents));
+    probe.loopDelay.enable();
+    const submission = startedAt(queued.value, queued.resumedAt);
+    const bound = quotaBoundMinimumMs(lanes, submission.submitted, options.minuteMs);
+    const { submission: result, sent, submitStarted } = submission;
+    const sentDocuments = sent.map((r) => ({ lane: r.region, document: documents[r.index]! }));
+    const firstResetMs = dayStartMs === undefined ? 0 : dayStartMs + plan.quota.dayMs - submitStarted;
+    const held = scenarioBound(plan, laneLoads(lanes, sentDocuments, plan), options.minuteMs, firstResetMs);
+    say(
+      `${strategy.label}: queued ${sent.length} of ${documents.length} jobs in ${queued.resumedAt - queued.value.submitStarted} ms before its consumers started${result.failed ? ` (${result.failed} NOT sent)` : ''}; quota-bound minimum ${(bound / 1000).toFixed(1)} s` +
+        (plan.name === 'baseline' ? '' : `; scenario bound ${(held.ms / 1000).toFixed(1)} s`),
+    );
+    const { timedOut, quietSince } = await watchStrategy(stack, strategy, options, submission, bound, say);
+    probe.loopDelay.disable();
+    await stopPollers(stack);
+    const final = await collectFinalState(stack, services.fauxqs);
+    const scorecard = scorecardOf(stack, final, submission, {
+      metrics: stack.telemetry.totals.total,
+      elapsedMs: Date.now() - submitStarted,
+      timedOut,
+      quotaBoundMinimumMs: bound,
+    });
+    const measured = strategyResult(strategy, probe, scorecard, {
+      failures: stack.telemetry.totals.total.Failed ?? 0,
+      burstAwareMs: held.ms,
+      settledMs: timedOut || quietSince === null ? null : quietSince - submitStarted,
+      elapsedMs: Date.now() - started,
+      timedOut,
+      firstMinuteEndsAt: submitStarted + options.minuteMs,
+      receives: stack.telemetry.totals.values.QueueAgeMs?.length ?? 0,
+    });
+    say(
+      `${strategy.label}: done in ${(measured.elapsedMs / 1000).toFixed(1)} s: committed ${measured.committed}, dead-lettered ${measured.deadLettered}, lost ${measured.lost}, ` +
+        `${measured.gaveUpOn > 0 ? `gave up on ${measured.gaveUpOn}` : `drain ${measured.burstAwareRatio ?? '-'}x the ${plan.name === 'baseline' ? 'burst-aware minimum' : 'scenario bound'}`}, ` +
+        `${measured.modelCallsPerCompletion ?? '-'} calls, ${measured.attemptsPerCompletion ?? '-'} attempts and ${measured.admissionDeniedPerCompletion ?? '-'} denials per completion, ` +
+        `overhead p50 ${measured.overheadMs.p50 ?? '-'} ms`,
+    );
+    return { result: measured, curve: drainCurveOf(strategy, submission.submitted, final.results, lanes, options.minuteMs), bound: held };
+  } finally {
+    await stack.stop();
+  }
+}
+
+/** `submission` with its clock (its start, and every job's `createdAt`) at `at`: when the consumers started. */
+function startedAt(submission: StackSubmission, at: number): StackSubmission {
+  return { ...submission, submitStarted: at, submitted: submission.submitted.map((job) => ({ ...job, createdAt: at })) };
+}
+
+/** The counters of one strategy, and the consumer wiring that feeds them. */
+function strategyProbe(strategy: BenchStrategy): StrategyProbe {
+  const probe: StrategyProbe = {
+    timings: [],
+    acquireMs: [],
+    acquireAt: [],
+    wholeBatchFailures: 0,
+    recordsInFlight: 0,
+    maxRecordsInFlight: 0,
+    inFlightSeen: 0,
+    recordsReceived: 0,
+    loopDelay: monitorEventLoopDelay({ resolution: 10 }),
+    overrideDeps: (deps) => ({
+      ...deps,
+      ...(strategy.throttleIsFailure ? { model: naiveModel(deps.model) } : {}),
+      keys: timedKeys(deps.keys, probe),
+      onRecordTiming: (timing) => probe.timings.push(timing),
+    }),
+    onPollerEvent: (event) => {
+      if (event.type === 'batchFailed') probe.wholeBatchFailures += 1;
+      if (event.type === 'batchReceived') {
+        probe.recordsInFlight += event.messageIds.length;
+        probe.maxRecordsInFlight = Math.max(probe.maxRecordsInFlight, probe.recordsInFlight);
+        probe.inFlightSeen += probe.recordsInFlight * event.messageIds.length;
+        probe.recordsReceived += event.messageIds.length;
+      }
+      if (event.type === 'invocationFinished') probe.recordsInFlight -= event.records;
+    },
+  };
+  return probe;
+}
+
+/** A key pool whose every `acquire` is timed into `acquireMs` (begun at `acquireAt`), less its in-process wait for a first call's answer. */
+function timedKeys(keys: KeyPool, { acquireMs, acquireAt }: Pick<StrategyProbe, 'acquireMs' | 'acquireAt'>): KeyPool {
+  return withOverrides(keys, {
+    acquire: async (request) => {
+      acquireAt.push(Date.now());
+      const t0 = performance.now();
+      let waitedMs = 0;
+      try {
+        const answer = await keys.acquire(request);
+        waitedMs = answer.waitedMs ?? 0;
+        return answer;
+      } finally {
+        acquireMs.push(performance.now() - t0 - waitedMs);
+      }
+    },
+  });
+}
+
+/**
+ * Starts the strategy's stack on the shared services: its lanes, a fresh provider at the scenario's
+ * quota (its dead keys out of credit; its day starting at `dayStartMs` when given, the consumer's
+ * admission told the same reset), its consumer.
+ */
+async function startStrategyStack(
+  strategy: BenchStrategy,
+  options: BenchOptions,
+  services: LocalServices,
+  lanes: LaneSet,
+  probe: StrategyProbe,
+  say: (line: string) => void,
+  { plan, dayStartMs }: { plan: ScenarioPlan; dayStartMs: number | undefined },
+): Promise<LocalStack> {
+  const { quota } = plan;
+  const dead = new Set(plan.outOfCreditKeyIds);
+  const outOfCreditKeys = Object.values(lanes).flatMap((lane) => lane.provider.keys.filter((k) => dead.has(k.id)).map((k) => localKeySecret(lane.name, k.id)));
+  const admission = !strategy.admission
+    ? { admission: false as const }
+    : dayStartMs === undefined
+      ? {}
+      : { admission: { settings: { dailyResetOffsetMs: dayStartMs % quota.dayMs } } };
+  return startLocalStack({
+    lanes,
+    consumerProcesses: plan.consumerProcesses,
+    endpoints: services.endpoints,
+    logFile: options.logFile ?? BENCH_LOG_FILE,
+    provider: {
+      limits: { requestsPerMinute: quota.providerRpm, tokensPerMinute: quota.providerTpm, requestsPerDay: quota.providerDaily },
+      minuteMs: options.minuteMs,
+      dayMs: quota.dayMs,
+      seed: options.seed,
+      ...(dayStartMs === undefined ? {} : { dayStartMs }),
+      ...(outOfCreditKeys.length > 0 ? { outOfCreditKeys } : {}),
+    },
+    ...admission,
+    overrideDeps: (_lane, deps) => probe.overrideDeps(deps),
+    onPollerEvent: (_lane, event) => probe.onPollerEvent(event),
+    onLanePause: (lane, state) =>
+      say(`  ${strategy.label}: lane ${lane} ${state.paused ? `PAUSED until ${state.until?.toISOString()} (${state.reason})` : 'resumed'}`),
+  });
+}
+
+/** Waits until the strategy's queues drained (checks every 500 ms), with progress every 2..10 s. */
+async function watchStrategy(
+  stack: LocalStack,
+  strategy: BenchStrategy,
+  options: BenchOptions,
+  { sent, submitStarted }: StackSubmission,
+  bound: number,
+  say: (line: string) => void,
+): Promise<{ timedOut: boolean; quietSince: number | null }> {
+  const progressEveryMs = Math.max(2_000, Math.min(10_000, bound / 6));
+  let lastProgress = Date.now();
+  const progress = (q: DrainSnapshot): void => {
+    const m = stack.telemetry.totals.total;
+    const throttled = Object.values(stack.provider.stats().rateLimited).reduce((a, b) => a + b, 0);
+    say(
+      `  [${strategy.label} ${elapsedLabel(submitStarted)} s] committed ${m.Completed ?? 0}/${sent.length} · in queue ${q.waiting} (delayed ${q.delayed}) · DLQ ${q.deadLettered} · ` +
+        `model calls ${m.ModelCalls ?? 0} · 429s ${throttled} · denied ${m.AdmissionDenied ?? 0} · re-sent ${m.Deferred ?? 0} · failed ${m.Failed ?? 0}`,
+    );
+  };
+  return watchUntilDrained(stack, {
+    intervalMs: 500,
+    deadline: submitStarted + options.timeLimitSeconds * 1000,
+    onCheck: (snapshot, end) => {
+      if (Date.now() - lastProgress >= progressEveryMs) {
+        lastProgress = Date.now();
+        progress(snapshot);
+      }
+      if (end) progress(snapshot);
+      if (end === 'timeLimit') say(`  ${strategy.label}: time limit of ${options.timeLimitSeconds} s reached; ${snapshot.waiting} message(s) still waiting`);
+    },
+  });
+}
+
+/** What the run counted beside the scorecard. */
+interface StrategyFigures {
+  /** Real failures (the consumer's `Failed` metric). */
+  failures: number;
+  burstAwareMs: number;
+  settledMs: number | null;
+  elapsedMs: number;
+  timedOut: boolean;
+  /** When the drain's first provider minute ended (epoch ms). */
+  firstMinuteEndsAt: number;
+  /** Receives the consumer handled (it reports each one's `QueueAgeMs`). */
+  receives: number;
+}
+
+/** One strategy's figures: the scorecard's, the consumer overhead and the event-loop delay. */
+function strategyResult(strategy: BenchStrategy, probe: StrategyProbe, scorecard: Scorecard, figures: StrategyFigures): StrategyResult {
+  const { timings, loopDelay } = probe;
+  // A booked slot's in-process wait is scheduling, like a message's delay, not the consumer's overhead.
+  const own = (t: RecordTiming): number => Math.max(0, t.totalMs - t.modelMs - t.admissionWaitMs);
+  const overhead = timings.map(own);
+  const calling = timings.filter((t) => t.modelCalls > 0 && t.settled).map(own);
+  const perCall = timings.filter((t) => t.modelCalls > 0).map((t) => t.modelMs / t.modelCalls);
+  const burst = figures.burstAwareMs;
+  return {
+    id: strategy.id,
+    label: strategy.label,
+    description: strategy.description,
+    submitted: scorecard.submitted,
+    committed: scorecard.committed,
+    deadLettered: scorecard.deadLettered,
+    lost: scorecard.lost,
+    waiting: scorecard.waiting,
+    rejected: scorecard.rejected,
+    needsReview: scorecard.needsReview,
+    doubleCommits: scorecard.doubleCommits,
+    duplicatesSuppressed: scorecard.duplicatesSuppressed,
+    modelCalls: scorecard.modelCalls,
+    modelCallsPerCompletion: scorecard.modelCallsPerCompletion,
+    throttled429: scorecard.throttled429,
+    admissionDenied: scorecard.admissionDenied,
+    deferrals: scorecard.deferrals,
+    failures: figures.failures,
+    drainMs: scorecard.drainMs,
+    quotaBoundMinimumMs: scorecard.quotaBoundMinimumMs,
+    drainRatio: scorecard.drainRatio,
+    burstAwareMinimumMs: Math.round(burst),
+    // A ratio only for a strategy that committed every job: giving up on some would flatter its drain.
+    burstAwareRatio: scorecard.drainMs !== null && burst > 0 && scorecard.committed === scorecard.submitted ? round(scorecard.drainMs / burst) : null,
+    // Every receive, also of the jobs never committed: the mean over committed jobs alone would show a
+    // strategy that gives up on most jobs at about 1.
+    attemptsPerCompletion: scorecard.committed > 0 ? round(figures.receives / scorecard.committed) : null,
+    receives: figures.receives,
+    admissionDeniedPerCompletion: scorecard.committed > 0 ? round(scorecard.admissionDenied / scorecard.committed) : null,
+    gaveUpOn: scorecard.submitted - scorecard.committed,
+    settledMs: figures.settledMs,
+    overheadMs: distribution(overhead),
+    overheadCallingMs: distribution(calling),
+    modelMsPerCall: distribution(perCall),
+    admissionAcquireMs: distribution(probe.acquireMs),
+    admissionAcquireAfterFirstMinuteMs: distribution(probe.acquireMs.filter((_, i) => probe.acquireAt[i]! >= figures.firstMinuteEndsAt)),
+    // The histogram holds each 10 ms timer's whole interval: the delay is what exceeds 10 ms.
+    eventLoopDelayMs: {
+      p50: round(Math.max(0, loopDelay.percentile(50) / 1e6 - 10), 2),
+      p99: round(Math.max(0, loopDelay.percentile(99) / 1e6 - 10), 2),
+      max: round(Math.max(0, loopDelay.max / 1e6 - 10), 2),
+    },
+    maxRecordsInFlight: probe.maxRecordsInFlight,
+    meanRecordsInFlight: probe.recordsReceived > 0 ? round(probe.inFlightSeen / probe.recordsReceived, 1) : 0,
+    wholeBatchFailures: probe.wholeBatchFailures,
+    elapsedMs: figures.elapsedMs,
+    timedOut: figures.timedOut,
+    scorecard,
+  };
+}

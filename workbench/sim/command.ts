@@ -1,0 +1,106 @@
+/**
+ * `ratelane sim` (`npm run sim`): the virtual-time simulator — the strategies at scale on one lane,
+ * no emulators (and no AWS SDK loaded). Exit 0 when it ran, 1 when a simulation failed.
+ */
+import { availableParallelism } from 'node:os';
+import { DEFAULT_SIM_SETTINGS } from './engine.js';
+import { runSim, type SimIo, type SimOptions } from './driver.js';
+import { SCENARIO_IDS, SCENARIOS } from './scenarios.js';
+import { STRATEGY_IDS } from './strategies.js';
+import { UsageError, type Command } from '../../lib/cli/command.js';
+import { booleanFlag, jsonFlag, numberFlag, parseFlags, stringFlag } from '../../lib/cli/flags.js';
+
+/** Usage text of `ratelane sim`. */
+export const SIM_USAGE = `Usage: ratelane sim [options]
+
+Virtual-time simulation of one lane (SQS queue + DLQ, Lambda consumers, a rate-limited provider,
+DynamoDB admission) running the project's own policy code, for three strategies:
+  (a) naive       every failure incl. 429 -> visibility backoff, DLQ after maxReceiveCount (5)
+  (b) reschedule  429 -> deferral with DelaySeconds (the policy's defer path), no admission
+  (c) admission   (b) + key pool, token buckets, shared cooldowns, lane pause
+
+Scenarios:
+  minute  ${SCENARIOS.minute.title}
+  day     ${SCENARIOS.day.title}
+
+Options:
+  --jobs N              jobs submitted at once (default ${DEFAULT_SIM_SETTINGS.jobs})
+  --consumers N         concurrent consumers, the mapping's MaximumConcurrency (default ${DEFAULT_SIM_SETTINGS.consumers})
+  --scenario LIST       minute, day or all (default all)
+  --strategy LIST       comma-separated: naive, reschedule, admission (default all)
+  --seed N              random seed (default ${DEFAULT_SIM_SETTINGS.seed}); a seed gives the same figures every run
+  --failure-rate X      share of admitted calls that fail for real, 5xx/timeouts (default ${DEFAULT_SIM_SETTINGS.failureRate})
+  --output-estimate N   (c): completion tokens admission assumes per call until a consumer has
+                        learned them from real usage (default ${DEFAULT_SIM_SETTINGS.admissionOutputTokenEstimate}, lib/admission's default)
+  --book-within-ms N    (c): how far ahead a record's call may be booked, the record waiting for its
+                        slot in-process (default ${DEFAULT_SIM_SETTINGS.bookWithinMs}: the consumer's booking window, its
+                        in-process wait bound, with the default lane); 0: never, every denial is re-sent
+  --parallel N          simulations run at once in worker threads (default: min(2, cores))
+  --json                also print one JSON object as the last line of stdout
+  --quiet               no progress on stderr
+  -h, --help            this text
+`;
+
+/** The flags of `ratelane sim` (`--scenarios` and `--strategies` are aliases of the singular forms). */
+const SIM_FLAGS = {
+  jobs: numberFlag({ min: 1, max: 2 ** 28 - 1, integer: true, fallback: DEFAULT_SIM_SETTINGS.jobs }),
+  consumers: numberFlag({ min: 1, max: 10_000, integer: true, fallback: DEFAULT_SIM_SETTINGS.consumers }),
+  scenario: stringFlag(),
+  scenarios: stringFlag(),
+  strategy: stringFlag(),
+  strategies: stringFlag(),
+  seed: numberFlag({ min: 0, max: 0xffffffff, integer: true, fallback: DEFAULT_SIM_SETTINGS.seed }),
+  'failure-rate': numberFlag({ min: 0, max: 1, belowMax: true, fallback: DEFAULT_SIM_SETTINGS.failureRate }),
+  'output-estimate': numberFlag({ min: 0, max: 1_000_000, integer: true, fallback: DEFAULT_SIM_SETTINGS.admissionOutputTokenEstimate }),
+  'book-within-ms': numberFlag({ min: 0, max: 900_000, integer: true, fallback: DEFAULT_SIM_SETTINGS.bookWithinMs }),
+  parallel: numberFlag({ min: 1, max: 64, integer: true }),
+  json: jsonFlag(),
+  quiet: booleanFlag(),
+};
+
+/** A comma-separated list of known names, or `all` (default: all). @throws {UsageError} */
+function list<T extends string>(name: string, value: string | undefined, known: readonly T[]): T[] {
+  if (value === undefined) return [...known];
+  if (value === '') throw new UsageError(`${name} needs a value`);
+  if (value === 'all') return [...known];
+  const items = value.split(',').map((s) => s.trim());
+  const unknown = items.filter((s) => !(known as readonly string[]).includes(s));
+  if (unknown.length > 0) throw new UsageError(`${name}: unknown ${unknown.join(', ')} (known: ${known.join(', ')}, all)`);
+  return known.filter((k) => items.includes(k));
+}
+
+/** Parses the flags of `ratelane sim` (pure). @throws {UsageError} */
+function parseSimArgs(argv: readonly string[]): SimOptions {
+  const v = parseFlags(argv, SIM_FLAGS, { unknownOption: (option) => `unknown option ${option}` });
+  return {
+    jobs: v.jobs,
+    consumers: v.consumers,
+    scenarios: list('--scenario', v.scenario ?? v.scenarios, SCENARIO_IDS),
+    strategies: list('--strategy', v.strategy ?? v.strategies, STRATEGY_IDS),
+    seed: v.seed,
+    failureRate: v['failure-rate'],
+    outputEstimate: v['output-estimate'],
+    bookWithinMs: v['book-within-ms'],
+    parallel: v.parallel ?? Math.max(1, Math.min(2, availableParallelism())),
+    json: v.json,
+    quiet: v.quiet,
+  };
+}
+
+/** `ratelane sim`. */
+export const simCommand: Command<SimOptions> = {
+  name: 'sim',
+  usage: SIM_USAGE,
+  helpTo: 'stdout',
+  parse: parseSimArgs,
+  async run(options, io) {
+    const lines: SimIo = { stdout: (line) => io.stdout.write(`${line}\n`), stderr: (line) => io.stderr.write(`${line}\n`) };
+    try {
+      await runSim(options, lines);
+      return 0;
+    } catch (error) {
+      lines.stderr(`ratelane sim: ${(error as Error)?.stack ?? String(error)}`);
+      return 1;
+    }
+  },
+};

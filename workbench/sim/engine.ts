@@ -1,0 +1,267 @@
+/**
+ * The discrete-event simulation: one lane (queue + DLQ, consumers, provider, admission) in virtual
+ * time, driven by a binary heap of events. Per record it runs the consumer's flow of
+ * the extraction core (`lib/extraction/`) and the queue lane (`lib/lanes/queue/`) with the project's own pure policy (`gateBeforeCall`, `decide`)
+ * and, for strategy (c), the key pool's own decisions (`lib/admission/pool-core.ts`, run by
+ * `sim-key-pool.ts`).
+ *
+ * Consumers model the SQS event source mapping with `MaximumConcurrency` = `consumers`: each
+ * receives a batch of up to 10, handles its records in parallel (each record: the job id's claim and
+ * the document's read, gate, a redelivery's duplicate check, admission — the batch's takes made
+ * together, as `SharedKeyPool` groups them — model call, commit or deferral with its ledger line), and
+ * polls again when the slowest record is done. A
+ * record's effects are applied when its batch is received, stamped with the times they happen at
+ * (the re-send at the end of the record, the visibility change when the call failed), because
+ * nothing else can observe the record's message in between. What other consumers can observe (a
+ * key's cooldown, a lane pause, the token correction after a call) is applied by its own event at
+ * the time it happens.
+ *
+ * Jobs and messages live in typed arrays (`jobs.ts`, `sqs-model.ts`: no object or closure per job);
+ * a run of 1,000,000 jobs holds ~100 MB.
+ *
+ * The lane's state and its consumers' mechanics (polls, wake-ups, the lane pause, admission's side
+ * effects) are `SimulatedLane` (`simulated-lane.ts`); this module runs the event loop and each record.
+ */
+import type { KeyRef } from '../../lib/admission/choice.js';
+import type { CoreAdmission } from '../../lib/admission/pool-core.js';
+import { returnWaitMs } from '../../lib/extraction/budget.js';
+import { decide, gateBeforeCall, type Action, type DeferAction, type JobOutcome, type JobScheduling } from '../../lib/policy/index.js';
+import { withFastDates } from './fast-dates.js';
+import { ST_COMMITTED, ST_DEAD, ST_REJECTED } from './jobs.js';
+import { CALL_OK, CALL_QUOTA, CALL_RATE_LIMIT } from './provider-model.js';
+import { strategyResult, type StrategyResult } from './results.js';
+import type { Scenario } from './scenarios.js';
+import { DEFAULT_SIM_SETTINGS, type SimProgress, type SimSettings } from './settings.js';
+import { EV_DONE, EV_RESUME, EV_SETTLE, EV_SIDE, EV_WAKE, SimulatedLane } from './simulated-lane.js';
+import { outcomeForError, type Strategy } from './strategies.js';
+
+export { checkSimSettings, DEFAULT_SIM_SETTINGS, DEFAULT_TIMING, type SimProgress, type SimSettings, type Timing } from './settings.js';
+export type { StrategyResult } from './results.js';
+
+const LANE = 'us';
+const LONG_POLL_MS = 20_000;
+
+/** Runs one strategy on one scenario. */
+export function simulate(
+  scenario: Scenario,
+  strategy: Strategy,
+  settings: SimSettings = DEFAULT_SIM_SETTINGS,
+  hooks: { onProgress?: (progress: SimProgress) => void; progressIntervalMs?: number } = {},
+): StrategyResult {
+  return withFastDates(() => new Simulation(scenario, strategy, settings, hooks).run());
+}
+
+/** The event loop and each record's flow, over the lane's state and consumers ({@link SimulatedLane}). */
+class Simulation extends SimulatedLane {
+  run(): StrategyResult {
+    const wallStart = performance.now();
+    const { scenario, settings } = this;
+    const start = scenario.start;
+    const ids = new Int32Array(this.N);
+    for (let j = 0; j < this.N; j++) ids[j] = j;
+    this.sqs.sendInitial(ids, start);
+    for (let c = settings.consumers - 1; c >= 0; c--) this.idle[this.idleCount++] = c;
+    this.armWake(start);
+    const horizon = start + settings.horizonMs;
+    const interval = this.hooks.progressIntervalMs ?? 1000;
+    let nextReport = performance.now() + interval;
+    let now = start;
+    const events = this.events;
+    while (events.size > 0 && this.jobs.terminal < this.N) {
+      const t = events.peekTime();
+      if (t > horizon) break;
+      const value = events.pop();
+      now = t;
+      this.tally.events++;
+      const payload = Math.floor(value / 8);
+      switch (value & 7) {
+        case EV_DONE:
+          this.onBatchDone(payload, t);
+          break;
+        case EV_WAKE:
+          this.onWake(t);
+          break;
+        case EV_SIDE:
+          this.onSide(payload, t);
+          break;
+        case EV_SETTLE:
+          this.admission!.settle(
+            this.jobs.settleConsumer[payload]!,
+            this.jobs.settleKey[payload]!,
+            this.jobs.settleTaken[payload]!,
+            this.jobs.inputTokens[payload]!,
+            this.jobs.outputTokens[payload]!,
+            t,
+          );
+          break;
+        case EV_RESUME:
+          this.onResume(t);
+          break;
+      }
+      if ((this.tally.events & 4095) === 0 && this.hooks.onProgress && performance.now() >= nextReport) {
+        nextReport = performance.now() + interval;
+        this.hooks.onProgress({
+          virtualMs: t - start,
+          terminal: this.jobs.terminal,
+          jobs: this.N,
+          events: this.tally.events,
+          modelCalls: this.provider.counters.calls,
+        });
+      }
+    }
+    this.accountIdle(now);
+    this.sqs.countEmptyReceives(Math.floor(this.idlePollMs / LONG_POLL_MS));
+    const { jobs, tally, sqs, provider, admission } = this;
+    return strategyResult({
+      scenario,
+      strategy: this.strategy,
+      jobs,
+      submitted: this.N,
+      tally,
+      sqs,
+      provider,
+      admission,
+      wallMs: performance.now() - wallStart,
+    });
+  }
+
+  // ---- one record ----
+
+  /** The policy's decision for a record of `job` received `receiveCount` times, at `now`, after `outcome`. */
+  private decideAt(job: JobScheduling, receiveCount: number, now: number, outcome: JobOutcome): Action {
+    const { maxReceiveCount, backoff } = this.settings;
+    return decide({ job, lane: LANE, approximateReceiveCount: receiveCount, maxReceiveCount, now, backoff, random: this.policyRng.next, outcome });
+  }
+
+  /** The admission answers of the batch being handled, by message (strategy (c): its takes are made together). */
+  private readonly batchAdmission = new Map<number, CoreAdmission<KeyRef>>();
+
+  /** Strategy (c): the takes of the batch's records that go to the model, made together at their call time. */
+  protected override prepareBatch(consumer: number, messages: Int32Array, count: number, now: number): void {
+    this.batchAdmission.clear();
+    if (!this.admission) return;
+    const calling: number[] = [];
+    const tokens: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const message = messages[i]!;
+      const j = this.sqs.jobOfMessage(message);
+      if (gateBeforeCall(this.jobs.scheduling(j, LANE), LANE, now, this.sqs.receiveCountOf(message)).type !== 'proceed') continue;
+      calling.push(message);
+      tokens.push(this.jobs.inputTokens[j]!);
+    }
+    if (calling.length === 0) return;
+    const answers = this.admission.acquireGroup(consumer, tokens, now + this.timing.preCallMs, this.settings.bookWithinMs);
+    for (const [i, message] of calling.entries()) this.batchAdmission.set(message, answers[i]!);
+  }
+
+  /** Handles one received message at `now`; returns when the record is done. Sets `kept` when the message stays (failure). */
+  protected override processRecord(consumer: number, message: number, now: number): number {
+    const j = this.sqs.jobOfMessage(message);
+    const receiveCount = this.sqs.receiveCountOf(message);
+    const job = this.jobs.scheduling(j, LANE);
+    // Intake (`lib/extraction/intake.ts`): the job id's claim (a conditional PutItem on the ledger,
+    // 1 write unit) while the document is read (an S3 GET), for every receive; then the gate.
+    this.tally.dynamoWrites += 1;
+    this.tally.s3Gets += 1;
+    const gate = gateBeforeCall(job, LANE, now, receiveCount);
+    if (gate.type !== 'proceed') return this.act(j, message, receiveCount, gate, now + this.timing.quickRecordMs);
+    // The duplicate check of a redelivered message: a strongly consistent GetItem on the results table.
+    if (receiveCount > 1) this.tally.dynamoReads += 1;
+    let callAt = now + this.timing.preCallMs;
+    let key: number;
+    let grantedTokens = 0;
+    const admission = this.admission;
+    if (admission) {
+      const answer = this.batchAdmission.get(message)!;
+      if (!answer.admitted) {
+        this.tally.admissionDenials++;
+        if (answer.laneOut) this.requestPause(answer.laneOut.until, callAt);
+        // As the consumer: the job may come back early and wait for its slot.
+        const mayWaitMs = returnWaitMs(this.settings.bookWithinMs);
+        const action = this.decideAt(job, receiveCount, callAt, { kind: 'admission_denied', retryAt: answer.retryAt, mayWaitMs });
+        return this.act(j, message, receiveCount, action, callAt + this.timing.quickRecordMs);
+      }
+      key = answer.index;
+      grantedTokens = answer.cost.tokens;
+      // A booked slot: the record waits for it in-process, as the consumer does (its invocation runs on).
+      if (answer.startAt > callAt) callAt = answer.startAt;
+    } else {
+      key = this.keyCursor;
+      this.keyCursor = (this.keyCursor + 1) % this.scenario.keys;
+    }
+    const tokens = this.jobs.inputTokens[j]! + this.jobs.outputTokens[j]!;
+    const result = this.provider.call(key, tokens, callAt, this.failureRng.uniform());
+    const t = this.timing;
+    const rng = this.latencyRng;
+    if (result === CALL_OK) {
+      const answeredAt = callAt + t.okLatencyMinMs + (t.okLatencyMaxMs - t.okLatencyMinMs) * 0.5 * (rng.uniform() + rng.uniform());
+      if (admission) {
+        this.jobs.settleKey[j] = key;
+        this.jobs.settleTaken[j] = grantedTokens;
+        this.jobs.settleConsumer[j] = consumer;
+        this.schedule(answeredAt, EV_SETTLE, j);
+      }
+      const action = this.decideAt(job, receiveCount, answeredAt, { kind: 'valid_output' });
+      return this.act(j, message, receiveCount, action, answeredAt + t.afterCallMs);
+    }
+    const throttled = result === CALL_RATE_LIMIT || result === CALL_QUOTA;
+    const answeredAt = throttled
+      ? callAt + rng.between(t.throttleLatencyMinMs, t.throttleLatencyMaxMs)
+      : callAt + rng.between(t.failureLatencyMinMs, t.failureLatencyMaxMs);
+    let keysLeft: number | undefined;
+    if (admission && throttled && !this.strategy.throttleIsFailure) {
+      keysLeft = admission.keysLeftAfter(
+        consumer,
+        key,
+        result === CALL_RATE_LIMIT ? { scope: 'key', reason: 'rate_limit' } : { scope: 'quota_owner', reason: 'quota_exhausted' },
+        answeredAt,
+      );
+    }
+    const outcome = outcomeForError(this.strategy, result, { retryAfterMs: this.provider.retryAfterMs, resetAt: this.provider.resetAt }, keysLeft);
+    const action = this.decideAt(job, receiveCount, answeredAt, outcome);
+    if (admission && action.type === 'defer' && (action.cooldown || action.pauseLane)) {
+      this.schedule(answeredAt, EV_SIDE, this.sides.put({ consumer, key, cooldown: action.cooldown, pauseLane: action.pauseLane }));
+    }
+    return this.act(j, message, receiveCount, action, answeredAt + t.afterCallMs);
+  }
+
+  /** Carries out `action` for job `j`; `at` is when the record's last write is done. */
+  private act(j: number, message: number, receiveCount: number, action: Action, at: number): number {
+    switch (action.type) {
+      case 'commit':
+        // The conditional PutItem of the result (an item up to 1 KB: 1 write unit).
+        this.tally.dynamoWrites += 1;
+        this.jobs.settle(j, ST_COMMITTED, at);
+        return at;
+      case 'defer':
+        this.resend(j, action, at);
+        return at;
+      case 'fail':
+        if (action.lastReceive) this.tally.dynamoWrites += 1; // ledger: dead_letter_pending
+        if (action.lastReceive && receiveCount < action.maxReceiveCount) {
+          // Failures carried from earlier messages spent the budget: the consumer moves it itself.
+          this.sqs.sendToDlq();
+          this.jobs.settle(j, ST_DEAD, at);
+          return at;
+        }
+        this.sqs.changeVisibility(message, action.visibilityTimeoutSeconds, at);
+        this.kept = true;
+        return at;
+      case 'reject':
+      case 'needs_review':
+        this.tally.dynamoWrites += 1; // ledger
+        this.jobs.settle(j, ST_REJECTED, at);
+        return at;
+      case 'repair':
+        throw new Error('the simulator models valid outputs only: no repair');
+    }
+  }
+
+  private resend(j: number, action: DeferAction, at: number): void {
+    this.jobs.deferred(j, action);
+    this.sqs.send(j, action.delaySeconds, at);
+    if (action.reason === 'not_yet_eligible') this.tally.hops++;
+    else this.tally.deferrals++;
+    this.tally.dynamoWrites += 1; // ledger: every deferral and every hop (`queue-executor.ts`)
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * What a simulation run is given: its size, the queue, backoff and Lambda settings (the lane config's
+ * defaults), the jobs' token sizes, and how long each step of a record takes in virtual time.
+ */
+import { DEFAULT_ADMISSION_SETTINGS } from '../../lib/admission/settings.js';
+import { DEFAULT_LANES } from '../../lib/config/lanes.js';
+import { bookingWindowAtStartMs } from '../../lib/extraction/budget.js';
+import type { BackoffSettings } from '../../lib/policy/index.js';
+
+/** How long the steps of a record take (virtual ms). */
+export interface Timing {
+  /** Receive → the model call starts: parse, gate, duplicate-check GetItem, S3 read, admission. */
+  preCallMs: number;
+  /** A successful call: triangular between these (mean halfway). */
+  okLatencyMinMs: number;
+  okLatencyMaxMs: number;
+  /** A 429 answer: uniform between these. */
+  throttleLatencyMinMs: number;
+  throttleLatencyMaxMs: number;
+  /** A real failure (5xx or timeout): uniform between these. */
+  failureLatencyMinMs: number;
+  failureLatencyMaxMs: number;
+  /** After the call: the commit or the re-send and ledger write. */
+  afterCallMs: number;
+  /** A hop (not yet eligible) or an admission denial: receive → re-send done. */
+  quickRecordMs: number;
+  /** Handler overhead per invocation (middy, batch response). */
+  invocationOverheadMs: number;
+  /** Between the end of an invocation and the mapping's next receive for that slot. */
+  pollGapMs: number;
+  /** EventBridge Scheduler's precision: a resume runs up to this late (uniform). */
+  schedulerJitterMs: number;
+}
+
+/** Everything a run needs besides the scenario and the strategy. */
+export interface SimSettings {
+  jobs: number;
+  /** MaximumConcurrency of the mapping (2..1000 in AWS). */
+  consumers: number;
+  /** Records per receive (1..10). */
+  batchSize: number;
+  maxReceiveCount: number;
+  visibilityTimeoutSeconds: number;
+  backoff: BackoffSettings;
+  /** Chance a call admitted by the provider fails for real (5xx / timeout). */
+  failureRate: number;
+  seed: number;
+  /** Message body size (bytes) for SQS's 64 KiB billing chunks. */
+  messageBytes: number;
+  lambdaMemoryMb: number;
+  /** Pollers that keep long-polling (20 s) while the queue has nothing visible. */
+  idlePollers: number;
+  /** Prompt tokens per job: uniform integer in [min, max]. */
+  inputTokensMin: number;
+  inputTokensMax: number;
+  /** Completion tokens per job: uniform integer in [min, max]. */
+  outputTokensMin: number;
+  outputTokensMax: number;
+  /** Stop after this much virtual time (jobs not done by then count as unfinished). */
+  horizonMs: number;
+  /**
+   * Strategy (c): completion tokens admission assumes before a consumer's first calls answer (lib/admission
+   * default 512); each consumer then learns the estimate from the usage its calls report.
+   */
+  admissionOutputTokenEstimate: number;
+  /**
+   * Strategy (c): how far ahead a record's call may be booked, the record waiting for its slot
+   * in-process (billed as the invocation's duration), as the consumer does (`bookWithinMs` of its
+   * takes): by default the lane's booking window at the start of an invocation
+   * (`bookingWindowAtStartMs`: 2 s with the default lane); 0: never, a denial is re-sent.
+   */
+  bookWithinMs: number;
+  timing: Timing;
+}
+
+const LANE_DEFAULTS = DEFAULT_LANES.us!;
+
+/** How long each step takes by default (virtual ms). */
+export const DEFAULT_TIMING: Timing = Object.freeze({
+  preCallMs: 30,
+  okLatencyMinMs: 1000,
+  okLatencyMaxMs: 3000,
+  throttleLatencyMinMs: 100,
+  throttleLatencyMaxMs: 400,
+  failureLatencyMinMs: 200,
+  failureLatencyMaxMs: 3000,
+  afterCallMs: 20,
+  quickRecordMs: 20,
+  invocationOverheadMs: 10,
+  pollGapMs: 20,
+  schedulerJitterMs: 60_000,
+});
+
+/** The defaults: the issue's scale, the lane config's queue, backoff and memory settings. */
+export const DEFAULT_SIM_SETTINGS: SimSettings = Object.freeze({
+  jobs: 1_000_000,
+  consumers: 1000,
+  batchSize: LANE_DEFAULTS.queue.batchSize,
+  maxReceiveCount: LANE_DEFAULTS.queue.maxReceiveCount,
+  visibilityTimeoutSeconds: LANE_DEFAULTS.queue.visibilityTimeoutSeconds,
+  backoff: { ...LANE_DEFAULTS.backoff },
+  failureRate: 0.001,
+  seed: 1,
+  messageBytes: 1024,
+  lambdaMemoryMb: LANE_DEFAULTS.consumer.memoryMb,
+  idlePollers: 5,
+  inputTokensMin: 200,
+  inputTokensMax: 1000,
+  outputTokensMin: 50,
+  outputTokensMax: 250,
+  horizonMs: 30 * 86_400_000,
+  admissionOutputTokenEstimate: DEFAULT_ADMISSION_SETTINGS.outputTokenEstimate,
+  bookWithinMs: bookingWindowAtStartMs(LANE_DEFAULTS),
+  timing: DEFAULT_TIMING,
+});
+
+/** Progress of a running simulation. */
+export interface SimProgress {
+  /** Virtual time since the start (ms). */
+  virtualMs: number;
+  /** Jobs committed, dead-lettered or rejected so far. */
+  terminal: number;
+  jobs: number;
+  /** Events handled so far. */
+  events: number;
+  modelCalls: number;
+}
+
+/** Throws a `RangeError` for a size the simulator cannot run: jobs 1..2^28, consumers 1 or more, batches of 1..10. */
+export function checkSimSettings(settings: Pick<SimSettings, 'jobs' | 'consumers' | 'batchSize'>): void {
+  const { jobs, consumers, batchSize } = settings;
+  if (!Number.isInteger(jobs) || jobs < 1 || jobs >= 2 ** 28) throw new RangeError(`jobs must be an integer in 1..2^28, got ${jobs}`);
+  if (!Number.isInteger(consumers) || consumers < 1) throw new RangeError(`consumers must be a positive integer, got ${consumers}`);
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10) throw new RangeError(`batchSize must be 1..10, got ${batchSize}`);
+}

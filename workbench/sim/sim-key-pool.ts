@@ -1,0 +1,226 @@
+/**
+ * Admission for strategy (c): the key pool's own decisions (`lib/admission/pool-core.ts`, the ones
+ * `SharedKeyPool` runs against DynamoDB) run synchronously, one pool instance per consumer, over an
+ * in-memory rate-state table that answers at once ({@link SimRateState}) and counts the DynamoDB
+ * request units each operation would consume.
+ *
+ * What is idealized: the table has no latency and writes never race inside one instant, so a take
+ * needs at most two writes here (a stale cache's failed write returns the current bucket, and the
+ * retry succeeds) where the real table may need more under contention.
+ */
+import type { BucketLimits, BucketState } from '../../lib/admission/bucket.js';
+import { addCooldown, EMPTY_SNAPSHOT, type CooldownRecord, type CooldownSnapshot, type KeyRef } from '../../lib/admission/choice.js';
+import {
+  acquireOps,
+  coolOps,
+  keysLeftOps,
+  laneOutOps,
+  newPoolState,
+  settleOps,
+  type CoreAdmission,
+  type LaneOut,
+  type PoolConfig,
+  type PoolState,
+} from '../../lib/admission/pool-core.js';
+import { acquireGroupOps } from '../../lib/admission/group-take.js';
+import { runSync, type SyncRateState } from '../../lib/admission/pool-sync.js';
+import type { BucketWrite } from '../../lib/admission/rate-state.js';
+import { admissionSettings, bucketLimitsFor, type AdmissionSettings } from '../../lib/admission/settings.js';
+import type { LaneConfig } from '../../lib/config/lanes.js';
+import type { Cooldown } from '../../lib/policy/index.js';
+import type { KeyLimits } from './provider-model.js';
+
+/** DynamoDB request units admission spent, and its answers. */
+export interface AdmissionCounters {
+  /** Strongly consistent reads (1 read request unit per item < 4 KB): cooldown items (one BatchGetItem per read) and buckets (GetItem). */
+  cooldownReads: number;
+  /** Conditional bucket writes that succeeded. */
+  bucketWrites: number;
+  /** Conditional bucket writes that failed (another instance wrote first); still 1 write unit each. */
+  bucketConflicts: number;
+  /** Cooldown puts (conditional; 1 write unit each, recorded or not). */
+  cooldownWrites: number;
+  grants: number;
+  denials: number;
+  /** Bucket updates given up after `maxBucketAttempts` conflicts. */
+  contended: number;
+}
+
+/** The lane's keys as admission sees them: `key-1` … `key-N`, each its own quota owner. */
+export function simKeys(count: number): KeyRef[] {
+  return Array.from({ length: count }, (_, i) => ({ id: `key-${i + 1}`, quotaOwner: `owner-${i + 1}` }));
+}
+
+/**
+ * The lane's rate-state table in memory, with the DynamoDB table's rules (a bucket write succeeds
+ * only on the expected version and a failed one returns the current bucket; cooldowns only extend),
+ * counting request units into `counters`.
+ */
+export class SimRateState implements SyncRateState {
+  private cooldowns: CooldownSnapshot = EMPTY_SNAPSHOT;
+  private readonly buckets = new Map<string, BucketState>();
+  /** Items of one cooldown read: one per key id and one per quota owner. */
+  private readonly cooldownItems: number;
+
+  constructor(
+    keys: readonly KeyRef[],
+    private readonly counters: AdmissionCounters,
+  ) {
+    this.cooldownItems = new Set(keys.map((k) => k.id)).size + new Set(keys.map((k) => k.quotaOwner)).size;
+  }
+
+  /** The owner's bucket as stored (for tests). */
+  bucketOf(owner: string): BucketState | undefined {
+    return this.buckets.get(owner);
+  }
+
+  /** Every cooldown read costs a read unit per key id and per owner (one BatchGetItem); a new snapshot object each time. */
+  readCooldowns(): CooldownSnapshot {
+    this.counters.cooldownReads += this.cooldownItems;
+    return { keys: this.cooldowns.keys, owners: this.cooldowns.owners };
+  }
+
+  /** One GetItem. */
+  readBucket(owner: string): BucketState | undefined {
+    this.counters.cooldownReads++;
+    return this.buckets.get(owner);
+  }
+
+  /** One conditional UpdateItem: a write unit whether it succeeds or not. */
+  writeBucket(owner: string, next: BucketState, expectedVersion: number | undefined): BucketWrite {
+    const stored = this.buckets.get(owner);
+    const ok = expectedVersion === undefined ? stored === undefined : stored !== undefined && stored.version === expectedVersion;
+    if (!ok) {
+      this.counters.bucketConflicts++;
+      return { ok: false, current: stored };
+    }
+    this.counters.bucketWrites++;
+    this.buckets.set(owner, next);
+    return { ok: true };
+  }
+
+  /** One conditional PutItem: a write unit whether a longer cooldown was there or not. */
+  putCooldown(record: CooldownRecord): void {
+    this.counters.cooldownWrites++;
+    this.cooldowns = addCooldown(this.cooldowns, record);
+  }
+}
+
+/** Admission shared by `consumers` pool instances of one lane, each with its own cache and estimate. */
+export class SimKeyPool {
+  /** The lane's keys (their index is the simulator's key number). */
+  readonly keys: readonly KeyRef[];
+  /** Each quota owner's bucket: the scenario's limits, their bursts less the safety margin. */
+  readonly limits: BucketLimits;
+  /** The admission settings every instance runs with. */
+  readonly settings: AdmissionSettings;
+  /** The table (for tests). */
+  readonly store: SimRateState;
+  private readonly totals: AdmissionCounters = {
+    cooldownReads: 0,
+    bucketWrites: 0,
+    bucketConflicts: 0,
+    cooldownWrites: 0,
+    grants: 0,
+    denials: 0,
+    contended: 0,
+  };
+  /** After a denial: when to come back (epoch ms). */
+  retryAt = 0;
+  /** After a denial: why (as `SharedKeyPool`'s denial says it). */
+  detail = '';
+  /** After a denial: when every key is out for a long reset, until when (else `null`). */
+  laneOut: LaneOut | null = null;
+  /** After a grant: the tokens taken (to settle later). */
+  grantedTokens = 0;
+
+  private readonly config: PoolConfig;
+  private readonly states: PoolState[];
+  /** The virtual time the decision in progress runs at. */
+  private clock = 0;
+
+  constructor(options: { keys: number | readonly KeyRef[]; limits: KeyLimits; consumers: number; settings?: Partial<AdmissionSettings> }) {
+    this.keys = typeof options.keys === 'number' ? simKeys(options.keys) : options.keys;
+    this.settings = admissionSettings(options.settings);
+    this.limits = bucketLimitsFor({ provider: { limits: options.limits } } as unknown as Pick<LaneConfig, 'provider'>, this.settings);
+    this.store = new SimRateState(this.keys, this.totals);
+    this.config = { keys: this.keys, limits: this.limits, settings: this.settings, now: () => this.clock };
+    this.states = Array.from({ length: options.consumers }, () => newPoolState(this.settings));
+  }
+
+  /** DynamoDB request units spent and answers given, summed over every instance. */
+  get counters(): AdmissionCounters {
+    this.totals.contended = this.states.reduce((sum, s) => sum + s.contended, 0);
+    return this.totals;
+  }
+
+  /** Instance `consumer`'s output-token estimate now. */
+  outputEstimateOf(consumer: number): number {
+    return this.states[consumer]!.outputEstimate;
+  }
+
+  /**
+   * `SharedKeyPool.acquire` for instance `consumer` at `now`: the index of the granted key (with
+   * {@link grantedTokens} set), or -1 with {@link retryAt}, {@link detail} and {@link laneOut} set.
+   */
+  acquire(consumer: number, estimatedTokens: number, now: number): number {
+    this.clock = now;
+    const answer = runSync(acquireOps(this.config, this.states[consumer]!, estimatedTokens), this.store);
+    if (answer.admitted) {
+      this.totals.grants++;
+      this.grantedTokens = answer.cost.tokens;
+      return answer.index;
+    }
+    this.totals.denials++;
+    this.retryAt = answer.retryAt;
+    this.detail = answer.detail;
+    this.laneOut = answer.laneOut;
+    return -1;
+  }
+
+  /**
+   * The takes of one batch's calls made together (`group-take.ts`, as `SharedKeyPool` groups the
+   * acquires that meet in one instance): the answers in `estimatedTokens`' order. A call may be booked
+   * on a slot up to `bookWithinMs` after `now` (the grant's `startAt`).
+   */
+  acquireGroup(consumer: number, estimatedTokens: readonly number[], now: number, bookWithinMs = 0): CoreAdmission<KeyRef>[] {
+    this.clock = now;
+    const answers = runSync(
+      acquireGroupOps(
+        this.config,
+        this.states[consumer]!,
+        estimatedTokens.map((tokens) => ({ estimatedTokens: tokens, bookWithinMs })),
+      ),
+      this.store,
+    );
+    for (const answer of answers) {
+      if (answer.admitted) this.totals.grants++;
+      else this.totals.denials++;
+    }
+    return answers;
+  }
+
+  /** The grant's settle: learns the output-token estimate, corrects the owner's token level by the real usage. */
+  settle(consumer: number, keyIndex: number, takenTokens: number, inputTokens: number, outputTokens: number, now: number): void {
+    this.clock = now;
+    runSync(settleOps(this.config, this.states[consumer]!, this.keys[keyIndex]!.quotaOwner, takenTokens, { inputTokens, outputTokens }), this.store);
+  }
+
+  /** `SharedKeyPool.keysLeftAfter`: keys still usable once `keyIndex` (or its owner) cools (a fresh read). */
+  keysLeftAfter(consumer: number, keyIndex: number, target: Pick<Cooldown, 'scope' | 'reason'>, now: number): number {
+    this.clock = now;
+    return runSync(keysLeftOps(this.config, this.states[consumer]!, this.keys[keyIndex]!, target), this.store);
+  }
+
+  /** `SharedKeyPool.cool`: records the policy's cooldown in the instance's cache, the table and the owner's bucket. */
+  cool(consumer: number, keyIndex: number, cooldown: Cooldown, now: number): void {
+    this.clock = now;
+    runSync(coolOps(this.config, this.states[consumer]!, this.keys[keyIndex]!, cooldown), this.store);
+  }
+
+  /** `SharedKeyPool.laneOut`: when every key is out for a long reset, as every instance recorded it (a fresh read). */
+  laneOutFor(consumer: number, now: number): LaneOut | null {
+    this.clock = now;
+    return runSync(laneOutOps(this.config, this.states[consumer]!), this.store);
+  }
+}
