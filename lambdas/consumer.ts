@@ -15,9 +15,9 @@
  */
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { AwsLanePauseController, sdkPauseCalls } from '../lib/admission/aws-pause.js';
+import { AwsLanePauseController, sdkPauseCalls } from '../lib/admission/pause/aws-controller.js';
 import { createLaneAdmission, primedPool } from '../lib/admission/index.js';
-import { ProviderKeyRing } from '../lib/admission/key-ring.js';
+import { ProviderKeyRing } from '../lib/admission/keys/key-ring.js';
 import { createAwsClients } from '../lib/platform/clients.js';
 import { buildInInit } from '../lib/platform/lambda-init.js';
 import { LaneConfigSchema, providerNeedsKeySecrets } from '../lib/config/lanes.js';

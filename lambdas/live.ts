@@ -13,7 +13,7 @@
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createLaneAdmission, primedPool } from '../lib/admission/index.js';
-import { ProviderKeyRing } from '../lib/admission/key-ring.js';
+import { ProviderKeyRing } from '../lib/admission/keys/key-ring.js';
 import { createAwsClients } from '../lib/platform/clients.js';
 import { buildInInit } from '../lib/platform/lambda-init.js';
 import { LaneConfigSchema, providerNeedsKeySecrets } from '../lib/config/lanes.js';

@@ -58,7 +58,11 @@ const e2e = args.includes('--e2e');
 const targets = args.filter((a) => a !== '--e2e');
 const inTier = (file: string) => (file === E2E || file.startsWith(E2E + sep)) === e2e;
 const files =
-  targets.length > 0 ? targets.flatMap(collect).map((f) => relative(process.cwd(), f)) : collect('test').map((f) => relative(process.cwd(), f)).filter(inTier);
+  targets.length > 0
+    ? targets.flatMap(collect).map((f) => relative(process.cwd(), f))
+    : collect('test')
+        .map((f) => relative(process.cwd(), f))
+        .filter(inTier);
 if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);

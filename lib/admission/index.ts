@@ -1,27 +1,30 @@
 /**
  * Admission before the call: the shared key pool (cooldowns and token buckets in the lane's
- * rate-state table) and the lane pause. See README.md, section "Admission"; the key pool's decisions
- * are in `pool-core.ts`, run by `SharedKeyPool` (`key-pool.ts`) and by the simulator; the capacity
- * kept for the live lane (the queue and live sides of each quota owner's limits) is in `reserve.ts`.
+ * rate-state table) and the lane pause. See README.md, section "Admission". From the bottom up:
+ * - `model/`: the shared types and constants (cooldowns, bucket shapes, the rate-state store's port);
+ * - `config/`: how admission applies a lane's limits (`settings.ts`) and the capacity kept for the live
+ *   lane, split into a queue side and a live side (`reserve.ts`);
+ * - `bucket/`: the pure bucket arithmetic (token bucket, leases, first-call probes, the bucket changes);
+ * - `decisions/`: the key pool's decisions, I/O-free, yielding the store operations they need
+ *   (`pool-core.ts`, `group-take.ts`, and what they run on);
+ * - `drivers/`: their asynchronous driver over the rate-state store, `SharedKeyPool`
+ *   (`shared-key-pool.ts`), and the synchronous one the simulator uses (`sync.ts`);
+ * - `dynamodb/`: the rate-state table in DynamoDB;
+ * - `keys/`: the `KeyPool` a lane calls through, and the provider keys' secrets;
+ * - `pause/`: the lane pause and its AWS controller.
+ * This file wires them for one lane.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { LaneConfig } from '../config/lanes.js';
-import type { ProviderKey } from './keys.js';
-import { SharedKeyPool } from './key-pool.js';
-import { LanePauser, type LanePauseController } from './pause.js';
-import { DynamoRateStateStore, type RateStateStore } from './rate-state.js';
-import { poolSideConfig, reserveLimits, type PoolSide, type ReserveLimits } from './reserve.js';
-import { admissionSettings, type AdmissionSettings } from './settings.js';
+import { poolSideConfig, reserveLimits, type PoolSide, type ReserveLimits } from './config/reserve.js';
+import { admissionSettings, type AdmissionSettings } from './config/settings.js';
+import { SharedKeyPool } from './drivers/shared-key-pool.js';
+import { DynamoRateStateStore } from './dynamodb/rate-state.js';
+import type { ProviderKey } from './keys/key-pool.js';
+import type { RateStateStore } from './model/store.js';
+import { LanePauser, type LanePauseController } from './pause/lane-pause.js';
 
-export * from './bucket.js';
-export * from './choice.js';
-export { SharedKeyPool, type SharedKeyPoolOptions } from './key-pool.js';
-export * from './pool-core.js';
-export * from './pool-sync.js';
-export * from './pause.js';
-export * from './rate-state.js';
-export * from './reserve.js';
-export * from './settings.js';
+export type { AdmissionSettings } from './config/settings.js';
 
 /** One lane's admission: the store shared by all its consumers, a pool per consumer instance, the pauser. */
 export interface LaneAdmission {
@@ -38,7 +41,7 @@ export interface LaneAdmission {
 }
 
 /**
- * Wires admission for `lane` on its rate-state table, for one side of its reserve (`reserve.ts`):
+ * Wires admission for `lane` on its rate-state table, for one side of its reserve (`config/reserve.ts`):
  * the queue side (default; every pool admits against `1 - reserveShare` of each quota owner's limits)
  * or the live side (against `reserveShare`, in a bucket of its own). Cooldowns are shared by both.
  * With a share of 0 both sides use the owner's one bucket with the full limits.

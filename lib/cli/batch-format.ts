@@ -6,7 +6,7 @@ import type { CancelBatchReport } from '../lanes/batch/cancel.js';
 import type { RedriveBatchReport } from '../lanes/batch/redrive.js';
 import type { BatchStatusReport } from '../lanes/batch/status.js';
 import type { SubmitBatchReport } from '../lanes/batch/submit.js';
-import { ITEM_STATES } from '../store/manifest.js';
+import { ITEM_STATES } from '../store/manifest-model.js';
 
 /** Most unresolved or rejected items listed one per line (`--json` has them all). */
 export const MAX_LISTED = 50;

@@ -22,7 +22,7 @@ import { BatchNotFoundError, batchStatus } from '../lanes/batch/status.js';
 import { submitBatch } from '../lanes/batch/submit.js';
 import type { DocumentInput } from '../intake/producer.js';
 import { errorName } from '../platform/errors.js';
-import { MANIFEST_ID_PATTERN } from '../store/manifest.js';
+import { MANIFEST_ID_PATTERN } from '../store/manifest-model.js';
 import { formatCancel, formatRedrive, formatStatus, formatSubmit } from './batch-format.js';
 import { type BatchContext, type BatchWiring, type LaneFlags, openBatchContext, PROVIDER_KEY_VARIABLE } from './batch-wiring.js';
 import { UsageError, type Command, type CommandIo } from './command.js';

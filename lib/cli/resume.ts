@@ -12,10 +12,11 @@
  * the lane's schedule group. With `--endpoints` (the local stack) only the rate state is touched.
  * Exit codes: 0 resumed, 1 a step failed, 2 bad usage.
  */
-import { sdkPauseCalls, type AwsPauseCalls } from '../admission/aws-pause.js';
-import type { CooldownReason } from '../admission/choice.js';
-import type { LanePauseController } from '../admission/pause.js';
-import { DynamoRateStateStore, type RateStateStore } from '../admission/rate-state.js';
+import { sdkPauseCalls, type AwsPauseCalls } from '../admission/pause/aws-controller.js';
+import type { CooldownReason } from '../policy/index.js';
+import type { LanePauseController } from '../admission/pause/lane-pause.js';
+import { DynamoRateStateStore } from '../admission/dynamodb/rate-state.js';
+import type { RateStateStore } from '../admission/model/store.js';
 import { createAwsClients, type ServiceEndpoints } from '../platform/clients.js';
 import { DEFAULT_LANES, laneByName, type LaneConfig, type LaneSet } from '../config/lanes.js';
 import { errorName } from '../platform/errors.js';

@@ -4,7 +4,7 @@
  * within the lane's geography, and no Vertex AI provider. Re-exported by `lanes.ts`.
  */
 import { LaneConfigError } from './errors.js';
-import type { LaneConfig } from './lanes.js';
+import type { LaneConfig } from './schema.js';
 
 /**
  * Repair calls the consumer allows after a model call whose output failed validation (the default of

@@ -4,7 +4,7 @@
  * lane's names, environment, metrics and batch API, which its reconciler function and the lane stack
  * share.
  */
-import type { LaneConfig } from './lanes.js';
+import type { LaneConfig } from './schema.js';
 
 /** The bucket name a lane gets by default (and keeps locally): lane and region, no account. */
 export function defaultBucketName(name: string, region: string): string {

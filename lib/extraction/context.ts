@@ -6,14 +6,17 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { KeyAdmission, KeyPool } from '../admission/keys.js';
+import type { KeyAdmission, KeyPool } from '../admission/keys/key-pool.js';
 import type { LaneConfig } from '../config/lanes.js';
 import type { Job } from '../contract/job.js';
 import type { ModelAdapter, TokenUsage } from '../providers/model.js';
 import type { ConsumerMetricName, RecordLogFields } from '../platform/telemetry.js';
 import type { Ledger, LedgerEntryInput } from '../store/ledger.js';
 import type { ResultStore } from '../store/results.js';
-import type { RejectedOutcome } from './outcome.js';
+import type { ExtractionOutcome, RejectedOutcome } from './outcome.js';
+
+/** What a step of the pipeline (`pipeline.ts`) says happens next: go on with `go`, or end the record with the outcome `end`. */
+export type Next<T> = { go: T } | { end: ExtractionOutcome };
 
 /** Everything the extraction core needs, whatever lane drives it. */
 export interface ExtractionDeps {

@@ -4,9 +4,10 @@
  * must carry out (a deferral or a real failure).
  */
 import { decide, type Action, type JobOutcome, type NeedsReviewAction, type RejectAction } from '../policy/index.js';
+import type { ValidationResult } from './validate.js';
 import type { RejectionReason } from '../platform/telemetry.js';
 import { InternalError } from './errors.js';
-import { count, ledgerBase, log, runLogFields, type JobRun } from './context.js';
+import { count, ledgerBase, log, runLogFields, type JobRun, type Next } from './context.js';
 import { failureVerdict, type FailureContext, type FailureStep } from './failures.js';
 import type { DuplicateOutcome, ExtractionOutcome, LaneOut, NeedsReviewOutcome, RejectedOutcome } from './outcome.js';
 import { claimed } from './verify.js';
@@ -102,4 +103,33 @@ export function suppressDuplicate(run: JobRun, committedBy: string): DuplicateOu
   count(run.deps, 'DuplicateSuppressed');
   log(run.deps, 'info', 'duplicate suppressed', { ...runLogFields(run), committedBy, outcome: 'duplicate' });
   return { type: 'duplicate', committedBy };
+}
+
+/**
+ * An answer that failed validation: counted, ledgered (which fields, which rules, which model), then
+ * the policy says repair (go on: the pipeline asks again with the problems) or what the job becomes
+ * once the repair budget is spent (needs review).
+ */
+export async function settleInvalidAnswer(
+  run: JobRun,
+  validation: Extract<ValidationResult, { ok: false }>,
+  answer: { model: string; outputChars: number; repairsUsed: number; maxRepairAttempts: number },
+): Promise<Next<void>> {
+  const { deps } = run;
+  count(deps, 'ValidationFailed');
+  const reused = await claimed(run);
+  if (reused) return { end: reused };
+  await deps.ledger.record({
+    ...ledgerBase(run),
+    kind: 'validation_failed',
+    reason: validation.parseStatus,
+    parseStatus: validation.parseStatus,
+    failingFields: validation.failingFields,
+    failingRules: validation.failingRules,
+    details: `model ${answer.model}, repair ${answer.repairsUsed} of ${answer.maxRepairAttempts}, output ${answer.outputChars} chars`,
+  });
+  const action = decideFor(run, { kind: 'validation_failed', repairAttemptsUsed: answer.repairsUsed, maxRepairAttempts: answer.maxRepairAttempts });
+  if (action.type !== 'repair') return { end: await resolveAction(run, action, validation.parseStatus) };
+  log(deps, 'info', 'repairing output', { ...runLogFields(run), parseStatus: validation.parseStatus, outcome: 'repair' });
+  return { go: undefined };
 }

@@ -14,7 +14,7 @@ import { JOB_CONTRACT_VERSION, JobSchema, estimateTokens, idempotencyKeyFor, job
 import { DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION, isKnownPromptVersion } from '../contract/schemas/registry.js';
 import { checkText, textOf } from '../contract/text.js';
 import { documentKeyFor } from '../store/documents.js';
-import type { SubmitDeps } from './producer.js';
+import type { SubmitDeps } from './model.js';
 
 /** Default largest document accepted (UTF-8 bytes): 1 MiB. */
 export const DEFAULT_MAX_DOCUMENT_BYTES = 1024 * 1024;

@@ -12,15 +12,7 @@ import { backoffCeilingMs, fullJitterBackoffMs } from '../policy/backoff.js';
 import { errorCode, RatelaneError, shortMessage } from '../platform/errors.js';
 import { putDocument } from '../store/documents.js';
 import type { Prepared } from './checks.js';
-import type { ItemError, SubmitDeps } from './producer.js';
-
-/** Bounded retry with capped exponential backoff (equal jitter). */
-export interface RetrySettings {
-  /** Total tries, including the first (≥ 1). */
-  maxAttempts: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
-}
+import type { ItemError, RetrySettings, SubmitDeps } from './model.js';
 
 /** Default bounded retry of batch calls, failed entries and S3 puts. */
 export const DEFAULT_SEND_RETRY: RetrySettings = { maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 3_000 };

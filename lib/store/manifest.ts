@@ -4,7 +4,7 @@
  * (`custom_id` / `recordId`, {@link itemIdFor}). Every item ends in one known state, moved only along
  * {@link ITEM_TRANSITIONS} by conditional updates, so reconciling twice changes nothing. Items carry
  * references, hashes and sizes, never document text: records are built field by field from the input.
- * The states, moves, ids and shapes are in `manifest-model.ts`, re-exported here.
+ * The states, moves, ids and shapes are in `manifest-model.ts`.
  */
 import {
   BatchWriteItemCommand,
@@ -47,9 +47,6 @@ import {
   type ProviderJobRef,
 } from './manifest-model.js';
 import { MANIFEST_TABLE } from './tables.js';
-
-/** The manifest's states, moves, record ids, shapes and errors (`manifest-model.ts`). */
-export * from './manifest-model.js';
 
 /** Construction options of {@link BatchManifest}. */
 export interface BatchManifestOptions {

@@ -8,10 +8,11 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SqsHandler } from '../../lib/lanes/queue/handler.js';
 import type { ConsumerDeps } from '../../lib/lanes/queue/process-record.js';
-import { neverSettles, sqsUnavailableError, withDepFaults, type CrashPoint, type DepFaults } from '../../workbench/drivers/soak/soak.js';
+import { neverSettles, sqsUnavailableError, withDepFaults, type CrashPoint, type DepFaults } from '../../workbench/drivers/soak/faults.js';
 import type { ResultRecord } from '../../lib/store/results.js';
 
-export { withDepFaults, withOverrides, type CrashPoint, type DepFaults } from '../../workbench/drivers/soak/soak.js';
+export { withDepFaults, type CrashPoint, type DepFaults } from '../../workbench/drivers/soak/faults.js';
+export { withOverrides } from '../../workbench/drivers/overrides.js';
 
 /** The invocation died (a simulated crash of the Lambda execution environment). */
 export class SimulatedCrashError extends Error {

@@ -3,9 +3,9 @@
  * on the expected version, a failed one returns the current bucket; cooldowns only extend; a pause
  * is claimed only when none has not ended), for unit tests of the key pool without DynamoDB Local.
  */
-import type { BucketState } from '../../lib/admission/bucket.js';
-import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../../lib/admission/choice.js';
-import type { BucketWrite, PauseRecord, RateStateStore } from '../../lib/admission/rate-state.js';
+import type { BucketState } from '../../lib/admission/model/bucket.js';
+import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../../lib/admission/model/cooldowns.js';
+import type { BucketWrite, PauseRecord, RateStateStore } from '../../lib/admission/model/store.js';
 
 /** The lane's rate-state table in memory. */
 export class MemoryRateStateStore implements RateStateStore {

@@ -9,11 +9,11 @@
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { InvoiceV1, invoiceV1DomainRules } from '../../lib/contract/schemas/invoice-v1.js';
-import { writeDocument, writeManifest } from './generator/corpus-files.js';
-import type { EvalRendered } from './generator/draw-eval.js';
-import { HARD_PLAN, renderHard } from './generator/layouts-hard.js';
-import { renderFrBelgium, renderFrFacture, renderFrSwiss } from './generator/layouts-fr.js';
-import { shapeProblems, hasAmbiguousSlashedDate } from './generator/shape-checks.js';
+import { writeDocument, writeManifest } from './generators/files.js';
+import type { EvalRendered } from './generators/invoices/draw.js';
+import { HARD_PLAN, renderHard } from './generators/invoices/layouts-hard.js';
+import { renderFrBelgium, renderFrFacture, renderFrSwiss } from './generators/invoices/layouts-fr.js';
+import { shapeProblems, hasAmbiguousSlashedDate } from './generators/shapes.js';
 import type { CorpusManifestEntry } from './index.js';
 
 const SCHEMA_VERSION = 'invoice@1';

@@ -7,13 +7,13 @@
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ReceiptV1, receiptV1DomainRules } from '../../lib/contract/schemas/receipt-v1.js';
-import { writeDocument, writeManifest } from './generator/corpus-files.js';
+import { writeDocument, writeManifest } from './generators/files.js';
 import type { CorpusManifestEntry } from './index.js';
-import type { ReceiptLayout } from './receipts-generator/draw.js';
-import { renderDeKasse, renderDeRestaurant, renderDeSwiss, renderDeTankstelle } from './receipts-generator/layouts-de.js';
-import { renderEnRestaurant, renderEnTaxi, renderEnTill } from './receipts-generator/layouts-en.js';
-import { renderFrCaisse, renderFrRestaurant, renderFrTaxi } from './receipts-generator/layouts-fr.js';
-import { shapesOf } from './receipts-generator/shapes.js';
+import type { ReceiptLayout } from './generators/receipts/draw.js';
+import { renderDeKasse, renderDeRestaurant, renderDeSwiss, renderDeTankstelle } from './generators/receipts/layouts-de.js';
+import { renderEnRestaurant, renderEnTaxi, renderEnTill } from './generators/receipts/layouts-en.js';
+import { renderFrCaisse, renderFrRestaurant, renderFrTaxi } from './generators/receipts/layouts-fr.js';
+import { shapesOf } from './generators/receipts/shapes.js';
 
 const DOCS_PER_LAYOUT = 4;
 const SCHEMA_VERSION = 'receipt@1';

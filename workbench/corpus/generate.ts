@@ -7,10 +7,10 @@ import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { InvoiceV1, invoiceV1DomainRules } from '../../lib/contract/schemas/invoice-v1.js';
 import type { CorpusManifestEntry } from './index.js';
-import { writeDocument, writeManifest } from './generator/corpus-files.js';
-import type { Layout } from './generator/draw.js';
-import { renderDeAgb, renderDeDin, renderDeLabelled, renderDeSwiss } from './generator/layouts-de.js';
-import { renderEnClassic, renderEnCompact, renderEnKeyValue, renderEnUkLong } from './generator/layouts-en.js';
+import { writeDocument, writeManifest } from './generators/files.js';
+import type { Layout } from './generators/invoices/draw.js';
+import { renderDeAgb, renderDeDin, renderDeLabelled, renderDeSwiss } from './generators/invoices/layouts-de.js';
+import { renderEnClassic, renderEnCompact, renderEnKeyValue, renderEnUkLong } from './generators/invoices/layouts-en.js';
 
 const DOCS_PER_LAYOUT = 8;
 const SCHEMA_VERSION = 'invoice@1';

@@ -63,7 +63,7 @@ export function jsonForScript(value: unknown): string {
 }
 
 /** One series of a chart. */
-export interface ChartSeries {
+interface ChartSeries {
   label: string;
   /** Values by category (bar, line on categories) or `{x, y}` points (line on a numeric x axis). */
   data: (number | null)[] | { x: number; y: number }[];
@@ -104,7 +104,7 @@ let chartLibrary: string | undefined;
  * Chart.js's UMD build, read from node_modules (resolved from this module) the first time it is
  * needed: its source map comment dropped and any `</script` neutralised, ready to inline.
  */
-export function chartLibrarySource(): string {
+function chartLibrarySource(): string {
   if (chartLibrary === undefined) {
     const require = createRequire(import.meta.url);
     const dist = dirname(require.resolve('chart.js'));

@@ -7,7 +7,6 @@ import { loadCorpus } from '../corpus/index.js';
 import { quotaOwnerCount, resolveLanes, type LaneOverride, type LaneSet } from '../../lib/config/lanes.js';
 import { CURRENT_RELEASE, getRelease } from '../../lib/contract/releases.js';
 import type { DocumentInput } from '../../lib/intake/producer.js';
-import { burstMinutes } from './bench/scenarios/bounds.js';
 
 /** The provider side of a local run: keys per lane, their limits, and how long a "minute" lasts. */
 export interface LocalLaneSettings {
@@ -25,7 +24,7 @@ export interface LocalLaneSettings {
 }
 
 /** Output tokens a call of the local corpus is priced at before admission learns them (measured: about 173). */
-export const LOCAL_EXPECTED_OUTPUT_TOKENS = 180;
+const LOCAL_EXPECTED_OUTPUT_TOKENS = 180;
 
 /**
  * The lanes of a local run: provider limits and keys from the settings, and every time setting
@@ -79,6 +78,12 @@ export function corpusDocuments(jobs: number): DocumentInput[] {
       promptVersion: release.prompts[doc.schemaVersion],
     };
   });
+}
+
+/** Minutes a perfect scheduler needs for `units` at `perMinute`, the first minute's going at once. */
+export function burstMinutes(units: number, perMinute: number): number {
+  if (perMinute <= 0) return units > 0 ? Number.POSITIVE_INFINITY : 0;
+  return Math.max(0, units - perMinute) / perMinute;
 }
 
 /** The slowest lane's figure: `minutes(jobs, perMinute)` scaled minutes, per lane with jobs and a limit. */

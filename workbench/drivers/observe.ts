@@ -23,7 +23,7 @@ export interface QueueDepth {
 }
 
 /** Counts messages in a lane's queue or DLQ (visible, in flight, delayed). */
-export async function queueDepth(stack: LocalStack, lane: string, which: 'queueUrl' | 'dlqUrl'): Promise<QueueDepth> {
+async function queueDepth(stack: LocalStack, lane: string, which: 'queueUrl' | 'dlqUrl'): Promise<QueueDepth> {
   const l = stack.lanes[lane]!;
   const out = await l.clients.sqs.send(
     new GetQueueAttributesCommand({
@@ -101,7 +101,7 @@ export interface DrainSnapshot {
  * Reads every lane's queue and DLQ depths once: by fauxqs inspection when the stack runs its own
  * fauxqs (no SQS call, so a saturated client cannot hold the reading up), else with GetQueueAttributes.
  */
-export async function drainSnapshot(stack: LocalStack): Promise<DrainSnapshot> {
+async function drainSnapshot(stack: LocalStack): Promise<DrainSnapshot> {
   const depth = async (name: string, which: 'queueUrl' | 'dlqUrl'): Promise<QueueDepth> => {
     const resources = stack.lanes[name]!.lane.resources;
     return inspectDepth(stack.fauxqs, which === 'queueUrl' ? resources.queueName : resources.dlqName) ?? (await queueDepth(stack, name, which));
@@ -156,7 +156,7 @@ export async function whilePollersPaused<T>(stack: LocalStack, work: () => Promi
 }
 
 /** How a watch ended: the stack drained, the deadline passed, `stalled()` said so, or `signal` aborted it. */
-export type DrainEnd = 'drained' | 'timeLimit' | 'stalled' | 'aborted';
+type DrainEnd = 'drained' | 'timeLimit' | 'stalled' | 'aborted';
 
 /** How the drain is watched. */
 export interface DrainWatch {

@@ -9,7 +9,7 @@ import { computeScorecard, type Scorecard } from './scorecard.js';
 import type { StackSubmission } from './submit.js';
 
 /** A terminal ledger entry: a job rejected or sent to review. */
-export interface TerminalEntry {
+interface TerminalEntry {
   jobId: string;
   kind: 'rejected' | 'needs_review';
   reason: string;

@@ -4,7 +4,7 @@
  */
 
 /** Where a job was found at the end of a run. */
-export type JobState = 'committed' | 'rejected' | 'needs_review' | 'dead_lettered' | 'waiting';
+type JobState = 'committed' | 'rejected' | 'needs_review' | 'dead_lettered' | 'waiting';
 
 /** One submitted job, as the run remembers it. */
 export interface SubmittedJob {

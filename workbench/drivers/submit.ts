@@ -27,7 +27,7 @@ export interface SubmitToStackOptions {
 }
 
 /** Raised when a document names a region that is no lane of the local stack. */
-export class NoLocalLaneError extends RatelaneError {
+class NoLocalLaneError extends RatelaneError {
   override name = 'NoLocalLaneError';
   readonly kind = 'config' as const;
   readonly retryable = false;

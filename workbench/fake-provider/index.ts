@@ -1,21 +1,12 @@
-/** The fake model provider: an OpenAI-compatible Chat Completions (and Batch API) server on loopback. */
+/**
+ * The fake model provider: an OpenAI-compatible Chat Completions (and Batch API) server on loopback that
+ * also speaks the Gemini API, with per-owner budgets, seeded faults and a rule-based "model". What its
+ * users outside this folder take: the server, its options and counters, the extractor by schema, and
+ * the wire shapes a test reads.
+ */
+export { extractForSchema } from './extractors/extractors.js';
+export type { ModelErrorRates } from './extractors/hard-shapes.js';
+export type { BatchOutputLine } from './batch/wire.js';
 export { startFakeProvider } from './server.js';
-export { FakeProviderConfigError } from './faults.js';
-export { formatOpenAiDuration } from './duration.js';
-export { DOCUMENT_END, DOCUMENT_START, REPAIR_MARKER } from './request.js';
-export { extractForSchema, fakeExtractorSchemaNames, UnknownFakeSchemaError } from './extractors/extractors.js';
-export {
-  applyModelErrors,
-  DEFAULT_MODEL_ERROR_RATES,
-  DEFAULT_MODEL_ERROR_SEED,
-  identifyPrompt,
-  modelErrorDraw,
-  runFakeModel,
-  type ModelErrorInput,
-  type ModelErrorResult,
-  type ModelRequest,
-} from './extractors/error-model.js';
-export { detectHardShapes, HARD_SHAPE_NAMES, type HardShapeName, type ModelErrorRates } from './extractors/hard-shapes.js';
-export type { OpenAiErrorBody, ChatCompletionBody } from './responses.js';
-export type { BatchBody, BatchErrorEntry, BatchOutputLine, BatchStatus, FileObjectBody } from './batch/wire.js';
-export type * from './types.js';
+export type { FakeProvider, FakeProviderBatchOptions, FakeProviderOptions } from './types.js';
+export { formatOpenAiDuration, type ChatCompletionBody } from './wire/openai.js';

@@ -37,7 +37,7 @@
 import type { DailyWindowKind, FakeProviderLimits, RefusedRequestRule } from './types.js';
 
 /** A budget that can be spent and that refills over time. */
-export interface Budget {
+interface Budget {
   /** The configured limit (bucket capacity or requests per window). */
   readonly limit: number;
   /** How much of the limit is spent now (shown as "Used N"). */
@@ -55,7 +55,7 @@ export interface Budget {
 }
 
 /** A bucket of `capacity` that refills continuously, `capacity` per `windowMs`. */
-export class ContinuousBucket implements Budget {
+class ContinuousBucket implements Budget {
   private level: number;
   private updatedAt: number;
   private readonly refillPerMs: number;
@@ -107,7 +107,7 @@ export class ContinuousBucket implements Budget {
 }
 
 /** At most `limit` per window of `windowMs`; windows follow each other from `epoch`. */
-export class FixedWindow implements Budget {
+class FixedWindow implements Budget {
   private windowIndex = 0;
   private spent = 0;
 

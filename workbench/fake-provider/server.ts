@@ -2,29 +2,28 @@
  * A fake OpenAI Chat Completions server on 127.0.0.1 for local runs and integration tests:
  * real wire format, per-owner RPM/TPM/RPD budgets, out-of-credit keys, and seeded faults.
  * The same server also speaks the Gemini API (`POST /v1beta/models/{model}:generateContent`, key in
- * `x-goog-api-key`) with Gemini's own error shapes (see `gemini.ts`); both routes share the keys,
- * budgets, faults and counters, and differ only in their wire dialect (`dialect.ts`).
+ * `x-goog-api-key`) with Gemini's own error shapes (see `wire/gemini.ts`); both routes share the keys,
+ * budgets, faults and counters, and differ only in their wire dialect (`wire/dialect.ts`).
  *
  * Order of decisions for `POST /v1/chat/completions`: bearer key (401) → request body (400) →
  * credit (429 insufficient_quota) → budgets (429 too_large, rpd, rpm, tpm; the refused request is
  * then charged as its dialect's `refusedRequestRule` says: `limits.ts`) → the request is
  * admitted and spends its budgets → seeded fault draw → simulated model time → answer (with `modelErrors`,
- * made to err on hard shapes by prompt version: `error-model.ts`).
+ * made to err on hard shapes by prompt version: `extractors/error-model.ts`).
  * Faults are drawn only for admitted requests, so they spend budgets as a real provider's do: a
  * request that reached the model counts against RPM/RPD and its prompt (+ cap) tokens, even when
  * it then fails with 5xx or hangs.
- * The Batch API (`/v1/files`, `/v1/batches`) is routed to `batch-routes.ts` with the same keys.
+ * The Batch API (`/v1/files`, `/v1/batches`) is routed to `batch/routes.ts` with the same keys.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { BatchRoutes } from './batch/routes.js';
 import { BatchStore } from './batch/store.js';
-import { refusedRequestRuleOf, type ReplyContext, type WireDialect, type WireReply } from './dialect.js';
+import { refusedRequestRuleOf, type ReplyContext, type WireDialect, type WireReply, estimateTokens, promptTokensOf, type ChatRequest } from './wire/dialect.js';
 import { runFakeModel, validateModelErrorRates } from './extractors/error-model.js';
 import { breakSchema, FakeProviderConfigError, FaultInjector, garbleJson } from './faults.js';
-import { GEMINI_GENERATE_PATH, geminiDialect, geminiInvalidKeyBody, geminiMissingKeyBody, geminiPlanGateBody, parseGeminiRequest } from './gemini.js';
+import { GEMINI_GENERATE_PATH, geminiDialect, geminiInvalidKeyBody, geminiMissingKeyBody, geminiPlanGateBody, parseGeminiRequest } from './wire/gemini.js';
 import { QuotaLedger } from './limits.js';
-import { estimateTokens, parseChatRequest, promptTokensOf, type ChatRequest } from './request.js';
 import {
   insufficientQuotaBody,
   invalidApiKeyBody,
@@ -35,7 +34,8 @@ import {
   organizationId,
   serverErrorBody,
   type OpenAiErrorBody,
-} from './responses.js';
+  parseChatRequest,
+} from './wire/openai.js';
 import { countModelErrors, StatsRecorder } from './stats.js';
 import type { FakeExtractor, FakeProvider, FakeProviderLimits, FakeProviderOptions } from './types.js';
 

@@ -5,7 +5,7 @@
 import type { HardShapeName, ModelErrorRates } from './extractors/hard-shapes.js';
 
 /** One API key the fake provider accepts. */
-export interface FakeProviderKey {
+interface FakeProviderKey {
   /** The bearer token clients send in `Authorization: Bearer <key>`. */
   key: string;
   /**
@@ -53,7 +53,7 @@ export interface FakeExtractionContext {
  */
 export type FakeExtractor = (text: string, schemaName: string, context: FakeExtractionContext) => unknown;
 
-/** Seeded model errors on hard shapes, by prompt version (see `error-model.ts`). */
+/** Seeded model errors on hard shapes, by prompt version (see `extractors/error-model.ts`). */
 export interface FakeModelErrorOptions {
   /** Error rates per prompt version and hard shape; a prompt version without an entry never errs. */
   rates: ModelErrorRates;
@@ -138,7 +138,7 @@ export interface FakeProviderBatchOptions {
    * Prompt tokens a quota owner may have enqueued per model in unfinished (`in_progress`, `finalizing`,
    * `cancelling`) batches; unlimited when omitted. A batch that would go over it is still created
    * (200, `validating`) and then ends `failed` with `errors.data[0].code = 'token_limit_exceeded'`, as
-   * OpenAI's do (sources in `batch-wire.ts`).
+   * OpenAI's do (sources in `batch/wire.ts`).
    */
   enqueuedTokenLimit?: number;
   /** Request lines per input file. Default 50 000 (OpenAI's documented limit). */
@@ -152,7 +152,7 @@ export type FakeDialectName = 'openai' | 'gemini';
 
 /**
  * What a request refused by the budgets (429, or Gemini's 400 for a request too large) costs its
- * owner afterwards, as the provider documents it (sources in `responses.ts` and `gemini.ts`).
+ * owner afterwards, as the provider documents it (the rules and their sources: `wire/dialect.ts`).
  */
 export interface RefusedRequestRule {
   /** Whether a refused request spends one request of the per-minute request budget (RPM). */
@@ -164,7 +164,7 @@ export interface RefusedRequestRule {
 }
 
 /** Why a request was refused with 429. */
-export type RateLimitKind = 'rpm' | 'tpm' | 'rpd' | 'insufficient_quota' | 'too_large';
+type RateLimitKind = 'rpm' | 'tpm' | 'rpd' | 'insufficient_quota' | 'too_large';
 
 /** Which fault was injected into an admitted request. */
 export type FaultKind = 'serverError' | 'timeout' | 'garbageJson' | 'schemaInvalid';
@@ -244,7 +244,7 @@ export interface FakeProvider {
   stats(): FakeProviderStats;
   /** Marks a key out of credit (429 `insufficient_quota`) or gives it credit again. */
   setKeyOutOfCredit(key: string, outOfCredit: boolean): void;
-  /** What a refused request costs in `dialect` (the same as `refusedRequestRuleOf` in `dialect.ts`). */
+  /** What a refused request costs in `dialect` (the same as `refusedRequestRuleOf` in `wire/dialect.ts`). */
   refusedRequestRule(dialect: FakeDialectName): RefusedRequestRule;
   /** Starts a new (scaled) day now: every owner's daily request budget is full again. */
   resetDay(): void;

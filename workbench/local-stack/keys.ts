@@ -13,8 +13,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { providerNeedsKeySecrets, type LaneConfig } from '../../lib/config/lanes.js';
-import { ProviderKeyRing, ProviderSecretError } from '../../lib/admission/key-ring.js';
-import { NoProviderKeyError, type ProviderKey } from '../../lib/admission/keys.js';
+import { ProviderKeyRing, ProviderSecretError } from '../../lib/admission/keys/key-ring.js';
+import { NoProviderKeyError, type ProviderKey } from '../../lib/admission/keys/key-pool.js';
 
 /** The variable holding a lane's keys: `RATELANE_<LANE>_PROVIDER_KEYS`. */
 export function laneKeysVariable(laneName: string): string {

@@ -5,7 +5,7 @@
  * instances are made for concurrent requests.
  */
 import { primedPool, type LaneAdmission } from '../../lib/admission/index.js';
-import { roundRobinKeys, type ProviderKey } from '../../lib/admission/keys.js';
+import { roundRobinKeys, type ProviderKey } from '../../lib/admission/keys/key-pool.js';
 import type { AwsClients } from '../../lib/platform/clients.js';
 import type { LaneConfig } from '../../lib/config/lanes.js';
 import { liveFunctionTimeoutSeconds } from '../../lib/config/live.js';

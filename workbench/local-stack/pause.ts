@@ -1,9 +1,10 @@
 /**
  * The local stand-in for a lane pause: the poller stops pulling and a timer resumes it at the pause's
  * end (in AWS: the event source mapping is disabled and a one-time Scheduler schedule re-enables it,
- * see `lib/admission/aws-pause.ts`).
+ * see `lib/admission/pause/aws-controller.ts`).
  */
-import type { LanePauseController, LanePauseReason } from '../../lib/admission/pause.js';
+import type { LanePauseReason } from '../../lib/admission/model/store.js';
+import type { LanePauseController } from '../../lib/admission/pause/lane-pause.js';
 
 /** The poller side a local pause needs (the local event source poller has both). */
 export interface PausablePoller {

@@ -10,7 +10,7 @@ import { LocalLanePauseController, type LocalPauseState } from './pause.js';
 import type { LaneConfig, LaneSet } from '../../lib/config/lanes.js';
 import { createConsumerDeps, createConsumerTelemetry } from '../../lib/lanes/queue/deps.js';
 import { createConsumerHandler, type SqsHandler } from '../../lib/lanes/queue/handler.js';
-import { roundRobinKeys, type ProviderKey } from '../../lib/admission/keys.js';
+import { roundRobinKeys, type ProviderKey } from '../../lib/admission/keys/key-pool.js';
 import type { ConsumerDeps } from '../../lib/lanes/queue/process-record.js';
 import { createModelAdapter } from '../../lib/providers/index.js';
 import { laneKeysVariable, loadLocalProviderKeys, PROVIDER_KEYS_FILE_VARIABLE } from './keys.js';
@@ -20,7 +20,8 @@ import { createAwsClients, type AwsClients, type ServiceEndpoints } from '../../
 import { RatelaneError } from '../../lib/platform/errors.js';
 import { startFakeProvider, type FakeProvider, type FakeProviderOptions } from '../fake-provider/index.js';
 import { extractForSchema } from '../fake-provider/extractors/extractors.js';
-import { createEventSourcePoller, type EventSourcePoller, type PollerEvent } from './poller/poller.js';
+import { createEventSourcePoller, type EventSourcePoller } from './poller/poller.js';
+import type { PollerEvent } from './poller/events.js';
 import { onShutdown } from './services/processes.js';
 import { provisionLane, type ProvisionedLane } from './services/provision.js';
 import { startDynamoLocal, startFauxqsLocal, type DynamoLocal, type FauxqsLocal } from './services/services.js';
@@ -28,7 +29,7 @@ import { redirectPowertoolsConsole, TelemetrySink } from './lambda/telemetry.js'
 import { invocationAbortSignalOf } from '../../lib/platform/invocation.js';
 import type { LiveHttpServer } from './lambda/http-adapter.js';
 import { startLocalLive } from './live.js';
-import { marginForSkew } from '../../lib/admission/settings.js';
+import { marginForSkew } from '../../lib/admission/config/settings.js';
 
 /**
  * The skew between admission's buckets and the fake provider's that a local run absorbs (ms): this
@@ -36,7 +37,7 @@ import { marginForSkew } from '../../lib/admission/settings.js';
  * (the bench's event-loop delay reaches 80-100 ms, a take's p99 100 ms and more), where a real
  * minute's 5 % margin absorbs 3 s.
  */
-export const LOCAL_SKEW_TOLERANCE_MS = 500;
+const LOCAL_SKEW_TOLERANCE_MS = 500;
 
 /**
  * How long a lease lasts on the local stack (`AdmissionSettings.leaseMs`): its margin absorbs this on
@@ -154,7 +155,7 @@ function pooledHandler(make: () => Promise<SqsHandler>): SqsHandler {
 }
 
 /** Raised when a lane's provider kind has no local stand-in. */
-export class UnsupportedLocalProviderError extends RatelaneError {
+class UnsupportedLocalProviderError extends RatelaneError {
   override name = 'UnsupportedLocalProviderError';
   readonly kind = 'config' as const;
   readonly retryable = false;
@@ -164,7 +165,7 @@ export class UnsupportedLocalProviderError extends RatelaneError {
  * Points a lane's provider at the fake provider, which speaks the OpenAI-compatible wire format
  * (under `/v1`) and Gemini's (under `/v1beta`).
  */
-export function withFakeProvider(lane: LaneConfig, provider: Pick<FakeProvider, 'baseUrl' | 'port'>): LaneConfig {
+function withFakeProvider(lane: LaneConfig, provider: Pick<FakeProvider, 'baseUrl' | 'port'>): LaneConfig {
   const kind = lane.provider.kind;
   if (kind !== 'openai-compatible' && kind !== 'gemini') {
     throw new UnsupportedLocalProviderError(`lane ${lane.name}: the local fake provider speaks openai-compatible and gemini, not ${kind}`);

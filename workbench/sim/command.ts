@@ -3,7 +3,7 @@
  * no emulators (and no AWS SDK loaded). Exit 0 when it ran, 1 when a simulation failed.
  */
 import { availableParallelism } from 'node:os';
-import { DEFAULT_SIM_SETTINGS } from './engine.js';
+import { DEFAULT_SIM_SETTINGS } from './settings.js';
 import { runSim, type SimIo, type SimOptions } from './driver.js';
 import { SCENARIO_IDS, SCENARIOS } from './scenarios.js';
 import { STRATEGY_IDS } from './strategies.js';

@@ -1,6 +1,6 @@
 /**
  * AWS cost of a simulated run, from the request and duration counts the models keep and the prices
- * in `prices.ts`, per million jobs (the run's total × 1,000,000 / jobs).
+ * in `lib/platform/aws-prices.ts`, per million jobs (the run's total × 1,000,000 / jobs).
  */
 import { PRICES } from '../../lib/platform/aws-prices.js';
 

@@ -6,7 +6,9 @@
 import { cpus, totalmem } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { RatelaneError } from '../../lib/platform/errors.js';
-import { DEFAULT_SIM_SETTINGS, simulate, type SimProgress, type SimSettings, type StrategyResult } from './engine.js';
+import { DEFAULT_SIM_SETTINGS, type SimProgress, type SimSettings } from './settings.js';
+import { simulate } from './engine.js';
+import type { StrategyResult } from './results.js';
 import { PRICES, PRICES_CHECKED, PRICES_REGION } from '../../lib/platform/aws-prices.js';
 import { SCENARIOS, type ScenarioId } from './scenarios.js';
 import { STRATEGIES, type StrategyId } from './strategies.js';
@@ -28,7 +30,7 @@ export interface SimOptions {
 }
 
 /** A simulation worker thread failed or exited early (the simulation then runs in-process). */
-export class SimWorkerError extends RatelaneError {
+class SimWorkerError extends RatelaneError {
   override name = 'SimWorkerError';
   readonly kind = 'internal' as const;
   readonly retryable = true;
@@ -43,7 +45,7 @@ export interface SimIo {
 }
 
 /** The settings a run uses. */
-export function settingsFor(options: Pick<SimOptions, 'jobs' | 'consumers' | 'seed' | 'failureRate' | 'outputEstimate' | 'bookWithinMs'>): SimSettings {
+function settingsFor(options: Pick<SimOptions, 'jobs' | 'consumers' | 'seed' | 'failureRate' | 'outputEstimate' | 'bookWithinMs'>): SimSettings {
   return {
     ...DEFAULT_SIM_SETTINGS,
     jobs: options.jobs,
@@ -56,10 +58,10 @@ export function settingsFor(options: Pick<SimOptions, 'jobs' | 'consumers' | 'se
 }
 
 /** The issue's targets for strategy (c); the AWS cost per million jobs is held to naive's in the same scenario (when it ran). */
-export const TARGETS = { drainOverBound: 1.15, callsPerCompletion: 1.03, deadLettered: 0, lost: 0 } as const;
+const TARGETS = { drainOverBound: 1.15, callsPerCompletion: 1.03, deadLettered: 0, lost: 0 } as const;
 
 /** One target check of strategy (c) in one scenario. */
-export interface TargetCheck {
+interface TargetCheck {
   scenario: ScenarioId;
   target: keyof typeof TARGETS | 'costAtMostNaive';
   limit: number;
@@ -137,7 +139,7 @@ function runInWorker(task: Task, settings: SimSettings, onProgress: (p: SimProgr
 }
 
 /** Renders the results as text lines (one table per scenario, then the target checks). */
-export function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'scenarios' | 'wallMs' | 'settings' | 'date' | 'machine'>): string[] {
+function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'scenarios' | 'wallMs' | 'settings' | 'date' | 'machine'>): string[] {
   const lines: string[] = [];
   const { settings } = report;
   lines.push(

@@ -2,7 +2,7 @@
  * The discrete-event simulation: one lane (queue + DLQ, consumers, provider, admission) in virtual
  * time, driven by a binary heap of events. Per record it runs the consumer's flow of
  * the extraction core (`lib/extraction/`) and the queue lane (`lib/lanes/queue/`) with the project's own pure policy (`gateBeforeCall`, `decide`)
- * and, for strategy (c), the key pool's own decisions (`lib/admission/pool-core.ts`, run by
+ * and, for strategy (c), the key pool's own decisions (`lib/admission/decisions/pool-core.ts`, run by
  * `sim-key-pool.ts`).
  *
  * Consumers model the SQS event source mapping with `MaximumConcurrency` = `consumers`: each
@@ -19,24 +19,237 @@
  * Jobs and messages live in typed arrays (`jobs.ts`, `sqs-model.ts`: no object or closure per job);
  * a run of 1,000,000 jobs holds ~100 MB.
  *
- * The lane's state and its consumers' mechanics (polls, wake-ups, the lane pause, admission's side
- * effects) are `SimulatedLane` (`simulated-lane.ts`); this module runs the event loop and each record.
+ * The module holds the lane and its consumers first ({@link SimulatedLane}: the lane's models, its
+ * random streams and the event heap, the polls, idle long polls and wake-ups, the lane pause with
+ * admission's side effects), then the event loop and each record's flow (`Simulation`, which extends it).
  */
-import type { KeyRef } from '../../lib/admission/choice.js';
-import type { CoreAdmission } from '../../lib/admission/pool-core.js';
+import type { CoreAdmission } from '../../lib/admission/decisions/pool-core.js';
+import type { KeyRef } from '../../lib/admission/model/cooldowns.js';
 import { returnWaitMs } from '../../lib/extraction/budget.js';
-import { decide, gateBeforeCall, type Action, type DeferAction, type JobOutcome, type JobScheduling } from '../../lib/policy/index.js';
+import {
+  decide,
+  gateBeforeCall,
+  type Action,
+  type DeferAction,
+  type JobOutcome,
+  type JobScheduling,
+  type Cooldown,
+  type LanePause,
+} from '../../lib/policy/index.js';
 import { withFastDates } from './fast-dates.js';
-import { ST_COMMITTED, ST_DEAD, ST_REJECTED } from './jobs.js';
-import { CALL_OK, CALL_QUOTA, CALL_RATE_LIMIT } from './provider-model.js';
-import { strategyResult, type StrategyResult } from './results.js';
+import { PayloadSlots, TimeHeap } from './heap.js';
+import { ST_COMMITTED, ST_DEAD, ST_REJECTED, JobTable } from './jobs.js';
+import { CALL_OK, CALL_QUOTA, CALL_RATE_LIMIT, ProviderModel } from './provider-model.js';
+import { strategyResult, type StrategyResult, newTally } from './results.js';
+import { Rng } from './rng.js';
 import type { Scenario } from './scenarios.js';
-import { DEFAULT_SIM_SETTINGS, type SimProgress, type SimSettings } from './settings.js';
-import { EV_DONE, EV_RESUME, EV_SETTLE, EV_SIDE, EV_WAKE, SimulatedLane } from './simulated-lane.js';
+import { DEFAULT_SIM_SETTINGS, type SimProgress, type SimSettings, checkSimSettings, type Timing } from './settings.js';
+import { SimKeyPool } from './sim-key-pool.js';
+import { SqsModel } from './sqs-model.js';
 import { outcomeForError, type Strategy } from './strategies.js';
 
-export { checkSimSettings, DEFAULT_SIM_SETTINGS, DEFAULT_TIMING, type SimProgress, type SimSettings, type Timing } from './settings.js';
-export type { StrategyResult } from './results.js';
+/** Event types on the heap (an event is `payload * 8 + type`). */
+const EV_DONE = 0;
+const EV_WAKE = 1;
+const EV_SIDE = 2;
+const EV_SETTLE = 3;
+const EV_RESUME = 4;
+
+/** An admission side effect of a record (a cooldown, a lane pause), applied by its own event at the time it happens. */
+interface SideEffect {
+  consumer: number;
+  key: number;
+  cooldown: Cooldown | undefined;
+  pauseLane: LanePause | undefined;
+}
+
+/** The lane's state and its consumers' mechanics; the subclass handles each received record ({@link SimulatedLane.processRecord}). */
+abstract class SimulatedLane {
+  protected readonly N: number;
+  protected readonly timing: Timing;
+  protected readonly sqs: SqsModel;
+  protected readonly provider: ProviderModel;
+  protected readonly admission: SimKeyPool | null;
+  protected readonly events = new TimeHeap(4096);
+  protected readonly jobs: JobTable;
+  // consumers
+  protected readonly idle: Int32Array;
+  protected idleCount = 0;
+  private readonly buf = new Int32Array(10);
+  private readonly deleteBuf = new Int32Array(10);
+  protected kept = false;
+  private wakeAt = Infinity;
+  private paused = false;
+  private pausedUntil = 0;
+  private idleMark: number;
+  // randomness
+  protected readonly latencyRng: Rng;
+  protected readonly policyRng: Rng;
+  protected readonly failureRng: Rng;
+  private readonly schedulerRng: Rng;
+  protected keyCursor = 0;
+  protected readonly sides = new PayloadSlots<SideEffect>();
+  protected readonly tally = newTally();
+  protected idlePollMs = 0;
+
+  constructor(
+    protected readonly scenario: Scenario,
+    protected readonly strategy: Strategy,
+    protected readonly settings: SimSettings,
+    protected readonly hooks: { onProgress?: (progress: SimProgress) => void; progressIntervalMs?: number },
+  ) {
+    checkSimSettings(settings);
+    const N = settings.jobs;
+    this.N = N;
+    this.timing = settings.timing;
+    const { maxReceiveCount, visibilityTimeoutSeconds, messageBytes, failureRate } = settings;
+    const onDeadLetter = (job: number, now: number): void => this.jobs.settle(job, ST_DEAD, now);
+    this.sqs = new SqsModel({ maxReceiveCount, visibilityTimeoutSeconds, messageBytes, onDeadLetter }, Math.min(N + settings.consumers * 20 + 1024, 1 << 22));
+    const { keys, limits, dailyResetOffsetMs, start } = scenario;
+    this.provider = new ProviderModel({ keys, limits, dailyResetOffsetMs, failureRate, start });
+    // Admission is configured with the provider's daily reset (the lane's setting; here 00:00 UTC).
+    this.admission = strategy.admission
+      ? new SimKeyPool({
+          keys: scenario.keys,
+          limits: scenario.limits,
+          consumers: settings.consumers,
+          settings: { outputTokenEstimate: settings.admissionOutputTokenEstimate, dailyResetOffsetMs: scenario.dailyResetOffsetMs },
+        })
+      : null;
+    // The same jobs for every strategy: their sizes come from their own stream.
+    this.jobs = new JobTable(N, settings, scenario.start, strategy.admission);
+    this.latencyRng = Rng.derive(settings.seed, 2);
+    this.policyRng = Rng.derive(settings.seed, 3);
+    this.failureRng = Rng.derive(settings.seed, 4);
+    this.schedulerRng = Rng.derive(settings.seed, 5);
+    this.idle = new Int32Array(settings.consumers);
+    this.idleMark = scenario.start;
+  }
+
+  protected schedule(time: number, type: number, payload: number): void {
+    this.events.push(time, payload * 8 + type);
+  }
+
+  // ---- consumers ----
+
+  /** Accumulates idle pollers' long-poll time up to `now`. */
+  protected accountIdle(now: number): void {
+    if (now <= this.idleMark) return;
+    if (!this.paused) this.idlePollMs += Math.min(this.idleCount, this.settings.idlePollers) * (now - this.idleMark);
+    this.idleMark = now;
+  }
+
+  private goIdle(consumer: number, now: number): void {
+    this.accountIdle(now);
+    this.idle[this.idleCount++] = consumer;
+  }
+
+  /** Makes sure a wake-up is queued for when the next message becomes visible. */
+  protected armWake(now: number): void {
+    if (this.idleCount === 0 || this.paused) return;
+    const next = Math.max(now, this.sqs.nextVisibleAt());
+    if (next < this.wakeAt) {
+      this.wakeAt = next;
+      this.schedule(next, EV_WAKE, 0);
+    }
+  }
+
+  protected onWake(now: number): void {
+    if (now >= this.wakeAt) this.wakeAt = Infinity;
+    if (this.paused) return;
+    this.pollIdle(now);
+    this.armWake(now);
+  }
+
+  private pollIdle(now: number): void {
+    this.sqs.release(now);
+    while (this.idleCount > 0 && this.sqs.visibleCount > 0) {
+      this.accountIdle(now);
+      const consumer = this.idle[--this.idleCount]!;
+      this.poll(consumer, now);
+    }
+  }
+
+  protected onBatchDone(consumer: number, now: number): void {
+    if (this.paused) {
+      this.goIdle(consumer, now);
+      return;
+    }
+    this.poll(consumer, now);
+    this.armWake(now);
+  }
+
+  private poll(consumer: number, now: number): void {
+    const n = this.sqs.receive(now, this.settings.batchSize, this.buf, false);
+    if (n === 0) {
+      this.goIdle(consumer, now);
+      return;
+    }
+    if (now < this.tally.firstReceive) this.tally.firstReceive = now;
+    this.tally.invocations++;
+    this.tally.receives += n;
+    let end = now;
+    let deletes = 0;
+    this.prepareBatch(consumer, this.buf, n, now);
+    for (let i = 0; i < n; i++) {
+      const message = this.buf[i]!;
+      this.kept = false;
+      const recordEnd = this.processRecord(consumer, message, now);
+      if (!this.kept) this.deleteBuf[deletes++] = message;
+      if (recordEnd > end) end = recordEnd;
+    }
+    this.sqs.deleteBatch(this.deleteBuf, deletes);
+    const duration = Math.ceil(end - now + this.timing.invocationOverheadMs);
+    this.tally.gbMs += duration * (this.settings.lambdaMemoryMb / 1024);
+    this.schedule(now + duration + this.timing.pollGapMs, EV_DONE, consumer);
+  }
+
+  // ---- admission side effects and the lane pause ----
+
+  protected onSide(index: number, now: number): void {
+    const effect = this.sides.take(index);
+    const admission = this.admission!;
+    if (effect.cooldown) {
+      admission.cool(effect.consumer, effect.key, effect.cooldown, now);
+    }
+    if (effect.pauseLane) {
+      const out = admission.laneOutFor(effect.consumer, now);
+      const until = Math.min(Date.parse(effect.pauseLane.until), out ? out.until : Infinity);
+      this.requestPause(until, now);
+    }
+  }
+
+  /** LanePauser.requestPause: claims the pause (a conditional put), disables the mapping, schedules the resume. */
+  protected requestPause(until: number, now: number): void {
+    if (!(until > now)) return;
+    this.tally.dynamoWrites += 1; // claimPause
+    if (this.paused && this.pausedUntil > now) return;
+    this.accountIdle(now);
+    this.paused = true;
+    this.pausedUntil = until;
+    this.tally.lanePauses++;
+    this.tally.schedules++;
+    this.schedule(until + this.schedulerRng.uniform() * this.timing.schedulerJitterMs, EV_RESUME, 0);
+  }
+
+  protected onResume(now: number): void {
+    if (!this.paused || now < this.pausedUntil) return;
+    this.accountIdle(now);
+    this.paused = false;
+    this.wakeAt = Infinity;
+    this.pollIdle(now);
+    this.armWake(now);
+  }
+
+  /** Before a received batch's records are handled (all at `now`): what the records decide together. */
+  protected prepareBatch(_consumer: number, _messages: Int32Array, _count: number, _now: number): void {}
+
+  /** Handles one received message at `now`; returns when the record is done. Sets `kept` when the message stays (failure). */
+  protected abstract processRecord(consumer: number, message: number, now: number): number;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The simulation: the event loop and each record's flow
 
 const LANE = 'us';
 const LONG_POLL_MS = 20_000;
@@ -262,6 +475,6 @@ class Simulation extends SimulatedLane {
     this.sqs.send(j, action.delaySeconds, at);
     if (action.reason === 'not_yet_eligible') this.tally.hops++;
     else this.tally.deferrals++;
-    this.tally.dynamoWrites += 1; // ledger: every deferral and every hop (`queue-executor.ts`)
+    this.tally.dynamoWrites += 1; // ledger: every deferral and every hop (`lib/lanes/queue/queue-executor.ts`)
   }
 }

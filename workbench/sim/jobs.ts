@@ -8,7 +8,7 @@ import { Rng } from './rng.js';
 import type { SimSettings } from './settings.js';
 
 /** Not settled yet. */
-export const ST_PENDING = 0;
+const ST_PENDING = 0;
 /** Its result was committed. */
 export const ST_COMMITTED = 1;
 /** Dead-lettered (by the redrive policy or the consumer). */

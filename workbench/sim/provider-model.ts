@@ -39,7 +39,7 @@ export const CALL_RATE_LIMIT = 1;
 /** 429: the key's daily quota is spent (with the reset time). */
 export const CALL_QUOTA = 2;
 /** A real failure (5xx, timeout). */
-export const CALL_FAILURE = 3;
+const CALL_FAILURE = 3;
 /** How a simulated call was answered: one of the `CALL_*` numbers. */
 export type CallResult = typeof CALL_OK | typeof CALL_RATE_LIMIT | typeof CALL_QUOTA | typeof CALL_FAILURE;
 

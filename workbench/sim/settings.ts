@@ -2,7 +2,7 @@
  * What a simulation run is given: its size, the queue, backoff and Lambda settings (the lane config's
  * defaults), the jobs' token sizes, and how long each step of a record takes in virtual time.
  */
-import { DEFAULT_ADMISSION_SETTINGS } from '../../lib/admission/settings.js';
+import { DEFAULT_ADMISSION_SETTINGS } from '../../lib/admission/config/settings.js';
 import { DEFAULT_LANES } from '../../lib/config/lanes.js';
 import { bookingWindowAtStartMs } from '../../lib/extraction/budget.js';
 import type { BackoffSettings } from '../../lib/policy/index.js';
@@ -76,7 +76,7 @@ export interface SimSettings {
 const LANE_DEFAULTS = DEFAULT_LANES.us!;
 
 /** How long each step takes by default (virtual ms). */
-export const DEFAULT_TIMING: Timing = Object.freeze({
+const DEFAULT_TIMING: Timing = Object.freeze({
   preCallMs: 30,
   okLatencyMinMs: 1000,
   okLatencyMaxMs: 3000,

@@ -1,5 +1,5 @@
 /**
- * Admission for strategy (c): the key pool's own decisions (`lib/admission/pool-core.ts`, the ones
+ * Admission for strategy (c): the key pool's own decisions (`lib/admission/decisions/pool-core.ts`, the ones
  * `SharedKeyPool` runs against DynamoDB) run synchronously, one pool instance per consumer, over an
  * in-memory rate-state table that answers at once ({@link SimRateState}) and counts the DynamoDB
  * request units each operation would consume.
@@ -8,24 +8,15 @@
  * needs at most two writes here (a stale cache's failed write returns the current bucket, and the
  * retry succeeds) where the real table may need more under contention.
  */
-import type { BucketLimits, BucketState } from '../../lib/admission/bucket.js';
-import { addCooldown, EMPTY_SNAPSHOT, type CooldownRecord, type CooldownSnapshot, type KeyRef } from '../../lib/admission/choice.js';
-import {
-  acquireOps,
-  coolOps,
-  keysLeftOps,
-  laneOutOps,
-  newPoolState,
-  settleOps,
-  type CoreAdmission,
-  type LaneOut,
-  type PoolConfig,
-  type PoolState,
-} from '../../lib/admission/pool-core.js';
-import { acquireGroupOps } from '../../lib/admission/group-take.js';
-import { runSync, type SyncRateState } from '../../lib/admission/pool-sync.js';
-import type { BucketWrite } from '../../lib/admission/rate-state.js';
-import { admissionSettings, bucketLimitsFor, type AdmissionSettings } from '../../lib/admission/settings.js';
+import type { BucketLimits, BucketState } from '../../lib/admission/model/bucket.js';
+import { EMPTY_SNAPSHOT, type CooldownRecord, type CooldownSnapshot, type KeyRef } from '../../lib/admission/model/cooldowns.js';
+import { addCooldown } from '../../lib/admission/decisions/choice.js';
+import { acquireOps, coolOps, keysLeftOps, laneOutOps, settleOps, type CoreAdmission, type LaneOut } from '../../lib/admission/decisions/pool-core.js';
+import { newPoolState, type PoolConfig, type PoolState } from '../../lib/admission/decisions/pool-state.js';
+import { acquireGroupOps } from '../../lib/admission/decisions/group-take.js';
+import { runSync, type SyncRateState } from '../../lib/admission/drivers/sync.js';
+import type { BucketWrite } from '../../lib/admission/model/store.js';
+import { admissionSettings, bucketLimitsFor, type AdmissionSettings } from '../../lib/admission/config/settings.js';
 import type { LaneConfig } from '../../lib/config/lanes.js';
 import type { Cooldown } from '../../lib/policy/index.js';
 import type { KeyLimits } from './provider-model.js';
@@ -47,7 +38,7 @@ export interface AdmissionCounters {
 }
 
 /** The lane's keys as admission sees them: `key-1` … `key-N`, each its own quota owner. */
-export function simKeys(count: number): KeyRef[] {
+function simKeys(count: number): KeyRef[] {
   return Array.from({ length: count }, (_, i) => ({ id: `key-${i + 1}`, quotaOwner: `owner-${i + 1}` }));
 }
 

@@ -18,7 +18,7 @@ import { TimeHeap } from './heap.js';
  * SQS limits the model enforces: AWS's documented limits (the lane config checks the same ones against
  * `AWS_LIMITS` in `lib/config/lanes.ts`).
  */
-export const SQS_LIMITS = {
+const SQS_LIMITS = {
   maxDelaySeconds: 900,
   maxVisibilityTimeoutSeconds: 43_200,
   maxBatch: 10,

@@ -4,7 +4,8 @@
  * `{ type: 'progress', progress }` messages and one `{ type: 'result', result }`.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { simulate, type SimSettings } from './engine.js';
+import { simulate } from './engine.js';
+import type { SimSettings } from './settings.js';
 import { SCENARIOS, type ScenarioId } from './scenarios.js';
 import { STRATEGIES, type StrategyId } from './strategies.js';
 

@@ -7,7 +7,20 @@
  * express lives in {@link invoiceV1DomainRules}.
  */
 import { z } from 'zod';
-import { countryCode, currencyCode, type DomainRuleViolation, differs, money, nullableVatId, round2, show, strictJsonSchema, text } from './schema-kit.js';
+import { INVOICE_PROMPTS } from './invoice-prompts.js';
+import {
+  countryCode,
+  currencyCode,
+  type DomainRuleViolation,
+  differs,
+  type ExtractionSchema,
+  money,
+  nullableVatId,
+  round2,
+  show,
+  strictJsonSchema,
+  text,
+} from './schema-kit.js';
 
 export type { DomainRuleViolation } from './schema-kit.js';
 
@@ -133,3 +146,13 @@ export function invoiceV1DomainRules(invoice: InvoiceV1): DomainRuleViolation[] 
 
   return violations;
 }
+
+/** The registry entry of `invoice@1`: schema, JSON schema, domain rules and prompts (see `registry.ts`). */
+export const invoiceV1Entry: ExtractionSchema<InvoiceV1> = {
+  schemaVersion: 'invoice@1',
+  zod: InvoiceV1,
+  jsonSchema: invoiceV1JsonSchema,
+  jsonSchemaName: INVOICE_V1_JSON_SCHEMA_NAME,
+  domainRules: invoiceV1DomainRules,
+  prompts: INVOICE_PROMPTS,
+};

@@ -15,8 +15,19 @@
  */
 import { z } from 'zod';
 import { RECEIPT_PROMPTS } from './receipt-prompts.js';
-import type { ExtractionSchema } from './registry.js';
-import { countryCode, currencyCode, type DomainRuleViolation, differs, money, nullableVatId, round2, show, strictJsonSchema, text } from './schema-kit.js';
+import {
+  countryCode,
+  currencyCode,
+  type DomainRuleViolation,
+  differs,
+  type ExtractionSchema,
+  money,
+  nullableVatId,
+  round2,
+  show,
+  strictJsonSchema,
+  text,
+} from './schema-kit.js';
 
 /** One purchased position. */
 export const ReceiptV1Item = z

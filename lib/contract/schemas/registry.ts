@@ -3,26 +3,14 @@
  * JSON schema sent to providers, the domain rules and its prompts by `promptVersion`. A job names both
  * versions; a consumer rejects a job whose versions are not registered here before any model call.
  */
-import type { z } from 'zod';
-import { INVOICE_V1_JSON_SCHEMA_NAME, InvoiceV1, invoiceV1DomainRules, invoiceV1JsonSchema } from './invoice-v1.js';
-import type { DomainRuleViolation } from './schema-kit.js';
 import { RatelaneError } from '../../platform/errors.js';
-import { INVOICE_PROMPTS } from './invoice-prompts.js';
+import { invoiceV1Entry } from './invoice-v1.js';
 import { receiptV1Entry } from './receipt-v1.js';
 import type { ExtractionPrompt } from './prompt-kit.js';
+import type { ExtractionSchema } from './schema-kit.js';
 
 export { DOCUMENT_CLOSE, DOCUMENT_OPEN, wrapDocument, type ExtractionPrompt, type PromptMessage } from './prompt-kit.js';
-
-/** Everything the pipeline needs to extract and validate one kind of object. */
-export interface ExtractionSchema<T = unknown> {
-  schemaVersion: string;
-  zod: z.ZodType<T>;
-  jsonSchema: Record<string, unknown>;
-  /** `response_format.json_schema.name`. */
-  jsonSchemaName: string;
-  domainRules(value: T): DomainRuleViolation[];
-  prompts: Readonly<Record<string, ExtractionPrompt>>;
-}
+export type { DomainRuleViolation, ExtractionSchema } from './schema-kit.js';
 
 /** The schema version jobs use when the caller names none. */
 export const DEFAULT_SCHEMA_VERSION = 'invoice@1';
@@ -41,15 +29,6 @@ export class UnknownSchemaVersionError extends RatelaneError {
     super(`unknown schema version "${schemaVersion}"; known: ${Object.keys(REGISTRY).join(', ')}`, options);
   }
 }
-
-const invoiceV1Entry: ExtractionSchema<InvoiceV1> = {
-  schemaVersion: 'invoice@1',
-  zod: InvoiceV1,
-  jsonSchema: invoiceV1JsonSchema,
-  jsonSchemaName: INVOICE_V1_JSON_SCHEMA_NAME,
-  domainRules: invoiceV1DomainRules,
-  prompts: INVOICE_PROMPTS,
-};
 
 const REGISTRY: Readonly<Record<string, ExtractionSchema<unknown>>> = {
   [invoiceV1Entry.schemaVersion]: invoiceV1Entry,
@@ -86,5 +65,3 @@ export function getExtractionPrompt(schemaVersion: string, promptVersion: string
   const entry = getExtractionSchema(schemaVersion);
   return Object.hasOwn(entry.prompts, promptVersion) ? entry.prompts[promptVersion] : undefined;
 }
-
-export type { DomainRuleViolation };

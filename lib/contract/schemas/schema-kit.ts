@@ -1,8 +1,21 @@
 /**
  * What every extraction schema is made of: the zod pieces the schemas share (money, non-blank text, codes),
- * the JSON schema derivation for OpenAI strict mode, and the money arithmetic of the domain rules.
+ * the JSON schema derivation for OpenAI strict mode, the money arithmetic of the domain rules, and the
+ * shape of a registry entry ({@link ExtractionSchema}).
  */
 import { z } from 'zod';
+import type { ExtractionPrompt } from './prompt-kit.js';
+
+/** Everything the pipeline needs to extract and validate one kind of object. */
+export interface ExtractionSchema<T = unknown> {
+  schemaVersion: string;
+  zod: z.ZodType<T>;
+  jsonSchema: Record<string, unknown>;
+  /** `response_format.json_schema.name`. */
+  jsonSchemaName: string;
+  domainRules(value: T): DomainRuleViolation[];
+  prompts: Readonly<Record<string, ExtractionPrompt>>;
+}
 
 /** Money: a number with at most two decimals, in the document currency. */
 export const money = z.number().min(0).multipleOf(0.01);

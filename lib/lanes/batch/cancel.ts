@@ -13,7 +13,8 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { LaneConfig } from '../../config/lanes.js';
 import { errorName, RatelaneError } from '../../platform/errors.js';
-import type { BatchHeader, BatchManifest, BatchState } from '../../store/manifest.js';
+import type { BatchManifest } from '../../store/manifest.js';
+import type { BatchHeader, BatchState } from '../../store/manifest-model.js';
 import type { BatchProvider } from './providers/provider.js';
 import { cancelPendingPart, finishIfEnded, handleOf } from './reconcile.js';
 import { BatchNotFoundError } from './status.js';

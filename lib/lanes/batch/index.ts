@@ -1,42 +1,13 @@
 /**
  * The batch lane: submit a set of documents through a provider's batch API with a manifest
  * (`submit.ts`), reconcile what comes back through the same validation and commit-once as the other
- * lanes (`reconcile.ts`), the provider clients behind one interface (`provider-batch.ts`); and operating
+ * lanes (`reconcile.ts`), the provider clients behind one interface (`providers/`); and operating
  * it: a batch's status and outcome (`status.ts`), handing its unresolved items to the queue lane
- * (`redrive.ts`), cancelling it (`cancel.ts`).
+ * (`redrive.ts`), cancelling it (`cancel.ts`). This module is one pass over a batch, which the lane's
+ * scheduled reconciler (`sweep.ts`), the CLI and the local stack run.
  */
 import { reconcileBatch, type ReconcileDeps, type ReconcileReport } from './reconcile.js';
 import { submitPending, type SubmitBatchDeps } from './submit.js';
-
-export * from './providers/errors.js';
-export { createOpenAiBatchProvider } from './providers/openai.js';
-export { createBedrockBatchProvider } from './providers/bedrock.js';
-export type { BatchProvider, BatchRequest, ProviderJobHandle, ProviderJobStatus, ProviderResultLine } from './providers/provider.js';
-export {
-  CANCELLED_BEFORE_SUBMIT,
-  cancelPendingPart,
-  finishIfEnded,
-  handleOf,
-  jobOfItem,
-  reconcileBatch,
-  unresolvedReason,
-  type ReconcileDeps,
-  type ReconcileReport,
-} from './reconcile.js';
-export { BatchCancelConflictError, cancelBatch, type CancelBatchDeps, type CancelBatchReport } from './cancel.js';
-export { REDRIVE_REASON, redriveBatch, type RedriveBatchDeps, type RedriveBatchReport } from './redrive.js';
-export { requestFor, submitBatch, submitPending, type SubmitBatchDeps, type SubmitBatchReport } from './submit.js';
-export {
-  BatchNotFoundError,
-  batchStatus,
-  redrivenOutcome,
-  type BatchOutcome,
-  type BatchStatusDeps,
-  type BatchStatusPart,
-  type BatchStatusReport,
-  type RedrivenOutcome,
-  type UnresolvedItem,
-} from './status.js';
 
 /**
  * One pass of the reconciler over a batch (what the lane's scheduled function and the local loop run):

@@ -16,7 +16,8 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { LaneConfig } from '../../config/lanes.js';
 import { resendDeferred } from '../queue/reschedule.js';
 import { errorName } from '../../platform/errors.js';
-import type { BatchHeader, BatchItem, BatchManifest, ProviderJobRef } from '../../store/manifest.js';
+import type { BatchManifest } from '../../store/manifest.js';
+import type { BatchHeader, BatchItem, ProviderJobRef } from '../../store/manifest-model.js';
 import { jobOfItem } from './reconcile.js';
 import { BatchNotFoundError, mapLimited } from './status.js';
 

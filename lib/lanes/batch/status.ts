@@ -11,7 +11,8 @@
  */
 import { RatelaneError } from '../../platform/errors.js';
 import type { Ledger } from '../../store/ledger.js';
-import { ITEM_STATES, type BatchItem, type BatchManifest, type BatchState, type ItemState, type ProviderJobRef } from '../../store/manifest.js';
+import type { BatchManifest } from '../../store/manifest.js';
+import { ITEM_STATES, type BatchItem, type BatchState, type ItemState, type ProviderJobRef } from '../../store/manifest-model.js';
 import type { ResultStore } from '../../store/results.js';
 
 /** What {@link batchStatus} reads. */

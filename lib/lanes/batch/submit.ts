@@ -20,16 +20,16 @@ import type { DocumentInput } from '../../intake/producer.js';
 import type { Job } from '../../contract/job.js';
 import { errorName } from '../../platform/errors.js';
 import { putDocument, readDocument } from '../../store/documents.js';
+import type { BatchManifest } from '../../store/manifest.js';
 import {
   itemIdFor,
   type BatchHeader,
   type BatchItem,
-  type BatchManifest,
   type BatchState,
   type HeaderChange,
   type NewBatchItem,
   type ProviderJobRef,
-} from '../../store/manifest.js';
+} from '../../store/manifest-model.js';
 import { cancelBatch } from './cancel.js';
 import { BatchSubmitThrottledError } from './providers/errors.js';
 import { cancelPendingPart } from './reconcile.js';

@@ -9,7 +9,7 @@
  * Logs and reports carry ids, states, counts and error names only, never document text.
  */
 import { errorName } from '../../platform/errors.js';
-import type { BatchHeader, BatchState, ItemState } from '../../store/manifest.js';
+import type { BatchHeader, BatchState, ItemState } from '../../store/manifest-model.js';
 import { batchPass } from './index.js';
 import type { ReconcileDeps } from './reconcile.js';
 import type { SubmitBatchDeps } from './submit.js';

@@ -1,16 +1,26 @@
 /**
  * The one place that builds a live function's dependencies from a lane, its AWS clients and what
- * differs between the Lambda entry, the local stack and the tests (the key pool, a model or a clock).
+ * differs between the Lambda entry, the local stack and the tests (the key pool, a model or a clock),
+ * and what they are ({@link LiveDeps}).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { KeyPool } from '../../admission/keys.js';
+import type { ExtractionDeps } from '../../extraction/context.js';
+import type { KeyPool } from '../../admission/keys/key-pool.js';
 import type { LaneConfig } from '../../config/lanes.js';
 import { definedOnly, extractionDefaults, type LaneLogLevel } from '../../extraction/deps.js';
 import { liveServiceName } from '../../platform/telemetry.js';
 import { RecentCallTimes } from './call-times.js';
-import type { LiveDeps } from './executor.js';
+
+/** What the live lane adds to the extraction core's dependencies. */
+export interface LiveDeps extends ExtractionDeps {
+  /** The lane's queue: where a job that cannot finish in time is handed over. */
+  queueUrl: string;
+  sqs: SQSClient;
+  /** Recent model-call and commit times of this function instance. */
+  callTimes: RecentCallTimes;
+}
 
 /** What differs between live functions of the same lane; everything else defaults. */
 export interface LiveWiring extends Partial<Omit<LiveDeps, 'lane' | 's3' | 'sqs' | 'queueUrl' | 'keys'>> {

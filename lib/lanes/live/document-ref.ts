@@ -10,7 +10,7 @@ import { DEFAULT_MAX_DOCUMENT_BYTES } from '../../intake/checks.js';
 import { errorName } from '../../platform/errors.js';
 import { readDocumentBytes } from '../../store/documents.js';
 import type { LiveBudget } from './deadline.js';
-import type { LiveDeps } from './executor.js';
+import type { LiveDeps } from './deps.js';
 import type { DocumentRef, LiveRefusal } from './request.js';
 
 /** The referenced document's text, or why it is refused. */

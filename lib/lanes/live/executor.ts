@@ -7,35 +7,15 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { SQSClient } from '@aws-sdk/client-sqs';
 import { withAbortSignal } from '../../platform/abort-scope.js';
 import type { Job } from '../../contract/job.js';
-import {
-  count,
-  extract,
-  intake,
-  laneMayCarryOut,
-  newJobRun,
-  type Delivery,
-  type ExtractionDeps,
-  type ExtractionOutcome,
-  type JobRun,
-} from '../../extraction/index.js';
+import { count, extract, intake, laneMayCarryOut, newJobRun, type Delivery, type ExtractionOutcome, type JobRun } from '../../extraction/index.js';
 import { errorName } from '../../platform/errors.js';
 import { putDocument } from '../../store/documents.js';
-import type { RecentCallTimes } from './call-times.js';
 import { retryFits, type LiveBudget } from './deadline.js';
 import { handOver, type Handover } from './handover.js';
 import type { LiveAnswer } from './answer.js';
-
-/** What the live lane adds to the extraction core's dependencies. */
-export interface LiveDeps extends ExtractionDeps {
-  /** The lane's queue: where a job that cannot finish in time is handed over. */
-  queueUrl: string;
-  sqs: SQSClient;
-  /** Recent model-call and commit times of this function instance. */
-  callTimes: RecentCallTimes;
-}
+import type { LiveDeps } from './deps.js';
 
 /** A job ready for the live lane: checked as the producer checks it, its text in hand. */
 export interface LiveJob {

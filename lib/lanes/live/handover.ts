@@ -11,7 +11,7 @@ import { resendDeferred } from '../queue/reschedule.js';
 import { errorName } from '../../platform/errors.js';
 import type { LiveAnswer } from './answer.js';
 import type { LiveBudget } from './deadline.js';
-import type { LiveDeps } from './executor.js';
+import type { LiveDeps } from './deps.js';
 
 /** A job to hand over: as the queue should read it next, and for how long SQS hides it. */
 export interface Handover {

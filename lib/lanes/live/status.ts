@@ -8,7 +8,7 @@ import { withAbortSignal } from '../../platform/abort-scope.js';
 import { errorName } from '../../platform/errors.js';
 import { jobStatus } from '../../store/job-status.js';
 import { jsonResponse } from './answer.js';
-import type { LiveDeps } from './executor.js';
+import type { LiveDeps } from './deps.js';
 
 /** How long a status read may take before the caller is told to try again (ms). */
 export const STATUS_READ_TIMEOUT_MS = 5_000;

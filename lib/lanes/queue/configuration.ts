@@ -8,8 +8,8 @@
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { liftReplacedAuthCooldowns, ProviderSecretError, type ProviderKeyRing } from '../../admission/key-ring.js';
-import type { RateStateStore } from '../../admission/rate-state.js';
+import { liftReplacedAuthCooldowns, ProviderSecretError, type ProviderKeyRing } from '../../admission/keys/key-ring.js';
+import type { RateStateStore } from '../../admission/model/store.js';
 import { count, log } from '../../extraction/index.js';
 import { resendUnchanged } from './reschedule.js';
 import { errorName } from '../../platform/errors.js';

@@ -7,7 +7,7 @@
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { withAbortSignal } from '../../platform/abort-scope.js';
-import type { LanePauseRequester } from '../../admission/pause.js';
+import type { LanePauseRequester } from '../../admission/pause/lane-pause.js';
 import type { Job } from '../../contract/job.js';
 import {
   count,

@@ -2,7 +2,7 @@
  * A record that fails is never silent: one log line with its reason, the error's name and the message
  * id (never document text), and the `RecordFailed` metric, in total and per reason.
  */
-import { RateStateUnavailableError } from '../../admission/rate-state.js';
+import { RateStateUnavailableError } from '../../admission/dynamodb/rate-state.js';
 import { count, log } from '../../extraction/index.js';
 import { ResendFailedError } from '../../platform/sqs-errors.js';
 import { errorName, RatelaneError, shortMessage } from '../../platform/errors.js';

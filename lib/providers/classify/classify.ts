@@ -46,16 +46,14 @@ import type { ProviderErrorClassification, ThrottleKind } from '../../policy/cla
 import { detectAuth } from './auth.js';
 import { detectBilling, detectExplicitQuota, detectOverload, detectQuotaWindow, detectThrottle, detectTooLarge, isGoogle } from './detectors.js';
 import { parseHttpDate, serverReferenceTime } from './durations.js';
-import { type ErrorFacts, extractFacts } from './error-body.js';
+import { extractFacts } from './error-body.js';
+import type { ErrorFacts, ProviderName } from './model.js';
+
 import { type HeaderInput, normalizeHeaders } from './headers.js';
 import { hasGoogleDetails, quotaVerdict } from './quota-details.js';
 import { absoluteResetFromText, statedWait } from './stated-wait.js';
 
-/** The providers whose error dialects the classifier knows. */
-export const PROVIDER_NAMES = ['openai', 'azure-openai', 'anthropic', 'gemini', 'vertex', 'bedrock', 'mistral', 'groq', 'openrouter', 'cohere'] as const;
-
-/** One of {@link PROVIDER_NAMES}: the error dialect a response is read in. */
-export type ProviderName = (typeof PROVIDER_NAMES)[number];
+export { PROVIDER_NAMES, type ProviderName } from './model.js';
 
 /** One provider response to classify. */
 export interface ProviderErrorInput {

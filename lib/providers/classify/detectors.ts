@@ -4,8 +4,8 @@
  * messages (capped by `error-body.ts`, so every regex here runs over at most a few dozen KB and none
  * can backtrack super-linearly), the codes and the facts. Pure.
  */
-import type { ProviderName } from './classify.js';
-import type { ErrorFacts } from './error-body.js';
+import type { ProviderName } from './model.js';
+import type { ErrorFacts } from './model.js';
 
 function hasCode(codes: Set<string>, ...wanted: string[]): boolean {
   return wanted.some((w) => codes.has(w));

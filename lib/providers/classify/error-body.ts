@@ -8,30 +8,11 @@
  * over them can take long.
  */
 import { findJson, looksLikeSse, sseErrorPayloads, tryParseJson } from './json-text.js';
+import type { ErrorFacts } from './model.js';
 import { quotaFactsFromText } from './quota-details.js';
 
 export { type HeaderInput, normalizeHeaders } from './headers.js';
 export { tryParseJson } from './json-text.js';
-
-/** What the classifier reads out of a response body. */
-export interface ErrorFacts {
-  /** Every human-readable message found (error.message, message, metadata.raw, plain text...). */
-  texts: string[];
-  /** Lower-cased type/code/status/reason/name/__type/error_code/limit_source values. */
-  codes: Set<string>;
-  /** Google QuotaFailure quotaId and quotaMetric values (and quota_limit names), as sent. */
-  quotaIds: string[];
-  /** Google quota values (`quotaValue`, `quota_limit_value`). */
-  quotaValues: string[];
-  /** Google RetryInfo delays found, in ms. */
-  retryDelaysMs: number[];
-  /** An HTTP status carried inside the body (`error.code: 429`), when there was one. */
-  embeddedStatus: number | null;
-  /** Headers embedded in the body (OpenRouter `error.metadata.headers`), lower-cased. */
-  embeddedHeaders: Record<string, string>;
-  /** An error object or error event was found (e.g. inside a 200 stream). */
-  hasError: boolean;
-}
 
 const TEXT_KEYS = new Set(['message', 'msg', 'detail', 'raw', 'errormessage', 'error_message', 'error_description', 'title']);
 const CODE_KEYS = new Set([

@@ -9,7 +9,7 @@
  * classifies in (Gemini reached through an OpenAI-compatible endpoint or OpenRouter sends the same
  * details). Pure.
  */
-import type { ErrorFacts } from './error-body.js';
+import type { ErrorFacts } from './model.js';
 
 /** What the structured details say, or `null` when there are none that tell. */
 export type QuotaVerdict = 'billing' | 'quota_exhausted' | 'rate_limit' | null;

@@ -15,7 +15,7 @@ import {
   parseWaitFromText,
   utcDate,
 } from './durations.js';
-import type { ErrorFacts } from './error-body.js';
+import type { ErrorFacts } from './model.js';
 
 // ---------------------------------------------------------------------------------------------
 // The stated wait.

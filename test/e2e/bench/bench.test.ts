@@ -11,9 +11,10 @@ import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { BENCH_USAGE, benchCommand } from '../../../workbench/drivers/bench/command.js';
 import { UsageError } from '../../../lib/cli/command.js';
-import { benchExitCode, runBench, type BenchReport, type DrainCurve } from '../../../workbench/drivers/bench/bench.js';
+import { benchExitCode, type BenchReport } from '../../../workbench/drivers/bench/report.js';
+import { runBench, runScenarioBench, scenarioExitCode } from '../../../workbench/drivers/bench/bench.js';
+import type { DrainCurve } from '../../../workbench/drivers/bench/curve.js';
 import type { ScenarioReport } from '../../../workbench/drivers/bench/scenarios/report.js';
-import { runScenarioBench, scenarioExitCode } from '../../../workbench/drivers/bench/scenarios/run.js';
 
 /** A tiny run: 30 jobs on one key of 10 rpm per lane, a 2 s minute, strategies (a) and (c). */
 const TINY = ['--jobs', '30', '--keys', '1', '--provider-rpm', '10', '--minute-ms', '2000', '--strategies', 'a,c'];

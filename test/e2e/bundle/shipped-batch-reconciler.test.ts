@@ -23,7 +23,8 @@ import { LaneConfigSchema, type LaneConfig } from '../../../lib/config/lanes.js'
 import { BATCH_RECONCILER_ENV, batchDimensions, batchReconcilerFunctionName } from '../../../lib/config/names.js';
 import { startFakeProvider, type FakeProvider } from '../../../workbench/fake-provider/index.js';
 import { extractInvoice } from '../../../workbench/fake-provider/extractors/invoice.js';
-import { BatchManifest, manifestTableName } from '../../../lib/store/manifest.js';
+import { BatchManifest } from '../../../lib/store/manifest.js';
+import { manifestTableName } from '../../../lib/store/manifest-model.js';
 import { ResultStore } from '../../../lib/store/results.js';
 import { secretValues, startAwsStub, type AwsStub } from '../../helpers/aws-stub.js';
 import { englishDocuments } from '../../helpers/consumer-harness.js';

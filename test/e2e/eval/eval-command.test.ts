@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { scoredFields } from '../../../workbench/drivers/eval/fields.js';
+import { scoredFields } from '../../../workbench/drivers/eval/score.js';
 import { extractForSchema } from '../../../workbench/fake-provider/extractors/extractors.js';
 import { startFakeProvider, type FakeProvider } from '../../../workbench/fake-provider/index.js';
 import { EVAL_TEST_DIR, lastJson, runEvalCli } from '../../helpers/eval-cli.js';

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { resolveLanes, type LaneConfig, type LaneOverride } from '../../../lib/config/lanes.js';
-import { operatorResume } from '../../../workbench/drivers/soak/soak.js';
+import { operatorResume } from '../../../workbench/drivers/soak/inputs.js';
 import { localKeySecret, startLocalStack, type LocalStack, type LocalStackOptions } from '../../../workbench/local-stack/stack.js';
 import { englishDocuments, jobOf, queueCounts, receive, submitTo, waitUntil, type TestLane } from '../../helpers/consumer-harness.js';
 import { testEndpoints, uniqueLaneResources } from '../../helpers/endpoints.js';

@@ -16,7 +16,7 @@ import { describe, it } from 'node:test';
 import { UsageError } from '../../../lib/cli/command.js';
 import { localCommand } from '../../../workbench/drivers/run/command.js';
 import { computeBatchFigures, type BatchScorecardBatch } from '../../../workbench/drivers/run/batch-scorecard.js';
-import { itemIdFor } from '../../../lib/store/manifest.js';
+import { itemIdFor } from '../../../lib/store/manifest-model.js';
 
 const CLI = ['--import', 'tsx', 'bin/ratelane.ts', 'local'];
 

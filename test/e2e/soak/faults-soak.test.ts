@@ -10,7 +10,8 @@ import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { UsageError } from '../../../lib/cli/command.js';
 import { soakCommand } from '../../../workbench/drivers/soak/command.js';
-import { reconcile, runSoak, soakExitCode, STATE_PRECEDENCE, type SoakReport } from '../../../workbench/drivers/soak/soak.js';
+import { reconcile, soakExitCode, STATE_PRECEDENCE, type SoakReport } from '../../../workbench/drivers/soak/report.js';
+import { runSoak } from '../../../workbench/drivers/soak/soak.js';
 
 function capture(): { stream: Writable; text: () => string } {
   let text = '';

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { soakCommand } from '../../../workbench/drivers/soak/command.js';
-import { formatSoakReport, runSoak, soakExitCode, soakFailures, STATE_PRECEDENCE, type SoakReport } from '../../../workbench/drivers/soak/soak.js';
+import { formatSoakReport, soakExitCode, soakFailures, STATE_PRECEDENCE, type SoakReport } from '../../../workbench/drivers/soak/report.js';
+import { runSoak } from '../../../workbench/drivers/soak/soak.js';
 import { startBusyLoops } from '../../../workbench/local-stack/services/processes.js';
 
 function capture(): { stream: Writable; text: () => string } {

@@ -2,21 +2,18 @@
  * Admission on the run's DynamoDB Local: the shared bucket under concurrent consumers, cooldowns
  * learned once for all consumers, the consumer deferring without a call, booked slots waited for
  * in-process, and a lane out of credit that waits for a person (on the local stack). The local
- * stack's load and daily-quota runs are in `admission-local-stack.test.ts`.
+ * stack's load and daily-quota runs are in `test/e2e/run/admission.test.ts`.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import {
-  createLaneAdmission,
-  DynamoRateStateStore,
-  LanePauser,
-  SharedKeyPool,
-  admissionSettings,
-  type LanePauseController,
-} from '../../../lib/admission/index.js';
+import { admissionSettings } from '../../../lib/admission/config/settings.js';
+import { SharedKeyPool } from '../../../lib/admission/drivers/shared-key-pool.js';
+import { DynamoRateStateStore } from '../../../lib/admission/dynamodb/rate-state.js';
+import { createLaneAdmission } from '../../../lib/admission/index.js';
+import { LanePauser, type LanePauseController } from '../../../lib/admission/pause/lane-pause.js';
 import { runResumeCommand } from '../../../lib/cli/resume.js';
 import { resolveLanes } from '../../../lib/config/lanes.js';
-import type { ProviderKey } from '../../../lib/admission/keys.js';
+import type { ProviderKey } from '../../../lib/admission/keys/key-pool.js';
 import { createAwsClients } from '../../../lib/platform/clients.js';
 import { startLocalStack } from '../../../workbench/local-stack/stack.js';
 import { ProviderError, type ModelAdapter } from '../../../lib/providers/model.js';
@@ -58,7 +55,7 @@ describe('admission: the shared bucket', () => {
     // consumer instances (each with its own cache), 30 takes each, all at once
     const store = await rateStateTable();
     const limits = { requestsPerWindow: 20, tokensPerWindow: 1e9, windowMs: HOUR, requestsPerDay: 1e6, dayMs: 24 * HOUR };
-    // Takes only (no calls answer): first-call probes are `admission-first-calls.test.ts`'s.
+    // Takes only (no calls answer): first-call probes are `bucket/first-calls.test.ts`'s.
     const settings = admissionSettings({ windowMs: HOUR, maxBucketAttempts: 50, probeFirstCalls: false });
     const consumers = [0, 1].map(() => new SharedKeyPool({ keys: ONE_KEY, store, limits, settings }));
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { LaneConfigError, providerDialect, providerNeedsKeySecrets, resolveLanes, type LaneConfig, type LaneOverride } from '../../../lib/config/lanes.js';
-import { NoProviderKeyError } from '../../../lib/admission/keys.js';
+import { NoProviderKeyError } from '../../../lib/admission/keys/key-pool.js';
 import { laneKeysVariable, loadLocalProviderKeys, PROVIDER_KEYS_FILE_VARIABLE } from '../../../workbench/local-stack/keys.js';
 import { createModelAdapter } from '../../../lib/providers/index.js';
 

@@ -7,8 +7,8 @@ import { describe, it } from 'node:test';
 import { BatchWriteItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { idempotencyKeyFor, sha256Hex } from '../../../lib/contract/job.js';
 import { StoreRecordInvalidError, StoreUnavailableError } from '../../../lib/store/errors.js';
+import { BatchManifest } from '../../../lib/store/manifest.js';
 import {
-  BatchManifest,
   canMoveItem,
   ITEM_ID_PATTERN,
   ITEM_STATES,
@@ -22,7 +22,7 @@ import {
   PROVIDER_JOB_STATES,
   PROVIDER_JOB_TRANSITIONS,
   prepareBatch,
-} from '../../../lib/store/manifest.js';
+} from '../../../lib/store/manifest-model.js';
 
 const FINAL = ['committed', 'duplicate', 'needs_review', 'rejected', 'redriven'] as const;
 

@@ -9,16 +9,16 @@ import { createAwsClients, LOCAL_CREDENTIALS, type AwsClients } from '../../../l
 import { idempotencyKeyFor, sha256Hex } from '../../../lib/contract/job.js';
 import { ensureTable } from '../../../lib/store/ensure-table.js';
 import { StoreUnavailableError } from '../../../lib/store/errors.js';
+import { BatchManifest } from '../../../lib/store/manifest.js';
 import {
   BatchExistsError,
-  BatchManifest,
   ITEM_STATES,
   ItemTransitionError,
   itemIdFor,
   manifestTableName,
   type NewBatchItem,
   type ProviderJobRef,
-} from '../../../lib/store/manifest.js';
+} from '../../../lib/store/manifest-model.js';
 import { MANIFEST_TABLE } from '../../../lib/store/tables.js';
 import { testEndpoints, uniqueLaneResources, uniqueName } from '../../helpers/endpoints.js';
 

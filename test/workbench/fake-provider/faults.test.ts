@@ -1,7 +1,7 @@
 /**
  * The local fake provider's fault injection: the same outcomes for the same seed, the configured
  * rates over 400 requests with every fault counted, and a timeout fault that hangs until the client
- * aborts while stop() still returns promptly. Its wire format: fake-provider-wire.test.ts.
+ * aborts while stop() still returns promptly. Its wire format: `wire/openai.test.ts`.
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -2,7 +2,7 @@
  * The local fake provider's rate limits, answered as OpenAI does: 429 past the requests, tokens or
  * requests per day (with the exact used, requested and wait), "Request too large", the daily window
  * (fixed or continuous), insufficient_quota for a key out of credit, and one budget shared by the
- * keys of one quota owner. Its wire format: fake-provider-wire.test.ts.
+ * keys of one quota owner. Its wire format: `wire/openai.test.ts`.
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -1,5 +1,5 @@
 /**
- * What a refused request costs in the fake provider (workbench/fake-provider/limits.ts): with the
+ * What a refused request costs in the fake provider (`workbench/fake-provider/limits.ts`, the rules in `wire/dialect.ts`): with the
  * OpenAI dialect one request of RPM (OpenAI documents that unsuccessful requests count toward the
  * per-minute limit), charged after the refusal's answer, so the next admission waits one more
  * request's refill and later hints say so; with the Gemini dialect (Google documents nothing) nothing
@@ -7,11 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { refusedRequestRuleOf } from '../../../workbench/fake-provider/dialect.js';
-import { GEMINI_REFUSED_REQUEST_RULE } from '../../../workbench/fake-provider/gemini.js';
+import { refusedRequestRuleOf, GEMINI_REFUSED_REQUEST_RULE, OPENAI_REFUSED_REQUEST_RULE } from '../../../workbench/fake-provider/wire/dialect.js';
 import { startFakeProvider, type FakeProvider } from '../../../workbench/fake-provider/index.js';
 import { QuotaLedger, type Admission } from '../../../workbench/fake-provider/limits.js';
-import { OPENAI_REFUSED_REQUEST_RULE } from '../../../workbench/fake-provider/responses.js';
 import type { FakeProviderLimits, RefusedRequestRule } from '../../../workbench/fake-provider/types.js';
 
 const T0 = 1_700_000_000_000;

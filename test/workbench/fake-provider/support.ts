@@ -1,5 +1,5 @@
 /**
- * Shared by the fake provider tests (`fake-provider-*.test.ts`): the model, system prompt and JSON
+ * Shared by the fake provider tests (the `*.test.ts` here and below): the model, system prompt and JSON
  * schema of an extraction request, a stub extractor (the document's first line is the invoice
  * number), a call to `/chat/completions` as the OpenAI SDK makes it, the prompt tokens the provider
  * counts for a document, OpenAI's error body, and starting providers that {@link stopStarted} stops.

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DEFAULT_SIM_SETTINGS, simulate, type SimSettings } from '../../../workbench/sim/engine.js';
+import { DEFAULT_SIM_SETTINGS, type SimSettings } from '../../../workbench/sim/settings.js';
+import { simulate } from '../../../workbench/sim/engine.js';
 import type { Scenario } from '../../../workbench/sim/scenarios.js';
 import { STRATEGIES } from '../../../workbench/sim/strategies.js';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SharedKeyPool } from '../../../lib/admission/key-pool.js';
-import { admissionSettings, bucketLimitsFor } from '../../../lib/admission/settings.js';
+import { SharedKeyPool } from '../../../lib/admission/drivers/shared-key-pool.js';
+import { admissionSettings, bucketLimitsFor } from '../../../lib/admission/config/settings.js';
 import type { LaneConfig } from '../../../lib/config/lanes.js';
-import type { KeyAdmission } from '../../../lib/admission/keys.js';
+import type { KeyAdmission } from '../../../lib/admission/keys/key-pool.js';
 import { TimeHeap } from '../../../workbench/sim/heap.js';
 import { Rng } from '../../../workbench/sim/rng.js';
 import { MemoryRateStateStore } from '../../helpers/memory-rate-state.js';

@@ -1,98 +1,57 @@
 /**
  * `npm run bench`: the same job set, in one run, through three strategies on the local stack
  * (DynamoDB Local, fauxqs, the fake provider at a fixed quota, the real consumer under the
- * Lambda-like poller), then the consumer's own overhead beside a floor measured on the same emulators.
+ * Lambda-like poller), then the consumer's own overhead beside a floor measured on the same emulators;
+ * or, with `--scenario`, a scenario of `scenarios/scenarios.ts` (or `all`: the baseline, then every
+ * other), each run side by side for every strategy on the same local services, each strategy held to
+ * the scenario's own bound: one report per scenario on stdout, a summary after several, and with
+ * `--json` one JSON object on the last line.
  *
- * The strategies are in bench-strategies.ts, one strategy's run in bench-strategy.ts, the floor and
- * the overhead probe in bench-floor.ts, the report and its targets in bench-report.ts. Consumer
- * overhead is reported three ways, each beside a floor on the same emulators:
+ * The strategies are in `strategies.ts`, one strategy's run in `strategy.ts`, the floor and the
+ * overhead probe in `floor.ts`, the report and its targets in `report.ts`. Consumer overhead is
+ * reported three ways, each beside a floor on the same emulators:
  * - under load, per strategy (every record of a batch runs at once, all on 2 CPUs), beside the floor
  *   run with as many loops at once as (c) had records in flight on average (informational);
  * - the probe: the (c) consumer with one job at a time and a quota that never binds, beside the floor
  *   one message at a time: the same conditions on both sides, so this pair is the target's figure.
  */
-import { refusedRequestRuleOf } from '../../fake-provider/dialect.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { CommandIo } from '../../../lib/cli/command.js';
+import { refusedRequestRuleOf } from '../../fake-provider/wire/dialect.js';
+import { startLogFile } from '../../local-stack/lambda/telemetry.js';
 import { onShutdown } from '../../local-stack/services/processes.js';
 import { startLocalServices, type LocalServices } from '../../local-stack/services/services.js';
-import { measureFloor, probeBesideFloor, probeOverhead, warmEmulators, WARMUP_CONCURRENCY, WARMUP_PROBE_JOBS } from './floor.js';
-import {
-  checkTargets,
-  formatBenchReport,
-  round,
-  warmupLine,
-  type WarmupResult,
-  type BenchReport,
-  type FloorResult,
-  type OverheadProbe,
-  type StrategyResult,
-} from './report.js';
-import { BENCH_STRATEGIES, benchLanes, type BenchStrategyId } from './strategies.js';
-import { runStrategy, type StrategyRun } from './strategy.js';
 import { corpusDocuments } from '../lanes.js';
 import { lineWriter } from '../observe.js';
-import { startLogFile } from '../../local-stack/lambda/telemetry.js';
-import { renderBenchHtml } from './html.js';
+import { round } from '../scorecard.js';
 import type { DrainCurve } from './curve.js';
-import { jobsPerLane, type ScenarioChoice } from './scenarios/scenarios.js';
-import { BENCH_LOG_FILE } from './strategy.js';
-
-export {
-  BENCH_STRATEGIES,
-  BENCH_TARGETS,
-  STRATEGY_ALIASES,
-  STRATEGY_ORDER,
-  benchLanes,
-  naiveModel,
-  type BenchStrategy,
-  type BenchStrategyId,
-} from './strategies.js';
-export {
+import { measureFloor, probeBesideFloor, probeOverhead, warmEmulators, WARMUP_CONCURRENCY, WARMUP_PROBE_JOBS } from './floor.js';
+import { renderBenchHtml } from './html.js';
+import {
   benchExitCode,
   checkTargets,
-  distribution,
   formatBenchReport,
+  warmupLine,
   type BenchReport,
-  type Distribution,
   type FloorResult,
   type OverheadProbe,
   type StrategyResult,
-  type TargetCheck,
+  type WarmupResult,
 } from './report.js';
-export { measureFloor } from './floor.js';
-export { committedSteps, drainCurveOf, laneQuotas, quotaAt, quotaLine, type CurvePoint, type DrainCurve, type LaneQuota } from './curve.js';
-
-/** Options of one bench run (the CLI flags). */
-export interface BenchOptions {
-  jobs: number;
-  /** Provider keys per lane (each its own quota owner). */
-  keys: number;
-  providerRpm: number;
-  providerTpm: number;
-  /** How long a provider "minute" lasts here; the lanes' time settings scale with it. */
-  minuteMs: number;
-  strategies: BenchStrategyId[];
-  /** Messages each floor loop times (after a short warm-up); 0 skips the floors. */
-  floorMessages: number;
-  /** Jobs the overhead probe sends one at a time through the consumer of (c); 0 skips it. */
-  probeMessages: number;
-  /** Floor messages that warm the emulators before anything is measured (`warmEmulators`); 0 skips the warm-up. */
-  warmupMessages: number;
-  seed: number;
-  /** Per strategy: stop waiting after this many seconds. */
-  timeLimitSeconds: number;
-  /** Exit 1 when strategy (c) misses a target (default: targets are reported, not enforced). */
-  strict: boolean;
-  json: boolean;
-  logFile: string | undefined;
-  /** Write the HTML report (drain curves against the quota line) to this file after the run (the baseline's). */
-  html?: string;
-  /** Which scenario to run (absent: the baseline; see bench-scenarios.ts). */
-  scenario?: ScenarioChoice;
-}
+import {
+  formatScenarioReport,
+  formatScenarioSummary,
+  reportedBound,
+  scenarioFigures,
+  scenarioTargets,
+  type ScenarioReport,
+  type ScenarioSettings,
+} from './scenarios/report.js';
+import { jobsPerLane, planScenario, SCENARIO_NAMES, type BenchScenarioName, type ScenarioPlan } from './scenarios/scenarios.js';
+import { BENCH_LOG_FILE, BENCH_STRATEGIES, benchLanes, type BenchOptions } from './strategies.js';
+import { runStrategy, type StrategyRun } from './strategy.js';
 
 /** The overhead figures beside the strategies: the probe, the floor and the floor under (c)'s load. */
 interface OverheadFigures {
@@ -102,10 +61,10 @@ interface OverheadFigures {
 }
 
 /** The machine a bench runs on, before its load average at the end is known. */
-export type BenchHost = Omit<BenchReport['machine'], 'loadAverageAtEnd'>;
+type BenchHost = Omit<BenchReport['machine'], 'loadAverageAtEnd'>;
 
 /** What a bench run's body gets: the shared services, the progress writer, its start and the machine. */
-export interface BenchContext {
+interface BenchContext {
   services: LocalServices;
   say: (line: string) => void;
   started: number;
@@ -118,7 +77,7 @@ export interface BenchContext {
  * Prints `headline(host)` to stderr, starts DynamoDB Local and fauxqs (and the consumer log), runs
  * `body` on them, and stops them whatever happens.
  */
-export async function withBenchServices<T>(
+async function withBenchServices<T>(
   options: BenchOptions,
   io: CommandIo,
   headline: (host: BenchHost) => string,
@@ -161,7 +120,7 @@ export async function runBench(options: BenchOptions, io: CommandIo): Promise<Be
 }
 
 /** The baseline's run: its report, and each strategy's run (drain curve and bound). */
-export interface BaselineRun {
+interface BaselineRun {
   report: BenchReport;
   runs: StrategyRun[];
 }
@@ -170,7 +129,7 @@ export interface BaselineRun {
  * The baseline on running services: every strategy, then the overhead figures; the report printed to
  * `io.stdout` (with `json`, its JSON line after it), the HTML page written when `options.html` is set.
  */
-export async function runBaseline(options: BenchOptions, io: CommandIo, context: BenchContext, { json }: { json: boolean }): Promise<BaselineRun> {
+async function runBaseline(options: BenchOptions, io: CommandIo, context: BenchContext, { json }: { json: boolean }): Promise<BaselineRun> {
   const { services, say, started, host } = context;
   const strategies: StrategyResult[] = [];
   const runs: StrategyRun[] = [];
@@ -297,4 +256,133 @@ function machine(): BenchHost {
     node: process.version,
     loadAverageAtStart: os.loadavg().map((l) => round(l, 2)),
   };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Scenarios
+
+/** What a scenario run found: a report per scenario, and the baseline's full report when it ran. */
+export interface ScenarioBenchResult {
+  reports: ScenarioReport[];
+  baseline: BenchReport | null;
+}
+
+/** The JSON line of `--scenario all`: the baseline's full report, and every scenario's (the baseline's included). */
+interface AllScenariosJson {
+  scenario: 'all';
+  date: string;
+  machine: BenchReport['machine'];
+  baseline: BenchReport | null;
+  scenarios: ScenarioReport[];
+  elapsedMs: number;
+}
+
+/** The scenarios `options.scenario` names, in run order. */
+function scenariosOf(options: BenchOptions): readonly BenchScenarioName[] {
+  const choice = options.scenario ?? 'baseline';
+  return choice === 'all' ? SCENARIO_NAMES : [choice];
+}
+
+/**
+ * Runs the scenario(s) `options.scenario` names and prints their reports (see the module's doc).
+ * @throws {BenchScenarioError} when a scenario cannot run with the options (checked before anything starts)
+ */
+export async function runScenarioBench(options: BenchOptions, io: CommandIo): Promise<ScenarioBenchResult> {
+  const names = scenariosOf(options);
+  const plans = new Map<BenchScenarioName, ScenarioPlan>(names.filter((n) => n !== 'baseline').map((n) => [n, planScenario(n, options)]));
+  const headline = (host: BenchHost): string =>
+    `ratelane bench, scenario ${options.scenario ?? 'baseline'} (${names.join(', ')}): ${options.jobs} jobs, ${options.keys} key(s) per lane, ` +
+    `a provider minute lasts ${options.minuteMs} ms; strategies ${options.strategies.join(', ')}; load average ${host.loadAverageAtStart.join(' ')} on ${host.cpus} CPU(s)`;
+  return withBenchServices(options, io, headline, async (context) => {
+    const reports: ScenarioReport[] = [];
+    let baseline: BenchReport | null = null;
+    for (const name of names) {
+      const plan = plans.get(name);
+      if (!plan) {
+        context.say('scenario baseline');
+        const run = await runBaseline(options, io, context, { json: false });
+        baseline = run.report;
+        reports.push(scenarioReport(planScenario('baseline', options), options, context, run.runs, run.report));
+        continue;
+      }
+      const report = await runScenario(plan, options, context);
+      context.say('');
+      io.stdout.write(`${formatScenarioReport(report)}\n`);
+      reports.push(report);
+    }
+    if (reports.length > 1) io.stdout.write(`\n${formatScenarioSummary(reports)}\n`);
+    if (options.json) io.stdout.write(`${JSON.stringify(names.length > 1 ? allJson(reports, baseline, context) : reports[0])}\n`);
+    return { reports, baseline };
+  });
+}
+
+/** One scenario: every strategy on its plan, then its report. */
+async function runScenario(plan: ScenarioPlan, options: BenchOptions, context: BenchContext): Promise<ScenarioReport> {
+  const started = Date.now();
+  context.say(`scenario ${plan.name}: ${plan.description}`);
+  const runs: StrategyRun[] = [];
+  for (const id of options.strategies) {
+    const strategy = BENCH_STRATEGIES[id];
+    context.say(`${strategy.label} [${plan.name}]: ${strategy.description}`);
+    runs.push(await runStrategy(strategy, options, context.services, context.say, plan));
+  }
+  return scenarioReport(plan, options, { ...context, started }, runs, null);
+}
+
+/** A scenario's report from its strategies' runs (for the baseline, with the bench's own targets). */
+function scenarioReport(plan: ScenarioPlan, options: BenchOptions, context: BenchContext, runs: StrategyRun[], baseline: BenchReport | null): ScenarioReport {
+  const strategies = runs.map((r) => r.result);
+  return {
+    scenario: plan.name,
+    description: plan.description,
+    date: new Date(context.started).toISOString(),
+    machine: baseline?.machine ?? { ...context.host, loadAverageAtEnd: os.loadavg().map((l) => round(l, 2)) },
+    settings: scenarioSettings(plan, options, context.warmup),
+    bound: reportedBound(runs),
+    figures: strategies.map(scenarioFigures),
+    strategies,
+    targets: baseline ? baseline.targets : scenarioTargets(strategies),
+    elapsedMs: baseline?.elapsedMs ?? Date.now() - context.started,
+  };
+}
+
+/** A scenario's settings as its strategies ran them. */
+function scenarioSettings(plan: ScenarioPlan, options: BenchOptions, warmup: WarmupResult | null): ScenarioSettings {
+  const { quota } = plan;
+  const anyLane = Object.values(benchLanes({ ...options, ...quota }, 'settings'))[0]!;
+  return {
+    jobs: plan.documents.length,
+    jobsPerLane: jobsPerLane(plan.documents),
+    keysPerLane: options.keys,
+    minuteMs: options.minuteMs,
+    providerRpm: quota.providerRpm,
+    providerTpm: quota.providerTpm,
+    providerDaily: quota.fixedDay ? quota.providerDaily : null,
+    dayMs: quota.fixedDay ? quota.dayMs : null,
+    outOfCreditKeyIds: plan.outOfCreditKeyIds,
+    consumerConcurrencyPerLane: anyLane.consumer.maximumConcurrency,
+    batchSize: anyLane.queue.batchSize,
+    refusedRequestRule: refusedRequestRuleOf(anyLane.provider.kind === 'gemini' ? 'gemini' : 'openai').description,
+    warmup,
+  };
+}
+
+/** The JSON object of several scenarios. */
+function allJson(reports: ScenarioReport[], baseline: BenchReport | null, context: BenchContext): AllScenariosJson {
+  return {
+    scenario: 'all',
+    date: new Date(context.started).toISOString(),
+    machine: { ...context.host, loadAverageAtEnd: os.loadavg().map((l) => round(l, 2)) },
+    baseline,
+    scenarios: reports,
+    elapsedMs: Date.now() - context.started,
+  };
+}
+
+/**
+ * 0 when every strategy of every scenario finished in time with nothing lost and nothing committed
+ * twice (and, with `--strict`, (c) met every target of every scenario); else 1.
+ */
+export function scenarioExitCode(result: ScenarioBenchResult, options: { strict: boolean }): number {
+  return Math.max(0, ...result.reports.map((r) => benchExitCode(r, options)));
 }

@@ -4,8 +4,9 @@
  * a plain limiter fails, each held to the scenario's own bound. Exit 0 when every strategy finished in time with nothing lost
  * or committed twice (with `--strict`, also when strategy (c) met every target), else 1.
  */
-import { benchExitCode, runBench, STRATEGY_ALIASES, STRATEGY_ORDER, type BenchOptions, type BenchStrategyId } from './bench.js';
-import { runScenarioBench, scenarioExitCode } from './scenarios/run.js';
+import { runBench, runScenarioBench, scenarioExitCode } from './bench.js';
+import { benchExitCode } from './report.js';
+import { STRATEGY_ALIASES, STRATEGY_ORDER, type BenchOptions, type BenchStrategyId } from './strategies.js';
 import { DEAD_KEY_ID, SCENARIO_CHOICES, type ScenarioChoice } from './scenarios/scenarios.js';
 import { UsageError, type Command } from '../../../lib/cli/command.js';
 import { booleanFlag, jsonFlag, numberFlag, parseFlags, ROUND_DOWN, stringFlag } from '../../../lib/cli/flags.js';

@@ -47,7 +47,7 @@ export interface CurvePoint {
 }
 
 /** Per lane with submitted jobs: its jobs and its combined per-minute request limit. */
-export function laneQuotas(lanes: LaneSet, submitted: readonly { lane: string }[]): LaneQuota[] {
+function laneQuotas(lanes: LaneSet, submitted: readonly { lane: string }[]): LaneQuota[] {
   return Object.values(lanes).flatMap((lane) => {
     const jobs = submitted.filter((j) => j.lane === lane.name).length;
     const requestsPerMinute = quotaOwnerCount(lane) * lane.provider.limits.requestsPerMinute;

@@ -21,13 +21,13 @@ import { RESULTS_TABLE } from '../../../lib/store/tables.js';
 import { extractInvoice } from '../../fake-provider/extractors/invoice.js';
 import type { LocalServices } from '../../local-stack/services/services.js';
 import { startLocalStack } from '../../local-stack/stack.js';
-import type { BenchOptions } from './bench.js';
-import { distribution, round, type FloorResult, type OverheadProbe, type WarmupResult } from './report.js';
-import { benchLanes } from './strategies.js';
+import { distribution, type FloorResult, type OverheadProbe, type WarmupResult } from './report.js';
+import { round } from '../scorecard.js';
+import { BENCH_LOG_FILE, benchLanes, type BenchOptions } from './strategies.js';
 import { corpusDocuments } from '../lanes.js';
 
 /** The overhead probe could not submit a job, or a job did not settle in time. */
-export class BenchProbeError extends RatelaneError {
+class BenchProbeError extends RatelaneError {
   override name = 'BenchProbeError';
   readonly kind = 'internal' as const;
   readonly retryable = true;
@@ -219,7 +219,7 @@ async function openProbe(options: BenchOptions, services: LocalServices): Promis
   const stack = await startLocalStack({
     lanes,
     endpoints: services.endpoints,
-    logFile: options.logFile ?? '.cache/bench/consumer.log',
+    logFile: options.logFile ?? BENCH_LOG_FILE,
     provider: {
       limits: { requestsPerMinute: 1_000_000, tokensPerMinute: 100_000_000, requestsPerDay: 100_000_000 },
       minuteMs: options.minuteMs,

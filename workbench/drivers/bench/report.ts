@@ -7,8 +7,6 @@ import type { LaneConfig } from '../../../lib/config/lanes.js';
 import { BENCH_TARGETS, type BenchStrategyId } from './strategies.js';
 import { quantile, round, type Scorecard } from '../scorecard.js';
 
-export { round } from '../scorecard.js';
-
 /** A distribution's summary (ms); nulls when there were no values. */
 export interface Distribution {
   n: number;
@@ -117,7 +115,7 @@ export interface OverheadProbe {
 }
 
 /** One target of strategy (c): the value measured and whether it is met (null: not measured). */
-export interface TargetCheck {
+interface TargetCheck {
   target: number;
   value: number | null;
   met: boolean | null;
@@ -245,7 +243,7 @@ const num = (v: number | null, digits = 2): string => (v === null ? '-' : v.toFi
 const pair = (d: Distribution): string => (d.p50 === null ? '-' : `${num(d.p50)} / ${num(d.p99)}`);
 
 /** A target cell: `text` and whether (c) met it ('met', 'MISSED', or '(n/a)' when not measured); '' without a target. */
-export function targetCell(t: TargetCheck | undefined, text: string): string {
+function targetCell(t: TargetCheck | undefined, text: string): string {
   return t ? `${text} ${t.met === null ? '(n/a)' : t.met ? 'met' : 'MISSED'}` : '';
 }
 

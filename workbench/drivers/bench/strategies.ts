@@ -15,7 +15,7 @@
 import { AWS_LIMITS, type LaneConfig, type LaneSet } from '../../../lib/config/lanes.js';
 import { recordsAdmissionCanStart } from '../../../lib/extraction/budget.js';
 import { ProviderError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from '../../../lib/providers/model.js';
-import { NO_DAILY_LIMIT } from './scenarios/scenarios.js';
+import { NO_DAILY_LIMIT, type ScenarioChoice } from './scenarios/scenarios.js';
 import { localRunLanes, type LocalLaneSettings } from '../lanes.js';
 import { withOverrides } from '../overrides.js';
 
@@ -32,6 +32,38 @@ export interface BenchStrategy {
   /** Admission control on. */
   admission: boolean;
 }
+
+/** Options of one bench run (the CLI flags). */
+export interface BenchOptions {
+  jobs: number;
+  /** Provider keys per lane (each its own quota owner). */
+  keys: number;
+  providerRpm: number;
+  providerTpm: number;
+  /** How long a provider "minute" lasts here; the lanes' time settings scale with it. */
+  minuteMs: number;
+  strategies: BenchStrategyId[];
+  /** Messages each floor loop times (after a short warm-up); 0 skips the floors. */
+  floorMessages: number;
+  /** Jobs the overhead probe sends one at a time through the consumer of (c); 0 skips it. */
+  probeMessages: number;
+  /** Floor messages that warm the emulators before anything is measured (`warmEmulators`); 0 skips the warm-up. */
+  warmupMessages: number;
+  seed: number;
+  /** Per strategy: stop waiting after this many seconds. */
+  timeLimitSeconds: number;
+  /** Exit 1 when strategy (c) misses a target (default: targets are reported, not enforced). */
+  strict: boolean;
+  json: boolean;
+  logFile: string | undefined;
+  /** Write the HTML report (drain curves against the quota line) to this file after the run (the baseline's). */
+  html?: string;
+  /** Which scenario to run (absent: the baseline; see `scenarios/scenarios.ts`). */
+  scenario?: ScenarioChoice;
+}
+
+/** Where the bench's consumer logs go by default. */
+export const BENCH_LOG_FILE = '.cache/bench/consumer.log';
 
 /** Every strategy, by id. */
 export const BENCH_STRATEGIES: Readonly<Record<BenchStrategyId, BenchStrategy>> = Object.freeze({

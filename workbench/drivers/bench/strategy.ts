@@ -4,28 +4,24 @@
  */
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import type { KeyPool } from '../../../lib/admission/keys.js';
+import type { KeyPool } from '../../../lib/admission/keys/key-pool.js';
 import type { LaneSet } from '../../../lib/config/lanes.js';
 import type { ConsumerDeps, RecordTiming } from '../../../lib/lanes/queue/process-record.js';
-import type { PollerEvent } from '../../local-stack/poller/poller.js';
+import type { PollerEvent } from '../../local-stack/poller/events.js';
 import type { LocalServices } from '../../local-stack/services/services.js';
 import { startLocalStack, type LocalStack } from '../../local-stack/stack.js';
-import type { BenchOptions } from './bench.js';
 import { drainCurveOf, type DrainCurve } from './curve.js';
-import { distribution, round, type StrategyResult } from './report.js';
+import { distribution, type StrategyResult } from './report.js';
 import type { ScenarioBound } from './scenarios/bounds.js';
 import { laneLoads, planScenario, scenarioBound, type ScenarioPlan } from './scenarios/scenarios.js';
-import { benchLanes, naiveModel, type BenchStrategy } from './strategies.js';
+import { BENCH_LOG_FILE, benchLanes, naiveModel, type BenchOptions, type BenchStrategy } from './strategies.js';
 import { quotaBoundMinimumMs } from '../lanes.js';
 import { localKeySecret } from '../../local-stack/stack.js';
 import { collectFinalState, scorecardOf } from '../outcome.js';
 import { elapsedLabel, stopPollers, watchUntilDrained, whilePollersPaused, type DrainSnapshot } from '../observe.js';
 import { withOverrides } from '../overrides.js';
-import type { Scorecard } from '../scorecard.js';
+import { round, type Scorecard } from '../scorecard.js';
 import { submitToStack, type StackSubmission } from '../submit.js';
-
-/** Where the bench's consumer logs go by default. */
-export const BENCH_LOG_FILE = '.cache/bench/consumer.log';
 
 /** What the consumers and pollers of one strategy showed while it ran. */
 interface StrategyProbe {

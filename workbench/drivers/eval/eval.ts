@@ -38,7 +38,7 @@ export interface EvalOutcome {
 }
 
 /** Where consumer logs and EMF metrics go by default. */
-export const EVAL_LOG_FILE = '.cache/eval/consumer.log';
+const EVAL_LOG_FILE = '.cache/eval/consumer.log';
 
 function checkedRelease(id: string): Release {
   const release = getRelease(id);

@@ -4,6 +4,7 @@
  */
 import { pct } from './gate.js';
 import type { BaselineComparison, BucketDimension, BucketFigures, EvalReport } from './report-model.js';
+import { releaseLine } from '../release.js';
 
 const TABLE_DIMENSIONS: readonly BucketDimension[] = ['language', 'length', 'region'];
 
@@ -27,15 +28,6 @@ function bucketColumns(report: EvalReport): BucketFigures[] {
 
 function shortBucket(bucket: BucketFigures): string {
   return bucket.dimension === 'length' ? bucket.bucket.split(' ')[0]! : bucket.bucket;
-}
-
-/** The release line: id, prompts per schema, normalizer and scorer. */
-export function releaseLine(report: Pick<EvalReport, 'release'>): string {
-  const r = report.release;
-  const prompts = Object.entries(r.prompts)
-    .map(([schema, prompt]) => `${schema}: ${prompt}`)
-    .join(', ');
-  return `release ${r.id} (${prompts}; ${r.normalizerVersion}, ${r.scorerVersion})`;
 }
 
 /** The per-field table: overall and per bucket (`n` documents under each column). */

@@ -12,7 +12,7 @@ import { chartFigure, histogram, html, ms, num, pct, rawHtml, renderPage, table,
 const DIMENSIONS: readonly BucketDimension[] = ['language', 'length', 'schema', 'region'];
 
 /** How a field is named on the charts and in the tables: `schemaVersion field`. */
-export function fieldLabel(field: Pick<FieldAccuracy, 'schemaVersion' | 'field'>): string {
+function fieldLabel(field: Pick<FieldAccuracy, 'schemaVersion' | 'field'>): string {
   return `${field.schemaVersion} ${field.field}`;
 }
 

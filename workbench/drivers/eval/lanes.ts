@@ -32,7 +32,7 @@ export interface EvalJob {
 }
 
 /** The region lane of a corpus document. */
-export function regionOf(doc: Pick<CorpusDocument, 'language'>): string {
+function regionOf(doc: Pick<CorpusDocument, 'language'>): string {
   return doc.language === 'en' ? 'us' : 'eu';
 }
 

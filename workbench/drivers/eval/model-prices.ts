@@ -4,7 +4,7 @@
  */
 
 /** Input and output prices of one model, per million tokens, with where they come from. */
-export interface ModelPrice {
+interface ModelPrice {
   inputUsdPerMillion: number;
   outputUsdPerMillion: number;
   /** The batch APIs' price (OpenAI's Batch API bills half). */
@@ -14,7 +14,7 @@ export interface ModelPrice {
 }
 
 /** Prices by model id as the provider names it. */
-export const MODEL_PRICES: Readonly<Record<string, ModelPrice>> = {
+const MODEL_PRICES: Readonly<Record<string, ModelPrice>> = {
   'gpt-4o-mini': {
     inputUsdPerMillion: 0.15,
     outputUsdPerMillion: 0.6,

@@ -8,7 +8,7 @@
 export const NORMALIZER_VERSION = 'normalize@1';
 
 /** A value after normalization: comparable with `===` once turned into its canonical string. */
-export type Normalized = string | number | boolean | null | Normalized[] | { [key: string]: Normalized };
+type Normalized = string | number | boolean | null | Normalized[] | { [key: string]: Normalized };
 
 const ISO_DATE = /^(\d{4})-(\d{1,2})-(\d{1,2})(?:$|[T ])/u;
 
@@ -31,7 +31,7 @@ export function foldText(value: string): string {
 }
 
 /** Normalizes one value of any shape (see the module comment). `undefined` becomes `null`. */
-export function normalizeValue(value: unknown): Normalized {
+function normalizeValue(value: unknown): Normalized {
   if (value === null || value === undefined) return null;
   if (typeof value === 'number') return Number.isFinite(value) ? toMinorUnits(value) : String(value);
   if (typeof value === 'boolean') return value;
@@ -46,7 +46,7 @@ export function normalizeValue(value: unknown): Normalized {
 }
 
 /** The canonical string of a normalized value (object keys sorted by {@link normalizeValue}). */
-export function canonical(value: Normalized): string {
+function canonical(value: Normalized): string {
   return JSON.stringify(value);
 }
 

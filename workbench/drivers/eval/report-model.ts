@@ -2,6 +2,7 @@
  * The evaluation report: what `npm run eval` prints, writes as JSON and draws as HTML. Every figure is
  * computed from the run's stores and counters (see `workbench/drivers/eval/`); this module only names the shape.
  */
+import type { ReleaseStamp } from '../release.js';
 
 /** The lanes an evaluation can run the corpus through. */
 export type EvalLane = 'queue' | 'live' | 'batch';
@@ -79,15 +80,6 @@ export interface Distributions {
   queueAgeMs: number[];
   /** Attempts of each completion. */
   attempts: number[];
-}
-
-/** The release that produced a report, and what it is made of. */
-export interface ReleaseStamp {
-  id: string;
-  description: string;
-  prompts: Record<string, string>;
-  normalizerVersion: string;
-  scorerVersion: string;
 }
 
 /** One field beside its baseline. */

@@ -5,7 +5,8 @@
  */
 import type { Release } from '../../../lib/contract/releases.js';
 import { tokenCostUsd } from './model-prices.js';
-import type { BucketDimension, BucketFigures, Distributions, EvalLane, EvalReport, OperationsFigures, ReleaseStamp, TokenFigures } from './report-model.js';
+import type { BucketDimension, BucketFigures, Distributions, EvalLane, EvalReport, OperationsFigures, TokenFigures } from './report-model.js';
+import { releaseStamp } from '../release.js';
 import { accuracyOf, scoreDocument, type DocumentScore, type EvalOutcomeState } from './score.js';
 
 /** One corpus document with what the run made of it. */
@@ -26,7 +27,7 @@ export interface EvaluatedDocument {
 }
 
 /** Input-length buckets by estimated tokens: the upper bound of each (the last is open). */
-export const LENGTH_BUCKETS: readonly { name: string; below: number }[] = [
+const LENGTH_BUCKETS: readonly { name: string; below: number }[] = [
   { name: 'short (<500 tokens)', below: 500 },
   { name: 'medium (500-1999 tokens)', below: 2_000 },
   { name: 'long (2000+ tokens)', below: Number.POSITIVE_INFINITY },
@@ -43,17 +44,6 @@ const DIMENSIONS: readonly { dimension: BucketDimension; of: (doc: EvaluatedDocu
   { dimension: 'schema', of: (doc) => doc.schemaVersion },
   { dimension: 'region', of: (doc) => doc.region },
 ];
-
-/** The stamp a report carries of the release that produced it. */
-export function releaseStamp(release: Release): ReleaseStamp {
-  return {
-    id: release.id,
-    description: release.description,
-    prompts: { ...release.prompts },
-    normalizerVersion: release.normalizerVersion,
-    scorerVersion: release.scorerVersion,
-  };
-}
 
 function bucketsOf(documents: readonly EvaluatedDocument[], scores: readonly DocumentScore[]): BucketFigures[] {
   const buckets: BucketFigures[] = [];

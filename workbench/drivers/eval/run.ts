@@ -9,7 +9,7 @@ import type { LaneSet } from '../../../lib/config/lanes.js';
 import type { Release } from '../../../lib/contract/releases.js';
 import { buildEvalReport, type EvaluatedDocument } from './report.js';
 import type { Distributions, EvalLane, EvalReport, OperationsFigures } from './report-model.js';
-import type { ModelErrorRates } from '../../fake-provider/extractors/error-model.js';
+import type { ModelErrorRates } from '../../fake-provider/extractors/hard-shapes.js';
 import { startLocalStack, type LocalStack } from '../../local-stack/stack.js';
 import { batchReconcileIntervalMs, collectBatchFinal, fakeBatchOptions } from '../run/batch-load.js';
 import { absorbBatchFinal, evalJobs, evaluatedDocuments, submitThroughLane, type EvalJob } from './lanes.js';

@@ -18,14 +18,14 @@ import { submitBatch, type SubmitBatchDeps } from '../../../lib/lanes/batch/subm
 import { createLaneTelemetry } from '../../../lib/extraction/deps.js';
 import type { DocumentInput } from '../../../lib/intake/producer.js';
 import { errorName, shortMessage } from '../../../lib/platform/errors.js';
-import { BatchManifest, ITEM_STATES, manifestTableName, type BatchItem, type ItemState } from '../../../lib/store/manifest.js';
+import { BatchManifest } from '../../../lib/store/manifest.js';
+import { ITEM_STATES, manifestTableName, type BatchItem, type ItemState } from '../../../lib/store/manifest-model.js';
 import type { FakeProviderBatchOptions } from '../../fake-provider/index.js';
 import { redirectPowertoolsConsole } from '../../local-stack/lambda/telemetry.js';
 import { localLaneKeys, type LocalLane, type LocalStack } from '../../local-stack/stack.js';
-import { batchDocuments, versionGroups } from './batch-documents.js';
+import { corpusDocuments } from '../lanes.js';
 import { collectFinalState, type FinalState } from '../outcome.js';
-import type { BatchScorecardInputs, BatchSubmitted } from './batch-scorecard.js';
-import type { BatchRedriveSent } from './batch-redrive-scorecard.js';
+import type { BatchRedriveInputs, BatchRedriveSent, BatchScorecardInputs, BatchSubmitted } from './batch-scorecard.js';
 
 /** The batch load of a run (the `--batch-*` flags). */
 export interface BatchLoadOptions {
@@ -43,6 +43,25 @@ export interface BatchLoadOptions {
   redrive?: boolean | undefined;
   /** The documents to send instead of the corpus repeated up to `jobs` (the evaluation sends its own). */
   documents?: readonly DocumentInput[] | undefined;
+}
+
+/** The documents of the batch load: the corpus repeated up to `jobs`, with source ids of their own (no duplicate of a queue job). */
+function batchDocuments(jobs: number): DocumentInput[] {
+  if (jobs <= 0) return [];
+  return corpusDocuments(jobs).map((doc) => ({ ...doc, sourceId: `batch:${doc.sourceId}` }));
+}
+
+/**
+ * A lane's documents split by schema and prompt version, in first-seen order: a batch holds one of each,
+ * so a mixed load (the evaluation's invoices and receipts) becomes one batch per version.
+ */
+function versionGroups(documents: readonly DocumentInput[]): Omit<DocumentInput, 'region'>[][] {
+  const groups = new Map<string, Omit<DocumentInput, 'region'>[]>();
+  for (const { region: _region, ...doc } of documents) {
+    const key = `${doc.schemaVersion ?? ''}\n${doc.promptVersion ?? ''}`;
+    groups.set(key, [...(groups.get(key) ?? []), doc]);
+  }
+  return [...groups.values()];
 }
 
 /**
@@ -78,7 +97,7 @@ export interface LaneBatch extends BatchSubmitted {
 }
 
 /** How far the batch load is, for the progress line. */
-export interface BatchProgress {
+interface BatchProgress {
   phase: 'submitting' | 'reconciling' | 'redrive' | 'ended';
   items: number;
   /** Items per manifest state, summed over the batches. */
@@ -90,7 +109,7 @@ export interface BatchProgress {
 }
 
 /** What the batch load did. */
-export interface BatchLoadResult {
+interface BatchLoadResult {
   batches: LaneBatch[];
   /** True when a batch was not done, or a redriven item still waiting, at the time limit. */
   timedOut: boolean;
@@ -100,7 +119,7 @@ export interface BatchLoadResult {
 }
 
 /** What the redrive step of the load did. */
-export interface BatchRedriveRun {
+interface BatchRedriveRun {
   /** The batch figures' inputs read once every batch was done, before the redrive. */
   before: BatchScorecardInputs;
   /** What the redrive sent, per lane's batch. */
@@ -381,6 +400,32 @@ export async function batchScorecardInputs(stack: LocalStack, result: { batches:
     committedKeys: new Set(final.results.map((r) => r.idempotencyKey)),
     terminalJobIds: new Set(final.terminalLedger.map((e) => e.jobId)),
     needsReviewJobIds: new Set(final.terminalLedger.filter((e) => e.kind === 'needs_review').map((e) => e.jobId)),
+    queuedJobIds: new Set([...final.waiting, ...final.deadLettered]),
+  };
+}
+
+/**
+ * The redrive figures' inputs from what the run read at its end (after the pollers stopped): what the
+ * redrive sent (null: it did not run), every batch read again, where every job ended. Pure.
+ */
+export function batchRedriveInputs(
+  sent: readonly BatchRedriveSent[] | null,
+  read: readonly Pick<BatchFinal, 'batch' | 'status' | 'items' | 'readError'>[],
+  final: Pick<FinalState, 'results' | 'terminalLedger' | 'waiting' | 'deadLettered'>,
+): BatchRedriveInputs {
+  const ledger = (kind: 'needs_review' | 'rejected') => new Set(final.terminalLedger.filter((e) => e.kind === kind).map((e) => e.jobId));
+  return {
+    sent,
+    after: read.map(({ batch, status, items, readError }) => ({
+      lane: batch.lane,
+      batchId: batch.batchId,
+      unresolved: status?.outcome.unresolved,
+      items,
+      readError,
+    })),
+    results: final.results,
+    needsReviewJobIds: ledger('needs_review'),
+    rejectedJobIds: ledger('rejected'),
     queuedJobIds: new Set([...final.waiting, ...final.deadLettered]),
   };
 }

@@ -80,7 +80,7 @@ export async function postExtraction(baseUrl: string, lane: string, body: Record
 }
 
 /** The state `GET /v1/extractions/{jobId}` shows, or `unreachable`. */
-export async function liveJobState(stack: LocalStack, lane: string, jobId: string): Promise<string> {
+async function liveJobState(stack: LocalStack, lane: string, jobId: string): Promise<string> {
   const url = stack.lanes[lane]?.live?.url;
   if (!url) return 'unreachable';
   try {

@@ -8,9 +8,7 @@
 import type { CommandIo } from '../../../lib/cli/command.js';
 import type { LaneSet } from '../../../lib/config/lanes.js';
 import { CURRENT_RELEASE, getRelease } from '../../../lib/contract/releases.js';
-import { releaseLine } from '../eval/format.js';
-import { releaseStamp } from '../eval/report.js';
-import type { ReleaseStamp } from '../eval/report-model.js';
+import { releaseLine, releaseStamp, type ReleaseStamp } from '../release.js';
 import { startLocalStack, type LocalStack } from '../../local-stack/stack.js';
 import { corpusDocuments, localRunLanes, quotaBoundMinimumMs, type LocalLaneSettings } from '../lanes.js';
 import { elapsedLabel, lineWriter, stackReadyLine, stopPollers, watchUntilDrained, type DrainSnapshot } from '../observe.js';
@@ -22,6 +20,7 @@ import { LIVE_ROUTES } from '../../../lib/platform/resources.js';
 import { formatLiveFigures, liveFigures, runLiveLoad, unfinishedPending, type LiveCall, type LiveFigures, type LiveLoadOptions } from './live-load.js';
 import {
   batchReconcileIntervalMs,
+  batchRedriveInputs,
   batchScorecardInputs,
   collectBatchFinal,
   fakeBatchOptions,
@@ -29,14 +28,16 @@ import {
   type BatchLoad,
   type BatchLoadOptions,
 } from './batch-load.js';
-import { computeBatchFigures, formatBatchFigures, noBatchFigures, type BatchFigures } from './batch-scorecard.js';
 import {
-  batchRedriveInputs,
   batchRedriveRows,
+  computeBatchFigures,
   computeBatchRedriveFigures,
+  formatBatchFigures,
+  noBatchFigures,
   noBatchRedriveFigures,
+  type BatchFigures,
   type BatchRedriveFigures,
-} from './batch-redrive-scorecard.js';
+} from './batch-scorecard.js';
 
 /** Options of one local run (the CLI flags). */
 export interface LocalRunOptions extends LocalLaneSettings {
@@ -65,7 +66,7 @@ export interface LocalRunOptions extends LocalLaneSettings {
 export type LocalRunScorecard = Scorecard & LiveFigures & BatchFigures & BatchRedriveFigures & { release: ReleaseStamp };
 
 /** Where consumer logs and EMF metrics go by default. */
-export const LOCAL_RUN_LOG_FILE = '.cache/local-run/consumer.log';
+const LOCAL_RUN_LOG_FILE = '.cache/local-run/consumer.log';
 
 /** Runs the local pipeline end to end and returns the scorecard (printed to `io`; `--json` adds one JSON line). */
 export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise<LocalRunScorecard> {

@@ -3,7 +3,8 @@
  * reconciliation. Exit 0 when the run drained in time and nothing was lost, committed twice, leaked or
  * multiplied; the reconciliation is printed in every case.
  */
-import { runSoak, soakExitCode, type SoakOptions } from './soak.js';
+import { runSoak, type SoakOptions } from './soak.js';
+import { soakExitCode } from './report.js';
 import { UsageError, type Command } from '../../../lib/cli/command.js';
 import { booleanFlag, jsonFlag, numberFlag, parseFlags, ROUND_DOWN, stringFlag } from '../../../lib/cli/flags.js';
 

@@ -1,7 +1,8 @@
 /**
  * Fault points around the consumer's dependencies, for `npm run soak` and the fault tests: crashes
  * between steps (after the model call, after the commit, after a re-send) and outages of the
- * results store and of SQS, decided call by call by a {@link DepFaults}.
+ * results store and of SQS, decided call by call by a {@link DepFaults}; and the soak's fault log
+ * ({@link faultLog}): its seeded decisions and the counters of what they and the poller saw.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { SqsHandler } from '../../../lib/lanes/queue/handler.js';
@@ -10,9 +11,8 @@ import type { ConsumerDeps } from '../../../lib/lanes/queue/process-record.js';
 import type { ExtractionRequest, ExtractionResponse } from '../../../lib/providers/model.js';
 import { StoreUnavailableError } from '../../../lib/store/errors.js';
 import type { CommitOutcome, ResultRecord } from '../../../lib/store/results.js';
+import type { PollerEvent } from '../../local-stack/poller/events.js';
 import { withOverrides } from '../overrides.js';
-
-export { withOverrides } from '../overrides.js';
 
 /** Where a consumer can die between two steps. */
 export type CrashPoint = 'afterModelCall' | 'afterCommit' | 'afterResend';
@@ -39,7 +39,7 @@ export interface DepFaults {
 export const neverSettles = (): Promise<never> => new Promise<never>(() => undefined);
 
 /** The consumer's process died in the middle of an invocation (a soak's injected crash). */
-export class SimulatedProcessCrash extends Error {
+class SimulatedProcessCrash extends Error {
   override name = 'SimulatedProcessCrash';
 }
 
@@ -67,7 +67,7 @@ export function crashEndsInvocation(handler: SqsHandler, onCopies: (copies: numb
 }
 
 /** A crash that ends its invocation (see {@link crashEndsInvocation}): the record's call fails at once. */
-export function crashInvocation(point: CrashPoint): Promise<never> {
+function crashInvocation(point: CrashPoint): Promise<never> {
   const scope = invocationCrash.getStore();
   if (scope) scope.crashed ??= point;
   return Promise.reject(new SimulatedProcessCrash(`simulated process crash ${point}`));
@@ -124,4 +124,69 @@ export function withDepFaults(deps: ConsumerDeps, faults: DepFaults): ConsumerDe
   };
   const sqs = withOverrides(deps.sqs, { send: send as unknown as SQSClient['send'] });
   return { ...deps, model, results, sqs };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The soak's fault log
+
+/** What the injected faults did, counted as the run goes. */
+export interface FaultLog {
+  faults: DepFaults;
+  crashes: Record<CrashPoint, number>;
+  /** Copies of jobs a crash made: re-sent by an invocation that then died (its originals come back too). */
+  crashCopies: number;
+  outages: Record<OutagePoint, number>;
+  /** Commits that reached the store and committed, per idempotency key. */
+  commitsByKey: Map<string, number>;
+  wholeBatchFailures: Record<string, number>;
+  wholeBatchFailureExamples: Record<string, string>;
+  deleteFailures: number;
+  onPollerEvent(event: PollerEvent): void;
+}
+
+/** How often the consumer faults strike (the soak's `--crash`, `--fault-store` and `--fault-sqs`). */
+export interface FaultRates {
+  /** Chance of a crash at each crash point the consumer passes. */
+  crashes: number;
+  /** Share of commits that find DynamoDB unavailable. */
+  storeOutages: number;
+  /** Share of the consumer's SendMessage / ChangeMessageVisibility calls that find SQS unavailable. */
+  sqsOutages: number;
+}
+
+/** The fault decisions of a soak (seeded by `chance`), and the counters of what they and the poller saw. */
+export function faultLog(rates: FaultRates, chance: (p: number) => boolean): FaultLog {
+  const log: FaultLog = {
+    crashes: { afterModelCall: 0, afterCommit: 0, afterResend: 0 },
+    crashCopies: 0,
+    outages: { commit: 0, send: 0, visibility: 0 },
+    commitsByKey: new Map(),
+    wholeBatchFailures: {},
+    wholeBatchFailureExamples: {},
+    deleteFailures: 0,
+    faults: {
+      crash: (point) => {
+        const hit = chance(rates.crashes);
+        if (hit) log.crashes[point] += 1;
+        return hit;
+      },
+      onCrash: crashInvocation,
+      outage: (point) => {
+        const hit = chance(point === 'commit' ? rates.storeOutages : rates.sqsOutages);
+        if (hit) log.outages[point] += 1;
+        return hit;
+      },
+      onCommit: (record, status) => {
+        if (status === 'committed') log.commitsByKey.set(record.idempotencyKey, (log.commitsByKey.get(record.idempotencyKey) ?? 0) + 1);
+      },
+    },
+    onPollerEvent: (event) => {
+      if (event.type === 'batchFailed') {
+        log.wholeBatchFailures[event.reason] = (log.wholeBatchFailures[event.reason] ?? 0) + 1;
+        log.wholeBatchFailureExamples[event.reason] ??= `${(event.error as Error)?.name ?? 'Error'}: ${event.message}`.slice(0, 300);
+      }
+      if (event.type === 'deleteFailed') log.deleteFailures += event.failures.length;
+    },
+  };
+  return log;
 }

@@ -61,7 +61,7 @@ export async function scanLog(path: string, fromByte: number, needles: Record<st
 }
 
 /** One job message the producer sent, as it went out. */
-export interface SentEntry {
+interface SentEntry {
   region: string;
   queueUrl: string;
   entry: SendMessageBatchRequestEntry;
@@ -174,7 +174,7 @@ export function sentJobs(producer: CapturingProducer): { jobId: string; idempote
 }
 
 /** The `ratelane resume` an operator ran exited with an error code. */
-export class OperatorResumeError extends RatelaneError {
+class OperatorResumeError extends RatelaneError {
   override name = 'OperatorResumeError';
   readonly kind = 'internal' as const;
   readonly retryable = true;

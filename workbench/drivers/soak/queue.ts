@@ -18,7 +18,7 @@ import type { LocalStack } from '../../local-stack/stack.js';
 import { inspectMessages, type InspectedMessage } from '../observe.js';
 
 /** Messages of the lane queues at one sample. */
-export interface QueueSample {
+interface QueueSample {
   at: number;
   total: number;
   visible: number;

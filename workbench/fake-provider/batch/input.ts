@@ -10,8 +10,8 @@
  *   real API's answers quoted in those llama-stack tests.
  */
 import { batchError, type BatchErrorEntry, fileTooLargeBody, invalidJsonlBody, jsonTypeName, tooManyRequestsBody } from './wire.js';
-import { estimateTokens } from '../request.js';
-import type { OpenAiErrorBody } from '../responses.js';
+import { estimateTokens } from '../wire/dialect.js';
+import type { OpenAiErrorBody } from '../wire/openai.js';
 
 type Json = Record<string, unknown>;
 
@@ -82,7 +82,7 @@ function messageText(content: unknown): string {
 }
 
 /** Prompt tokens of a request body, as `promptTokensOf` counts them for the chat route. */
-export function promptTokensOfBody(body: Json): number {
+function promptTokensOfBody(body: Json): number {
   const messages = Array.isArray(body.messages) ? body.messages : [];
   return estimateTokens(messages.reduce((total: number, message) => total + (isObject(message) ? messageText(message.content).length : 0), 0));
 }

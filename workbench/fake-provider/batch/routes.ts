@@ -8,8 +8,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BatchCaller } from './run.js';
 import type { BatchStore } from './store.js';
 import { fileTooLargeBody, missingParameterBody } from './wire.js';
-import type { WireReply } from '../dialect.js';
-import { errorBody, invalidUrlBody } from '../responses.js';
+import type { WireReply } from '../wire/dialect.js';
+import { errorBody, invalidUrlBody } from '../wire/openai.js';
 
 /** Resolves the bearer key of a request to its caller, or the 401 answer that refuses it. */
 export type BatchAuthenticator = (request: IncomingMessage) => BatchCaller | WireReply;

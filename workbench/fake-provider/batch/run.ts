@@ -32,8 +32,8 @@ import {
   unixSeconds,
 } from './wire.js';
 import { breakSchema, garbleJson } from '../faults.js';
-import { estimateTokens, parseChatRequest, promptTokensOf } from '../request.js';
-import { type ChatCompletionBody, chatCompletionBody, newRequestId, type OpenAiErrorBody, serverErrorBody } from '../responses.js';
+import { estimateTokens, promptTokensOf } from '../wire/dialect.js';
+import { type ChatCompletionBody, chatCompletionBody, newRequestId, type OpenAiErrorBody, serverErrorBody, parseChatRequest } from '../wire/openai.js';
 import type { FakeExtractor } from '../types.js';
 
 /** The resolved pace, faults and limit of every batch. */

@@ -20,9 +20,9 @@ import {
   noSuchFileBody,
   unixSeconds,
 } from './wire.js';
-import type { WireReply } from '../dialect.js';
+import type { WireReply } from '../wire/dialect.js';
 import { FakeProviderConfigError } from '../faults.js';
-import { errorBody, invalidJsonBody } from '../responses.js';
+import { errorBody, invalidJsonBody } from '../wire/openai.js';
 import type { StatsRecorder } from '../stats.js';
 import type { FakeProviderOptions } from '../types.js';
 
@@ -69,7 +69,7 @@ function count(name: string, value: number | undefined, fallback: number): numbe
  * Resolves `options.batch` against its defaults (scaled by `minuteMs`).
  * @throws {FakeProviderConfigError} when a rate, duration or limit is out of range.
  */
-export function batchSettings(options: FakeProviderOptions): BatchSettings & BatchFileLimits {
+function batchSettings(options: FakeProviderOptions): BatchSettings & BatchFileLimits {
   const batch = options.batch ?? {};
   const minuteMs = options.minuteMs ?? 60_000;
   const settings = {

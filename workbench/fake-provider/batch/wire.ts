@@ -15,7 +15,7 @@
  *   error-file line whose `response` holds that status and body, with `error: null`.
  */
 import { randomBytes } from 'node:crypto';
-import { errorBody, type OpenAiErrorBody } from '../responses.js';
+import { errorBody, type OpenAiErrorBody } from '../wire/openai.js';
 
 /** The statuses of a batch (the SDK's `Batch.status` union). */
 export type BatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';

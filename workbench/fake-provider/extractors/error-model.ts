@@ -16,10 +16,8 @@ import { FakeProviderConfigError } from '../faults.js';
 import { corrupt, detectHardShapes, HARD_SHAPE_NAMES, type HardShapeName, type ModelErrorRates } from './hard-shapes.js';
 import type { FakeExtractionContext, FakeExtractor, FakeModelErrorOptions } from '../types.js';
 
-export type { HardShapeName, ModelErrorRates } from './hard-shapes.js';
-
 /** Seed of the model's error draws when {@link FakeModelErrorOptions.seed} is not given. */
-export const DEFAULT_MODEL_ERROR_SEED = 1;
+const DEFAULT_MODEL_ERROR_SEED = 1;
 
 /**
  * Default error rates per prompt version. `invoice-extract@2` equals `invoice-extract@1` except for
@@ -63,7 +61,7 @@ function unit(parts: string[]): number {
  * The draw `u` in [0, 1) that decides whether `shape` errs on this document (it does when `u < rate`).
  * Independent of the prompt version; a repair call has its own draw.
  */
-export function modelErrorDraw(seed: number, shape: HardShapeName, documentText: string, repair: boolean): number {
+function modelErrorDraw(seed: number, shape: HardShapeName, documentText: string, repair: boolean): number {
   return unit([String(seed), shape, sha256(documentText).toString('hex'), repair ? 'repair' : 'first']);
 }
 

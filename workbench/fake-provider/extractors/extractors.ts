@@ -25,11 +25,6 @@ const FAKE_EXTRACTORS: Readonly<Record<string, (documentText: string) => unknown
   [RECEIPT_V1_JSON_SCHEMA_NAME]: extractReceipt,
 };
 
-/** The schema names {@link extractForSchema} answers. */
-export function fakeExtractorSchemaNames(): string[] {
-  return Object.keys(FAKE_EXTRACTORS);
-}
-
 /**
  * Extracts the object of schema `schemaName` from the document text with its registered extractor.
  * @throws {UnknownFakeSchemaError} when no extractor is registered for `schemaName`

@@ -32,7 +32,7 @@ export const HARD_SHAPE_NAMES: readonly HardShapeName[] = ['ambiguousDate', 'dec
 export type ModelErrorRates = Record<string, Partial<Record<HardShapeName, number>>>;
 
 /** Texts longer than this many characters are `longInput`. */
-export const LONG_INPUT_CHARACTERS = 8_000;
+const LONG_INPUT_CHARACTERS = 8_000;
 
 const SLASHED_DATE = /(?<!\d)(\d{1,2})\/(\d{1,2})\/\d{4}(?!\d)/g;
 const STATED_CONVENTION = /DD\.?\/MM\.?\/YYYY|MM\.?\/DD\.?\/YYYY|TT\.?\/MM\.?\/JJJJ|JJ\.?\/MM\.?\/AAAA/i;
@@ -47,7 +47,7 @@ function isObject(value: unknown): value is Json {
 }
 
 /** A slashed date `d/d/yyyy` with both parts ≤ 12, in a text that states no date convention. */
-export function hasAmbiguousDate(text: string): boolean {
+function hasAmbiguousDate(text: string): boolean {
   if (STATED_CONVENTION.test(text)) return false;
   for (const match of text.matchAll(SLASHED_DATE)) {
     const first = Number(match[1]);
@@ -58,17 +58,17 @@ export function hasAmbiguousDate(text: string): boolean {
 }
 
 /** An amount printed with a decimal comma (`12,50`, `1.234,56`, `1 234,56`). */
-export function hasDecimalComma(text: string): boolean {
+function hasDecimalComma(text: string): boolean {
   return DECIMAL_COMMA.test(text);
 }
 
 /** No currency symbol (`$`, `€`, `£`, `Fr.`) and no ISO code (EUR, USD, GBP, CHF) anywhere in the text. */
-export function hasNoCurrencySymbol(text: string): boolean {
+function hasNoCurrencySymbol(text: string): boolean {
   return !CURRENCY_MARK.test(text);
 }
 
 /** Paths (`[key]` or `[key, nestedKey]`) of the null fields of an object, top-level first, in key order. */
-export function nullFieldPaths(correct: unknown): string[][] {
+function nullFieldPaths(correct: unknown): string[][] {
   if (!isObject(correct)) return [];
   const top = Object.keys(correct).filter((key) => correct[key] === null);
   const nested = Object.entries(correct).flatMap(([key, value]) =>

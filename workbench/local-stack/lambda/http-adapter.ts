@@ -28,18 +28,16 @@ import type { APIGatewayEventRequestContextIAMAuthorizer, APIGatewayEventRequest
 import type { LiveHttpHandler } from '../../../lib/lanes/live/handler.js';
 import { RatelaneError, type ErrorKind } from '../../../lib/platform/errors.js';
 import { LIVE_ROUTES } from '../../../lib/platform/resources.js';
-import { FunctionTimeoutError, InvocationAbortError } from '../poller/options.js';
-import { runWithTimeout } from '../poller/support.js';
-import { createLambdaContext } from './sqs-event.js';
+import { createLambdaContext, FunctionTimeoutError, InvocationAbortError, runWithTimeout } from './invocation.js';
 
 /** An HTTP API's largest request body (10 MB). */
-export const HTTP_API_MAX_BODY_BYTES = 10 * 1024 * 1024;
+const HTTP_API_MAX_BODY_BYTES = 10 * 1024 * 1024;
 /** The largest synchronous Lambda invocation request, the serialized event (6 MB = 6,291,456 bytes). */
 export const LAMBDA_MAX_REQUEST_BYTES = 6 * 1024 * 1024;
 /** An HTTP API's longest integration timeout (ms); also its default. */
-export const HTTP_API_MAX_INTEGRATION_TIMEOUT_MS = 30_000;
+const HTTP_API_MAX_INTEGRATION_TIMEOUT_MS = 30_000;
 /** The live lane's route keys, as the stack declares them. */
-export const LIVE_ROUTE_KEYS: readonly string[] = [`POST ${LIVE_ROUTES.extractions}`, `GET ${LIVE_ROUTES.extraction}`];
+const LIVE_ROUTE_KEYS: readonly string[] = [`POST ${LIVE_ROUTES.extractions}`, `GET ${LIVE_ROUTES.extraction}`];
 
 /** Options AWS would refuse (`config`), or the port cannot be listened on (`unavailable`). */
 export class LiveHttpAdapterError extends RatelaneError {
@@ -56,7 +54,7 @@ export class LiveHttpAdapterError extends RatelaneError {
 }
 
 /** The IAM caller API Gateway puts on `requestContext.authorizer.iam` (a fixed local identity). */
-export type LocalIamCaller = Omit<APIGatewayEventRequestContextIAMAuthorizer['iam'], 'principalOrgId'> & { principalOrgId: string | null };
+type LocalIamCaller = Omit<APIGatewayEventRequestContextIAMAuthorizer['iam'], 'principalOrgId'> & { principalOrgId: string | null };
 
 /** The event the adapter builds: payload 2.0 with the IAM authorizer's caller. */
 export type LiveHttpEvent = APIGatewayProxyEventV2WithRequestContext<APIGatewayEventRequestContextV2 & { authorizer: { iam: LocalIamCaller } }>;
@@ -87,7 +85,7 @@ export interface LiveHttpServerOptions {
 }
 
 /** The adapter's counters: requests, answers by status code, failures, invocations still running. */
-export type LiveHttpStats = {
+type LiveHttpStats = {
   requests: number;
   byStatus: Record<number, number>;
   handlerErrors: number;
@@ -115,7 +113,7 @@ type Route = { key: string; method: string; segments: string[] };
 const TEXT_TYPES = new Set(['application/json', 'application/xml', 'application/javascript']);
 
 /** An API Gateway error answer (`{"message": ...}`). */
-export function gatewayAnswer(statusCode: number, message: string): HttpAnswer {
+function gatewayAnswer(statusCode: number, message: string): HttpAnswer {
   return { statusCode, headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ message })) };
 }
 

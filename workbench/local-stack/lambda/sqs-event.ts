@@ -1,17 +1,15 @@
 /**
  * Builds what Lambda hands an SQS-triggered function: the `SQSEvent` made from `ReceiveMessage`
- * output, and a Lambda-like `Context`. Shapes follow AWS's documented SQS event (camelCase record
+ * output (its `Context` is `invocation.ts`'s). Shapes follow AWS's documented SQS event (camelCase record
  * fields, `attributes` as strings, `messageAttributes` as `{ stringValue | binaryValue,
  * stringListValues, binaryListValues, dataType }` with binaries in base64).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
 import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
-import type { Context, SQSEvent, SQSMessageAttribute, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
+import type { SQSEvent, SQSMessageAttribute, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
 import { RatelaneError } from '../../../lib/platform/errors.js';
-import { INVOCATION_ABORT_SIGNAL } from '../../../lib/platform/invocation.js';
 
 /** A received message that cannot become a Lambda record (a field SQS always sends is missing). */
-export class SqsEventError extends RatelaneError {
+class SqsEventError extends RatelaneError {
   override name = 'SqsEventError';
   readonly kind = 'input' as const;
   readonly retryable = false;
@@ -31,7 +29,7 @@ const OPTIONAL_ATTRIBUTES = ['AWSTraceHeader', 'SequenceNumber', 'MessageGroupId
 const base64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64');
 
 /** One SQS message attribute in Lambda's event shape (lists always present, binaries in base64). */
-export function toLambdaMessageAttribute(value: MessageAttributeValue): SQSMessageAttribute {
+function toLambdaMessageAttribute(value: MessageAttributeValue): SQSMessageAttribute {
   return {
     ...(value.StringValue !== undefined ? { stringValue: value.StringValue } : {}),
     ...(value.BinaryValue !== undefined ? { binaryValue: base64(value.BinaryValue) } : {}),
@@ -47,7 +45,7 @@ export function toLambdaMessageAttribute(value: MessageAttributeValue): SQSMessa
  * @throws SqsEventError when the message lacks an id, receipt handle, body MD5 or a system attribute
  *   Lambda always sets (receive with `MessageSystemAttributeNames: ['All']`).
  */
-export function toSqsRecord(message: Message, source: EventSource): SQSRecord {
+function toSqsRecord(message: Message, source: EventSource): SQSRecord {
   const { MessageId, ReceiptHandle, Body, MD5OfBody, MD5OfMessageAttributes } = message;
   if (!MessageId || !ReceiptHandle || Body === undefined || !MD5OfBody) {
     throw new SqsEventError(`message ${MessageId ?? '(no id)'} lacks MessageId, ReceiptHandle, Body or MD5OfBody`);
@@ -101,55 +99,4 @@ export function parseArn(arn: string): ArnParts | undefined {
   if (!match) return undefined;
   const [, partition = '', service = '', region = '', accountId = '', resource = ''] = match;
   return { partition, service, region, accountId, resource };
-}
-
-/** What a Lambda-like context needs to know about the function and this invocation. */
-export interface LambdaContextOptions {
-  functionName: string;
-  awsRegion: string;
-  /** Account of the function (the queue's account for a local run). */
-  accountId: string;
-  partition?: string;
-  memoryLimitInMB: number;
-  /** When the invocation times out, in `now()` milliseconds. */
-  deadline: number;
-  /** The clock `getRemainingTimeInMillis()` counts on: the one that times the invocation out (real time for the poller). */
-  now: () => number;
-  awsRequestId?: string;
-  /**
-   * The invocation's abort signal, put on the context (not enumerable) under
-   * {@link INVOCATION_ABORT_SIGNAL}: the stand-in aborts it when the invocation is over.
-   */
-  abortSignal?: AbortSignal;
-}
-
-/**
- * A Lambda-like `Context`. `getRemainingTimeInMillis()` counts down to `deadline` and stays at 0 after
- * it. The deprecated `done`/`fail`/`succeed` callbacks throw: handlers here are async and answer by
- * resolving their promise. With `abortSignal`, the context also carries it (see `lib/platform/invocation.ts`).
- */
-export function createLambdaContext(options: LambdaContextOptions): Context {
-  const { functionName, awsRegion, accountId, partition = 'aws', memoryLimitInMB, deadline, now } = options;
-  const day = new Date(now()).toISOString().slice(0, 10).replaceAll('-', '/');
-  const unsupported = (name: string) => () => {
-    throw new Error(`context.${name}() is not supported by the local poller: return (or throw from) an async handler`);
-  };
-  const context: Context = {
-    callbackWaitsForEmptyEventLoop: true,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:${partition}:lambda:${awsRegion}:${accountId}:function:${functionName}`,
-    memoryLimitInMB: String(memoryLimitInMB),
-    awsRequestId: options.awsRequestId ?? randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: `${day}/[$LATEST]${randomBytes(16).toString('hex')}`,
-    getRemainingTimeInMillis: () => Math.max(0, deadline - now()),
-    done: unsupported('done'),
-    fail: unsupported('fail'),
-    succeed: unsupported('succeed'),
-  };
-  if (options.abortSignal) {
-    Object.defineProperty(context, INVOCATION_ABORT_SIGNAL, { value: options.abortSignal, enumerable: false, writable: false, configurable: false });
-  }
-  return context;
 }

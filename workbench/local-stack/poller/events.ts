@@ -7,14 +7,14 @@
 export type WholeBatchFailureReason = 'handlerError' | 'timeout' | 'invalidResponse' | 'invalidMessage';
 
 /** A batch was received and is about to be handed to the handler. */
-export interface BatchReceivedEvent {
+interface BatchReceivedEvent {
   type: 'batchReceived';
   requestId: string;
   messageIds: string[];
 }
 
 /** An invocation ended and the poller has acted on it (deleted what succeeded). */
-export interface InvocationFinishedEvent {
+interface InvocationFinishedEvent {
   type: 'invocationFinished';
   requestId: string;
   outcome: 'success' | 'partial' | 'failed';
@@ -29,7 +29,7 @@ export interface InvocationFinishedEvent {
 }
 
 /** The whole batch failed: nothing of it was deleted. */
-export interface BatchFailedEvent {
+interface BatchFailedEvent {
   type: 'batchFailed';
   requestId: string;
   reason: WholeBatchFailureReason;
@@ -46,20 +46,20 @@ export interface DeleteFailedEvent {
 }
 
 /** A ReceiveMessage call failed; the poller waits `retryInMs` before that poller tries again. */
-export interface ReceiveErrorEvent {
+interface ReceiveErrorEvent {
   type: 'receiveError';
   error: unknown;
   retryInMs: number;
 }
 
 /** `pause()` was called: no new receives; receives and invocations already under way finish. */
-export interface PausedEvent {
+interface PausedEvent {
   type: 'paused';
   inFlight: number;
 }
 
 /** `resume()` was called: polling starts again. */
-export interface ResumedEvent {
+interface ResumedEvent {
   type: 'resumed';
 }
 

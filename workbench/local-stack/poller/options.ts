@@ -9,7 +9,7 @@ import type { PollerEvent } from './events.js';
 import { parseArn } from '../lambda/sqs-event.js';
 
 /** An SQS-triggered Lambda handler, async style. */
-export type SqsLambdaHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void | null>;
+type SqsLambdaHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void | null>;
 
 /** Base class of the poller's errors. */
 export class EventSourcePollerError extends RatelaneError {
@@ -22,33 +22,6 @@ export class EventSourcePollerError extends RatelaneError {
 export class PollerConfigError extends EventSourcePollerError {
   override name = 'PollerConfigError';
   override readonly kind: ErrorKind = 'config';
-}
-
-/** The handler ran longer than the function timeout (what Lambda reports as "Task timed out"). */
-export class FunctionTimeoutError extends EventSourcePollerError {
-  override name = 'FunctionTimeoutError';
-  override readonly kind: ErrorKind = 'unavailable';
-  override readonly retryable: boolean = true;
-}
-
-/** Why the poller aborted an invocation's signal: its function timeout passed, or the poller was stopped. */
-export type InvocationAbortCause = 'timeout' | 'stopped';
-
-/**
- * The reason an invocation's abort signal carries (`signal.reason`). Named `AbortError`, as an aborted
- * `fetch` or SDK call is, so code that treats an abort as an abort treats this one so too.
- */
-export class InvocationAbortError extends EventSourcePollerError {
-  override name = 'AbortError';
-  override readonly kind: ErrorKind = 'unavailable';
-  override readonly retryable: boolean = true;
-  /** What ended the invocation. */
-  readonly abortCause: InvocationAbortCause;
-
-  constructor(abortCause: InvocationAbortCause, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.abortCause = abortCause;
-  }
 }
 
 /** Options of one mapping (queue → handler). */

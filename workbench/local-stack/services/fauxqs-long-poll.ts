@@ -23,7 +23,7 @@ interface FauxqsQueue {
 }
 
 /** fauxqs's queue class no longer has the shape the long-poll patch relies on. */
-export class FauxqsPatchError extends RatelaneError {
+class FauxqsPatchError extends RatelaneError {
   override name = 'FauxqsPatchError';
   readonly kind = 'internal' as const;
   readonly retryable = false;

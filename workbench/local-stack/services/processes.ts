@@ -80,7 +80,7 @@ function installHooks(): void {
 }
 
 /** How long a crash handler that took a crash over has to report and exit before everything is killed. */
-export const CRASH_REPORT_LIMIT_MS = 180_000;
+const CRASH_REPORT_LIMIT_MS = 180_000;
 
 /**
  * Registers a handler for an uncaught exception (or unhandled rejection). Returning true takes the crash

@@ -7,7 +7,7 @@ import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { LaneConfig } from '../../../lib/config/lanes.js';
 import { ensureTable } from '../../../lib/store/ensure-table.js';
-import { manifestTableName } from '../../../lib/store/manifest.js';
+import { manifestTableName } from '../../../lib/store/manifest-model.js';
 import { LEDGER_TABLE, MANIFEST_TABLE, RATE_STATE_TABLE, RESULTS_TABLE } from '../../../lib/store/tables.js';
 import type { AwsClients } from '../../../lib/platform/clients.js';
 import { LocalServiceError } from './services.js';

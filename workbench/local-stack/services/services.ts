@@ -22,10 +22,10 @@ export class LocalServiceError extends RatelaneError {
 }
 
 /** The install command printed when Java is missing. */
-export const JAVA_INSTALL_HINT = 'sudo apt-get install -y openjdk-17-jre-headless   (Debian/Ubuntu; any Java 17+ works)';
+const JAVA_INSTALL_HINT = 'sudo apt-get install -y openjdk-17-jre-headless   (Debian/Ubuntu; any Java 17+ works)';
 
 /** Finds a free TCP port on 127.0.0.1. */
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -38,7 +38,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** Checks that a Java runtime (17+) is on the PATH; throws a {@link LocalServiceError} with the install command otherwise. */
-export function assertJava(): void {
+function assertJava(): void {
   let versionText: string;
   try {
     versionText = execFileSync('java', ['-version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -156,7 +156,7 @@ export async function startFauxqsLocal(options: { port?: number } = {}): Promise
 }
 
 /** Endpoints of the local services, as passed to client factories and to test processes. */
-export interface LocalEndpoints {
+interface LocalEndpoints {
   /** fauxqs, for SQS */
   sqs: string;
   /** fauxqs, for S3 */

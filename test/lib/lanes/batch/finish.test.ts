@@ -9,15 +9,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { finishIfEnded, reconcileBatch, type ReconcileDeps } from '../../../../lib/lanes/batch/reconcile.js';
 import type { BatchProvider } from '../../../../lib/lanes/batch/providers/provider.js';
+import type { BatchManifest } from '../../../../lib/store/manifest.js';
 import {
   itemIdFor,
   type BatchHeader,
-  type BatchManifest,
   type BatchState,
   type HeaderChange,
   type HeaderWrite,
   type ProviderJobRef,
-} from '../../../../lib/store/manifest.js';
+} from '../../../../lib/store/manifest-model.js';
 
 const CREATED = '2026-12-01T10:00:00.000Z';
 

@@ -20,7 +20,8 @@ import { submitBatch, type SubmitBatchDeps } from '../../../../lib/lanes/batch/s
 import { startFakeProvider, type FakeProvider, type FakeProviderBatchOptions } from '../../../../workbench/fake-provider/index.js';
 import { extractInvoice } from '../../../../workbench/fake-provider/extractors/invoice.js';
 import { DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION } from '../../../../lib/contract/schemas/registry.js';
-import { BatchManifest, itemIdFor, manifestTableName } from '../../../../lib/store/manifest.js';
+import { BatchManifest } from '../../../../lib/store/manifest.js';
+import { itemIdFor, manifestTableName } from '../../../../lib/store/manifest-model.js';
 import { invoke, jobOf, queueCounts, receive, scriptedModel, testConsumer, trackedLanes, waitUntil, type TestLane } from '../../../helpers/consumer-harness.js';
 
 const KEY = 'sk-batch-operate';

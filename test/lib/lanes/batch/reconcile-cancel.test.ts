@@ -17,7 +17,8 @@ import { submitBatch, type SubmitBatchDeps } from '../../../../lib/lanes/batch/s
 import { startFakeProvider, type FakeProvider } from '../../../../workbench/fake-provider/index.js';
 import { extractInvoice } from '../../../../workbench/fake-provider/extractors/invoice.js';
 import { StatsRecorder } from '../../../../workbench/fake-provider/stats.js';
-import { BatchManifest, itemIdFor, manifestTableName } from '../../../../lib/store/manifest.js';
+import { BatchManifest } from '../../../../lib/store/manifest.js';
+import { itemIdFor, manifestTableName } from '../../../../lib/store/manifest-model.js';
 import { trackedLanes } from '../../../helpers/consumer-harness.js';
 
 const KEY = 'sk-batch-reconcile-cancel';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BatchNotFoundError, batchStatus, type BatchStatusDeps } from '../../../../lib/lanes/batch/status.js';
 import type { LedgerEntry } from '../../../../lib/store/ledger.js';
-import { itemIdFor, type BatchHeader, type BatchItem, type ItemState } from '../../../../lib/store/manifest.js';
+import { itemIdFor, type BatchHeader, type BatchItem, type ItemState } from '../../../../lib/store/manifest-model.js';
 import type { ResultRecord } from '../../../../lib/store/results.js';
 
 const CREATED = '2026-12-01T10:00:00.000Z';

@@ -22,7 +22,8 @@ import { batchStatus } from '../../../../lib/lanes/batch/status.js';
 import { submitBatch, type SubmitBatchDeps } from '../../../../lib/lanes/batch/submit.js';
 import { startFakeProvider, type FakeProvider } from '../../../../workbench/fake-provider/index.js';
 import { extractInvoice } from '../../../../workbench/fake-provider/extractors/invoice.js';
-import { BatchManifest, type BatchState, type HeaderChange, type HeaderWrite, manifestTableName } from '../../../../lib/store/manifest.js';
+import { BatchManifest } from '../../../../lib/store/manifest.js';
+import { type BatchState, type HeaderChange, type HeaderWrite, manifestTableName } from '../../../../lib/store/manifest-model.js';
 import { trackedLanes, waitUntil } from '../../../helpers/consumer-harness.js';
 
 const KEY = 'sk-batch-submit-cancel';

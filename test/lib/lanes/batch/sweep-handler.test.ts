@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { ProviderSecretError } from '../../../../lib/admission/key-ring.js';
+import { ProviderSecretError } from '../../../../lib/admission/keys/key-ring.js';
 import { createAwsClients } from '../../../../lib/platform/clients.js';
 import { batchProviderFactory, createBatchReconcilerDeps } from '../../../../lib/lanes/batch/reconciler-deps.js';
 import { type BatchSweepSummary, createBatchReconcilerHandler } from '../../../../lib/lanes/batch/reconciler-handler.js';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { S3Client } from '@aws-sdk/client-s3';
-import { ProviderSecretError } from '../../../../lib/admission/key-ring.js';
+import { ProviderSecretError } from '../../../../lib/admission/keys/key-ring.js';
 import { batchProviderFactory, BatchReconcilerConfigurationError, BatchReconcilerEnvironmentSchema } from '../../../../lib/lanes/batch/reconciler-deps.js';
 import { DEFAULT_LANES, type LaneConfig, type LaneOverride, resolveLanes } from '../../../../lib/config/lanes.js';
 import {

@@ -20,7 +20,8 @@ import { startFakeProvider, type FakeProvider } from '../../../../workbench/fake
 import { extractInvoice } from '../../../../workbench/fake-provider/extractors/invoice.js';
 import { provisionLane } from '../../../../workbench/local-stack/services/provision.js';
 import { Ledger } from '../../../../lib/store/ledger.js';
-import { BatchManifest, type ItemState, manifestTableName } from '../../../../lib/store/manifest.js';
+import { BatchManifest } from '../../../../lib/store/manifest.js';
+import { type ItemState, manifestTableName } from '../../../../lib/store/manifest-model.js';
 import { ResultStore } from '../../../../lib/store/results.js';
 import { englishDocuments, waitUntil } from '../../../helpers/consumer-harness.js';
 import { testEndpoints, uniqueLaneResources } from '../../../helpers/endpoints.js';

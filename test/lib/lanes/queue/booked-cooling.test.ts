@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KeyAdmission, KeyPool, KeyUsage, ProviderKey } from '../../../../lib/admission/keys.js';
+import type { KeyAdmission, KeyPool, KeyUsage, ProviderKey } from '../../../../lib/admission/keys/key-pool.js';
 import type { ModelAdapter } from '../../../../lib/providers/model.js';
 import { englishDocuments, invoke, queueCounts, receive, scriptedModel, submitTo, testConsumer, trackedLanes } from '../../../helpers/consumer-harness.js';
 

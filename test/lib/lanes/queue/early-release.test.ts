@@ -12,8 +12,8 @@ import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import { createAwsClients } from '../../../../lib/platform/clients.js';
 import { ResultStore } from '../../../../lib/store/results.js';
 import { testEndpoints } from '../../../helpers/endpoints.js';
-import { ProviderKeyRing } from '../../../../lib/admission/key-ring.js';
-import { roundRobinKeys } from '../../../../lib/admission/keys.js';
+import { ProviderKeyRing } from '../../../../lib/admission/keys/key-ring.js';
+import { roundRobinKeys } from '../../../../lib/admission/keys/key-pool.js';
 import { providerSecretCheck } from '../../../../lib/lanes/queue/configuration.js';
 import { sha256Hex } from '../../../../lib/contract/job.js';
 import {

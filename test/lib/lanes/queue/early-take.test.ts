@@ -6,10 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { roundRobinKeys, type KeyAdmission, type KeyPool, type KeyRequest, type KeyUsage } from '../../../../lib/admission/keys.js';
+import { roundRobinKeys, type KeyAdmission, type KeyPool, type KeyRequest, type KeyUsage } from '../../../../lib/admission/keys/key-pool.js';
 import { estimateTokens } from '../../../../lib/contract/job.js';
 import { getExtractionPrompt } from '../../../../lib/contract/schemas/registry.js';
-import { declaredCallTokens } from '../../../../lib/extraction/early-admission.js';
+import { declaredCallTokens } from '../../../../lib/extraction/admit.js';
 import { englishDocuments, invoke, jobOf, receive, scriptedModel, sendRaw, submitTo, testConsumer, trackedLanes } from '../../../helpers/consumer-harness.js';
 
 const newLane = trackedLanes();

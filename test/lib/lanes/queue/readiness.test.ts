@@ -7,12 +7,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLaneAdmission } from '../../../../lib/admission/index.js';
-import { ProviderKeyRing } from '../../../../lib/admission/key-ring.js';
-import type { LanePauseReason, LanePauseRequester } from '../../../../lib/admission/pause.js';
+import { ProviderKeyRing } from '../../../../lib/admission/keys/key-ring.js';
+import type { LanePauseReason } from '../../../../lib/admission/model/store.js';
+import type { LanePauseRequester } from '../../../../lib/admission/pause/lane-pause.js';
 import { providerSecretCheck } from '../../../../lib/lanes/queue/configuration.js';
 import { sha256Hex } from '../../../../lib/contract/job.js';
 import { ProviderError } from '../../../../lib/providers/model.js';
-import { roundRobinKeys } from '../../../../lib/admission/keys.js';
+import { roundRobinKeys } from '../../../../lib/admission/keys/key-pool.js';
 import {
   correctOutput,
   documentOf,

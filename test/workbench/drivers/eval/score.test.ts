@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { scoredFields } from '../../../../workbench/drivers/eval/fields.js';
+import { scoredFields, accuracyOf, scoreDocument } from '../../../../workbench/drivers/eval/score.js';
 import { foldText, sameAfterNormalizing, toIsoDate, toMinorUnits } from '../../../../workbench/drivers/eval/normalize.js';
-import { accuracyOf, scoreDocument } from '../../../../workbench/drivers/eval/score.js';
 
 function invoice(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {

@@ -7,6 +7,7 @@
  * and a lane limit of `perMinute` (quota owners with credit × the per-key limit), that is
  * `max(0, n − perMinute) / perMinute` minutes.
  */
+import { burstMinutes } from '../../lanes.js';
 
 /** One lane's share of a scenario: its jobs, what they cost, and the limits of its keys with credit. */
 export interface LaneLoad {
@@ -23,7 +24,7 @@ export interface LaneLoad {
 }
 
 /** A bound for one lane: its value, and the figures it came from. */
-export interface LaneBound {
+interface LaneBound {
   lane: string;
   ms: number;
   /** How it was computed, with the numbers, e.g. "tokens: (161410 − 18200) / 18200 min = 7.87 min". */
@@ -39,12 +40,6 @@ export interface ScenarioBound {
 }
 
 const fixed = (v: number, digits = 2): string => (Number.isInteger(v) ? String(v) : v.toFixed(digits));
-
-/** Minutes a perfect scheduler needs for `units` at `perMinute`, the first minute's going at once. */
-export function burstMinutes(units: number, perMinute: number): number {
-  if (perMinute <= 0) return units > 0 ? Number.POSITIVE_INFINITY : 0;
-  return Math.max(0, units - perMinute) / perMinute;
-}
 
 /** The slowest lane's bound. */
 function slowest(formula: string, perLane: LaneBound[]): ScenarioBound {

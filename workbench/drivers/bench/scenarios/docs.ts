@@ -13,7 +13,7 @@ import { getExtractionPrompt, getExtractionSchema } from '../../../../lib/contra
 import { isDeepStrictEqual } from 'node:util';
 import type { DocumentInput } from '../../../../lib/intake/producer.js';
 import { extractForSchema } from '../../../fake-provider/extractors/extractors.js';
-import { estimateTokens } from '../../../fake-provider/request.js';
+import { estimateTokens } from '../../../fake-provider/wire/dialect.js';
 import { corpusDocuments } from '../../lanes.js';
 
 /** One job in {@link LONG_EVERY} is long (the job at index `i` with `i % LONG_EVERY === LONG_PHASE`). */
@@ -24,7 +24,7 @@ const LONG_PHASE = 4;
  * Each is met within half a time (a closing paragraph is shorter than the rest), so every long
  * document is 5–10 times its original's length.
  */
-export const LONG_FACTORS: readonly number[] = [5.5, 6.5, 7.5, 8.5, 9.5];
+const LONG_FACTORS: readonly number[] = [5.5, 6.5, 7.5, 8.5, 9.5];
 /** How far a long document's length factor may be from the one asked. */
 const FACTOR_TOLERANCE = 0.5;
 
@@ -49,7 +49,7 @@ function fakeAnswer(text: string, schemaVersion: string): unknown {
  * the text after its last blank line); null when that is more than half a time off `factor`, or when
  * the fake model would answer the longer text differently (or not at all).
  */
-export function lengthenDocument(text: string, schemaVersion: string, factor: number): string | null {
+function lengthenDocument(text: string, schemaVersion: string, factor: number): string | null {
   const body = text.replace(/\s+$/u, '');
   const trailer = body.split(/\n[ \t]*\n/u).at(-1) ?? '';
   if (factor <= 1 || trailer.trim() === '' || trailer === body) return null;

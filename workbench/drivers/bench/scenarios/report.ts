@@ -3,7 +3,7 @@
  * was computed), per strategy the drain against that bound (only for a strategy that committed every
  * job, else "gave up on N") and the waste figures, and strategy (c) against the scenario's targets;
  * then, after several scenarios, a summary. The table and the targets are the bench's own
- * (bench-report.ts). Pure: no I/O.
+ * (`../report.ts`). Pure: no I/O.
  */
 import {
   checkTargets,

@@ -1,10 +1,10 @@
 /**
- * The scenarios of `npm run bench` (issue #17 point 4): each a job set, a provider quota, the keys out
+ * The scenarios of `npm run bench`: each a job set, a provider quota, the keys out
  * of credit, and its own burst-aware bound (a perfect scheduler's drain on that quota). Pure: the
  * clock-dependent part of a bound (where the daily reset falls) comes in as a number.
  *
  * Per lane the keys are `--keys` (default 2), each its own quota owner, and the minute is `--minute-ms`:
- * - `baseline`: today's bench (the corpus, `--provider-rpm` and `--provider-tpm`, no daily limit);
+ * - `baseline`: the bench without a scenario (the corpus, `--provider-rpm` and `--provider-tpm`, no daily limit);
  * - `uneven-tokens`: one job in ten 5–10× longer ({@link unevenDocuments}); tokens per minute bind
  *   ({@link UNEVEN_TOKENS_TPM} per key), requests per minute are loose (4 × `--provider-rpm`);
  * - `daily-reset`: a fixed daily request quota per key of 60 % of the busiest lane's jobs over its keys,
@@ -34,19 +34,19 @@ export const SCENARIO_NAMES: readonly BenchScenarioName[] = ['baseline', 'uneven
 export const SCENARIO_CHOICES: readonly ScenarioChoice[] = [...SCENARIO_NAMES, 'all'];
 
 /** Tokens per minute per key in `uneven-tokens`: the longest job (about 6 600 tokens) fits one key's minute with admission's margin. */
-export const UNEVEN_TOKENS_TPM = 10_000;
+const UNEVEN_TOKENS_TPM = 10_000;
 /** Requests per minute per key in `uneven-tokens`, as a multiple of `--provider-rpm`: loose enough that tokens bind. */
-export const UNEVEN_TOKENS_RPM_FACTOR = 4;
+const UNEVEN_TOKENS_RPM_FACTOR = 4;
 /** `daily-reset`: each lane's daily quota (all its keys) is this share of the busiest lane's jobs. */
-export const DAILY_SHARE_OF_JOBS = 0.6;
+const DAILY_SHARE_OF_JOBS = 0.6;
 /** `daily-reset`: the day lasts this many times as long as one day's quota takes at the per-minute limit. */
-export const DAY_TO_SPEND_RATIO = 2;
+const DAY_TO_SPEND_RATIO = 2;
 /** The daily quota of a scenario without one: never reached. */
 export const NO_DAILY_LIMIT = 100_000_000;
 /** The key of each lane that `key-out-of-credit` leaves without credit (the lanes' keys are `key-1`, `key-2`, …). */
 export const DEAD_KEY_ID = 'key-1';
 /** Consumer processes per lane in `two-consumers`. */
-export const TWO_CONSUMERS_PROCESSES = 2;
+const TWO_CONSUMERS_PROCESSES = 2;
 
 /** The bench's settings a scenario starts from. */
 export interface ScenarioInputs {
@@ -59,7 +59,7 @@ export interface ScenarioInputs {
 }
 
 /** The provider's quota per key in a scenario, as the fake provider and the lanes' config both get it. */
-export interface ScenarioQuota {
+interface ScenarioQuota {
   providerRpm: number;
   providerTpm: number;
   /** Requests per fixed day. */
@@ -68,13 +68,13 @@ export interface ScenarioQuota {
   dayMs: number;
   /**
    * The daily quota binds: each strategy's provider day starts when its stack starts, and the
-   * consumer's admission is told the same reset (else the provider's day starts with it, as today).
+   * consumer's admission is told the same reset (else the provider's day starts when the provider does).
    */
   fixedDay: boolean;
 }
 
-/** Which of the bounds of bench-scenario-bounds.ts a scenario is held to. */
-export type ScenarioBoundKind = 'requests' | 'tokens' | 'daily';
+/** Which of the bounds of `bounds.ts` a scenario is held to. */
+type ScenarioBoundKind = 'requests' | 'tokens' | 'daily';
 
 /** One scenario, ready to run. */
 export interface ScenarioPlan {

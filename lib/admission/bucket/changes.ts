@@ -1,0 +1,78 @@
+/**
+ * The bucket changes of the key pool's decisions (`decisions/pool-core.ts`): what a take, a settlement, a
+ * cooldown and a probe's release do to an owner's bucket as last seen, and what to write. Pure.
+ */
+import type { BucketCost, BucketLimits, BucketState, Lease } from '../model/bucket.js';
+import { RECHECKED } from '../model/cooldowns.js';
+import { cooledProbe, probeHeldUntil, proved, released, withProbe } from './first-calls.js';
+import { givenBack, withLease, type LeaseTerms } from './lease.js';
+import { adjustTokens, clampCost, takeFromBucket, withCooldown, type TakeVerdict } from './token-bucket.js';
+
+/** A bucket change's result, and the state to write (none: nothing to write). */
+interface ChangeOutcome<T> {
+  result: T;
+  write?: BucketState | undefined;
+}
+
+/**
+ * What a bucket update does with the bucket (of these limits) as last seen, given `arg` (module-level
+ * functions, not closures: a decision creates no function objects, which keeps the simulator's million runs cheap).
+ */
+export type BucketChange<A, T> = (limits: BucketLimits, bucket: BucketState | undefined, now: number, arg: A) => ChangeOutcome<T>;
+
+/** A take: the call's cost, whether a denial reserves the next free slot, and how far ahead a call may be booked. */
+export interface TakeArg {
+  cost: BucketCost;
+  reserve: boolean;
+  bookWithinMs?: number | undefined;
+  /** Token corrections owed to the bucket (see `PoolState.carried`), written with the take. */
+  carried?: number | undefined;
+  /** Probe unproven owners (`first-calls.ts`), a probe leased this long; absent: never. */
+  probeLeaseMs?: number | undefined;
+  /** A grant on a proven owner may also lease calls for the instance on these terms (`lease.ts`); absent: never. */
+  lease?: LeaseTerms | undefined;
+  /** What is left of the instance's lease of this bucket, given back with the take's write. */
+  givenBack?: Lease | undefined;
+}
+
+/** A take: the call's cost from the bucket (booked or reserved as `arg` says), an unproven owner's probe leased with it. */
+export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, now, arg) => {
+  const { cost, reserve, bookWithinMs, carried, probeLeaseMs, lease, givenBack: rest } = arg;
+  // Token corrections and a lease's rest this instance still owes the bucket go in with the take's own write.
+  const corrected = carried && bucket ? adjustTokens(bucket, limits, carried, now) : bucket;
+  const restored = rest && corrected ? givenBack(corrected, limits, rest, now) : corrected;
+  const verdict = takeFromBucket(restored, limits, cost, now, { reserve, bookWithinMs });
+  if (!verdict.admitted) return takeWrites(verdict, reserve) ? { result: verdict, write: verdict.next } : { result: verdict };
+  // An unproven owner takes one call at a time: another call's probe out passes it over (nothing written).
+  const heldUntil = probeLeaseMs === undefined ? undefined : probeHeldUntil(restored, now);
+  if (heldUntil !== undefined) return { result: { admitted: false, dueAt: heldUntil, retryAt: heldUntil, limitedBy: 'probing', next: restored! } };
+  const proven = probeLeaseMs === undefined || restored?.proven === true;
+  const leased = proven && lease ? withLease(limits, verdict.next, clampCost(cost, limits), lease) : undefined;
+  const result = leased ? { ...verdict, next: leased.next, lease: leased.lease } : verdict;
+  return { result, write: probeLeaseMs === undefined ? result.next : withProbe(restored, result.next, result.startAt, probeLeaseMs) };
+};
+
+/**
+ * Whether a take with `verdict` writes the bucket: a grant, or a reservation — never on a cooling or
+ * probed owner. A denial without a reservation writes nothing: the cached bucket can only be fuller
+ * than the stored one (others take), so "not enough" holds for the stored one too.
+ */
+export function takeWrites(verdict: TakeVerdict, reserve: boolean): boolean {
+  return verdict.admitted || (reserve && verdict.limitedBy !== 'cooldown' && verdict.limitedBy !== 'probing');
+}
+
+/** The token level corrected by `delta` (real usage minus what was taken), the owner `prove`d; nothing to write for an unknown bucket. */
+export const settleChange: BucketChange<{ delta: number; prove: boolean }, null> = (limits, bucket, now, { delta, prove }) => {
+  if (bucket === undefined) return { result: null };
+  const adjusted = adjustTokens(bucket, limits, delta, now);
+  return { result: null, write: prove ? proved(adjusted) : adjusted };
+};
+
+/** The owner's cooldown kept in its bucket too, ending its probe (nothing to write when a longer one is there). */
+export const coolChange: BucketChange<NonNullable<BucketState['cooldown']>, 'written'> = (limits, bucket, now, cooldown) => {
+  const next = withCooldown(bucket, limits, cooldown, now);
+  return { result: 'written', write: next === bucket ? undefined : cooledProbe(next, RECHECKED.has(cooldown.reason)) };
+};
+
+/** A probe that ended without an answer, given back (nothing to write when the bucket holds none). */
+export const releaseChange: BucketChange<null, null> = (_limits, bucket) => ({ result: null, write: bucket === undefined ? undefined : released(bucket) });

@@ -1,0 +1,73 @@
+/**
+ * One conditional update of a bucket item, as every decision of `pool-core.ts` makes it: decided on
+ * the instance's cached bucket, read first only when this instance lost a write on it lately, and
+ * decided again on the state a failed write returns.
+ */
+import type { BucketChange } from '../bucket/changes.js';
+import type { BucketLimits, BucketState } from '../model/bucket.js';
+import type { BucketWrite } from '../model/store.js';
+import { beginDecision, learnBucket, learnedSince, type PoolConfig, type PoolOps, type PoolState } from './pool-state.js';
+
+/**
+ * Applies `change` to the bucket item `owner` (of `limits`) with a conditional write, retrying on
+ * conflicts with the bucket the failed write returned; `'contended'` after `maxBucketAttempts` conflicts.
+ * `since`: the decision's number (see `refreshContended`).
+ */
+export function* update<A, T>(
+  config: PoolConfig,
+  state: PoolState,
+  owner: string,
+  limits: BucketLimits,
+  change: BucketChange<A, T>,
+  arg: A,
+  since = beginDecision(state),
+): PoolOps<T | 'contended'> {
+  yield { kind: 'lock', owner };
+  let refreshed = false;
+  for (let attempt = 0; attempt < config.settings.maxBucketAttempts; ) {
+    const known = state.buckets.has(owner);
+    const cached = state.buckets.get(owner);
+    const now = config.now();
+    const { result, write } = change(limits, cached, now, arg);
+    if (write === undefined) {
+      // Nothing to write, nothing read: a stale cache mostly over-counts what is left (other instances
+      // take); where it under-counts (tokens given back), the denial's reserving take reads before it writes.
+      yield { kind: 'unlock', owner };
+      return result;
+    }
+    if (!refreshed) {
+      refreshed = true;
+      if (yield* refreshContended(config, state, owner, limits, since)) continue; // decide again on what was read
+    }
+    const outcome = (yield { kind: 'writeBucket', owner, next: write, expectedVersion: known ? cached?.version : undefined, now }) as BucketWrite;
+    if (outcome.ok) {
+      learnBucket(state, owner, write);
+      yield { kind: 'unlock', owner };
+      return result;
+    }
+    learnBucket(state, owner, outcome.current);
+    state.conflictAt.set(owner, now);
+    attempt++;
+  }
+  state.contended++;
+  yield { kind: 'unlock', owner };
+  return 'contended';
+}
+
+/**
+ * Before a write: reads bucket item `owner` when this instance's write of it conflicted within the
+ * last window (`PoolState.conflictAt`): under contention a read is cheaper than a write that fails.
+ * Not when its state was learned from the table since decision `since` began: a decision, or a group
+ * of them, reads each bucket once at most. Whether it read.
+ */
+function* refreshContended(config: PoolConfig, state: PoolState, owner: string, limits: BucketLimits, since: number): PoolOps<boolean> {
+  const at = state.conflictAt.get(owner);
+  if (at === undefined) return false;
+  if (config.now() - at >= limits.windowMs) {
+    state.conflictAt.delete(owner);
+    return false;
+  }
+  if (learnedSince(state, owner, since)) return false;
+  learnBucket(state, owner, (yield { kind: 'readBucket', owner }) as BucketState | undefined);
+  return true;
+}

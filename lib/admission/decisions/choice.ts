@@ -1,0 +1,93 @@
+/**
+ * Which key may take a call, given what is known about the lane's keys: pure (no clock, no SDK).
+ * A key is out while it, or its quota owner, has a cooldown that has not ended; keys that share a
+ * quota owner cool together.
+ */
+import type { Cooldown, CooldownReason, LaneOutReason } from '../../policy/index.js';
+import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../model/cooldowns.js';
+
+/** The policy's cooldown for `key`, as a record of its scope. */
+export function cooldownRecordOf(key: KeyRef, cooldown: Pick<Cooldown, 'scope' | 'reason'> & { until: number }): CooldownRecord {
+  return cooldown.scope === 'key'
+    ? { scope: 'key', id: key.id, reason: cooldown.reason, until: cooldown.until }
+    : { scope: 'quota_owner', id: key.quotaOwner, reason: cooldown.reason, until: cooldown.until };
+}
+
+/** A long cooldown lasts until a reset or a person (daily quota, billing, auth); a rate limit is short. */
+function isLongReason(reason: CooldownReason): boolean {
+  return reason !== 'rate_limit';
+}
+
+/** The cooldown that keeps `key` out at `now` (the one ending last), or `undefined` when it is free. */
+export function blockerOf(key: KeyRef, snapshot: CooldownSnapshot, now: number): CooldownRecord | undefined {
+  const active = [snapshot.keys.get(key.id), snapshot.owners.get(key.quotaOwner)].filter((c): c is CooldownRecord => c !== undefined && c.until > now);
+  if (active.length === 0) return undefined;
+  return active.reduce((a, b) => (b.until > a.until ? b : a));
+}
+
+/** The keys split into those free now (in round-robin order from `cursor`) and those cooling. */
+export interface KeyChoice<K extends KeyRef> {
+  free: { key: K; index: number }[];
+  cooling: { key: K; index: number; blocker: CooldownRecord }[];
+}
+
+/** Splits `keys` by cooldown, free keys ordered round robin starting at `cursor`. */
+export function chooseKeys<K extends KeyRef>(keys: readonly K[], cursor: number, snapshot: CooldownSnapshot, now: number): KeyChoice<K> {
+  const choice: KeyChoice<K> = { free: [], cooling: [] };
+  const n = keys.length;
+  for (let i = 0; i < n; i++) {
+    const index = (((cursor + i) % n) + n) % n;
+    const key = keys[index]!;
+    const blocker = blockerOf(key, snapshot, now);
+    if (blocker) choice.cooling.push({ key, index, blocker });
+    else choice.free.push({ key, index });
+  }
+  return choice;
+}
+
+/**
+ * How many keys stay usable (not out for a long reset) once `cooled` is added: the policy's
+ * `keysLeft` (0 with a quota or billing error pauses the lane).
+ */
+export function keysLeftAfter(keys: readonly KeyRef[], snapshot: CooldownSnapshot, cooled: CooldownRecord, now: number): number {
+  const withCooled = addCooldown(snapshot, cooled);
+  return keys.filter((key) => {
+    const blocker = blockerOf(key, withCooled, now);
+    return blocker === undefined || !isLongReason(blocker.reason);
+  }).length;
+}
+
+/** The snapshot with `record` added (kept only if it ends later than what is there). */
+export function addCooldown(snapshot: CooldownSnapshot, record: CooldownRecord): CooldownSnapshot {
+  const keys = new Map(snapshot.keys);
+  const owners = new Map(snapshot.owners);
+  const map = record.scope === 'key' ? keys : owners;
+  const existing = map.get(record.id);
+  if (!existing || existing.until < record.until) map.set(record.id, record);
+  return { keys, owners };
+}
+
+/**
+ * When every key is out for a long reset (daily quota, billing) at `now`: the earliest of those
+ * resets and its reason — the lane can stop pulling until then. `null` while any key is free or only
+ * cooling for a rate limit. `dailyOut` adds quota owners whose daily quota admission itself saw
+ * spent (owner → the daily reset): their keys are out until then too, for `quota_exhausted`.
+ */
+export function laneOutUntil(
+  keys: readonly KeyRef[],
+  snapshot: CooldownSnapshot,
+  now: number,
+  dailyOut?: ReadonlyMap<string, number>,
+): { until: number; reason: LaneOutReason } | null {
+  let earliest: { until: number; reason: CooldownReason } | null = null;
+  for (const key of keys) {
+    const blocker = blockerOf(key, snapshot, now);
+    const daily = dailyOut?.get(key.quotaOwner);
+    let out: { until: number; reason: CooldownReason } | null = blocker && isLongReason(blocker.reason) ? blocker : null;
+    if (daily !== undefined && daily > now && (out === null || daily > out.until)) out = { until: daily, reason: 'quota_exhausted' };
+    if (out === null) return null;
+    if (earliest === null || out.until < earliest.until) earliest = out;
+  }
+  if (earliest === null) return null;
+  return { until: earliest.until, reason: earliest.reason === 'rate_limit' ? 'quota_exhausted' : earliest.reason };
+}

@@ -1,0 +1,140 @@
+/**
+ * The takes of one group of calls made together: one conditional write per quota owner per group.
+ * `SharedKeyPool` groups the acquires that meet in one consumer instance (the records of a batch
+ * reach admission at about the same time); the simulator groups the records of a batch.
+ *
+ * Each call is decided by the pool's own {@link acquireOps}, one after the other, on the instance's
+ * cached buckets, with its bucket writes held back: a later call of the group sees the earlier ones'
+ * takes (they are in the cache), and every bucket the group changed is written once at the end,
+ * conditional on the version the first change started from. All calls of a group start their round
+ * robin at the same key, so they fill one owner's budget before the next and the group touches as few
+ * buckets as it can. A bucket whose write fails (another instance wrote it first) answers with its
+ * current state; the calls that changed it are decided again on that, up to `maxBucketAttempts`
+ * rounds, then one at a time by {@link acquireOps} itself.
+ */
+import type { BucketState } from '../model/bucket.js';
+import type { KeyRef } from '../model/cooldowns.js';
+import type { BucketWrite } from '../model/store.js';
+import { acquireOps, type CoreAdmission } from './pool-core.js';
+import { beginDecision, learnBucket, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-state.js';
+
+/** One call of a group: its estimated input tokens and how far ahead it may be booked (ms). */
+export interface GroupRequest {
+  estimatedTokens: number;
+  bookWithinMs?: number | undefined;
+}
+
+const WRITTEN: BucketWrite = Object.freeze({ ok: true }) as BucketWrite;
+
+/** A bucket the group changed: the version its first change started from, and the state to write. */
+interface HeldWrite {
+  expectedVersion: number | undefined;
+  next: BucketState;
+}
+
+/**
+ * Admits the calls of `requests` together; the answers are in the requests' order. Without a group
+ * (one request) this is {@link acquireOps}.
+ */
+export function* acquireGroupOps<K extends KeyRef>(config: PoolConfig<K>, state: PoolState, requests: readonly GroupRequest[]): PoolOps<CoreAdmission<K>[]> {
+  const answers: CoreAdmission<K>[] = new Array(requests.length);
+  let pending = requests.map((_, i) => i);
+  // Buckets whose write failed: the next decisions read them first (`PoolState.conflictAt`); this
+  // group's next round already has their state from the failed write.
+  const conflicted = new Set<string>();
+  // A bucket learned from the table since the group began (read, or a write's outcome) is not read again.
+  const since = beginDecision(state);
+  for (let round = 0; pending.length > 1 && round < config.settings.maxBucketAttempts; round++) {
+    pending = yield* groupRound(config, state, requests, pending, answers, conflicted, since);
+  }
+  for (const owner of conflicted) state.conflictAt.set(owner, config.now());
+  for (const i of pending) answers[i] = yield* acquireOps(config, state, requests[i]!.estimatedTokens, requests[i]!.bookWithinMs, since);
+  return answers;
+}
+
+/** One round: decides `indices` with their writes held, writes each changed bucket once; returns the calls to decide again. */
+function* groupRound<K extends KeyRef>(
+  config: PoolConfig<K>,
+  state: PoolState,
+  requests: readonly GroupRequest[],
+  indices: readonly number[],
+  answers: CoreAdmission<K>[],
+  conflicted: Set<string>,
+  since: number,
+): PoolOps<number[]> {
+  const held = new Map<string, HeldWrite>();
+  const wrote = new Map<number, string>();
+  const carriedBefore = new Map(state.carried);
+  const leasesBefore = new Map(state.leases);
+  const probesBefore = new Set(state.probes);
+  const cursor = state.cursor;
+  let nextCursor: number | undefined;
+  for (const i of indices) {
+    state.cursor = cursor;
+    // No lease in a round: a later call of the group would be granted from a write that may fail.
+    const ops = acquireOps(config, state, requests[i]!.estimatedTokens, requests[i]!.bookWithinMs, since, false);
+    let step = ops.next();
+    while (!step.done) {
+      const op: StoreOp = step.value;
+      let answer: unknown;
+      if (op.kind === 'lock' || op.kind === 'unlock') {
+        answer = undefined; // the group writes under the lock below
+      } else if (op.kind === 'writeBucket') {
+        // A decision writes one bucket at most (its grant, booking or reservation).
+        const write = held.get(op.owner);
+        if (write) write.next = op.next;
+        else held.set(op.owner, { expectedVersion: op.expectedVersion, next: op.next });
+        wrote.set(i, op.owner);
+        answer = WRITTEN;
+      } else if (op.kind === 'readBucket' && held.has(op.owner)) {
+        answer = held.get(op.owner)!.next; // the bucket as the group will leave it
+      } else {
+        answer = yield op;
+      }
+      step = ops.next(answer);
+    }
+    answers[i] = step.value;
+    if (nextCursor === undefined && step.value.admitted) nextCursor = state.cursor;
+  }
+  state.cursor = nextCursor ?? cursor;
+  const failed = new Set<string>();
+  // Not written (yet): what the group took on them is undone in the instance when their write fails.
+  const unwritten = new Set(held.keys());
+  const undo = (owner: string): void => {
+    // The corrections the write carried are owed again; the probes its calls took are not held.
+    const carried = carriedBefore.get(owner);
+    if (carried !== undefined) state.carried.set(owner, (state.carried.get(owner) ?? 0) + carried);
+    // So is the rest of a lease the write gave back.
+    const lease = leasesBefore.get(owner);
+    if (lease !== undefined && !state.leases.has(owner)) state.leases.set(owner, lease);
+    for (const i of indices) {
+      const answer = answers[i]!;
+      if (wrote.get(i) === owner && answer.admitted && !probesBefore.has(answer.key.quotaOwner)) state.probes.delete(answer.key.quotaOwner);
+    }
+  };
+  try {
+    for (const [owner, { expectedVersion, next }] of held) {
+      yield { kind: 'lock', owner };
+      const outcome = (yield { kind: 'writeBucket', owner, next, expectedVersion, now: config.now() }) as BucketWrite;
+      yield { kind: 'unlock', owner };
+      unwritten.delete(owner);
+      if (outcome.ok) {
+        learnBucket(state, owner, next);
+        continue;
+      }
+      failed.add(owner);
+      conflicted.add(owner);
+      learnBucket(state, owner, outcome.current);
+      undo(owner);
+    }
+  } catch (error) {
+    // A write that threw (the table unavailable) may or may not have landed: forget the cached state.
+    for (const owner of unwritten) {
+      state.buckets.delete(owner);
+      state.learnedAt.delete(owner);
+      undo(owner);
+    }
+    throw error;
+  }
+  return indices.filter((i) => failed.has(wrote.get(i) ?? ''));
+}

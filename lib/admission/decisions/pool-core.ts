@@ -1,0 +1,426 @@
+/**
+ * The key pool's decisions, once, for every driver: which key takes a call (or when to come back,
+ * and whether the whole lane is out), how a call's real usage is settled, how a cooldown is recorded,
+ * how many keys a cooldown leaves. README.md, section "Admission", tells the story; the bucket
+ * arithmetic in `bucket/` and the key choice in `choice.ts` are what this file decides with.
+ *
+ * Every decision is a generator function that `yield`s the rate-state operations it needs
+ * ({@link StoreOp}) and is resumed with their answers, and keeps what one pool instance remembers in
+ * a {@link PoolState}. Two drivers run it:
+ * - `SharedKeyPool` (`drivers/shared-key-pool.ts`) awaits each operation against the lane's
+ *   `RateStateStore` (DynamoDB), and serializes the bucket updates of one quota owner within the
+ *   instance (the `lock` / `unlock` operations);
+ * - the virtual-time simulator (`workbench/sim/sim-key-pool.ts`) answers each operation at once from an
+ *   in-memory table (`runSync` in `drivers/sync.ts`), counting the DynamoDB request units it would cost.
+ *
+ * What a pool instance remembers: the cooldowns read, for `cooldownCacheMs` (then read ahead, beside
+ * the decisions that still use them; its first read runs beside its first decision:
+ * `cooldown-cache.ts`; a 429's follow-ups, `keysLeft` and `laneOut`, read them fresh); the last
+ * bucket state seen per quota owner (a take is one conditional write; a stale cache costs one failed
+ * write that returns the current bucket, and for a window after that, one read before the instance's
+ * next write of it: `bucket-update.ts`); the round-robin cursor; the calls leased to it
+ * (`bucket/lease.ts`); and the output-token estimate, learned from the usage each call reports (see
+ * `AdmissionSettings.outputTokenEstimate`).
+ */
+import { RatelaneError } from '../../platform/errors.js';
+import type { Cooldown, LaneOutReason } from '../../policy/index.js';
+import { coolChange, releaseChange, settleChange, takeChange, takeWrites, type TakeArg } from '../bucket/changes.js';
+import { isProbe } from '../bucket/first-calls.js';
+import { leaseValidityMs, spendLease } from '../bucket/lease.js';
+import { clampCost, type TakeVerdict } from '../bucket/token-bucket.js';
+import { learnOutputEstimate } from '../config/settings.js';
+import type { BucketCost, BucketState, Lease } from '../model/bucket.js';
+import { EMPTY_SNAPSHOT, RECHECKED, type CooldownSnapshot, type KeyRef } from '../model/cooldowns.js';
+import { update } from './bucket-update.js';
+import { blockerOf, chooseKeys, cooldownRecordOf, keysLeftAfter, laneOutUntil } from './choice.js';
+import { cooldowns, cooldownsOrBeside, firstCooldowns, learnCooldown as learn } from './cooldown-cache.js';
+import { beginDecision, bucketIdOf, learnBucket, learnedSince, SETTLE_CARRY_SHARE, type PoolConfig, type PoolOps, type PoolState } from './pool-state.js';
+
+/**
+ * A key whose owner's daily quota is spent counts as out for the lane pause only when its reset is at
+ * least this many windows away: 15 minutes in AWS, SQS's longest `DelaySeconds` (a shorter wait is
+ * one deferral, no bouncing to save).
+ */
+const DAILY_PAUSE_MIN_WINDOWS = 15;
+
+/** The call may go ahead with `key` (at `index` in the config's keys); `cost` is what was taken. */
+interface CoreGrant<K extends KeyRef> {
+  admitted: true;
+  key: K;
+  index: number;
+  cost: BucketCost;
+  /** When the call may start (epoch ms): the decision's clock, or a booked slot a little later (see {@link acquireOps}). */
+  startAt: number;
+}
+
+/** No key can take the call now. */
+interface CoreDenial {
+  admitted: false;
+  /** When to come back (epoch ms, not before the decision's clock). */
+  retryAt: number;
+  /** For logs: why (cooling, no budget, contention). */
+  detail: string;
+  /** Every key is out for a long reset (daily quota, billing): until the earliest; else `null`. */
+  laneOut: LaneOut | null;
+  /** Set when some owner was passed over only because its first call is in flight: waiting for that answer may admit. */
+  probing?: true;
+}
+
+/** Every key of the lane is out for a long reset, until `until` (epoch ms). */
+export interface LaneOut {
+  until: number;
+  reason: LaneOutReason;
+}
+
+/** An acquire's answer. */
+export type CoreAdmission<K extends KeyRef> = CoreGrant<K> | CoreDenial;
+
+/** Raised when an owner's bucket stayed contended while a cooldown was being recorded in it. */
+class BucketContendedError extends RatelaneError {
+  override name = 'BucketContendedError';
+  readonly kind = 'conflict';
+  readonly retryable = true;
+}
+
+/**
+ * Takes `cost` from the owner's bucket, or says when it is next free (reserving that slot with
+ * `reserve`). `since`: the decision's number (see `refreshContended`).
+ */
+function* take(config: PoolConfig, state: PoolState, owner: string, arg: TakeArg, since: number): PoolOps<TakeVerdict | 'contended'> {
+  const id = bucketIdOf(config, owner);
+  const verdict = yield* takeWithCarry(config, state, id, arg, since);
+  if (verdict === 'contended' || verdict.admitted || (verdict.limitedBy !== 'cooldown' && verdict.limitedBy !== 'probing')) return verdict;
+  // A cooldown may have been lifted (a person resumed the lane), a probe answered, since this bucket was cached: read it.
+  if (learnedSince(state, id, since)) return verdict;
+  learnBucket(state, id, (yield { kind: 'readBucket', owner: id }) as BucketState | undefined);
+  return yield* takeWithCarry(config, state, id, arg, since);
+}
+
+/**
+ * One take of bucket item `id`, writing the corrections the instance owes it, and what is left of its
+ * lease of it, when the take writes; a lease the take granted is the instance's.
+ */
+function* takeWithCarry(config: PoolConfig, state: PoolState, id: string, arg: TakeArg, since: number): PoolOps<TakeVerdict | 'contended'> {
+  const carried = state.carried.get(id);
+  const rest = state.leases.get(id);
+  const owed = carried || rest ? { ...arg, ...(carried ? { carried } : {}), ...(rest ? { givenBack: rest } : {}) } : arg;
+  const verdict = yield* update(config, state, id, config.limits, takeChange, owed, since);
+  // Written (a grant, a booking or a reservation): the corrections went in with it (or, on a bucket
+  // no longer stored, there was nothing left to correct).
+  const wrote = verdict !== 'contended' && takeWrites(verdict, arg.reserve);
+  if (carried && wrote) state.carried.delete(id);
+  if (rest && wrote) state.leases.delete(id);
+  if (verdict !== 'contended' && verdict.admitted && verdict.lease) state.leases.set(id, verdict.lease);
+  return verdict;
+}
+
+/** An owner with budget later, and when its next free slot comes. */
+interface Candidate {
+  owner: string;
+  slotAt: number;
+}
+
+/**
+ * A key for one call of `estimatedTokens` input tokens (plus the learned output estimate): round
+ * robin over the keys that are not cooling, granting the call from this instance's lease of the
+ * first owner it holds one of (no write: {@link leasedKey}), else taking it from the first owner's
+ * bucket that has budget (with `leasing`, a take on an owner with ample headroom leases a few more
+ * calls). When none has, the owner whose slot comes first **books** the call when that slot is at
+ * most `bookWithinMs` away (the grant's `startAt`: the caller waits for it in-process), else
+ * reserves its next free slot (so callers denied together come back spread over every key's
+ * refill), and the denial says when to come back; an owner found cooling at that write (another
+ * consumer cooled it) hands over to the next owner. A contended bucket is busy, not out (come back
+ * after one request slot). A key out of credit never holds the others' jobs back: its billing
+ * re-check bounds a denial's return only while no owner with credit offers a slot. When every key
+ * is out for a long reset — cooling for a daily quota or billing, or with its daily quota spent
+ * until a reset at least {@link DAILY_PAUSE_MIN_WINDOWS} windows away — the lane is out. An owner
+ * not yet proven takes one call at a time (`bucket/first-calls.ts`): while another call probes it,
+ * it is passed over, and a denial for that alone says `probing` (its driver may wait for the answer).
+ * An instance's first decision runs beside its first cooldown read (`cooldown-cache.ts`): a grant
+ * whose key the read shows cooling is given back (its probe; the request it took stays taken, once
+ * per instance) and the call decided again, as is a denial made while some key was cooling.
+ * `since` (default: a new one): the number of the decision, or of the group it is part of
+ * (`beginDecision`); a bucket learned from the table since it began is not read again. `leasing`
+ * (default true): false where the take's write is held back (a group's round, `group-take.ts`).
+ */
+export function* acquireOps<K extends KeyRef>(
+  config: PoolConfig<K>,
+  state: PoolState,
+  estimatedTokens: number,
+  bookWithinMs = 0,
+  since?: number,
+  leasing = true,
+): PoolOps<CoreAdmission<K>> {
+  const begun = config.now();
+  const known = yield* cooldownsOrBeside(config, state);
+  const decision = since ?? beginDecision(state);
+  const answer = yield* decide(config, state, known ?? EMPTY_SNAPSHOT, estimatedTokens, bookWithinMs, decision, leasing);
+  if (known !== undefined) return answer;
+  // Decided beside the instance's first cooldown read (`cooldown-cache.ts`): it stands unless the read
+  // shows its key cooling (its take's probe is given back) or, for a denial, any key cooling.
+  let snapshot: CooldownSnapshot;
+  try {
+    snapshot = yield* firstCooldowns(state, begun);
+  } catch (error) {
+    // The read failed (the table unavailable): no call goes; a probe the take wrote is given back if it can be.
+    if (answer.admitted) yield* releaseQuietly(config, state, answer.key.quotaOwner);
+    throw error;
+  }
+  const now = config.now();
+  if (answer.admitted) {
+    const blocker = blockerOf(answer.key, snapshot, now);
+    if (blocker === undefined) return answer;
+    yield* releaseOps(config, state, answer.key.quotaOwner);
+    if (blocker.scope === 'quota_owner') state.leases.delete(bucketIdOf(config, answer.key.quotaOwner));
+  } else if (chooseKeys(config.keys, 0, snapshot, now).cooling.length === 0) return answer;
+  return yield* decide(config, state, snapshot, estimatedTokens, bookWithinMs, decision, leasing);
+}
+
+/** {@link releaseOps}, whose own failure gives way to the error being thrown. */
+function* releaseQuietly(config: PoolConfig, state: PoolState, owner: string): PoolOps<void> {
+  try {
+    yield* releaseOps(config, state, owner);
+  } catch {
+    // The probe frees itself when its lease ends (`bucket/first-calls.ts`).
+  }
+}
+
+/**
+ * The first of `free` (in round-robin order) whose owner's bucket item (`bucketIdOf`) this instance
+ * holds a lease of with one call of `need` left at `now`, that call spent from it; else `undefined`.
+ * A loop, not a callback: a decision creates no function objects (the simulator runs millions).
+ */
+function leasedKey<T extends { key: KeyRef }>(
+  config: Pick<PoolConfig, 'bucketSuffix'>,
+  leases: ReadonlyMap<string, Lease>,
+  free: readonly T[],
+  need: BucketCost,
+  now: number,
+): T | undefined {
+  if (leases.size === 0) return undefined;
+  for (const candidate of free) {
+    if (spendLease(leases.get(bucketIdOf(config, candidate.key.quotaOwner)), need, now)) return candidate;
+  }
+  return undefined;
+}
+
+/**
+ * When jobs denied for cooling owners come back: at the first rate or quota cooldown's end, and — only
+ * while no owner with credit has a slot to offer — at the billing re-check.
+ */
+class CoolingRetry {
+  private ends = Infinity;
+  private recheck = Infinity;
+
+  /** `recheckAt`: the billing re-check (epoch ms) that bounds a return while no owner with credit offers a slot. */
+  constructor(private readonly recheckAt: number) {}
+
+  /** Notes one cooling owner. */
+  note(until: number, reason: string): void {
+    if (RECHECKED.has(reason)) this.recheck = Math.min(this.recheck, until, this.recheckAt);
+    else this.ends = Math.min(this.ends, until);
+  }
+
+  /** The earliest return; `working`: an owner with credit has a slot, so a dead key's re-check does not cap it. */
+  at(working: boolean): number {
+    return working ? this.ends : Math.min(this.ends, this.recheck);
+  }
+}
+
+/** {@link acquireOps}'s decision on `snapshot`, the cooldowns as known. */
+function* decide<K extends KeyRef>(
+  config: PoolConfig<K>,
+  state: PoolState,
+  snapshot: CooldownSnapshot,
+  estimatedTokens: number,
+  bookWithinMs: number,
+  decision: number,
+  leasing: boolean,
+): PoolOps<CoreAdmission<K>> {
+  const { keys, limits, settings } = config;
+  const started = config.now();
+  const choice = chooseKeys(keys, state.cursor, snapshot, started);
+  const cost: BucketCost = { requests: 1, tokens: Math.max(0, estimatedTokens) + Math.round(state.outputEstimate) };
+  const leased = leasedKey(config, state.leases, choice.free, clampCost(cost, limits), started);
+  if (leased) {
+    state.cursor = leased.index + 1;
+    return { admitted: true, key: leased.key, index: leased.index, cost, startAt: started };
+  }
+  const cooling = new CoolingRetry(started + settings.billingRecheckMs);
+  for (const c of choice.cooling) cooling.note(c.blocker.until, c.blocker.reason);
+  const learnCooling = (owner: string, cooldown: NonNullable<BucketState['cooldown']>): void => {
+    // Another consumer cooled this owner after our cooldowns were read: learn it.
+    learn(config, state, { scope: 'quota_owner', id: owner, reason: cooldown.reason, until: cooldown.until });
+    cooling.note(cooldown.until, cooldown.reason);
+  };
+  const candidates: Candidate[] = [];
+  let contendedRetry = Infinity;
+  const tried: string[] = [];
+  // Owners whose daily quota is spent until a reset far enough away to pause the lane for.
+  let dailyOut: Map<string, number> | undefined;
+  const pauseMinMs = DAILY_PAUSE_MIN_WINDOWS * limits.windowMs;
+  // Owners passed over while another call probes them (`bucket/first-calls.ts`): when the earliest lease ends.
+  const probeLeaseMs = settings.probeFirstCalls ? limits.windowMs : undefined;
+  let probeUntil = Infinity;
+  const lease = leasing && settings.leaseCalls >= 1 ? { calls: settings.leaseCalls, validityMs: leaseValidityMs(limits, settings) } : undefined;
+  for (const { key, index } of choice.free) {
+    if (tried.includes(key.quotaOwner)) continue;
+    tried.push(key.quotaOwner);
+    const verdict = yield* take(config, state, key.quotaOwner, { cost, reserve: false, probeLeaseMs, lease }, decision);
+    if (verdict === 'contended') {
+      // Other consumers are writing this bucket right now: it is busy, not out. Come back after one
+      // request slot rather than at some cooling key's (possibly far) reset.
+      contendedRetry = started + limits.windowMs / Math.max(1, limits.requestsPerWindow);
+      continue;
+    }
+    if (verdict.admitted) {
+      state.cursor = index + 1;
+      noteProbe(config, state, key.quotaOwner);
+      return { admitted: true, key, index, cost, startAt: verdict.startAt };
+    }
+    if (verdict.limitedBy === 'cooldown' && verdict.next.cooldown) {
+      learnCooling(key.quotaOwner, verdict.next.cooldown);
+      continue;
+    }
+    if (verdict.limitedBy === 'probing') {
+      probeUntil = Math.min(probeUntil, verdict.retryAt);
+      continue;
+    }
+    if (verdict.limitedBy === 'daily' && verdict.dueAt - started >= pauseMinMs) (dailyOut ??= new Map()).set(key.quotaOwner, verdict.dueAt);
+    // When the owner's next slot comes: for a call it would book, when its levels hold the call (the
+    // booked calls are in them); else counting the slots already reserved on it — a spent day is never
+    // booked, and its reset is every such owner's `dueAt`: by it alone one owner would take every reservation.
+    const bookable = verdict.limitedBy !== 'daily' && verdict.dueAt - started <= bookWithinMs;
+    candidates.push({ owner: key.quotaOwner, slotAt: bookable ? verdict.dueAt : verdict.retryAt });
+  }
+  candidates.sort((a, b) => a.slotAt - b.slotAt);
+  let slot: { at: number; detail: string } | undefined;
+  for (const { owner, slotAt } of candidates) {
+    // Book or reserve the first slot, so callers denied together come back spread out over every key.
+    const verdict = yield* take(config, state, owner, { cost, reserve: true, bookWithinMs, probeLeaseMs }, decision);
+    if (verdict === 'contended') {
+      slot = { at: slotAt, detail: 'bucket contended' };
+      break;
+    }
+    if (verdict.admitted) {
+      // The owner's first free key, in round-robin order.
+      const granted = choice.free.find((f) => f.key.quotaOwner === owner) ?? choice.free[0]!;
+      state.cursor = granted.index + 1;
+      noteProbe(config, state, owner);
+      return { admitted: true, key: granted.key, index: granted.index, cost, startAt: verdict.startAt };
+    }
+    // The write read the stored bucket: what it says is fresher than the cached one.
+    if (verdict.limitedBy === 'cooldown' && verdict.next.cooldown) {
+      dailyOut?.delete(owner);
+      learnCooling(owner, verdict.next.cooldown);
+      continue;
+    }
+    if (verdict.limitedBy === 'probing') {
+      probeUntil = Math.min(probeUntil, verdict.retryAt);
+      continue;
+    }
+    if (verdict.limitedBy === 'daily' && verdict.dueAt - started >= pauseMinMs) (dailyOut ??= new Map()).set(owner, verdict.dueAt);
+    else dailyOut?.delete(owner);
+    slot = { at: verdict.retryAt, detail: `no budget (${verdict.limitedBy})` };
+    break;
+  }
+  let retryAt = Math.min(cooling.at(slot !== undefined), contendedRetry);
+  let detail = candidates.length > 0 ? 'no budget' : contendedRetry < cooling.at(false) ? 'bucket contended' : `all ${keys.length} key(s) cooling`;
+  if (slot && slot.at < retryAt) {
+    retryAt = slot.at;
+    detail = slot.detail;
+  }
+  const now = config.now();
+  const oneSlot = now + limits.windowMs / Math.max(1, limits.requestsPerWindow);
+  // A first call out on some owner: come back once it has answered (about one request slot), or wait for it in-process.
+  if (Number.isFinite(probeUntil) && Math.min(probeUntil, oneSlot) < retryAt) {
+    retryAt = Math.min(probeUntil, oneSlot);
+    detail = 'first call of a key in flight';
+  }
+  if (!Number.isFinite(retryAt)) retryAt = oneSlot;
+  // Waiting for the probe is worth it only when no slot was reserved elsewhere (a second wait would reserve another).
+  const probing = Number.isFinite(probeUntil) && slot === undefined ? ({ probing: true } as const) : {};
+  return { admitted: false, retryAt: Math.max(now, retryAt), detail, laneOut: laneOutUntil(keys, state.cooldowns ?? snapshot, now, dailyOut), ...probing };
+}
+
+/**
+ * After a granted call answered: learns the output-token estimate from `outputTokens` and corrects
+ * the owner's token level by the real usage minus the `takenTokens` the grant took.
+ */
+export function* settleOps(
+  config: PoolConfig,
+  state: PoolState,
+  owner: string,
+  takenTokens: number,
+  usage: { inputTokens: number; outputTokens: number },
+): PoolOps<void> {
+  state.probes.delete(owner);
+  state.outputEstimate = learnOutputEstimate(state.outputEstimate, usage.outputTokens, config.settings);
+  const delta = usage.inputTokens + usage.outputTokens - takenTokens;
+  const id = bucketIdOf(config, owner);
+  // An owner not known proven is proven now, at once (other consumers' calls wait on its probe).
+  const prove = config.settings.probeFirstCalls && state.buckets.get(id)?.proven !== true;
+  const owed = (state.carried.get(id) ?? 0) + delta;
+  // Owed until the next take of the bucket writes it, unless it grew too large to wait.
+  if (!prove && (Math.abs(delta) < 1 || Math.abs(owed) < config.limits.tokensPerWindow * SETTLE_CARRY_SHARE)) {
+    if (Math.abs(delta) >= 1) state.carried.set(id, owed);
+    return;
+  }
+  state.carried.delete(id);
+  if ((yield* update(config, state, id, config.limits, settleChange, { delta: owed, prove })) === 'contended') state.carried.set(id, owed);
+}
+
+/** After a grant on `owner`: when its take wrote the owner's probe, this instance holds it (see {@link releaseOps}). */
+function noteProbe(config: PoolConfig, state: PoolState, owner: string): void {
+  if (isProbe(state.buckets.get(bucketIdOf(config, owner)))) state.probes.add(owner);
+}
+
+/** A granted call ended without an answer (it failed, or never went): the owner's probe, if this was it, is given back. */
+export function* releaseOps(config: PoolConfig, state: PoolState, owner: string): PoolOps<void> {
+  if (!state.probes.delete(owner)) return;
+  yield* update(config, state, bucketIdOf(config, owner), config.limits, releaseChange, null);
+}
+
+/**
+ * How many keys stay usable (not out for a long reset) once `key` (or its owner) cools as `target`
+ * says. Only after a 429: worth a fresh read, so a cooldown another consumer recorded within the
+ * cache's lifetime still counts (otherwise the last key out may not see the others and the lane not pause).
+ */
+export function* keysLeftOps(config: PoolConfig, state: PoolState, key: KeyRef, target: Pick<Cooldown, 'scope' | 'reason'>): PoolOps<number> {
+  const snapshot = yield* cooldowns(config, state, true);
+  return keysLeftAfter(config.keys, snapshot, cooldownRecordOf(key, { ...target, until: Number.MAX_SAFE_INTEGER }), config.now());
+}
+
+/**
+ * Records the policy's cooldown of `key`: in this instance's cache, in the table, and for an owner's
+ * cooldown also in its bucket and its {@link PoolConfig.otherBuckets} (so a consumer of either side
+ * with stale cooldowns learns it at its next take). Throws {@link BucketContendedError} when a bucket
+ * stayed contended (after trying the others).
+ */
+export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cooldown: Cooldown, fingerprint?: string): PoolOps<void> {
+  const until = Date.parse(cooldown.until);
+  if (!Number.isFinite(until)) return;
+  const record = { ...cooldownRecordOf(key, { scope: cooldown.scope, reason: cooldown.reason, until }), ...(fingerprint ? { fingerprint } : {}) };
+  learn(config, state, record);
+  if (record.scope === 'quota_owner') {
+    state.probes.delete(key.quotaOwner); // the cooldown's write ends the probe
+    state.leases.delete(bucketIdOf(config, key.quotaOwner)); // and what is left of a lease is not called
+  }
+  yield { kind: 'putCooldown', record, now: config.now() };
+  if (record.scope !== 'quota_owner') return;
+  const arg = { until, reason: cooldown.reason };
+  let contended = (yield* update(config, state, bucketIdOf(config, key.quotaOwner), config.limits, coolChange, arg)) === 'contended';
+  for (const other of config.otherBuckets ?? []) {
+    if ((yield* update(config, state, key.quotaOwner + other.suffix, other.limits, coolChange, arg)) === 'contended') contended = true;
+  }
+  if (contended) throw new BucketContendedError(`bucket of ${key.quotaOwner} stayed contended while recording its cooldown`);
+}
+
+/**
+ * When every key is out for a long reset: the earliest reset. Asked only after a quota or billing
+ * 429: reads what every consumer recorded, not the cache.
+ */
+export function* laneOutOps(config: PoolConfig, state: PoolState): PoolOps<LaneOut | null> {
+  const snapshot = yield* cooldowns(config, state, true);
+  return laneOutUntil(config.keys, snapshot, config.now());
+}

@@ -1,0 +1,139 @@
+/**
+ * What the key pool's decisions (`pool-core.ts`) run on: the rate-state operations a decision yields
+ * to its driver, what a pool instance reads (its config) and remembers (its state).
+ */
+import type { BucketSide } from '../config/reserve.js';
+import type { AdmissionSettings } from '../config/settings.js';
+import type { BucketLimits, BucketState, Lease } from '../model/bucket.js';
+import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../model/cooldowns.js';
+
+/**
+ * One rate-state operation a decision needs, answered by the driver: `readCooldowns` → the lane's
+ * {@link CooldownSnapshot} (with `ahead`, the driver may answer `undefined` at once and cache the
+ * read when it lands, with `cacheCooldownsRead`; with `first` too — the instance's first read, begun
+ * beside its first decision — every driver answers `undefined`, and the decision asks again for it);
+ * `readBucket` → the `BucketState` of bucket `owner` (a quota owner, or one followed by a side's
+ * suffix: {@link PoolConfig.bucketSuffix}), or `undefined`; `writeBucket` → a {@link BucketWrite}:
+ * `next` written if the stored bucket still has `expectedVersion` (`undefined`: none is stored), else
+ * the bucket as it is now; `putCooldown` → nothing (recorded unless a longer one is); `lock` /
+ * `unlock` → nothing: bracket one owner's bucket update, which a concurrent driver runs one at a time
+ * per owner within the instance.
+ */
+export type StoreOp =
+  | { readonly kind: 'readCooldowns'; readonly ahead?: true; readonly first?: true }
+  | { readonly kind: 'readBucket'; readonly owner: string }
+  | { readonly kind: 'writeBucket'; readonly owner: string; readonly next: BucketState; readonly expectedVersion: number | undefined; readonly now: number }
+  | { readonly kind: 'putCooldown'; readonly record: CooldownRecord; readonly now: number }
+  | { readonly kind: 'lock'; readonly owner: string }
+  | { readonly kind: 'unlock'; readonly owner: string };
+
+/** A decision in progress: yields {@link StoreOp}s, is resumed with their answers, returns `T`. */
+export type PoolOps<T> = Generator<StoreOp, T, unknown>;
+
+/** What every decision of one pool instance reads and never changes (a reserve's side too: `config/reserve.ts`). */
+export interface PoolConfig<K extends KeyRef = KeyRef> {
+  /** The lane's keys, in round-robin order. */
+  keys: readonly K[];
+  /** Each quota owner's bucket this pool takes from (see `bucketLimitsFor`, `reserveLimits`). */
+  limits: BucketLimits;
+  /** The bucket this pool takes from is the owner followed by this (absent or '': the owner itself). */
+  bucketSuffix?: string | undefined;
+  /** The owner's other buckets (the other side of a reserve): an owner's cooldown is copied into each too. */
+  otherBuckets?: readonly BucketSide[] | undefined;
+  settings: AdmissionSettings;
+  /** The clock, epoch ms (read at the same points by every driver). */
+  now: () => number;
+}
+
+/** What one pool instance remembers between decisions (see the file's comment). */
+export interface PoolState {
+  /** Where the next round robin starts. */
+  cursor: number;
+  /** The cooldowns as this instance knows them (read, plus what it learned since). */
+  cooldowns: CooldownSnapshot | undefined;
+  /** When {@link cooldowns} was read (epoch ms). */
+  cooldownsAt: number;
+  /** The snapshot as last read: a read answered with this very object (a shared load) changes nothing. */
+  cooldownsRead: CooldownSnapshot | undefined;
+  /** Last bucket state seen per bucket item (see `bucketSuffix`); absent: unknown (the first write finds out). */
+  buckets: Map<string, BucketState | undefined>;
+  /** Output tokens assumed for a call before it answers. */
+  outputEstimate: number;
+  /** Bucket updates given up after `maxBucketAttempts` conflicts (for metrics). */
+  contended: number;
+  /**
+   * Per bucket item: token corrections (real usage minus what was taken) not yet written. The next
+   * take of that bucket writes them with its own conditional write; they are written alone only once
+   * they reach {@link SETTLE_CARRY_SHARE} of a window's tokens.
+   */
+  carried: Map<string, number>;
+  /**
+   * Per bucket item: the calls a take leased for this instance (`bucket/lease.ts`), granted without a write
+   * until the lease ends; what is left is given back with the instance's next take of that bucket.
+   */
+  leases: Map<string, Lease>;
+  /** Quota owners whose probe (`bucket/first-calls.ts`) this instance's call holds, until it answers or fails. */
+  probes: Set<string>;
+  /**
+   * Per bucket item: when this instance's write of it last failed because another instance wrote
+   * first. Within a window of that, its cached state is taken as stale: the bucket is read (a
+   * strongly consistent GetItem, a fifth of a failed write's price) before it is written.
+   */
+  conflictAt: Map<string, number>;
+  /** How many decisions (or groups of them) this instance began: the number of the latest (see {@link beginDecision}). */
+  decisionsBegun: number;
+  /**
+   * Per bucket item: the latest decision begun when its cached state was last learned from the table
+   * (a read, or a conditional write's outcome: the state written, or the state that refused it). A
+   * decision begun no later reads it no more: it already has what a read would return (`refreshContended`).
+   */
+  learnedAt: Map<string, number>;
+}
+
+/** The item of the owner's bucket this pool takes from (see {@link PoolConfig.bucketSuffix}). */
+export function bucketIdOf(config: Pick<PoolConfig, 'bucketSuffix'>, owner: string): string {
+  return config.bucketSuffix ? owner + config.bucketSuffix : owner;
+}
+
+/** Numbers a new decision (or group): what {@link learnedSince} compares with. */
+export function beginDecision(state: PoolState): number {
+  state.decisionsBegun += 1;
+  return state.decisionsBegun;
+}
+
+/** Caches `bucket` as the table's state of bucket item `id`, learned now. */
+export function learnBucket(state: PoolState, id: string, bucket: BucketState | undefined): void {
+  state.buckets.set(id, bucket);
+  state.learnedAt.set(id, state.decisionsBegun);
+}
+
+/**
+ * The share of a window's tokens an instance may owe its bucket before it writes the correction alone
+ * instead of with its next take: the bucket may be off by this much per consumer instance for as long
+ * as the instance takes nothing (a provider's 429 still cools the key if it binds).
+ */
+export const SETTLE_CARRY_SHARE = 0.02;
+
+/** A fresh instance's state: nothing read yet, the configured output-token estimate within its bounds. */
+export function newPoolState(settings: AdmissionSettings): PoolState {
+  return {
+    cursor: 0,
+    cooldowns: undefined,
+    cooldownsAt: -Infinity,
+    cooldownsRead: undefined,
+    buckets: new Map(),
+    outputEstimate: Math.min(settings.outputTokenEstimateMax, Math.max(settings.outputTokenEstimateMin, settings.outputTokenEstimate)),
+    contended: 0,
+    carried: new Map(),
+    leases: new Map(),
+    probes: new Set(),
+    conflictAt: new Map(),
+    decisionsBegun: 0,
+    learnedAt: new Map(),
+  };
+}
+
+/** Whether bucket item `id`'s cached state was learned from the table after decision `since` began. */
+export function learnedSince(state: PoolState, id: string, since: number): boolean {
+  return (state.learnedAt.get(id) ?? 0) >= since;
+}

@@ -1,0 +1,355 @@
+/**
+ * The lane's rate-state table in DynamoDB (`RATE_STATE_TABLE`: partition key `pk`, TTL `expiresAt`),
+ * as the {@link RateStateStore} of `model/store.ts`. This adapter only turns methods into calls; the
+ * arithmetic is in `bucket/`, the choices in `decisions/`.
+ *
+ * Items (`pk`):
+ * - `cooldown#key#<key id>` / `cooldown#owner#<quota owner>`: `reason`, `until` (epoch ms),
+ *   `untilIso`, `updatedAt`; TTL an hour after `until`. Written only to extend (`until` grows).
+ * - `bucket#<quota owner>`: levels `requests`, `tokens`, `daily`, `updatedAt`, `reservedUntil`,
+ *   `version`, the fixed day (`dayResetAt`, `reservedDaily`, `reservedDayEnd`), the first-call probe
+ *   (`proven`, `probeUntil`: `bucket/first-calls.ts`), and the owner's cooldown again (`coolUntil`,
+ *   `coolReason`); TTL two days after the last write. Replaced with a conditional update on `version`
+ *   (or `attribute_not_exists(pk)` for a new bucket), so two consumers never spend the same tokens.
+ *   With a live reserve (`config/reserve.ts`) this is the queue side's bucket, and the owner's live
+ *   side has its own, `bucket#<quota owner>#live` ({@link liveBucketId}), alike; `createLaneAdmission`
+ *   refuses a lane where that could be another owner's bucket (owners `o` and `o#live`).
+ * - `lane#pause`: `until`, `reason`, `pausedAt`; claimed with a conditional put so one consumer
+ *   pauses the lane, the others see it is paused.
+ */
+import {
+  BatchGetItemCommand,
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  ScanCommand,
+  UpdateItemCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+  type KeysAndAttributes,
+} from '@aws-sdk/client-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { errorName, RatelaneError, shortMessage } from '../../platform/errors.js';
+import type { CooldownReason } from '../../policy/index.js';
+import { LIVE_BUCKET_SUFFIX, type BucketState } from '../model/bucket.js';
+import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../model/cooldowns.js';
+import type { BucketWrite, LanePauseReason, PauseRecord, RateStateStore } from '../model/store.js';
+
+/** Every reason a pause record may carry. */
+const PAUSE_REASONS: readonly LanePauseReason[] = ['quota_exhausted', 'billing', 'auth', 'configuration'];
+
+/** A rate-state call failed (network, throttling, service error): nothing can be assumed written. */
+export class RateStateUnavailableError extends RatelaneError {
+  override name = 'RateStateUnavailableError';
+  readonly kind = 'unavailable';
+  readonly retryable = true;
+  constructor(
+    readonly operation: string,
+    readonly tableName: string,
+    options: { cause: unknown },
+  ) {
+    super(`${operation} on rate-state table ${tableName} failed: ${errorName(options.cause) ?? 'Error'}: ${shortMessage(options.cause)}`, options);
+  }
+}
+
+const COOLDOWN_TTL_GRACE_SECONDS = 3600;
+/** The most keys one `BatchGetItem` takes. */
+const BATCH_GET_MAX_KEYS = 100;
+/** Tries of a `BatchGetItem` that leaves keys unprocessed, the first included. */
+const BATCH_GET_ATTEMPTS = 3;
+/** The wait before the second try (doubling after). */
+const BATCH_GET_BACKOFF_MS = 20;
+const BUCKET_TTL_SECONDS = 2 * 24 * 3600;
+const PAUSE_PK = 'lane#pause';
+
+/** The partition key of a cooldown item. */
+export function cooldownPk(scope: CooldownRecord['scope'], id: string): string {
+  return `cooldown#${scope === 'key' ? 'key' : 'owner'}#${id}`;
+}
+
+/** The partition key of a quota owner's bucket item (`owner`: a quota owner, or a {@link liveBucketId}). */
+function bucketPk(owner: string): string {
+  return `bucket#${owner}`;
+}
+
+/**
+ * The bucket id of `owner`'s live side (the share of its limits kept for live requests, `config/reserve.ts`):
+ * `<owner>#live`, stored as `bucket#<owner>#live`. Bucket items all start `bucket#`, cooldown items
+ * `cooldown#`, so it never meets a cooldown or the pause; it would meet the bucket of a quota owner
+ * named `<owner>#live`, which `createLaneAdmission` refuses when a reserve is kept.
+ */
+export function liveBucketId(owner: string): string {
+  return owner + LIVE_BUCKET_SUFFIX;
+}
+
+const isConditionFailure = (error: unknown): error is { name: string; Item?: Record<string, AttributeValue> } =>
+  errorName(error) === 'ConditionalCheckFailedException';
+
+function cooldownOf(item: Record<string, unknown>): CooldownRecord | undefined {
+  const pk = String(item.pk ?? '');
+  const match = /^cooldown#(key|owner)#(.+)$/.exec(pk);
+  if (!match || typeof item.until !== 'number' || typeof item.reason !== 'string') return undefined;
+  return {
+    scope: match[1] === 'key' ? 'key' : 'quota_owner',
+    id: match[2]!,
+    reason: item.reason as CooldownReason,
+    until: item.until,
+    ...(typeof item.fingerprint === 'string' ? { fingerprint: item.fingerprint } : {}),
+  };
+}
+
+function bucketOf(item: Record<string, unknown> | undefined): BucketState | undefined {
+  if (!item) return undefined;
+  const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  return {
+    levels: { requests: n(item.requests), tokens: n(item.tokens), daily: n(item.daily) },
+    updatedAt: n(item.updatedAt),
+    reservedUntil: n(item.reservedUntil),
+    version: n(item.version),
+    dayResetAt: n(item.dayResetAt),
+    reservedDaily: n(item.reservedDaily),
+    reservedDayEnd: n(item.reservedDayEnd),
+    proven: item.proven === true,
+    probeUntil: n(item.probeUntil),
+    ...(typeof item.coolUntil === 'number' && typeof item.coolReason === 'string'
+      ? { cooldown: { until: item.coolUntil, reason: item.coolReason as CooldownReason } }
+      : {}),
+  };
+}
+
+/** {@link RateStateStore} on a DynamoDB table shaped like `RATE_STATE_TABLE`. */
+export class DynamoRateStateStore implements RateStateStore {
+  private readonly dynamodb: DynamoDBClient;
+  readonly tableName: string;
+
+  constructor(options: { dynamodb: DynamoDBClient; tableName: string }) {
+    this.dynamodb = options.dynamodb;
+    this.tableName = options.tableName;
+  }
+
+  private async call<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (isConditionFailure(error)) throw error;
+      throw new RateStateUnavailableError(operation, this.tableName, { cause: error });
+    }
+  }
+
+  private async get(pk: string): Promise<Record<string, unknown> | undefined> {
+    const out = await this.call('GetItem', () =>
+      this.dynamodb.send(new GetItemCommand({ TableName: this.tableName, Key: { pk: { S: pk } }, ConsistentRead: true })),
+    );
+    return out.Item ? unmarshall(out.Item) : undefined;
+  }
+
+  /** One strongly consistent `BatchGetItem` (per 100 keys): one round trip where a `GetItem` per key waits for the slowest. */
+  async readCooldowns(keys: readonly KeyRef[]): Promise<CooldownSnapshot> {
+    const keyIds = [...new Set(keys.map((k) => k.id))];
+    const owners = [...new Set(keys.map((k) => k.quotaOwner))];
+    const items = await this.batchGet([...keyIds.map((id) => cooldownPk('key', id)), ...owners.map((o) => cooldownPk('quota_owner', o))]);
+    const snapshot = { keys: new Map<string, CooldownRecord>(), owners: new Map<string, CooldownRecord>() };
+    for (const item of items) {
+      const record = cooldownOf(item);
+      if (!record) continue;
+      (record.scope === 'key' ? snapshot.keys : snapshot.owners).set(record.id, record);
+    }
+    return snapshot;
+  }
+
+  /**
+   * The items of `pks` that exist, read consistently. Keys DynamoDB leaves unprocessed (throttling)
+   * are asked again, {@link BATCH_GET_ATTEMPTS} times in all, a little later each time, as AWS
+   * documents; still unprocessed, the read fails ({@link RateStateUnavailableError}).
+   */
+  private async batchGet(pks: readonly string[]): Promise<Record<string, unknown>[]> {
+    const found: Record<string, unknown>[] = [];
+    for (let start = 0; start < pks.length; start += BATCH_GET_MAX_KEYS) {
+      let request: Record<string, KeysAndAttributes> | undefined = {
+        [this.tableName]: { Keys: pks.slice(start, start + BATCH_GET_MAX_KEYS).map((pk) => ({ pk: { S: pk } })), ConsistentRead: true },
+      };
+      for (let attempt = 0; request && attempt < BATCH_GET_ATTEMPTS; attempt++) {
+        if (attempt > 0) await sleep(BATCH_GET_BACKOFF_MS * 2 ** (attempt - 1));
+        const asked: Record<string, KeysAndAttributes> = request;
+        const out = await this.call('BatchGetItem', () => this.dynamodb.send(new BatchGetItemCommand({ RequestItems: asked })));
+        for (const item of out.Responses?.[this.tableName] ?? []) found.push(unmarshall(item));
+        request = out.UnprocessedKeys?.[this.tableName]?.Keys?.length ? out.UnprocessedKeys : undefined;
+      }
+      if (request) {
+        throw new RateStateUnavailableError('BatchGetItem', this.tableName, {
+          cause: new Error(`keys still unprocessed after ${BATCH_GET_ATTEMPTS} attempts`),
+        });
+      }
+    }
+    return found;
+  }
+
+  async putCooldown(record: CooldownRecord, now: number): Promise<void> {
+    try {
+      await this.call('PutItem', () =>
+        this.dynamodb.send(
+          new PutItemCommand({
+            TableName: this.tableName,
+            Item: marshall({
+              pk: cooldownPk(record.scope, record.id),
+              scope: record.scope,
+              reason: record.reason,
+              until: record.until,
+              untilIso: new Date(record.until).toISOString(),
+              ...(record.fingerprint ? { fingerprint: record.fingerprint } : {}),
+              updatedAt: now,
+              expiresAt: Math.ceil(record.until / 1000) + COOLDOWN_TTL_GRACE_SECONDS,
+            }),
+            ConditionExpression: 'attribute_not_exists(pk) OR #until < :until',
+            ExpressionAttributeNames: { '#until': 'until' },
+            ExpressionAttributeValues: { ':until': { N: String(record.until) } },
+          }),
+        ),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error; // a longer cooldown is already recorded
+    }
+  }
+
+  async listCooldowns(): Promise<CooldownRecord[]> {
+    const records: CooldownRecord[] = [];
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const out = await this.call('Scan', () =>
+        this.dynamodb.send(
+          new ScanCommand({
+            TableName: this.tableName,
+            FilterExpression: 'begins_with(pk, :p)',
+            ExpressionAttributeValues: { ':p': { S: 'cooldown#' } },
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        ),
+      );
+      for (const item of out.Items ?? []) {
+        const record = cooldownOf(unmarshall(item));
+        if (record) records.push(record);
+      }
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return records;
+  }
+
+  async deleteCooldown(scope: CooldownRecord['scope'], id: string): Promise<void> {
+    await this.call('DeleteItem', () => this.dynamodb.send(new DeleteItemCommand({ TableName: this.tableName, Key: { pk: { S: cooldownPk(scope, id) } } })));
+  }
+
+  async readBucket(owner: string): Promise<BucketState | undefined> {
+    return bucketOf(await this.get(bucketPk(owner)));
+  }
+
+  async writeBucket(owner: string, next: BucketState, expectedVersion: number | undefined, now: number): Promise<BucketWrite> {
+    const values: Record<string, AttributeValue> = marshall({
+      ':requests': next.levels.requests,
+      ':tokens': next.levels.tokens,
+      ':daily': next.levels.daily,
+      ':updatedAt': next.updatedAt,
+      ':reservedUntil': next.reservedUntil,
+      ':version': next.version,
+      ':dayResetAt': next.dayResetAt ?? 0,
+      ':reservedDaily': next.reservedDaily ?? 0,
+      ':reservedDayEnd': next.reservedDayEnd ?? 0,
+      ':proven': next.proven === true,
+      ':probeUntil': next.probeUntil ?? 0,
+      ':expiresAt': Math.ceil(now / 1000) + BUCKET_TTL_SECONDS,
+      ':owner': owner,
+      ...(expectedVersion === undefined ? {} : { ':expected': expectedVersion }),
+      ...(next.cooldown ? { ':coolUntil': next.cooldown.until, ':coolReason': next.cooldown.reason } : {}),
+    });
+    const cooldown = next.cooldown ? ', coolUntil = :coolUntil, coolReason = :coolReason' : '';
+    try {
+      await this.call('UpdateItem', () =>
+        this.dynamodb.send(
+          new UpdateItemCommand({
+            TableName: this.tableName,
+            Key: { pk: { S: bucketPk(owner) } },
+            UpdateExpression:
+              'SET requests = :requests, tokens = :tokens, daily = :daily, updatedAt = :updatedAt, reservedUntil = :reservedUntil, version = :version, dayResetAt = :dayResetAt, reservedDaily = :reservedDaily, reservedDayEnd = :reservedDayEnd, proven = :proven, probeUntil = :probeUntil, expiresAt = :expiresAt, quotaOwner = :owner' +
+              cooldown,
+            ConditionExpression: expectedVersion === undefined ? 'attribute_not_exists(pk)' : 'version = :expected',
+            ExpressionAttributeValues: values,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      );
+      return { ok: true };
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      return { ok: false, current: bucketOf(error.Item ? unmarshall(error.Item) : undefined) };
+    }
+  }
+
+  /**
+   * Removes the owner's cooldown copy from its bucket and from its live side's bucket (either may be
+   * absent): `coolOps` copies an owner's cooldown into both when a reserve is kept. Without a reserve
+   * the live bucket does not exist and that update changes nothing.
+   */
+  async clearBucketCooldown(owner: string): Promise<void> {
+    await this.clearCooldownCopy(bucketPk(owner));
+    await this.clearCooldownCopy(bucketPk(liveBucketId(owner)));
+  }
+
+  private async clearCooldownCopy(pk: string): Promise<void> {
+    try {
+      await this.call('UpdateItem', () =>
+        this.dynamodb.send(
+          new UpdateItemCommand({
+            TableName: this.tableName,
+            Key: { pk: { S: pk } },
+            UpdateExpression: 'REMOVE coolUntil, coolReason SET version = version + :one',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: { ':one': { N: '1' } },
+          }),
+        ),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error; // no bucket: nothing to clear
+    }
+  }
+
+  async claimPause(record: PauseRecord, now: number): Promise<boolean> {
+    try {
+      await this.call('PutItem', () =>
+        this.dynamodb.send(
+          new PutItemCommand({
+            TableName: this.tableName,
+            Item: marshall({
+              pk: PAUSE_PK,
+              until: record.until,
+              untilIso: new Date(record.until).toISOString(),
+              reason: record.reason,
+              pausedAt: record.pausedAt,
+              expiresAt: Math.ceil(record.until / 1000) + COOLDOWN_TTL_GRACE_SECONDS,
+            }),
+            ConditionExpression: 'attribute_not_exists(pk) OR #until <= :now',
+            ExpressionAttributeNames: { '#until': 'until' },
+            ExpressionAttributeValues: { ':now': { N: String(now) } },
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async readPause(): Promise<PauseRecord | undefined> {
+    const item = await this.get(PAUSE_PK);
+    if (!item || typeof item.until !== 'number') return undefined;
+    return {
+      until: item.until,
+      reason: PAUSE_REASONS.find((r) => r === item.reason) ?? 'quota_exhausted',
+      pausedAt: typeof item.pausedAt === 'number' ? item.pausedAt : 0,
+    };
+  }
+
+  async clearPause(): Promise<void> {
+    await this.call('DeleteItem', () => this.dynamodb.send(new DeleteItemCommand({ TableName: this.tableName, Key: { pk: { S: PAUSE_PK } } })));
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * What admission needs from the lane's rate-state table ({@link RateStateStore}): the port the
+ * asynchronous driver, the lane pause and the key ring use. `DynamoRateStateStore`
+ * (`dynamodb/rate-state.ts`) implements it on DynamoDB; the tests' and the simulator's tables in memory.
+ */
+import type { LaneOutReason } from '../../policy/index.js';
+import type { BucketState } from './bucket.js';
+import type { CooldownRecord, CooldownSnapshot, KeyRef } from './cooldowns.js';
+
+/**
+ * Why a lane pauses: every key is out until a quota's reset (`quota_exhausted`) or until a person acts
+ * (`billing`, `auth`), or the lane's configuration is unusable (`configuration`: its provider secret is
+ * unset or malformed).
+ */
+export type LanePauseReason = LaneOutReason | 'configuration';
+
+/** The lane's pause, as recorded. */
+export interface PauseRecord {
+  /** Epoch ms the lane resumes (or a person resumes it sooner). */
+  until: number;
+  reason: LanePauseReason;
+  /** Epoch ms the pause was claimed. */
+  pausedAt: number;
+}
+
+/** Result of a conditional bucket write. */
+export type BucketWrite = { ok: true } | { ok: false; current: BucketState | undefined };
+
+/** What admission needs from the rate-state table. */
+export interface RateStateStore {
+  /** The cooldowns of these keys and their quota owners (strongly consistent reads), as a new snapshot object every call. */
+  readCooldowns(keys: readonly KeyRef[]): Promise<CooldownSnapshot>;
+  /** Records a cooldown, unless a longer one is already recorded. */
+  putCooldown(record: CooldownRecord, now: number): Promise<void>;
+  /** Every cooldown recorded (for the resume command and tests). */
+  listCooldowns(): Promise<CooldownRecord[]>;
+  /** Deletes one cooldown. */
+  deleteCooldown(scope: CooldownRecord['scope'], id: string): Promise<void>;
+  /** A quota owner's bucket, or `undefined` when none is stored. */
+  readBucket(owner: string): Promise<BucketState | undefined>;
+  /**
+   * Writes `next` if the stored bucket still has `expectedVersion` (`undefined`: none is stored);
+   * otherwise returns the bucket as it is now.
+   */
+  writeBucket(owner: string, next: BucketState, expectedVersion: number | undefined, now: number): Promise<BucketWrite>;
+  /**
+   * Removes the cooldown copy from a quota owner's bucket (a person resumed it); with
+   * `DynamoRateStateStore`, from its live side's bucket (`liveBucketId`) too.
+   */
+  clearBucketCooldown(owner: string): Promise<void>;
+  /** Claims the lane pause; `false` when a pause that has not ended is already recorded. */
+  claimPause(record: PauseRecord, now: number): Promise<boolean>;
+  /** The recorded pause, if any (ended or not). */
+  readPause(): Promise<PauseRecord | undefined>;
+  /** Removes the pause record. */
+  clearPause(): Promise<void>;
+}

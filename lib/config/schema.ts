@@ -1,0 +1,153 @@
+/**
+ * The lane config's schema: every setting of a region lane (resources, queue, consumer, backoff, job
+ * bounds, provider, live and batch lanes, alarms) as one zod schema, its type, and the AWS limits it
+ * holds every lane to. The bottom of lib/config: the defaults and overrides (`lanes.ts`), names in an
+ * account (`names.ts`) and the deployment checks (`deploy-checks.ts`) build on it.
+ */
+import { z } from 'zod';
+import { BatchSettingsSchema } from './batch.js';
+import { LiveSettingsSchema } from './live.js';
+import { ProviderConfigSchema } from './provider.js';
+
+/** SQS and Lambda hard limits that every lane must respect (AWS's rules, not the emulator's). */
+export const AWS_LIMITS = {
+  maxDelaySeconds: 900,
+  maxMessageBytes: 256 * 1024,
+  maxBatchEntries: 10,
+  maxVisibilityTimeoutSeconds: 12 * 60 * 60,
+  minMaximumConcurrency: 2,
+  maxMaximumConcurrency: 1000,
+} as const;
+
+export const QueueSettingsSchema = z
+  .object({
+    batchSize: z.number().int().min(1).max(AWS_LIMITS.maxBatchEntries),
+    maxBatchingWindowSeconds: z.number().int().min(0).max(300),
+    visibilityTimeoutSeconds: z.number().int().min(0).max(AWS_LIMITS.maxVisibilityTimeoutSeconds),
+    maxReceiveCount: z.number().int().min(1).max(1000),
+    receiveWaitTimeSeconds: z.number().int().min(0).max(20),
+    retentionSeconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(14 * 24 * 3600),
+  })
+  .strict();
+
+export const ConsumerSettingsSchema = z
+  .object({
+    /** The mapping's MaximumConcurrency (2..1000 in AWS). */
+    maximumConcurrency: z.number().int().min(AWS_LIMITS.minMaximumConcurrency).max(AWS_LIMITS.maxMaximumConcurrency),
+    timeoutSeconds: z.number().int().min(1).max(900),
+    memoryMb: z.number().int().min(128).max(10240),
+    /**
+     * Optional reserved concurrency of the consumer function. Off by default: reserving leaves less
+     * for the account (AWS keeps 10 unreserved), and `maximumConcurrency` already caps the mapping.
+     * When set, it must be at least `maximumConcurrency`, or the mapping's invocations get throttled
+     * (and a throttled batch counts as a receive towards the DLQ).
+     */
+    reservedConcurrency: z.number().int().min(1).optional(),
+  })
+  .strict()
+  .refine((c) => c.reservedConcurrency === undefined || c.reservedConcurrency >= c.maximumConcurrency, {
+    message: 'reservedConcurrency must be at least maximumConcurrency',
+    path: ['reservedConcurrency'],
+  });
+
+export const BackoffSettingsSchema = z
+  .object({
+    /** Base of the capped full-jitter backoff for throttles without a provider hint. */
+    throttleBaseSeconds: z.number().positive(),
+    throttleCapSeconds: z.number().positive(),
+    /** Visibility backoff for real failures (5xx, timeouts). */
+    failureBaseSeconds: z.number().positive(),
+    failureCapSeconds: z.number().positive(),
+    /**
+     * The longest wait a provider's rate limit may state and be believed (a stated wait of 15 minutes
+     * or more already counts as a quota); beyond it the wait is treated as unknown: the normal backoff.
+     */
+    maxRateLimitHintSeconds: z.number().positive().max(86_400),
+    /**
+     * The longest wait an exhausted quota may state and be believed: the longest reset a provider
+     * documents (a month, for monthly spend limits). Beyond it the wait is treated as unknown.
+     */
+    maxQuotaHintSeconds: z
+      .number()
+      .positive()
+      .max(366 * 86_400),
+  })
+  .strict();
+
+/** What the lane believes of a job's own scheduling fields (a message is input from outside). */
+export const JobBoundsSchema = z
+  .object({
+    /** How far ahead a job's `eligibleAt` or `deadline` may lie (from its receipt). */
+    horizonSeconds: z.number().int().positive(),
+    /** The most throttle deferrals a job may carry (a counter beyond it is not believed). */
+    maxDeferrals: z.number().int().positive().max(1_000_000_000),
+  })
+  .strict();
+
+export const LaneConfigSchema = z
+  .object({
+    /** Lane name: `us`, `eu`, ... */
+    name: z.string().regex(/^[a-z][a-z0-9]{1,9}$/),
+    region: z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-\d$/),
+    resources: z
+      .object({
+        bucketName: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/),
+        queueName: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/),
+        dlqName: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/),
+        resultsTable: z.string().min(3).max(255),
+        ledgerTable: z.string().min(3).max(255),
+        rateStateTable: z.string().min(3).max(255),
+        providerSecretName: z.string().min(1),
+      })
+      .strict(),
+    queue: QueueSettingsSchema,
+    consumer: ConsumerSettingsSchema,
+    backoff: BackoffSettingsSchema,
+    bounds: JobBoundsSchema,
+    provider: ProviderConfigSchema,
+    live: LiveSettingsSchema,
+    batch: BatchSettingsSchema,
+    alarms: z
+      .object({
+        /** The SQS age of the lane's oldest message (restarts with every re-send). */
+        oldestMessageAgeSeconds: z.number().int().positive(),
+        /**
+         * The age of the oldest job a consumer saw, from the job's `createdAt` across every re-send
+         * (the consumer's `OldestJobAgeMs`): what the message age cannot show for a job deferred again and again.
+         */
+        oldestJobAgeSeconds: z.number().int().positive(),
+        throttleSharePercent: z.number().positive().max(100),
+        /**
+         * The share of admission decisions (calls started and jobs deferred by admission) that deferred
+         * the job, sustained for 30 minutes: the mapping pulls more records than the lane's keys can start.
+         */
+        admissionDenialSharePercent: z.number().positive().max(100),
+      })
+      .strict(),
+  })
+  .strict()
+  .superRefine((lane, ctx) => {
+    if (lane.alarms.oldestJobAgeSeconds < lane.alarms.oldestMessageAgeSeconds) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['alarms', 'oldestJobAgeSeconds'],
+        message: `must be at least alarms.oldestMessageAgeSeconds (${lane.alarms.oldestMessageAgeSeconds}): a job is never younger than its message`,
+      });
+    }
+    if (lane.queue.visibilityTimeoutSeconds < 6 * lane.consumer.timeoutSeconds) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['queue', 'visibilityTimeoutSeconds'],
+        message: `must be at least 6x the consumer timeout (${6 * lane.consumer.timeoutSeconds}s), as AWS recommends for SQS event sources`,
+      });
+    }
+  });
+
+export type LaneConfig = z.infer<typeof LaneConfigSchema>;
+
+/** All lanes, keyed by name. */
+export type LaneSet = Readonly<Record<string, LaneConfig>>;

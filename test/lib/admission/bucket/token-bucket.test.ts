@@ -1,0 +1,229 @@
+/**
+ * The pure bucket arithmetic of admission: the token bucket (capacity, continuous refill,
+ * reservations, tokens reconciled with the real usage, cooldowns), the daily quota (a fixed window
+ * reset at the configured time, or continuous), and where a denied call comes back. The key pool and
+ * key choice: `decisions/choice.test.ts`; settings and errors: `config/settings.test.ts`.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { adjustTokens, configuredDailyReset, levelsAt, takeFromBucket, withCooldown } from '../../../../lib/admission/bucket/token-bucket.js';
+import type { BucketLimits, BucketState } from '../../../../lib/admission/model/bucket.js';
+import { LIMITS, T0 } from '../support.js';
+
+function drain(limits: BucketLimits, n: number, tokens = 100): BucketState {
+  let state: BucketState | undefined;
+  for (let i = 0; i < n; i++) {
+    const v = takeFromBucket(state, limits, { requests: 1, tokens }, T0, { reserve: false });
+    assert.ok(v.admitted, `take ${i + 1} admitted`);
+    state = v.next;
+  }
+  return state!;
+}
+
+describe('admission: token bucket', () => {
+  it('admits up to the capacity at once, then says when the next request is due', () => {
+    // Prepare: 6 requests per minute, all spent
+    const state = drain(LIMITS, 6);
+    // Act
+    const denied = takeFromBucket(state, LIMITS, { requests: 1, tokens: 100 }, T0, { reserve: false });
+    // Assess: one request refills in 10 s
+    assert.equal(denied.admitted, false);
+    assert.ok(!denied.admitted && denied.limitedBy === 'requests');
+    assert.ok(!denied.admitted && Math.abs(denied.dueAt - (T0 + 10_000)) < 1);
+    assert.equal(!denied.admitted && denied.next, state, 'no reservation: nothing to write');
+    const later = takeFromBucket(state, LIMITS, { requests: 1, tokens: 100 }, T0 + 10_000, { reserve: false });
+    assert.ok(later.admitted, 'admitted once refilled');
+  });
+
+  it('refills continuously and never above the capacity', () => {
+    // Prepare: 6 requests per minute, all spent
+    const state = drain(LIMITS, 6);
+    // Act + Assess: half a minute refills 3; ten minutes refill no more than the capacity
+    assert.ok(Math.abs(levelsAt(state, LIMITS, T0 + 30_000).requests - 3) < 1e-9);
+    assert.equal(levelsAt(state, LIMITS, T0 + 10 * 60_000).requests, 6);
+    assert.equal(levelsAt(state, LIMITS, T0 - 5_000).requests, 0, 'a clock behind the bucket refills nothing');
+  });
+
+  it('reservations space callers denied together one slot apart, at the refill rate', () => {
+    // Prepare
+    let state = drain(LIMITS, 6);
+    // Act: 4 callers denied at T0, each reserving
+    const retryAts: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const v = takeFromBucket(state, LIMITS, { requests: 1, tokens: 100 }, T0, { reserve: true });
+      assert.ok(!v.admitted);
+      retryAts.push(v.retryAt);
+      state = v.next;
+    }
+    // Assess: one request refills every 10 s
+    assert.deepEqual(
+      retryAts.map((t) => Math.round((t - T0) / 1000)),
+      [10, 20, 30, 40],
+    );
+  });
+
+  it('limits by tokens too, and reconciles the estimate with the real usage', () => {
+    // Prepare: one call of 5 000 estimated tokens out of 6 000
+    const v = takeFromBucket(undefined, LIMITS, { requests: 1, tokens: 5000 }, T0, { reserve: false });
+    assert.ok(v.admitted);
+    const second = takeFromBucket(v.next, LIMITS, { requests: 1, tokens: 2000 }, T0, { reserve: false });
+    assert.ok(!second.admitted && second.limitedBy === 'tokens');
+    // Act: the call used 1 000 tokens only: 4 000 come back
+    const reconciled = adjustTokens(v.next, LIMITS, 1000 - 5000, T0);
+    // Assess
+    assert.equal(reconciled.levels.tokens, 5000);
+    assert.equal(reconciled.version, v.next.version + 1);
+    assert.ok(takeFromBucket(reconciled, LIMITS, { requests: 1, tokens: 2000 }, T0, { reserve: false }).admitted);
+    // more than estimated: debt, bounded by one window
+    assert.equal(adjustTokens(v.next, LIMITS, 1e9, T0).levels.tokens, -6000);
+  });
+
+  it('a call bigger than the whole token window asks for the whole window (the provider decides)', () => {
+    // Act: 50,000 tokens from a window of 6,000
+    const v = takeFromBucket(undefined, LIMITS, { requests: 1, tokens: 50_000 }, T0, { reserve: false });
+    // Assess
+    assert.ok(v.admitted);
+    assert.equal(v.next.levels.tokens, 0);
+  });
+
+  it("an owner's cooldown in the bucket denies until it ends, and only a later one replaces it", () => {
+    // Prepare
+    const cooled = withCooldown(undefined, LIMITS, { until: T0 + 5000, reason: 'quota_exhausted' }, T0);
+    // Act
+    const denied = takeFromBucket(cooled, LIMITS, { requests: 1, tokens: 1 }, T0, { reserve: true });
+    // Assess
+    assert.ok(!denied.admitted && denied.limitedBy === 'cooldown' && denied.retryAt === T0 + 5000);
+    assert.equal(withCooldown(cooled, LIMITS, { until: T0 + 1000, reason: 'rate_limit' }, T0), cooled, 'a shorter one is ignored');
+    assert.ok(takeFromBucket(cooled, LIMITS, { requests: 1, tokens: 1 }, T0 + 5000, { reserve: false }).admitted);
+  });
+
+  it('the daily level refuses after a day’s requests', () => {
+    // Prepare: 3 requests a day, spent
+    const limits = { ...LIMITS, requestsPerWindow: 1000, requestsPerDay: 3 };
+    const state = drain(limits, 3);
+    // Act
+    const v = takeFromBucket(state, limits, { requests: 1, tokens: 1 }, T0, { reserve: false });
+    // Assess
+    assert.ok(!v.admitted && v.limitedBy === 'daily');
+  });
+});
+
+describe('admission: the daily quota', () => {
+  const DAY = 86_400_000;
+  const daily3: BucketLimits = { ...LIMITS, requestsPerWindow: 1000, requestsPerDay: 3 };
+  const take = (state: BucketState | undefined, limits: BucketLimits, at: number, reserve = false) =>
+    takeFromBucket(state, limits, { requests: 1, tokens: 1 }, at, { reserve });
+
+  it('is a fixed window: spent, it refuses until the daily reset, then comes back whole (no trickle)', () => {
+    // Prepare: T0 is 00:00 UTC; the day's 3 requests spent at 01:00
+    let state: BucketState | undefined;
+    for (let i = 0; i < 3; i++) {
+      const v = take(state, daily3, T0 + 3_600_000);
+      assert.ok(v.admitted);
+      state = v.next;
+    }
+    // Act + Assess: denied until midnight, by the daily level, even 23 h later
+    const denied = take(state, daily3, T0 + 3_600_000);
+    assert.ok(!denied.admitted && denied.limitedBy === 'daily' && denied.dueAt === T0 + DAY, `due ${!denied.admitted && denied.dueAt}`);
+    assert.equal(take(state, daily3, T0 + DAY - 1).admitted, false, 'nothing refilled a millisecond before the reset');
+    assert.equal(levelsAt(state!, daily3, T0 + DAY).daily, 3, 'whole at the reset');
+    const after = take(state, daily3, T0 + DAY);
+    assert.ok(after.admitted && after.next.dayResetAt === T0 + 2 * DAY, 'the next day ends a day later');
+  });
+
+  it('resets at the configured time of day, and a continuous daily level can still be chosen', () => {
+    // Prepare: a reset at 07:00 UTC
+    const at7 = { ...daily3, dailyResetOffsetMs: 7 * 3_600_000 };
+    // Act + Assess
+    assert.equal(configuredDailyReset(at7, T0 + 3_600_000), T0 + 7 * 3_600_000);
+    assert.equal(configuredDailyReset(at7, T0 + 8 * 3_600_000), T0 + DAY + 7 * 3_600_000);
+    // continuous: refills at 3 per day, and once it binds, reserved slots are spaced by its refill
+    const continuous: BucketLimits = { ...daily3, dailyWindow: 'continuous' };
+    let state: BucketState | undefined;
+    for (let i = 0; i < 3; i++) state = (take(state, continuous, T0) as { next: BucketState }).next;
+    assert.ok(Math.abs(levelsAt(state!, continuous, T0 + DAY / 3).daily - 1) < 1e-9);
+    const first = take(state, continuous, T0, true);
+    assert.ok(!first.admitted && first.limitedBy === 'daily' && Math.abs(first.retryAt - (T0 + DAY / 3)) < 1);
+    const second = take(first.next, continuous, T0, true);
+    assert.ok(!second.admitted && Math.abs(second.retryAt - (T0 + (2 * DAY) / 3)) < 1, 'the next slot one daily refill later');
+  });
+
+  it('slots reserved after the reset count against that day: once it is all promised, the next slot is the day after', () => {
+    // Prepare: the day's 3 requests spent
+    let state: BucketState | undefined;
+    for (let i = 0; i < 3; i++) state = (take(state, daily3, T0) as { next: BucketState }).next;
+    // Act: 5 callers denied at once, each reserving
+    const slots: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const v = take(state, daily3, T0, true);
+      assert.ok(!v.admitted);
+      slots.push(v.retryAt - T0);
+      state = v.next;
+    }
+    // Assess: three slots at the next reset (its per-minute levels are full then: a burst), then the day after
+    assert.deepEqual(
+      slots.map((t) => Math.round(t)),
+      [DAY, DAY, DAY, 2 * DAY, 2 * DAY],
+    );
+    // the promise is only counted for days still to come: once that day begins, takes spend its level
+    const then = take(state, daily3, T0 + DAY);
+    assert.ok(then.admitted);
+  });
+
+  it('a new day bursts its first window of calls at its start, then spaces the rest one refill apart', () => {
+    // Prepare: 2 requests a minute, 4 a day, spent by 00:01
+    const limits: BucketLimits = { ...LIMITS, requestsPerWindow: 2, requestsPerDay: 4 };
+    let state: BucketState | undefined;
+    for (const at of [T0, T0, T0 + 60_000, T0 + 60_000]) state = (take(state, limits, at) as { next: BucketState }).next;
+    // Act: 5 callers denied at 00:01, each reserving
+    const slots: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const v = take(state, limits, T0 + 60_000, true);
+      assert.ok(!v.admitted && v.limitedBy === 'daily');
+      slots.push(Math.round(v.retryAt - T0));
+      state = v.next;
+    }
+    // Assess: two at the reset (the minute's burst), two one refill (30 s) apart after it, then the next day
+    assert.deepEqual(slots, [DAY, DAY, DAY + 30_000, DAY + 60_000, 2 * DAY]);
+  });
+
+  it('a quota_exhausted cooldown moves the day to end at the reset the provider stated', () => {
+    // Prepare: the provider says the quota is out until 05:00 (its own day), while ours would end at midnight
+    const cooled = withCooldown(undefined, daily3, { until: T0 + 5 * 3_600_000, reason: 'quota_exhausted' }, T0 + 3_600_000);
+    // Assess: out until 05:00, whole then, and the following day ends at 05:00 the next day
+    const denied = take(cooled, daily3, T0 + 4 * 3_600_000);
+    assert.ok(!denied.admitted && denied.limitedBy === 'cooldown');
+    const v = take(cooled, daily3, T0 + 5 * 3_600_000);
+    assert.ok(v.admitted && v.next.dayResetAt === T0 + DAY + 5 * 3_600_000 && v.next.levels.daily === 2);
+    // a rate-limit cooldown leaves the day alone
+    const rate = withCooldown(undefined, daily3, { until: T0 + 1000, reason: 'rate_limit' }, T0);
+    assert.equal(rate.dayResetAt, T0 + DAY);
+  });
+
+  it('a bucket stored before the fixed day existed (no dayResetAt) takes the configured reset', () => {
+    // Prepare
+    const legacy: BucketState = { levels: { requests: 1000, tokens: 6000, daily: 0 }, updatedAt: T0 + 1000, reservedUntil: 0, version: 4 };
+    // Act
+    const v = take(legacy, daily3, T0 + 2000);
+    // Assess
+    assert.ok(!v.admitted && v.dueAt === T0 + DAY);
+  });
+});
+
+describe('admission: where a denied call comes back', () => {
+  it('retryAt is the next free slot, counting reserved ones, with or without reserving', () => {
+    // Prepare: the minute spent, one slot reserved
+    let state = drain(LIMITS, 6);
+    const reserved = takeFromBucket(state, LIMITS, { requests: 1, tokens: 100 }, T0, { reserve: true });
+    assert.ok(!reserved.admitted);
+    state = reserved.next;
+    // Act
+    const look = takeFromBucket(state, LIMITS, { requests: 1, tokens: 100 }, T0, { reserve: false });
+    const again = takeFromBucket(state, LIMITS, { requests: 1, tokens: 100 }, T0, { reserve: true });
+    // Assess
+    assert.ok(!look.admitted && !again.admitted);
+    assert.equal(look.retryAt, again.retryAt);
+    assert.equal(look.dueAt, T0 + 10_000, 'the levels alone would allow it at 10 s');
+    assert.equal(Math.round(look.retryAt - T0), 20_000, 'but the slot at 10 s is promised');
+  });
+});

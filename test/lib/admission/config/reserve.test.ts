@@ -1,0 +1,279 @@
+/**
+ * The capacity kept for the live lane (`config/reserve.ts`), in memory: each quota owner's limits split into a
+ * queue side and a live side, each its own bucket on one rate-state store; cooldowns shared; a share
+ * of 0 exactly admission without a reserve (the live side then shares the owner's one bucket).
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { poolSideConfig, reserveLimits, type PoolSide } from '../../../../lib/admission/config/reserve.js';
+import { AdmissionSettingsError, admissionSettings, bucketLimitsFor } from '../../../../lib/admission/config/settings.js';
+import { SharedKeyPool } from '../../../../lib/admission/drivers/shared-key-pool.js';
+import { liveBucketId } from '../../../../lib/admission/dynamodb/rate-state.js';
+import { createLaneAdmission, type AdmissionSettings } from '../../../../lib/admission/index.js';
+import { LIVE_BUCKET_SUFFIX } from '../../../../lib/admission/model/bucket.js';
+import type { KeyAdmission, ProviderKey } from '../../../../lib/admission/keys/key-pool.js';
+import { resolveLanes, type LaneConfig } from '../../../../lib/config/lanes.js';
+import { MemoryRateStateStore } from '../../../helpers/memory-rate-state.js';
+
+const T0 = Date.parse('2026-03-02T10:00:00.000Z');
+const MINUTE = 60_000;
+/** No safety margin: the split is the provider's limits times the shares, exactly. */
+/** Bucket decisions without settlements: first-call probes are `bucket/first-calls.test.ts`'s. */
+const SETTINGS: Partial<AdmissionSettings> = { safetyMargin: 0, outputTokenEstimate: 100, probeFirstCalls: false };
+const NO_DB = undefined as unknown as DynamoDBClient;
+
+/** The `us` lane with 8 requests a minute for its one quota owner, keeping `reserveShare` for live requests. */
+function laneWith(reserveShare: number, options: { enabled?: boolean; keys?: { id: string; quotaOwner: string }[] } = {}): LaneConfig {
+  return resolveLanes({
+    us: {
+      provider: {
+        limits: { requestsPerMinute: 8, tokensPerMinute: 80_000, requestsPerDay: 1_000 },
+        keys: options.keys ?? [{ id: 'key-1', quotaOwner: 'org-1' }],
+      },
+      live: { enabled: options.enabled ?? true, reserveShare },
+    },
+  }).us!;
+}
+
+const keysOf = (lane: LaneConfig): ProviderKey[] => lane.provider.keys.map((k) => ({ ...k, secret: `sk-${k.id}` }));
+
+/** A pool of `side` on `store`, at the test's clock. */
+function poolOf(lane: LaneConfig, store: MemoryRateStateStore, side: PoolSide, clock: { now: number }, extra: Partial<AdmissionSettings> = {}): SharedKeyPool {
+  return createLaneAdmission({ lane, dynamodb: NO_DB, keys: keysOf(lane), store, side, settings: { ...SETTINGS, ...extra } }).newPool(() => clock.now);
+}
+
+/** How many of `n` acquires (one after another) were admitted. */
+async function admitted(pool: SharedKeyPool, n: number): Promise<number> {
+  let count = 0;
+  for (let i = 0; i < n; i++) if ((await pool.acquire({ estimatedTokens: 100 })).admitted) count++;
+  return count;
+}
+
+describe('admission reserve: the limits of each side', () => {
+  it('splits every limit by the share, at least 1 each; 0 leaves bucketLimitsFor as it is', () => {
+    // Prepare
+    const settings = admissionSettings(SETTINGS);
+    const lane = laneWith(0.25);
+
+    // Act
+    const reserve = reserveLimits(lane, settings);
+    const none = reserveLimits(lane, settings, 0);
+    const tiny = reserveLimits(
+      resolveLanes({ us: { provider: { limits: { requestsPerMinute: 2, tokensPerMinute: 2, requestsPerDay: 2 } } } }).us!,
+      settings,
+      0.1,
+    );
+
+    // Assess: 6 + 2 requests a minute, 60,000 + 20,000 tokens, 750 + 250 requests a day
+    assert.equal(reserve.reserveShare, 0.25);
+    assert.deepEqual([reserve.queue.requestsPerWindow, reserve.queue.tokensPerWindow, reserve.queue.requestsPerDay], [6, 60_000, 750]);
+    assert.deepEqual([reserve.live.requestsPerWindow, reserve.live.tokensPerWindow, reserve.live.requestsPerDay], [2, 20_000, 250]);
+    assert.equal(reserve.live.windowMs, settings.windowMs);
+    assert.deepEqual(none.queue, bucketLimitsFor(lane, settings));
+    assert.equal(none.live, none.queue, 'no reserve: the live side is the queue side');
+    assert.deepEqual([tiny.live.requestsPerWindow, tiny.live.tokensPerWindow, tiny.live.requestsPerDay], [1, 1, 1], 'at least 1 each');
+    // the lane's own share, only while the live lane is enabled; shares outside 0..0.9 are refused
+    assert.equal(reserveLimits(laneWith(0.3), settings).reserveShare, 0.3);
+    assert.equal(reserveLimits(laneWith(0.3, { enabled: false }), settings).reserveShare, 0);
+    assert.throws(() => reserveLimits(lane, settings, 0.95), AdmissionSettingsError);
+    assert.throws(() => reserveLimits(lane, settings, Number.NaN), AdmissionSettingsError);
+    assert.throws(() => poolSideConfig(reserve, 'backfill' as PoolSide), AdmissionSettingsError);
+  });
+
+  it('refuses a lane whose quota owner is named like another owner’s live bucket, unless nothing is reserved', () => {
+    // Prepare
+    const keys = [
+      { id: 'key-1', quotaOwner: 'org' },
+      { id: 'key-2', quotaOwner: `org${LIVE_BUCKET_SUFFIX}` },
+    ];
+    const store = new MemoryRateStateStore();
+
+    // Act + Assess
+    assert.throws(
+      () => createLaneAdmission({ lane: laneWith(0.25, { keys }), dynamodb: NO_DB, keys: keysOf(laneWith(0.25, { keys })), store }),
+      AdmissionSettingsError,
+    );
+    assert.doesNotThrow(() => createLaneAdmission({ lane: laneWith(0, { keys }), dynamodb: NO_DB, keys: keysOf(laneWith(0, { keys })), store }));
+  });
+});
+
+describe('admission reserve: two sides on one store', () => {
+  it('the queue admits 6 of 8 a minute and is denied; the live side still admits its 2, from its own bucket', async () => {
+    // Prepare
+    const clock = { now: T0 };
+    const lane = laneWith(0.25);
+    const store = new MemoryRateStateStore();
+    const queue = poolOf(lane, store, 'queue', clock);
+    const live = poolOf(lane, store, 'live', clock);
+
+    // Act
+    const queueAdmitted = await admitted(queue, 10);
+    const liveAdmitted = await admitted(live, 5);
+
+    // Assess: two bucket items, the owner's and its live one
+    assert.equal(queueAdmitted, 6);
+    assert.equal(liveAdmitted, 2);
+    assert.deepEqual([...store.buckets.keys()].sort(), ['org-1', liveBucketId('org-1')]);
+    assert.ok(store.buckets.get('org-1')!.levels.requests < 1e-9);
+    assert.ok(store.buckets.get(liveBucketId('org-1'))!.levels.requests < 1e-9);
+    // the queue's denial says when its own bucket refills (one request in 10 s at 6 a minute)
+    const denied = await queue.acquire({ estimatedTokens: 100 });
+    assert.ok(!denied.admitted && denied.retryAt.getTime() >= T0 + 10_000, 'denied until its own refill');
+  });
+
+  it('a saturating queue never reduces live admissions, and the live side never borrows the queue’s share', async () => {
+    // Prepare: a live pool with its share spent first, while the queue's bucket is full
+    const clock = { now: T0 };
+    const lane = laneWith(0.25);
+    const store = new MemoryRateStateStore();
+    const queues = [0, 1, 2].map(() => poolOf(lane, store, 'queue', clock));
+    const live = poolOf(lane, store, 'live', clock);
+    assert.equal(await admitted(live, 3), 2);
+    assert.equal((await live.acquire({ estimatedTokens: 100 })).admitted, false, 'no borrowing: the queue’s 6 are untouched');
+
+    // Act: for five minutes, three queue consumers ask 20 times every 10 s (their denials reserving
+    // slots on the owner's bucket); the live side asks 5 times a minute
+    let queueGranted = 0;
+    const liveGranted: number[] = [];
+    for (let minute = 1; minute <= 5; minute++) {
+      for (let tick = 0; tick < 6; tick++) {
+        clock.now = T0 + minute * MINUTE + tick * 10_000;
+        const answers: KeyAdmission[] = await Promise.all(queues.flatMap((q) => Array.from({ length: 20 }, () => q.acquire({ estimatedTokens: 100 }))));
+        queueGranted += answers.filter((a) => a.admitted).length;
+      }
+      liveGranted.push(await admitted(live, 5));
+    }
+
+    // Assess: the queue got no more than its share over the run (6 a minute, plus the 6 it started with);
+    // live requests got their 2 every minute
+    assert.ok(queueGranted <= 6 * 5 + 6, `queue granted ${queueGranted}`);
+    assert.ok(queueGranted >= 6 * 4, `queue granted ${queueGranted}`);
+    assert.deepEqual(liveGranted, [2, 2, 2, 2, 2]);
+  });
+
+  it('settles a live call against the live bucket only', async () => {
+    // Prepare
+    const clock = { now: T0 };
+    const lane = laneWith(0.25);
+    const store = new MemoryRateStateStore();
+    const live = poolOf(lane, store, 'live', clock);
+    const grant = await live.acquire({ estimatedTokens: 100 });
+    assert.ok(grant.admitted);
+
+    // Act: the call used 5,000 tokens more than taken
+    await grant.settle({ inputTokens: 100, outputTokens: 5_100 });
+
+    // Assess
+    const bucket = store.buckets.get(liveBucketId('org-1'))!;
+    assert.ok(Math.abs(bucket.levels.tokens - (20_000 - 5_200)) < 1e-6, `live tokens ${bucket.levels.tokens}`);
+    assert.equal(store.buckets.has('org-1'), false, 'the queue side’s bucket was not touched');
+  });
+});
+
+describe('admission reserve: shared cooldowns', () => {
+  it('an owner’s cooldown recorded by the queue side denies the live side at once, even with a warm cache', async () => {
+    // Prepare: both sides have taken once (their cooldown caches are warm for a minute)
+    const clock = { now: T0 };
+    const lane = laneWith(0.25);
+    const store = new MemoryRateStateStore();
+    const queue = poolOf(lane, store, 'queue', clock, { cooldownCacheMs: MINUTE });
+    const live = poolOf(lane, store, 'live', clock, { cooldownCacheMs: MINUTE });
+    assert.ok((await queue.acquire({ estimatedTokens: 100 })).admitted);
+    assert.ok((await live.acquire({ estimatedTokens: 100 })).admitted);
+    const until = T0 + 30 * MINUTE;
+    const key = keysOf(lane)[0]!;
+
+    // Act
+    await queue.cool(key, { scope: 'quota_owner', reason: 'quota_exhausted', until: new Date(until).toISOString() });
+    const liveAnswer = await live.acquire({ estimatedTokens: 100 });
+    const queueAnswer = await queue.acquire({ estimatedTokens: 100 });
+
+    // Assess: both denied until the cooldown's end; the cooldown was copied into both buckets
+    assert.ok(!liveAnswer.admitted && liveAnswer.retryAt.getTime() === until, 'live denied until the reset');
+    assert.ok(!queueAnswer.admitted && queueAnswer.retryAt.getTime() === until, 'queue denied until the reset');
+    assert.equal(store.buckets.get('org-1')!.cooldown?.until, until);
+    assert.equal(store.buckets.get(liveBucketId('org-1'))!.cooldown?.until, until);
+    assert.deepEqual([...store.cooldowns.keys()], ['owner#org-1'], 'one cooldown item, shared');
+  });
+
+  it('a cooldown recorded by the live side (key or owner) denies the queue side', async () => {
+    // Prepare: two keys of two owners; the live side cools key-1 (a rate limit) and owner org-2 (billing)
+    const clock = { now: T0 };
+    const keys = [
+      { id: 'key-1', quotaOwner: 'org-1' },
+      { id: 'key-2', quotaOwner: 'org-2' },
+    ];
+    const lane = laneWith(0.25, { keys });
+    const store = new MemoryRateStateStore();
+    const live = poolOf(lane, store, 'live', clock);
+    const [k1, k2] = keysOf(lane);
+    const until = T0 + 5 * MINUTE;
+
+    // Act
+    await live.cool(k1!, { scope: 'key', reason: 'rate_limit', until: new Date(T0 + MINUTE).toISOString() });
+    await live.cool(k2!, { scope: 'quota_owner', reason: 'billing', until: new Date(until).toISOString() });
+    const queue = poolOf(lane, store, 'queue', clock);
+    const answer = await queue.acquire({ estimatedTokens: 100 });
+    const keysLeft = await queue.keysLeftAfter(k1!, { scope: 'key', reason: 'rate_limit' });
+
+    // Assess: no key for the queue; it comes back when key-1's rate limit ends
+    assert.ok(!answer.admitted, 'queue denied');
+    assert.ok(!answer.admitted && answer.retryAt.getTime() === T0 + MINUTE);
+    assert.equal(keysLeft, 1, 'key-1 cools for a rate limit only; org-2 is out for billing');
+    assert.equal(store.buckets.get('org-2')!.cooldown?.reason, 'billing', 'copied into the queue side’s bucket');
+  });
+});
+
+describe('admission reserve: a share of 0', () => {
+  it('the queue side is admission without a reserve: same limits, same bucket item, same decisions', async () => {
+    // Prepare: the same script through a queue pool with share 0 and through a plain pool
+    const clock = { now: T0 };
+    const lane = laneWith(0);
+    const settings = admissionSettings(SETTINGS);
+    const reserved = new MemoryRateStateStore();
+    const plain = new MemoryRateStateStore();
+    const admission = createLaneAdmission({ lane, dynamodb: NO_DB, keys: keysOf(lane), store: reserved, settings: SETTINGS });
+    const queue = admission.newPool(() => clock.now);
+    const before = new SharedKeyPool({ keys: keysOf(lane), store: plain, limits: bucketLimitsFor(lane, settings), settings, now: () => clock.now });
+    const play = async (pool: SharedKeyPool): Promise<unknown[]> => {
+      const out: unknown[] = [];
+      for (let i = 0; i < 12; i++) out.push(await pool.acquire({ estimatedTokens: 100 }));
+      await pool.cool(keysOf(lane)[0]!, { scope: 'quota_owner', reason: 'rate_limit', until: new Date(T0 + 20_000).toISOString() });
+      out.push(await pool.acquire({ estimatedTokens: 100 }));
+      return out.map((a) => JSON.stringify(a));
+    };
+
+    // Act
+    const withReserve = await play(queue);
+    const without = await play(before);
+
+    // Assess
+    assert.deepEqual(admission.reserve.queue, bucketLimitsFor(lane, settings));
+    assert.equal(admission.side, 'queue');
+    assert.deepEqual(withReserve, without);
+    assert.deepEqual([...reserved.buckets.entries()], [...plain.buckets.entries()]);
+    assert.deepEqual([reserved.writes, reserved.conflicts], [plain.writes, plain.conflicts]);
+    assert.deepEqual([...reserved.buckets.keys()], ['org-1'], 'no live bucket item');
+  });
+
+  it('a live pool works and competes with the queue in the owner’s one bucket', async () => {
+    // Prepare
+    const clock = { now: T0 };
+    const lane = laneWith(0);
+    const store = new MemoryRateStateStore();
+    const queue = poolOf(lane, store, 'queue', clock);
+    const live = poolOf(lane, store, 'live', clock);
+
+    // Act
+    const liveFirst = await admitted(live, 3);
+    const queueAfter = await admitted(queue, 10);
+    const liveLast = await admitted(live, 1);
+
+    // Assess: 8 in all, one bucket
+    assert.equal(liveFirst, 3);
+    assert.equal(queueAfter, 5);
+    assert.equal(liveLast, 0);
+    assert.deepEqual([...store.buckets.keys()], ['org-1']);
+  });
+});
