@@ -9,7 +9,7 @@ import type { SubmitBatchReport } from '../lanes/batch/submit.js';
 import { ITEM_STATES } from '../store/manifest-model.js';
 
 /** Most unresolved or rejected items listed one per line (`--json` has them all). */
-export const MAX_LISTED = 50;
+const MAX_LISTED = 50;
 
 function listed<T>(items: readonly T[], line: (item: T) => string): string[] {
   const lines = items.slice(0, MAX_LISTED).map(line);

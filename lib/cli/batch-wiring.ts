@@ -27,12 +27,12 @@ import { lanesToSubmitTo, type SubmitOptions, type SubmitWiring } from './submit
 /** The env variable the provider key is read from when `--api-key-env` names none. */
 export const PROVIDER_KEY_VARIABLE = 'RATELANE_PROVIDER_KEY';
 /** The env variable of the Bedrock batch inference service role when `--bedrock-role-arn` is not given. */
-export const BEDROCK_ROLE_VARIABLE = 'RATELANE_BATCH_SERVICE_ROLE_ARN';
+const BEDROCK_ROLE_VARIABLE = 'RATELANE_BATCH_SERVICE_ROLE_ARN';
 /** The shortest timeout of one batch API call (ms): uploads and result files are larger than one model call. */
 const MIN_BATCH_CALL_TIMEOUT_MS = 60_000;
 
 /** The clients a batch command uses, all in the lane's region. */
-export interface BatchClients {
+interface BatchClients {
   sqs: SQSClient;
   s3: S3Client;
   dynamodb: DynamoDBClient;
@@ -63,7 +63,7 @@ export interface LaneFlags {
 }
 
 /** What the batch client is made with (the key is never printed). */
-export interface ProviderAccess {
+interface ProviderAccess {
   apiKey: string | undefined;
   baseUrl: string | undefined;
   bedrockRoleArn: string | undefined;
@@ -87,7 +87,7 @@ export interface BatchContext {
 }
 
 /** The lane the flags name, as addressed in AWS (account-named bucket) or locally. @throws {UsageError} */
-export async function laneFrom(flags: LaneFlags, io: CommandIo, endpoints: ServiceEndpoints | undefined, wiring: BatchWiring): Promise<LaneConfig> {
+async function laneFrom(flags: LaneFlags, io: CommandIo, endpoints: ServiceEndpoints | undefined, wiring: BatchWiring): Promise<LaneConfig> {
   const lanes = wiring.lanes ?? DEFAULT_LANES;
   const found = findLane(lanes, flags.region);
   if (!found) throw new UsageError(`unknown region lane "${flags.region}"; known lanes: ${Object.keys(lanes).join(', ')}`);
@@ -157,7 +157,7 @@ function providerAccess(flags: LaneFlags, env: Readonly<Record<string, string | 
 }
 
 /** The lane's batch client: OpenAI's Batch API or Bedrock batch inference. @throws {UsageError} */
-export function defaultProvider(lane: LaneConfig, access: ProviderAccess): BatchProvider {
+function defaultProvider(lane: LaneConfig, access: ProviderAccess): BatchProvider {
   const timeoutMs = Math.max(lane.provider.timeoutMs, MIN_BATCH_CALL_TIMEOUT_MS);
   const p = lane.provider;
   if (p.kind === 'bedrock') {

@@ -63,7 +63,7 @@ export interface Command<O> {
 }
 
 /** Exit code of a usage error. */
-export const USAGE_EXIT_CODE = 2;
+const USAGE_EXIT_CODE = 2;
 
 /**
  * Parses and runs a command. `--help` prints the usage (on the command's `helpTo` stream) and

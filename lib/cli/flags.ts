@@ -52,7 +52,7 @@ export function numberFlag(options: NumberFlagOptions & { fallback?: number }): 
 }
 
 /** Checks one number value against a range (a blank string is not a number). @throws {UsageError} */
-export function checkNumber(name: string, raw: unknown, options: NumberFlagOptions): number {
+function checkNumber(name: string, raw: unknown, options: NumberFlagOptions): number {
   const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
   const inRange = Number.isFinite(value) && value >= options.min && (options.belowMax ? value < options.max : value <= options.max);
   if (!inRange || (options.integer && !Number.isInteger(value))) {
@@ -78,7 +78,9 @@ export function repeatedFlag(): Flag<string[]> {
 }
 
 /** `--json`: print the result as one JSON object on stdout (the last line, for the long-running commands). */
-export const jsonFlag = booleanFlag;
+export function jsonFlag(): Flag<boolean> {
+  return booleanFlag();
+}
 
 /** Settings of {@link parseFlags}. */
 export interface ParseFlagsOptions {
@@ -122,7 +124,7 @@ const EndpointsSchema = z.object({ sqs: endpoint, s3: endpoint, dynamodb: endpoi
  * @param origin how the user gave it, for the message (`--endpoints`, `RATELANE_ENDPOINTS`)
  * @throws {UsageError} when it is not JSON or not that shape
  */
-export function parseEndpoints(raw: string, origin: string): ServiceEndpoints {
+function parseEndpoints(raw: string, origin: string): ServiceEndpoints {
   let value: unknown;
   try {
     value = JSON.parse(raw);

@@ -6,7 +6,7 @@
  */
 import type { Command } from './command.js';
 
-export { runCommand, UsageError, USAGE_EXIT_CODE, type Command, type CommandIo, type OutputStream } from './command.js';
+export { runCommand, type Command } from './command.js';
 
 /** One command of a registry. */
 export interface CommandEntry {

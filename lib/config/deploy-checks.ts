@@ -56,7 +56,7 @@ export function checkFunctionTimeout(lane: Pick<LaneConfig, 'name' | 'consumer' 
  * geography (AWS's list of destination regions, per model); a lane only uses a profile of its own
  * region's geography. `global.` profiles route to any commercial region and are refused.
  */
-export const BEDROCK_PROFILE_GEOGRAPHIES: Readonly<Record<string, (region: string) => boolean>> = Object.freeze({
+const BEDROCK_PROFILE_GEOGRAPHIES: Readonly<Record<string, (region: string) => boolean>> = Object.freeze({
   us: (region: string) => /^us-(?:east|west)-\d$/.test(region),
   'us-gov': (region: string) => region.startsWith('us-gov-'),
   eu: (region: string) => region.startsWith('eu-'),

@@ -15,36 +15,12 @@ import { batchApiOf, defaultBucketName } from './names.js';
 import { KIND_SPECIFIC_PROVIDER_FIELDS, type ProviderConfig, type ProviderLimits } from './provider.js';
 import { LaneConfigSchema, type LaneConfig, type LaneSet } from './schema.js';
 
-export {
-  AzureOpenAiSettingsSchema,
-  type BedrockAuth,
-  BedrockAuthSchema,
-  type ProviderConfig,
-  ProviderConfigSchema,
-  type ProviderDialect,
-  ProviderDialectSchema,
-  ProviderKeySchema,
-  type ProviderLimits,
-  ProviderLimitsSchema,
-  providerDialect,
-  providerNeedsKeySecrets,
-  VertexSettingsSchema,
-} from './provider.js';
+export { providerDialect, providerNeedsKeySecrets } from './provider.js';
 export { LaneConfigError } from './errors.js';
-export {
-  AWS_LIMITS,
-  BackoffSettingsSchema,
-  ConsumerSettingsSchema,
-  JobBoundsSchema,
-  type LaneConfig,
-  LaneConfigSchema,
-  type LaneSet,
-  QueueSettingsSchema,
-} from './schema.js';
-export { accountBucketName, defaultBucketName, laneInAccount } from './names.js';
+export { AWS_LIMITS, type LaneConfig, LaneConfigSchema, type LaneSet } from './schema.js';
+export { laneInAccount } from './names.js';
 export {
   assertDeployable,
-  BEDROCK_PROFILE_GEOGRAPHIES,
   type BedrockModelTarget,
   bedrockModelTarget,
   CONSUMER_REPAIR_ATTEMPTS,

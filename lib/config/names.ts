@@ -16,7 +16,7 @@ export function defaultBucketName(name: string, region: string): string {
  * account, so the deployed name carries the account id too (a staging and a production account can
  * both deploy the same lane, and nobody else's bucket can hold the name). At most 54 characters.
  */
-export function accountBucketName(name: string, region: string, account: string): string {
+function accountBucketName(name: string, region: string, account: string): string {
   return `ratelane-${name}-source-${account}-${region}`;
 }
 

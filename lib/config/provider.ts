@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { PROVIDER_NAMES } from '../providers/classify/classify.js';
 
 /** Provider limits of one key (per window). `windowScale` shrinks windows for tests and local runs. */
-export const ProviderLimitsSchema = z.object({
+const ProviderLimitsSchema = z.object({
   requestsPerMinute: z.number().int().positive(),
   tokensPerMinute: z.number().int().positive(),
   requestsPerDay: z.number().int().positive(),
@@ -15,7 +15,7 @@ export const ProviderLimitsSchema = z.object({
 export type ProviderLimits = z.infer<typeof ProviderLimitsSchema>;
 
 /** One API key of a lane's provider; keys sharing a `quotaOwner` share (and cool down on) one quota. */
-export const ProviderKeySchema = z.object({
+const ProviderKeySchema = z.object({
   id: z.string().regex(/^[a-z0-9-]{1,64}$/),
   quotaOwner: z.string().min(1),
 });
@@ -27,7 +27,7 @@ export const ProviderKeySchema = z.object({
  * `groq`, `mistral`, `openrouter`, `cohere` (its compatibility API), `gemini` (its OpenAI endpoint),
  * `anthropic`, `vertex`, `bedrock`.
  */
-export const ProviderDialectSchema = z.enum(PROVIDER_NAMES);
+const ProviderDialectSchema = z.enum(PROVIDER_NAMES);
 export type ProviderDialect = z.infer<typeof ProviderDialectSchema>;
 
 /**
@@ -35,7 +35,7 @@ export type ProviderDialect = z.infer<typeof ProviderDialectSchema>;
  * 'openai-compatible'` and `dialect: 'azure-openai'`. The lane's key secrets are Azure API keys
  * (`api-key` header); Entra ID tokens are not supported yet.
  */
-export const AzureOpenAiSettingsSchema = z
+const AzureOpenAiSettingsSchema = z
   .object({
     /** The resource endpoint, e.g. `https://my-resource.openai.azure.com` (no `/openai` suffix). */
     endpoint: z.string().url(),
@@ -52,7 +52,7 @@ export const AzureOpenAiSettingsSchema = z
  * Default Credentials: `GOOGLE_APPLICATION_CREDENTIALS`, workload identity federation, or the
  * metadata server), not an API key: the lane's keys then only name quota owners and need no secret.
  */
-export const VertexSettingsSchema = z
+const VertexSettingsSchema = z
   .object({
     /** The Google Cloud project ID. */
     project: z.string().regex(/^[a-z][a-z0-9-]{4,28}[a-z0-9]$/, 'project: a Google Cloud project ID'),
@@ -62,8 +62,7 @@ export const VertexSettingsSchema = z
   .strict();
 
 /** How the Bedrock adapter authenticates. */
-export const BedrockAuthSchema = z.enum(['iam', 'api-key']);
-export type BedrockAuth = z.infer<typeof BedrockAuthSchema>;
+const BedrockAuthSchema = z.enum(['iam', 'api-key']);
 
 /**
  * The lane's provider. `kind` picks the adapter; the other fields are kind-specific and checked for

@@ -19,7 +19,7 @@ export const AWS_LIMITS = {
   maxMaximumConcurrency: 1000,
 } as const;
 
-export const QueueSettingsSchema = z
+const QueueSettingsSchema = z
   .object({
     batchSize: z.number().int().min(1).max(AWS_LIMITS.maxBatchEntries),
     maxBatchingWindowSeconds: z.number().int().min(0).max(300),
@@ -34,7 +34,7 @@ export const QueueSettingsSchema = z
   })
   .strict();
 
-export const ConsumerSettingsSchema = z
+const ConsumerSettingsSchema = z
   .object({
     /** The mapping's MaximumConcurrency (2..1000 in AWS). */
     maximumConcurrency: z.number().int().min(AWS_LIMITS.minMaximumConcurrency).max(AWS_LIMITS.maxMaximumConcurrency),
@@ -54,7 +54,7 @@ export const ConsumerSettingsSchema = z
     path: ['reservedConcurrency'],
   });
 
-export const BackoffSettingsSchema = z
+const BackoffSettingsSchema = z
   .object({
     /** Base of the capped full-jitter backoff for throttles without a provider hint. */
     throttleBaseSeconds: z.number().positive(),
@@ -79,7 +79,7 @@ export const BackoffSettingsSchema = z
   .strict();
 
 /** What the lane believes of a job's own scheduling fields (a message is input from outside). */
-export const JobBoundsSchema = z
+const JobBoundsSchema = z
   .object({
     /** How far ahead a job's `eligibleAt` or `deadline` may lie (from its receipt). */
     horizonSeconds: z.number().int().positive(),

@@ -13,7 +13,7 @@ export const JOB_CONTRACT_VERSION = 1 as const;
 const isoDate = z.iso.datetime({ offset: true });
 
 /** Where the document text lives: an object in the lane's own bucket. */
-export const JobInputSchema = z
+const JobInputSchema = z
   .object({
     bucket: z.string().min(3),
     key: z.string().min(1).max(1024),
@@ -29,7 +29,7 @@ export const JobInputSchema = z
 export const MAX_ATTEMPT = 1000;
 
 /** The most throttle deferrals any job can carry (a lane's own limit is usually far lower). */
-export const MAX_DEFERRALS = 1_000_000_000;
+const MAX_DEFERRALS = 1_000_000_000;
 
 export const JobSchema = z
   .object({

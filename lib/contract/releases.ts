@@ -21,7 +21,7 @@ export interface Release {
 }
 
 /** Raised when a release id is not registered, or a release names what is not registered. */
-export class UnknownReleaseError extends RatelaneError {
+class UnknownReleaseError extends RatelaneError {
   override name = 'UnknownReleaseError';
   readonly kind = 'input' as const;
   readonly retryable = false;

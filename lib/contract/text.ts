@@ -6,7 +6,7 @@
  */
 
 /** Why bytes are not a document's text. */
-export type TextProblem = 'not_text' | 'empty_document';
+type TextProblem = 'not_text' | 'empty_document';
 
 /** The verdict on a document's bytes: its text, or what is wrong with it (with a detail naming sizes only). */
 export type TextVerdict = { ok: true; text: string } | { ok: false; problem: TextProblem; detail: string };

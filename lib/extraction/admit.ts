@@ -132,7 +132,7 @@ export function takeEarly(run: JobRun): void {
  * it was made for fewer tokens (its grant is given back then, and the caller takes again). Throws what
  * the take threw.
  */
-export async function useEarlyAdmission(run: JobRun, estimatedTokens: number): Promise<KeyAdmission | undefined> {
+async function useEarlyAdmission(run: JobRun, estimatedTokens: number): Promise<KeyAdmission | undefined> {
   const early = run.early;
   if (!early) return undefined;
   run.early = undefined;

@@ -86,7 +86,7 @@ export interface Delivery {
 }
 
 /** One model call's duration (ms), the key that made it, and whether it returned an answer (false: it threw — a throttle, an error, a cut). */
-export interface ModelCallTiming {
+interface ModelCallTiming {
   keyId: string;
   quotaOwner: string;
   ms: number;
@@ -126,7 +126,7 @@ export interface JobIdClaim {
 }
 
 /** A take made before the prompt is built: the tokens it was made for, and its answer. */
-export interface EarlyAdmission {
+interface EarlyAdmission {
   estimatedTokens: number;
   answer: Promise<KeyAdmission>;
 }

@@ -16,7 +16,7 @@ export interface LaneOut {
 }
 
 /** The result was committed (conditional write on the idempotency key). Terminal. */
-export interface CommittedOutcome {
+interface CommittedOutcome {
   type: 'committed';
   modelCalls: number;
   usage: TokenUsage;
@@ -50,7 +50,7 @@ export interface NeedsReviewOutcome {
  * waits (`action` says how long and with which scheduling fields); `laneOut` is set when every key is
  * out for a long reset.
  */
-export interface DeferredOutcome {
+interface DeferredOutcome {
   type: 'deferred';
   /** The job as it arrived (the action says what changes for the next attempt). */
   job: Job;
@@ -61,7 +61,7 @@ export interface DeferredOutcome {
 }
 
 /** A real failure (5xx, timeout, an unavailable store): the lane retries it under its budget. */
-export interface FailedOutcome {
+interface FailedOutcome {
   type: 'failed';
   /** The job as it arrived. */
   job: Job;
@@ -71,11 +71,3 @@ export interface FailedOutcome {
 
 /** The outcome of one record in the extraction core. */
 export type ExtractionOutcome = CommittedOutcome | DuplicateOutcome | RejectedOutcome | NeedsReviewOutcome | DeferredOutcome | FailedOutcome;
-
-/** Outcomes the core has already settled. */
-export type TerminalOutcome = CommittedOutcome | DuplicateOutcome | RejectedOutcome | NeedsReviewOutcome;
-
-/** Whether an outcome is settled by the core (nothing left for the lane to do but acknowledge). */
-export function isTerminal(outcome: ExtractionOutcome): outcome is TerminalOutcome {
-  return outcome.type !== 'deferred' && outcome.type !== 'failed';
-}

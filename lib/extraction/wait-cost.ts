@@ -13,7 +13,7 @@ import { PRICES } from '../platform/aws-prices.js';
  * that comes back (counted whole: a batch shares them, a lone record does not); the deferral's ledger
  * line, the job id's claim at the next receive and the take made again; the document read again.
  */
-export const RESEND_REQUESTS = { sqs: 3, dynamoWrites: 3, s3Gets: 1 } as const;
+const RESEND_REQUESTS = { sqs: 3, dynamoWrites: 3, s3Gets: 1 } as const;
 
 /** What one re-send of a job costs in AWS requests (USD). */
 export const RESEND_COST_USD =

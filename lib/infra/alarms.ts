@@ -19,10 +19,10 @@ import type { LaneQueues } from './queues.js';
 import { admissionDenialShare, consumerMetric, throttleShare } from './telemetry.js';
 
 /** The period of the job-age alarm: a job waiting for its `eligibleAt` comes back (hops) at least every 900 s, so each period sees it. */
-export const JOB_AGE_ALARM_PERIOD = Duration.minutes(15);
+const JOB_AGE_ALARM_PERIOD = Duration.minutes(15);
 
 /** Periods of the record-failure alarm: failures in each of 3 consecutive 5-minute periods (provider blips pass, a lasting fault does not). */
-export const RECORD_FAILURE_ALARM_PERIODS = 3;
+const RECORD_FAILURE_ALARM_PERIODS = 3;
 
 export interface LaneAlarmsProps {
   readonly lane: LaneConfig;
@@ -50,7 +50,7 @@ export interface LaneAlarmSet {
 }
 
 /** Alarms that report an event, not a state: notified on ALARM only (an "OK" a minute later would read as "fixed"). */
-export const EVENT_ALARMS = ['regionMismatch', 'keyAuth', 'billing'] as const satisfies ReadonlyArray<keyof LaneAlarmSet>;
+const EVENT_ALARMS = ['regionMismatch', 'keyAuth', 'billing'] as const satisfies ReadonlyArray<keyof LaneAlarmSet>;
 
 export class LaneAlarms extends Construct {
   readonly topic: Topic;
@@ -267,7 +267,7 @@ export class LaneAlarms extends Construct {
 }
 
 /** What the waiting-for-person alarm says: the causes this lane's provider can have, and what to do for each. */
-export function waitingForPersonDescription(lane: LaneConfig): string {
+function waitingForPersonDescription(lane: LaneConfig): string {
   const causes = providerNeedsKeySecrets(lane.provider)
     ? [
         `the provider secret ${lane.resources.providerSecretName} is unset or malformed (ConfigurationError: the consumer log says what to put in it; the lane resumes by itself once it is right)`,

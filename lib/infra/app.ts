@@ -34,7 +34,7 @@ export function lanesFromContext(app: App, base: LaneSet = DEFAULT_LANES): LaneS
 }
 
 /** The deployment account from context (`account`), if any: unset, the stacks stay account-agnostic. */
-export function accountFromContext(app: App): string | undefined {
+function accountFromContext(app: App): string | undefined {
   const account = stringContext(app, 'account');
   if (account !== undefined && !/^\d{12}$/.test(account)) throw new AppContextError(`context account must be 12 digits, got "${account}"`);
   return account;

@@ -28,7 +28,6 @@ import {
 import { consumerServiceName, METRICS_NAMESPACE } from '../platform/telemetry.js';
 import {
   acknowledgeDocumentPrefixGrant,
-  BEDROCK_INVOKE_ACTIONS,
   CONSUMER_RUNTIME,
   grantBedrockInvoke,
   laneBedrockTarget,
@@ -37,8 +36,6 @@ import {
   PROJECT_ROOT,
 } from './lane-function.js';
 import type { LaneStorage } from './storage.js';
-
-export { CONSUMER_ESBUILD_TARGET, CONSUMER_RUNTIME, ESM_REQUIRE_BANNER } from './lane-function.js';
 
 /**
  * Actions the consumer role has on its own ingress queue: receive/delete/visibility for the event
@@ -75,8 +72,6 @@ export const CONSUMER_BUCKET_ACTIONS = ['s3:GetObject'] as const;
  * the requested key as `s3:prefix`, so the condition keeps listing to `documents/`.
  */
 export const CONSUMER_BUCKET_LIST_ACTIONS = ['s3:ListBucket'] as const;
-/** Bedrock with IAM auth: Converse (what the adapter calls) is authorized as `bedrock:InvokeModel`. */
-export const CONSUMER_BEDROCK_ACTIONS = BEDROCK_INVOKE_ACTIONS;
 export const CONSUMER_LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'] as const;
 
 export interface LaneConsumerProps {

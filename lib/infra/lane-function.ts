@@ -23,17 +23,16 @@ export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', 
 export const CONSUMER_RUNTIME = Runtime.NODEJS_24_X;
 
 /** esbuild target matching {@link CONSUMER_RUNTIME}. */
-export const CONSUMER_ESBUILD_TARGET = 'node24';
+const CONSUMER_ESBUILD_TARGET = 'node24';
 
 /**
  * ESM bundles lose CommonJS's `require`; bundled CommonJS dependencies still call it for Node
  * built-ins, so the bundle gets one back from `createRequire`.
  */
-export const ESM_REQUIRE_BANNER =
-  "import { createRequire as __ratelaneCreateRequire } from 'node:module'; const require = __ratelaneCreateRequire(import.meta.url);";
+const ESM_REQUIRE_BANNER = "import { createRequire as __ratelaneCreateRequire } from 'node:module'; const require = __ratelaneCreateRequire(import.meta.url);";
 
 /** Bedrock with IAM auth: Converse (what the adapter calls) is authorized as `bedrock:InvokeModel`. */
-export const BEDROCK_INVOKE_ACTIONS = ['bedrock:InvokeModel'] as const;
+const BEDROCK_INVOKE_ACTIONS = ['bedrock:InvokeModel'] as const;
 
 /** The entry file of a lane function under `lambdas/`. */
 export function laneFunctionEntry(name: 'consumer' | 'live' | 'batch-reconciler'): string {

@@ -19,8 +19,6 @@ import { LEDGER_TABLE, RATE_STATE_TABLE, RESULTS_TABLE, type TableShape } from '
 
 import { DOCUMENT_PREFIX } from '../platform/resources.js';
 
-export { DOCUMENT_PREFIX };
-
 export interface LaneStorageProps {
   readonly lane: LaneConfig;
   /** Days after which a source document expires (jobs reference it only while in flight). */

@@ -8,8 +8,8 @@ import { MathExpression, Metric, Stats } from 'aws-cdk-lib/aws-cloudwatch';
 import type { LaneConfig } from '../config/lanes.js';
 import { consumerDimensions, type LiveMetricName, liveDimensions, METRICS_NAMESPACE, type ConsumerMetricName } from '../platform/telemetry.js';
 
-export { CONSUMER_METRICS, consumerDimensions, consumerServiceName, METRICS_NAMESPACE, type ConsumerMetricName } from '../platform/telemetry.js';
-export { LIVE_METRICS, liveDimensions, liveServiceName, type LiveMetricName } from '../platform/telemetry.js';
+export type { ConsumerMetricName } from '../platform/telemetry.js';
+export type { LiveMetricName } from '../platform/telemetry.js';
 
 /** One consumer metric of a lane, with the exact dimension set the consumer writes. */
 export function consumerMetric(
@@ -28,13 +28,13 @@ export function consumerMetric(
 }
 
 /** The metric-math expression of the 429 share (percent of model calls that were rate limited). */
-export const THROTTLE_SHARE_EXPRESSION = '100 * FILL(rateLimited, 0) / modelCalls';
+const THROTTLE_SHARE_EXPRESSION = '100 * FILL(rateLimited, 0) / modelCalls';
 
 /**
  * The metric-math expression of the admission denial share: percent of admission decisions (a model call
  * started, or a job deferred because no key could take it) that deferred the job.
  */
-export const ADMISSION_DENIAL_SHARE_EXPRESSION = '100 * FILL(admissionDenied, 0) / (FILL(admissionDenied, 0) + FILL(modelCalls, 0))';
+const ADMISSION_DENIAL_SHARE_EXPRESSION = '100 * FILL(admissionDenied, 0) / (FILL(admissionDenied, 0) + FILL(modelCalls, 0))';
 
 /** The share of admission decisions that deferred the job, in percent, per `period`. */
 export function admissionDenialShare(lane: Pick<LaneConfig, 'name' | 'region'>, period: Duration = Duration.minutes(5)): MathExpression {
@@ -95,7 +95,7 @@ export function liveMetric(
 }
 
 /** The metric-math expression of the live pending share (percent of live answers that were 202 pending, handed over to the queue). */
-export const LIVE_PENDING_SHARE_EXPRESSION = '100 * FILL(livePending, 0) / liveRequests';
+const LIVE_PENDING_SHARE_EXPRESSION = '100 * FILL(livePending, 0) / liveRequests';
 
 /** The share of live requests answered "pending" (handed over to the queue lane), in percent, per `period`. */
 export function livePendingShare(lane: Pick<LaneConfig, 'name' | 'region'>, period: Duration = Duration.minutes(5)): MathExpression {

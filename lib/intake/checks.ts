@@ -68,7 +68,7 @@ const SOURCE_ID_MESSAGE = 'sourceId must be a string of 1 to 512 characters';
  * `region`, `schemaVersion`, `promptVersion` and `jobId` strings (all `bad_input`); then a region is
  * given (`unknown_region`).
  */
-export const DocumentFieldsSchema = z
+const DocumentFieldsSchema = z
   .custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null, { error: 'document is not an object' })
   .transform((doc) => Object.fromEntries(DOCUMENT_FIELDS.map((field) => [field, doc[field]])) as Partial<Record<(typeof DOCUMENT_FIELDS)[number], unknown>>)
   .refine((doc) => !(doc.text !== undefined && doc.path !== undefined), { error: 'give exactly one of text or path, not both', abort: true })
@@ -87,22 +87,19 @@ export const DocumentFieldsSchema = z
   )
   .refine((doc) => doc.region !== undefined && doc.region.length > 0, { error: 'region is missing', ...reason('unknown_region') });
 
-/** A document's checked fields. */
-export type DocumentFields = z.output<typeof DocumentFieldsSchema>;
-
 /** A schema or prompt version: `name@N`. */
-export const VersionSchema = z.string().regex(/^[a-z][a-z0-9-]*@\d+$/);
+const VersionSchema = z.string().regex(/^[a-z][a-z0-9-]*@\d+$/);
 
 const DEADLINE_MESSAGE = 'deadline is not a valid date (use ISO 8601)';
 
 /** A deadline: a `Date` or an ISO 8601 string, as a valid `Date`. */
-export const DeadlineSchema = z
+const DeadlineSchema = z
   .union([z.date(), z.string()], { error: DEADLINE_MESSAGE })
   .transform((value) => (value instanceof Date ? value : new Date(value)))
   .refine((date) => !Number.isNaN(date.getTime()), { error: DEADLINE_MESSAGE });
 
 /** The limits a document's text must fit. */
-export interface TextLimits {
+interface TextLimits {
   maxBytes: number;
   maxTokens: number;
 }
@@ -112,7 +109,7 @@ export interface TextLimits {
  * the byte and estimated-token limits (`document_too_large`) — the checks the consumer repeats
  * (`lib/contract/text.ts`).
  */
-export function documentTextSchema(limits: TextLimits) {
+function documentTextSchema(limits: TextLimits) {
   return z.string().superRefine((text, ctx) => {
     const bytes = Buffer.byteLength(text, 'utf8');
     const fail = (r: RejectionReason, message: string): void => void ctx.addIssue({ code: 'custom', message, ...reason(r) });
@@ -148,7 +145,7 @@ export type IntakeDeps = Pick<SubmitDeps, 'lanes' | 'isKnownVersion' | 'defaultV
  * (`a.txt` and `./a.txt` are one source); a caller naming files from a folder gives the path relative
  * to that folder as the source id (`ratelane submit --dir` does).
  */
-export function fileSourceId(path: string): string {
+function fileSourceId(path: string): string {
   return basename(path);
 }
 
@@ -291,7 +288,7 @@ function buildJob(
  * Size of an SQS message as SQS counts it: the body plus every attribute's name, data type and
  * value (UTF-8 bytes).
  */
-export function messageSizeBytes(body: string, attributes: Readonly<Record<string, { DataType: string; StringValue?: string }>>): number {
+function messageSizeBytes(body: string, attributes: Readonly<Record<string, { DataType: string; StringValue?: string }>>): number {
   let size = Buffer.byteLength(body, 'utf8');
   for (const [name, value] of Object.entries(attributes)) {
     size += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value.DataType, 'utf8') + Buffer.byteLength(value.StringValue ?? '', 'utf8');

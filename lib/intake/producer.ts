@@ -3,19 +3,9 @@ import { findLane, prepareDocument, type Prepared, type RejectedItem } from './c
 import type { DocumentInput, ItemError, SubmitDeps, SubmitItemResult, SubmitRequest, SubmitResult } from './model.js';
 import { DEFAULT_SEND_RETRY, sendLane, type SendContext } from './send.js';
 
-export { DEFAULT_MAX_DOCUMENT_BYTES, messageSizeBytes, type RejectedItem, type RejectionReason } from './checks.js';
-export type {
-  DocumentInput,
-  ItemError,
-  LaneClients,
-  RetrySettings,
-  SubmitDeps,
-  SubmitItemResult,
-  SubmitProgress,
-  SubmitRequest,
-  SubmitResult,
-} from './model.js';
-export { DEFAULT_SEND_RETRY, planBatches, retryDelayMs } from './send.js';
+export type { RejectedItem } from './checks.js';
+export type { DocumentInput, LaneClients, SubmitDeps, SubmitItemResult, SubmitProgress, SubmitRequest, SubmitResult } from './model.js';
+export { planBatches } from './send.js';
 
 /**
  * Raised when a submission is empty, or (with `deps.atomic`) when at least one document is invalid;

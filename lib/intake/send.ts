@@ -18,7 +18,7 @@ import type { ItemError, RetrySettings, SubmitDeps } from './model.js';
 export const DEFAULT_SEND_RETRY: RetrySettings = { maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 3_000 };
 
 /** GetQueueUrl answered without a URL. */
-export class MissingQueueUrlError extends RatelaneError {
+class MissingQueueUrlError extends RatelaneError {
   override name = 'MissingQueueUrlError';
   readonly kind = 'unavailable' as const;
   readonly retryable = true;
@@ -80,7 +80,7 @@ function isRetryableError(error: unknown): boolean {
  * exponential ceiling `min(maxDelayMs, baseDelayMs × 2^(attempt − 1))` — half the ceiling, plus a
  * full-jitter draw over the other half.
  */
-export function retryDelayMs(attempt: number, retry: RetrySettings, random: () => number): number {
+function retryDelayMs(attempt: number, retry: RetrySettings, random: () => number): number {
   const ceiling = backoffCeilingMs({ exponent: attempt - 1, baseMs: retry.baseDelayMs, capMs: retry.maxDelayMs });
   return Math.round(ceiling / 2 + fullJitterBackoffMs({ exponent: 0, baseMs: ceiling / 2, capMs: ceiling / 2, random }));
 }

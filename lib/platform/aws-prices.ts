@@ -81,6 +81,3 @@ export const PRICES = {
     status: 'assumption',
   },
 } as const satisfies Record<string, Price>;
-
-/** The name of one price in {@link PRICES}. */
-export type PriceId = keyof typeof PRICES;

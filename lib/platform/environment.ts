@@ -59,9 +59,6 @@ export const ConsumerEnvironmentSchema = z.object({
     .pipe(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']).optional()),
 });
 
-/** The consumer's environment after {@link ConsumerEnvironmentSchema}. */
-export type ConsumerEnvironment = z.output<typeof ConsumerEnvironmentSchema>;
-
 /**
  * The environment variables of a lane's live function: the lane config, the queue a job is handed
  * over to, the provider secret, admission overrides and Powertools settings, as the consumer's.
@@ -86,6 +83,3 @@ export const LiveEnvironmentSchema = ConsumerEnvironmentSchema.pick({
   [LIVE_ENV.admissionOutputTokens]: true,
   [LIVE_ENV.logLevel]: true,
 });
-
-/** The live function's environment after {@link LiveEnvironmentSchema}. */
-export type LiveEnvironment = z.output<typeof LiveEnvironmentSchema>;

@@ -177,7 +177,7 @@ export const RECORD_FAILED_METRICS = {
 } as const satisfies Record<RecordFailureReason, ConsumerMetricName>;
 
 /** The `outcome` field of a record's log lines. */
-export const LOG_OUTCOMES = [
+const LOG_OUTCOMES = [
   'committed',
   'duplicate',
   'rejected',
@@ -192,7 +192,7 @@ export const LOG_OUTCOMES = [
 ] as const;
 
 /** One of {@link LOG_OUTCOMES}. */
-export type LogOutcome = (typeof LOG_OUTCOMES)[number];
+type LogOutcome = (typeof LOG_OUTCOMES)[number];
 
 /**
  * The fields a record's log lines may carry. Never document text or model output: references, ids,
@@ -226,7 +226,7 @@ export interface RecordLogFields {
 }
 
 /** Why a job was rejected for good (the ledger's `reason` of a `rejected` entry). */
-export const REJECTION_REASONS = [
+const REJECTION_REASONS = [
   /** The body is not a valid job. */
   'invalid_body',
   /** The contract, schema or prompt version is not registered. */
@@ -254,7 +254,7 @@ export const REJECTION_REASONS = [
 ] as const;
 
 /** Why a valid output still needs a person (the reason of a `needs_review` entry besides the validation reasons). */
-export const REVIEW_REASONS = [
+const REVIEW_REASONS = [
   /** The validated result is larger than a results item can hold (DynamoDB's 400 KB) or has values it cannot store. */
   'result_unstorable',
 ] as const;
@@ -264,29 +264,3 @@ export type ReviewReason = (typeof REVIEW_REASONS)[number];
 
 /** One of {@link REJECTION_REASONS}. */
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
-
-/** How far a model output got through validation (the reason of a `validation_failed` entry). */
-export const VALIDATION_REASONS = ['not_json', 'schema_invalid', 'domain_invalid'] as const;
-
-/** Why a job was re-sent for later (the reason of a `deferred` entry). */
-export const DEFERRAL_REASONS = [
-  'not_yet_eligible',
-  'admission_denied',
-  'rate_limit',
-  'quota_exhausted',
-  'billing',
-  'auth',
-  'invocation_deadline',
-  'configuration',
-] as const;
-
-/** Why a job failed for real (the reason of a `dead_letter_pending` entry). */
-export const FAILURE_REASONS = ['overloaded', 'transport_failure', 'provider_error'] as const;
-
-/** Every reason the ledger records. */
-export type LedgerReason =
-  | RejectionReason
-  | (typeof REVIEW_REASONS)[number]
-  | (typeof VALIDATION_REASONS)[number]
-  | (typeof DEFERRAL_REASONS)[number]
-  | (typeof FAILURE_REASONS)[number];

@@ -128,7 +128,7 @@ export interface FailAction {
 }
 
 /** Make one bounded repair call that feeds the validation errors back to the model. */
-export interface RepairAction {
+interface RepairAction {
   type: 'repair';
   /** Which repair this is (1 for the first). */
   repairAttempt: number;
@@ -143,7 +143,7 @@ export interface NeedsReviewAction {
 }
 
 /** Commit the valid output once (conditional write keyed by `idempotencyKey`), then acknowledge. */
-export interface CommitAction {
+interface CommitAction {
   type: 'commit';
 }
 
@@ -151,7 +151,7 @@ export interface CommitAction {
 export type Action = RejectAction | DeferAction | FailAction | RepairAction | NeedsReviewAction | CommitAction;
 
 /** Go ahead: the job may be admitted and the model called. */
-export interface ProceedResult {
+interface ProceedResult {
   type: 'proceed';
 }
 

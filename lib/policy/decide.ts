@@ -21,14 +21,14 @@ import { carriedAttempt, deadlineMs, deferOrReject, hop, rejectDeadline } from '
 import { isoAt, toEpochMs } from './time.js';
 
 /** Shortest re-send after an admission denial whose `retryAt` is already due (avoids a hot loop). */
-export const MIN_ADMISSION_WAIT_MS = 1000;
+const MIN_ADMISSION_WAIT_MS = 1000;
 
 /**
  * The wait a provider error states, in ms from `nowMs`: the later of `retryAfterMs` and
  * `resetAt − now` among those present and positive; `null` when it states none (a zero, negative
  * or past hint counts as none: most likely clock skew, and trusting it would hot-loop).
  */
-export function statedWaitMs(classification: ProviderErrorClassification, nowMs: number): number | null {
+function statedWaitMs(classification: ProviderErrorClassification, nowMs: number): number | null {
   const hints: number[] = [];
   if (classification.retryAfterMs !== null && Number.isFinite(classification.retryAfterMs) && classification.retryAfterMs > 0) {
     hints.push(classification.retryAfterMs);

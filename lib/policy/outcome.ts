@@ -68,39 +68,39 @@ export const DEFAULT_AUTH_COOLDOWN_SECONDS = 24 * 60 * 60;
 export const DEFAULT_BILLING_COOLDOWN_SECONDS = 24 * 60 * 60;
 
 /** Why a transport call failed without a provider verdict. */
-export type TransportFailureCause = 'timeout' | 'server_error' | 'network' | 'unknown';
+type TransportFailureCause = 'timeout' | 'server_error' | 'network' | 'unknown';
 
 /** The body was not a valid job (not JSON, or failing the contract). Terminal. */
-export interface InvalidBodyOutcome {
+interface InvalidBodyOutcome {
   kind: 'invalid_body';
   /** Which fields and why, for the ledger. */
   reason: string;
 }
 
 /** The body names a contract or schema version this consumer does not know. Terminal. */
-export interface UnknownVersionOutcome {
+interface UnknownVersionOutcome {
   kind: 'unknown_version';
   /** The version found, for the ledger. */
   version?: string | undefined;
 }
 
 /** The job's region is not this lane's. Terminal; the model is never called. */
-export interface RegionMismatchOutcome {
+interface RegionMismatchOutcome {
   kind: 'region_mismatch';
 }
 
 /** The job's `eligibleAt` is in the future: hop (re-send) without calling the model. */
-export interface NotYetEligibleOutcome {
+interface NotYetEligibleOutcome {
   kind: 'not_yet_eligible';
 }
 
 /** The job's deadline has passed (checked before calling). Terminal. */
-export interface DeadlinePassedOutcome {
+interface DeadlinePassedOutcome {
   kind: 'deadline_passed';
 }
 
 /** Admission said no (no key free, bucket empty): defer until `retryAt`. */
-export interface AdmissionDeniedOutcome {
+interface AdmissionDeniedOutcome {
   kind: 'admission_denied';
   /** When a key or token is next due. */
   retryAt: Instant;
@@ -125,13 +125,13 @@ export interface ProviderErrorOutcome {
 }
 
 /** The call failed before a provider verdict (timeout, 5xx without a body, network): a real failure. */
-export interface TransportFailureOutcome {
+interface TransportFailureOutcome {
   kind: 'transport_failure';
   cause: TransportFailureCause;
 }
 
 /** The model answered but the output failed parsing, its schema or domain rules. */
-export interface ValidationFailedOutcome {
+interface ValidationFailedOutcome {
   kind: 'validation_failed';
   /** Repair calls already spent on this output (0 for the first failure). */
   repairAttemptsUsed: number;
@@ -145,19 +145,19 @@ export interface ValidationFailedOutcome {
  * when a step was cut off in the middle (the environment is slower than its time: coming back at once
  * would only loop).
  */
-export interface OutOfTimeOutcome {
+interface OutOfTimeOutcome {
   kind: 'out_of_time';
   /** How long to stay away (ms); absent: come back at once. */
   waitMs?: number | undefined;
 }
 
 /** The output is valid: commit it. */
-export interface ValidOutputOutcome {
+interface ValidOutputOutcome {
   kind: 'valid_output';
 }
 
 /** Outcomes decided without a parsed job. */
-export type BodyOutcome = InvalidBodyOutcome | UnknownVersionOutcome;
+type BodyOutcome = InvalidBodyOutcome | UnknownVersionOutcome;
 
 /** Outcomes of a parsed job. */
 export type JobOutcome =
@@ -171,11 +171,8 @@ export type JobOutcome =
   | OutOfTimeOutcome
   | ValidOutputOutcome;
 
-/** What happened to one record (discriminated by `kind`). */
-export type RecordOutcome = BodyOutcome | JobOutcome;
-
 /** Everything known about one received record of a parsed job. */
-export interface RecordContext {
+interface RecordContext {
   /** The job's scheduling fields. */
   job: JobScheduling;
   /** This consumer's lane name (`us`, `eu`, …). */

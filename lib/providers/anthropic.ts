@@ -26,7 +26,7 @@ export interface AnthropicAdapterOptions {
 }
 
 /** Anthropic tool names must match `^[a-zA-Z0-9_-]{1,64}$`. */
-export function anthropicToolName(schemaName: string): string {
+function anthropicToolName(schemaName: string): string {
   const cleaned = schemaName.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
   return cleaned === '' ? 'extract' : cleaned;
 }
@@ -98,7 +98,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ModelA
 }
 
 /** Maps an `@anthropic-ai/sdk` error to {@link ProviderError} or {@link ProviderTransportError}. */
-export function mapAnthropicError(error: unknown, now: Date): Error {
+function mapAnthropicError(error: unknown, now: Date): Error {
   if (error instanceof APIConnectionTimeoutError || error instanceof APIUserAbortError) {
     return new ProviderTransportError(`${PROVIDER}: request timed out`, PROVIDER, true, { cause: error });
   }

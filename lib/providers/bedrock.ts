@@ -146,7 +146,7 @@ const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'ECONNABORTED', '
  * headers from the raw `$response`, body `{ message, __type }`) or {@link ProviderTransportError}.
  * `aborted` says the adapter's deadline or the caller's signal fired.
  */
-export function mapBedrockError(error: unknown, now: Date, aborted = false): Error {
+function mapBedrockError(error: unknown, now: Date, aborted = false): Error {
   if (error instanceof BedrockRuntimeServiceException) {
     const meta = error.$metadata;
     const status = meta?.httpStatusCode ?? (error.$fault === 'server' ? 500 : 400);

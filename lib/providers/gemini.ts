@@ -20,7 +20,7 @@ import { ProviderError, ProviderTransportError, type ExtractionRequest, type Ext
 import { startDeadline } from './deadline.js';
 
 /** Gemini API or Vertex AI: the classifier dialect of the adapter's errors. */
-export type GoogleProvider = 'gemini' | 'vertex';
+type GoogleProvider = 'gemini' | 'vertex';
 
 /** Settings of the Gemini adapter. */
 export interface GeminiAdapterOptions {
@@ -121,7 +121,7 @@ function exceedsContext(body: unknown): boolean {
 }
 
 /** Maps an `@google/genai` error to {@link ProviderError} or {@link ProviderTransportError}. */
-export function mapGeminiError(error: unknown, now: Date, aborted = false, provider: GoogleProvider = 'gemini'): Error {
+function mapGeminiError(error: unknown, now: Date, aborted = false, provider: GoogleProvider = 'gemini'): Error {
   if (error instanceof ApiError) {
     const status = error.status;
     const body = bodyOf(error.message);

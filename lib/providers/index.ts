@@ -10,7 +10,7 @@ import { createOpenAiCompatibleAdapter } from './openai-compatible.js';
 import { RatelaneError } from '../platform/errors.js';
 
 /** Raised for a provider kind that has no adapter yet. */
-export class UnsupportedProviderError extends RatelaneError {
+class UnsupportedProviderError extends RatelaneError {
   override name = 'UnsupportedProviderError';
   readonly kind = 'config' as const;
   readonly retryable = false;
@@ -60,9 +60,4 @@ export function createModelAdapter(lane: LaneConfig): ModelAdapter {
   }
 }
 
-export { classifyProviderError, isRequestTooLarge, PROVIDER_NAMES, type ProviderErrorInput, type ProviderName } from './classify/classify.js';
-export { createAnthropicAdapter, mapAnthropicError, type AnthropicAdapterOptions } from './anthropic.js';
-export { createBedrockAdapter, mapBedrockError, type BedrockAdapterOptions } from './bedrock.js';
-export { createGeminiAdapter, mapGeminiError, type GeminiAdapterOptions, type GoogleProvider } from './gemini.js';
-export { createOpenAiCompatibleAdapter, mapOpenAiError, type OpenAiCompatibleOptions } from './openai-compatible.js';
-export { ProviderError, ProviderTransportError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from './model.js';
+export type { ModelAdapter } from './model.js';

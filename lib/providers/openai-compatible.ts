@@ -88,7 +88,7 @@ export function createOpenAiCompatibleAdapter(options: OpenAiCompatibleOptions):
 }
 
 /** Maps an `openai` SDK error to {@link ProviderError} or {@link ProviderTransportError}. */
-export function mapOpenAiError(error: unknown, provider: ProviderName, now: Date): Error {
+function mapOpenAiError(error: unknown, provider: ProviderName, now: Date): Error {
   if (error instanceof APIConnectionTimeoutError || error instanceof APIUserAbortError) {
     return new ProviderTransportError(`${provider}: request timed out`, provider, true, { cause: error });
   }

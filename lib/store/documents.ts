@@ -17,10 +17,10 @@ import { errorCode, RatelaneError } from '../platform/errors.js';
 import { DOCUMENT_PREFIX } from '../platform/resources.js';
 
 /** Key prefix of every stored document (the one the stack grants reads on). */
-export const DOCUMENT_KEY_PREFIX = DOCUMENT_PREFIX;
+const DOCUMENT_KEY_PREFIX = DOCUMENT_PREFIX;
 
 /** Content type of stored documents (the producer stores text only). */
-export const DOCUMENT_CONTENT_TYPE = 'text/plain; charset=utf-8';
+const DOCUMENT_CONTENT_TYPE = 'text/plain; charset=utf-8';
 
 /** Where one document was stored. */
 export interface StoredDocument {

@@ -39,7 +39,7 @@ interface ReceivedBase extends ViewBase {
 }
 
 /** A result is committed for the job's idempotency key: final. */
-export interface CommittedView extends ReceivedBase {
+interface CommittedView extends ReceivedBase {
   state: 'committed';
   /** The validated extraction. */
   result: Record<string, unknown>;
@@ -54,7 +54,7 @@ export interface CommittedView extends ReceivedBase {
 }
 
 /** The output failed validation after its repair: a person must look (final unless redriven). */
-export interface NeedsReviewView extends ReceivedBase {
+interface NeedsReviewView extends ReceivedBase {
   state: 'needs_review';
   /** Why (`validation_failed`, `result_unstorable`, ...). */
   reason: string;
@@ -63,14 +63,14 @@ export interface NeedsReviewView extends ReceivedBase {
 }
 
 /** Rejected for good (deadline, input missing or altered, too large, ...). */
-export interface RejectedView extends ReceivedBase {
+interface RejectedView extends ReceivedBase {
   state: 'rejected';
   reason: string;
   at: string;
 }
 
 /** The retry budget is spent: the job is (or is about to be) in the dead-letter queue. */
-export interface DeadLetteredView extends ReceivedBase {
+interface DeadLetteredView extends ReceivedBase {
   state: 'dead_lettered';
   /** The last failure's reason (`provider_5xx`, `timeout`, ...). */
   reason: string;
@@ -78,7 +78,7 @@ export interface DeadLetteredView extends ReceivedBase {
 }
 
 /** Re-sent for later (a rate limit, admission, a quota, a hop): it comes back by itself. */
-export interface PendingView extends ReceivedBase {
+interface PendingView extends ReceivedBase {
   state: 'pending';
   /** Why it was deferred (`rate_limited`, `not_yet_eligible`, ...). */
   reason: string;
@@ -90,22 +90,19 @@ export interface PendingView extends ReceivedBase {
 }
 
 /** Claimed by a consumer, no outcome yet: being worked on (or about to be received again). */
-export interface ReceivedView extends ReceivedBase {
+interface ReceivedView extends ReceivedBase {
   state: 'received';
   /** The latest claim (a delivery's start), or the latest entry when that is not an outcome (ISO 8601). */
   at: string;
 }
 
 /** No consumer ever received a job with this id: still queued, or a wrong id. */
-export interface UnknownView extends ViewBase {
+interface UnknownView extends ViewBase {
   state: 'unknown';
 }
 
 /** One job's state; `state` tells which. */
 export type JobStatusView = CommittedView | NeedsReviewView | RejectedView | DeadLetteredView | PendingView | ReceivedView | UnknownView;
-
-/** One of the states of {@link JobStatusView}. */
-export type JobState = JobStatusView['state'];
 
 /** What {@link jobStatus} reads. */
 export interface JobStatusStores {

@@ -26,12 +26,12 @@ export const LEDGER_KINDS = [
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 
 /** How far a model output got through validation. */
-export type ParseStatus = 'ok' | 'not_json' | 'schema_invalid' | 'domain_invalid';
+type ParseStatus = 'ok' | 'not_json' | 'schema_invalid' | 'domain_invalid';
 
 /** Longest `details` kept; longer text is cut (details are for short diagnostics, never document text). */
 export const MAX_DETAILS_LENGTH = 1000;
 /** Most `failingFields` / `failingRules` kept per entry. */
-export const MAX_LISTED_ISSUES = 50;
+const MAX_LISTED_ISSUES = 50;
 /** Default retention of ledger entries. */
 export const DEFAULT_LEDGER_RETENTION_DAYS = 90;
 
@@ -93,7 +93,7 @@ function pushEntry(entries: LedgerEntry[], item: Record<string, AttributeValue>)
 const ORDERING_WINDOW_MS = 1000;
 
 /** Sort key of a job's claim item (before every entry: `#` sorts before the ISO times of entry ids). */
-export const JOB_CLAIM_ENTRY_ID = '#job';
+const JOB_CLAIM_ENTRY_ID = '#job';
 
 /** What {@link Ledger.claimJob} found: the job id is this job's, or it belongs to another idempotency key. */
 export type JobClaim = { claimed: true } | { claimed: false; idempotencyKey: string };

@@ -7,7 +7,7 @@ import { RatelaneError } from '../platform/errors.js';
 import { StoreRecordInvalidError } from './errors.js';
 
 /** A batch's states: created while `submitting`, `done` when every item is settled. */
-export const BATCH_STATES = ['submitting', 'submitted', 'reconciling', 'done', 'cancelling', 'cancelled'] as const;
+const BATCH_STATES = ['submitting', 'submitted', 'reconciling', 'done', 'cancelling', 'cancelled'] as const;
 /** One of {@link BATCH_STATES}. */
 export type BatchState = (typeof BATCH_STATES)[number];
 /** States of one provider job (an OpenAI batch or a Bedrock model invocation job). */
@@ -63,7 +63,7 @@ export const BATCH_WRITE_CHUNK = 25;
 /** Default retention of a batch's items (TTL from its `createdAt`). */
 export const DEFAULT_MANIFEST_RETENTION_DAYS = 90;
 /** Longest `reason` kept (a short machine-readable reason, never document text). */
-export const MAX_REASON_LENGTH = 200;
+const MAX_REASON_LENGTH = 200;
 
 /** The stable record id of the item at `index` (0-based): `itemIdFor(42)` is `r0000000042`. */
 export function itemIdFor(index: number): string {

@@ -77,13 +77,13 @@ export function resultRecordFor(
 }
 
 /** DynamoDB's item size limit (400 KB), as DynamoDB counts it. */
-export const MAX_RESULT_ITEM_BYTES = 400 * 1024;
+const MAX_RESULT_ITEM_BYTES = 400 * 1024;
 
 /**
  * An item's size as DynamoDB counts it, approximately from above: the UTF-8 length of every attribute
  * name and value, plus a few bytes per value for its type and structure.
  */
-export function approximateItemBytes(item: Record<string, AttributeValue>): number {
+function approximateItemBytes(item: Record<string, AttributeValue>): number {
   let bytes = 0;
   const walk = (value: AttributeValue): void => {
     bytes += 3;

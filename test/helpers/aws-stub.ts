@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 
 /** The services the stub answers. */
-export type StubService = 'secretsmanager' | 'ssm' | 'scheduler' | 'lambda' | 'unknown';
+type StubService = 'secretsmanager' | 'ssm' | 'scheduler' | 'lambda' | 'unknown';
 
 /** One request the stub received. */
 export interface StubCall {
@@ -33,7 +33,7 @@ export interface StubCall {
 }
 
 /** One schedule the stub holds (created and not deleted). */
-export interface StubSchedule {
+interface StubSchedule {
   name: string;
   group: string;
   input: Record<string, unknown>;

@@ -64,7 +64,7 @@ const TEST_LANE_DEFAULTS: TestLaneOverride = {
 };
 
 /** The `us` lane with unique resource names and the given overrides. */
-export function testLaneConfig(override: TestLaneOverride = {}): LaneConfig {
+function testLaneConfig(override: TestLaneOverride = {}): LaneConfig {
   return resolveLanes({
     us: {
       ...TEST_LANE_DEFAULTS,
@@ -209,7 +209,7 @@ export function jobOf(message: Message): Job {
 // The scripted model
 
 /** One call the scripted model received. */
-export interface ModelCall {
+interface ModelCall {
   /** The document text between the markers of the user message. */
   text: string;
   /** SHA-256 of that text (a job's `input.contentSha256`). */

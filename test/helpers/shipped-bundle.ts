@@ -25,7 +25,7 @@ const INPUT_DIRS = ['bin', 'lib', 'lambdas', 'workbench'];
 const INPUT_FILES = ['package.json', 'package-lock.json', 'cdk.json', 'tsconfig.json'];
 
 /** One resource of a synthesized template. */
-export interface CfnResource {
+interface CfnResource {
   Type: string;
   Properties?: Record<string, unknown>;
 }
@@ -36,7 +36,7 @@ export interface CfnTemplate {
 }
 
 /** A bundled function's properties as synthesized. */
-export interface ShippedFunction {
+interface ShippedFunction {
   logicalId: string;
   functionName: string;
   handler: string;
@@ -77,7 +77,7 @@ function walk(dir: string, out: string[]): void {
 }
 
 /** A hash of every file the synth reads (names and contents). */
-export function synthInputsFingerprint(): string {
+function synthInputsFingerprint(): string {
   const files: string[] = [];
   for (const dir of INPUT_DIRS) if (existsSync(join(ROOT, dir))) walk(join(ROOT, dir), files);
   for (const file of INPUT_FILES) if (existsSync(join(ROOT, file))) files.push(join(ROOT, file));
@@ -180,12 +180,12 @@ export function readShippedFunction(stack: string, outDir: string, functionName:
 const laneOf = (stack: string): string => stack.replace(/^ratelane-/, '');
 
 /** Reads the synthesized stack's consumer function (`ratelane-<lane>-consumer`) and its asset folder. */
-export function readShippedConsumer(stack: string, outDir: string): Omit<ShippedConsumer, 'synthesized' | 'synthMs'> {
+function readShippedConsumer(stack: string, outDir: string): Omit<ShippedConsumer, 'synthesized' | 'synthMs'> {
   return readShippedFunction(stack, outDir, consumerFunctionName(laneOf(stack)));
 }
 
 /** Reads the synthesized stack's live function (`ratelane-<lane>-live`) and its asset folder. */
-export function readShippedLive(stack: string, outDir: string): Omit<ShippedLive, 'synthesized' | 'synthMs'> {
+function readShippedLive(stack: string, outDir: string): Omit<ShippedLive, 'synthesized' | 'synthMs'> {
   return readShippedFunction(stack, outDir, liveFunctionName(laneOf(stack)));
 }
 

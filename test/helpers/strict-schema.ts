@@ -4,13 +4,13 @@
  */
 
 /** Keywords OpenAI structured outputs accept in strict mode. */
-export const STRICT_KEYWORDS: ReadonlySet<string> = new Set([
+const STRICT_KEYWORDS: ReadonlySet<string> = new Set([
   ...['type', 'properties', 'required', 'additionalProperties', 'items', 'anyOf', 'enum', 'const', 'description', 'title', 'pattern', 'format'],
   ...['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems', '$defs', '$ref'],
 ]);
 
 /** String formats OpenAI structured outputs accept in strict mode. */
-export const STRICT_FORMATS: ReadonlySet<string> = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
+const STRICT_FORMATS: ReadonlySet<string> = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
 
 /** Every problem that would make OpenAI reject the schema in strict mode, as `path: problem`. */
 export function strictModeProblems(node: unknown, path: string): string[] {

@@ -39,7 +39,7 @@ export const invoiceExtractV2: ExtractionPrompt = chatPrompt(
  * `invoice-extract@3`: `invoice-extract@1` with a worked example for slashed dates without a stated
  * convention (a candidate that should read them better, and change nothing else).
  */
-export const invoiceExtractV3: ExtractionPrompt = chatPrompt(
+const invoiceExtractV3: ExtractionPrompt = chatPrompt(
   'invoice-extract@3',
   [
     ...RULES_V1,

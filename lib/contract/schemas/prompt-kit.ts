@@ -4,7 +4,7 @@
  */
 
 /** One chat message of a prompt. */
-export interface PromptMessage {
+interface PromptMessage {
   role: 'system' | 'user';
   content: string;
 }
@@ -24,7 +24,7 @@ export const DOCUMENT_OPEN = '<document>\n';
 export const DOCUMENT_CLOSE = '\n</document>';
 
 /** Wraps document text in the markers the fake provider (and a reader of the prompt) relies on. */
-export function wrapDocument(documentText: string): string {
+function wrapDocument(documentText: string): string {
   return `${DOCUMENT_OPEN}${documentText}${DOCUMENT_CLOSE}`;
 }
 

@@ -24,7 +24,7 @@ const RULES_V1 = [
 ];
 
 /** `receipt-extract@1`: the released receipt prompt. */
-export const receiptExtractV1: ExtractionPrompt = chatPrompt('receipt-extract@1', RULES_V1.join('\n'), 'Extract the receipt below.');
+const receiptExtractV1: ExtractionPrompt = chatPrompt('receipt-extract@1', RULES_V1.join('\n'), 'Extract the receipt below.');
 
 /** Every prompt of `receipt@1`, by version. */
 export const RECEIPT_PROMPTS: Readonly<Record<string, ExtractionPrompt>> = {

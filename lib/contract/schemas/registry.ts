@@ -9,7 +9,7 @@ import { receiptV1Entry } from './receipt-v1.js';
 import type { ExtractionPrompt } from './prompt-kit.js';
 import type { ExtractionSchema } from './schema-kit.js';
 
-export { DOCUMENT_CLOSE, DOCUMENT_OPEN, wrapDocument, type ExtractionPrompt, type PromptMessage } from './prompt-kit.js';
+export { DOCUMENT_CLOSE, DOCUMENT_OPEN, type ExtractionPrompt } from './prompt-kit.js';
 export type { DomainRuleViolation, ExtractionSchema } from './schema-kit.js';
 
 /** The schema version jobs use when the caller names none. */

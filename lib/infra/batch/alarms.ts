@@ -21,7 +21,7 @@ import { METRICS_NAMESPACE } from '../../platform/telemetry.js';
 import type { LaneBatch } from './batch-lane.js';
 
 /** Consecutive intervals of sweep errors, or of no invocation, before an alarm. */
-export const BATCH_DEGRADED_INTERVALS = 3;
+const BATCH_DEGRADED_INTERVALS = 3;
 
 /** One batch reconciler metric of a lane, with the exact dimension set the reconciler writes. */
 export function batchMetric(

@@ -60,9 +60,9 @@ export const BATCH_DOCUMENT_ACTIONS = ['s3:GetObject'] as const;
 export const BATCH_SECRET_ACTIONS = CONSUMER_SECRET_ACTIONS;
 export const BATCH_LOG_ACTIONS = CONSUMER_LOG_ACTIONS;
 /** The reconciler's memory (MB): it streams result files line by line. */
-export const BATCH_RECONCILER_MEMORY_MB = 512;
+const BATCH_RECONCILER_MEMORY_MB = 512;
 /** How many times EventBridge Scheduler retries delivering one tick (within the interval). */
-export const BATCH_SCHEDULE_RETRY_ATTEMPTS = 2;
+const BATCH_SCHEDULE_RETRY_ATTEMPTS = 2;
 
 /** The schedule expression of an interval in whole minutes (`rate(1 minute)`, `rate(5 minutes)`). */
 export function reconcileRate(minutes: number): string {

@@ -18,34 +18,34 @@ import { acknowledgeBucketPrefixGrant, foundationModelArnOf, grantBedrockInvoke 
 import type { LaneStorage } from '../storage.js';
 
 /** Object keys of the jobs' input files in the lane bucket (`batch/<batchId>/input/<n>.jsonl`). */
-export const BATCH_INPUT_KEYS = `${BATCH_PREFIX}*/input/*`;
+const BATCH_INPUT_KEYS = `${BATCH_PREFIX}*/input/*`;
 /** Object keys of the jobs' output files in the lane bucket (`batch/<batchId>/output/<jobId>/...`). */
-export const BATCH_OUTPUT_KEYS = `${BATCH_PREFIX}*/output/*`;
+const BATCH_OUTPUT_KEYS = `${BATCH_PREFIX}*/output/*`;
 
 /** The service role: read a job's input. */
-export const SERVICE_ROLE_INPUT_ACTIONS = ['s3:GetObject'] as const;
+const SERVICE_ROLE_INPUT_ACTIONS = ['s3:GetObject'] as const;
 /** The service role: write a job's output. */
-export const SERVICE_ROLE_OUTPUT_ACTIONS = ['s3:PutObject'] as const;
+const SERVICE_ROLE_OUTPUT_ACTIONS = ['s3:PutObject'] as const;
 /** The service role: list the lane bucket below `batch/` only. */
-export const SERVICE_ROLE_LIST_ACTIONS = ['s3:ListBucket'] as const;
+const SERVICE_ROLE_LIST_ACTIONS = ['s3:ListBucket'] as const;
 /** The reconciler: create a job (on the job and the lane's model). */
-export const RECONCILER_BEDROCK_CREATE_ACTIONS = ['bedrock:CreateModelInvocationJob'] as const;
+const RECONCILER_BEDROCK_CREATE_ACTIONS = ['bedrock:CreateModelInvocationJob'] as const;
 /** The reconciler: watch and stop its jobs. */
-export const RECONCILER_BEDROCK_JOB_ACTIONS = ['bedrock:GetModelInvocationJob', 'bedrock:StopModelInvocationJob'] as const;
+const RECONCILER_BEDROCK_JOB_ACTIONS = ['bedrock:GetModelInvocationJob', 'bedrock:StopModelInvocationJob'] as const;
 /** The reconciler: write a job's input file (a part submitted again after a throttle). */
-export const RECONCILER_BATCH_INPUT_ACTIONS = ['s3:PutObject'] as const;
+const RECONCILER_BATCH_INPUT_ACTIONS = ['s3:PutObject'] as const;
 /** The reconciler: read a job's output files. */
-export const RECONCILER_BATCH_OUTPUT_ACTIONS = ['s3:GetObject'] as const;
+const RECONCILER_BATCH_OUTPUT_ACTIONS = ['s3:GetObject'] as const;
 /** The reconciler: list a job's output folder. */
-export const RECONCILER_BATCH_LIST_ACTIONS = ['s3:ListBucket'] as const;
+const RECONCILER_BATCH_LIST_ACTIONS = ['s3:ListBucket'] as const;
 
 /** The ARN of every model invocation job of this account in the stack's (the lane's) region. */
-export function modelInvocationJobsArn(scope: Construct): string {
+function modelInvocationJobsArn(scope: Construct): string {
   return Stack.of(scope).formatArn({ service: 'bedrock', resource: 'model-invocation-job', resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
 }
 
 /** The lane's Bedrock model as the stack grants it (the lane config refuses what it cannot grant in the lane's geography). */
-export function laneBatchModelTarget(lane: LaneConfig): BedrockModelTarget {
+function laneBatchModelTarget(lane: LaneConfig): BedrockModelTarget {
   return bedrockModelTarget(lane, lane.provider.model);
 }
 

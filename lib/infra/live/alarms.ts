@@ -16,10 +16,10 @@ import type { LaneLive } from './live-api.js';
 import { liveMetric, livePendingShare } from '../telemetry.js';
 
 /** The period of every live alarm. */
-export const LIVE_ALARM_PERIOD = Duration.minutes(5);
+const LIVE_ALARM_PERIOD = Duration.minutes(5);
 
 /** Periods of the latency and pending-share alarms: 3 consecutive 5-minute periods (a burst passes, a lasting slowdown does not). */
-export const LIVE_DEGRADED_PERIODS = 3;
+const LIVE_DEGRADED_PERIODS = 3;
 
 /** The live alarms of one lane, by purpose. */
 export interface LaneLiveAlarmSet {
@@ -31,7 +31,7 @@ export interface LaneLiveAlarmSet {
 }
 
 /** Live alarms that report an event, not a state: notified on ALARM only. */
-export const LIVE_EVENT_ALARMS = ['overDeadline'] as const satisfies ReadonlyArray<keyof LaneLiveAlarmSet>;
+const LIVE_EVENT_ALARMS = ['overDeadline'] as const satisfies ReadonlyArray<keyof LaneLiveAlarmSet>;
 
 export interface LaneLiveAlarmsProps {
   readonly lane: LaneConfig;

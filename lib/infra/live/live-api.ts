@@ -48,7 +48,7 @@ import type { LaneStorage } from '../storage.js';
 export const HTTP_API_INTEGRATION_TIMEOUT_SECONDS = 30;
 
 /** The name of an HTTP API's default stage (served at the API's root URL). */
-export const DEFAULT_STAGE_NAME = '$default';
+const DEFAULT_STAGE_NAME = '$default';
 
 /** Documents: read a stored one (GET and the in-request extraction), store an inline one before a hand-over. */
 export const LIVE_BUCKET_ACTIONS = ['s3:GetObject', 's3:PutObject'] as const;
@@ -74,7 +74,7 @@ export const LIVE_LOG_ACTIONS = CONSUMER_LOG_ACTIONS;
  * refused or failed a request. HTTP API access logs cannot carry request or response bodies, and
  * none of these variables holds a header value or the document.
  */
-export const LIVE_ACCESS_LOG_FIELDS = {
+const LIVE_ACCESS_LOG_FIELDS = {
   requestId: '"$context.requestId"',
   requestTime: '"$context.requestTime"',
   httpMethod: '"$context.httpMethod"',
@@ -97,7 +97,7 @@ export const LIVE_ACCESS_LOG_FIELDS = {
 } as const;
 
 /** The access log format string of {@link LIVE_ACCESS_LOG_FIELDS}. */
-export function liveAccessLogFormat(): string {
+function liveAccessLogFormat(): string {
   return `{${Object.entries(LIVE_ACCESS_LOG_FIELDS)
     .map(([field, value]) => `"${field}":${value}`)
     .join(',')}}`;

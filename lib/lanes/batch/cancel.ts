@@ -103,7 +103,7 @@ async function markCancelling(batchId: string, deps: CancelBatchDeps): Promise<B
 }
 
 /** The header kept changing under the cancel (another writer won every conditional write): try again. */
-export class BatchCancelConflictError extends RatelaneError {
+class BatchCancelConflictError extends RatelaneError {
   override name = 'BatchCancelConflictError';
   readonly kind = 'conflict' as const;
   readonly retryable = true;

@@ -187,7 +187,7 @@ function addMoves(report: ReconcileReport, moved: Partial<Record<BatchItem['stat
 }
 
 /** Reason of the items of a part cancelled before it was submitted. */
-export const CANCELLED_BEFORE_SUBMIT = 'cancelled_before_submit';
+const CANCELLED_BEFORE_SUBMIT = 'cancelled_before_submit';
 
 /**
  * Cancels a part that was never run (`pending_submit`, or refused by a submission throttle): the part
@@ -286,7 +286,7 @@ async function settleLine(
  * cancelled job a record the provider never ran (its `batch_expired` / `batch_cancelled` line, or no
  * line at all) is `expired` / `cancelled`; any other code (a provider error, a refusal) stays as it is.
  */
-export function unresolvedReason(code: string, ended: ProviderJobState): string {
+function unresolvedReason(code: string, ended: ProviderJobState): string {
   if (ended === 'expired' && (code === 'batch_expired' || code === 'no_result')) return 'expired';
   if (ended === 'cancelled' && (code === 'batch_cancelled' || code === 'no_result')) return 'cancelled';
   return code;

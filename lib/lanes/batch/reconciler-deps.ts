@@ -31,7 +31,7 @@ import { createOpenAiBatchProvider } from './providers/openai.js';
 import type { BatchProvider } from './providers/provider.js';
 
 /** The shortest timeout of one batch API call (ms): uploads and result files are larger than one model call. */
-export const MIN_BATCH_CALL_TIMEOUT_MS = 60_000;
+const MIN_BATCH_CALL_TIMEOUT_MS = 60_000;
 
 /** The reconciler's environment, checked (the consumer's names where they are the same). Unknown variables are ignored. */
 export const BatchReconcilerEnvironmentSchema = ConsumerEnvironmentSchema.pick({
@@ -40,9 +40,6 @@ export const BatchReconcilerEnvironmentSchema = ConsumerEnvironmentSchema.pick({
   [BATCH_RECONCILER_ENV.providerSecretArn]: true,
   [BATCH_RECONCILER_ENV.logLevel]: true,
 }).extend({ [BATCH_RECONCILER_ENV.bedrockServiceRoleArn]: z.string().min(1).optional() });
-
-/** The reconciler's environment after {@link BatchReconcilerEnvironmentSchema}. */
-export type BatchReconcilerEnvironment = z.output<typeof BatchReconcilerEnvironmentSchema>;
 
 /** The reconciler cannot run with this lane or environment (no batch client for the provider, a missing role or secret). A person fixes it. */
 export class BatchReconcilerConfigurationError extends RatelaneError {

@@ -46,7 +46,7 @@ export interface RedriveBatchReport {
 }
 
 /** Reason an item redriven by an operator carries. */
-export const REDRIVE_REASON = 'redrive';
+const REDRIVE_REASON = 'redrive';
 
 const OPEN_PARTS: ReadonlySet<ProviderJobRef['state']> = new Set(['pending_submit', 'submitted', 'in_progress']);
 

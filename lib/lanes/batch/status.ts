@@ -27,7 +27,7 @@ export interface BatchStatusDeps {
 }
 
 /** One provider job of the batch, as the status shows it. */
-export interface BatchStatusPart {
+interface BatchStatusPart {
   partId: string;
   state: ProviderJobRef['state'];
   providerJobId?: string;
@@ -38,7 +38,7 @@ export interface BatchStatusPart {
 }
 
 /** An item left unresolved, with the machine-readable reason (`no_result`, `expired`, `cancelled`, ...). */
-export interface UnresolvedItem {
+interface UnresolvedItem {
   itemId: string;
   sourceId: string;
   reason: string;
@@ -94,7 +94,7 @@ export class BatchNotFoundError extends RatelaneError {
 }
 
 /** What the queue lane made of a redriven item. */
-export type RedrivenOutcome = 'committed' | 'needs_review' | 'rejected' | 'waiting';
+type RedrivenOutcome = 'committed' | 'needs_review' | 'rejected' | 'waiting';
 
 /**
  * What the queue lane made of one redriven item: `committed` when a result exists for its idempotency
@@ -103,10 +103,7 @@ export type RedrivenOutcome = 'committed' | 'needs_review' | 'rejected' | 'waiti
  *
  * @throws {@link StoreUnavailableError} when a table cannot be read.
  */
-export async function redrivenOutcome(
-  item: Pick<BatchItem, 'jobId' | 'idempotencyKey'>,
-  deps: Pick<BatchStatusDeps, 'results' | 'ledger'>,
-): Promise<RedrivenOutcome> {
+async function redrivenOutcome(item: Pick<BatchItem, 'jobId' | 'idempotencyKey'>, deps: Pick<BatchStatusDeps, 'results' | 'ledger'>): Promise<RedrivenOutcome> {
   if (await deps.results.get(item.idempotencyKey)) return 'committed';
   const entries = await deps.ledger.entriesFor(item.jobId);
   const latest = entries.filter((e) => e.idempotencyKey === undefined || e.idempotencyKey === item.idempotencyKey).at(-1);

@@ -172,7 +172,7 @@ async function keepCancelInForce(batchId: string, state: BatchState, deps: Submi
 }
 
 /** The provider request of one item: the registry's prompt and schema, as the other lanes send them. */
-export function requestFor(recordId: string, text: string, schemaVersion: string, promptVersion: string, model: string): BatchRequest {
+function requestFor(recordId: string, text: string, schemaVersion: string, promptVersion: string, model: string): BatchRequest {
   const schema = getExtractionSchema(schemaVersion);
   const prompt = getExtractionPrompt(schemaVersion, promptVersion);
   if (!prompt) throw new Error(`prompt ${promptVersion} of ${schemaVersion} is not registered`);

@@ -15,10 +15,10 @@ import type { ReconcileDeps } from './reconcile.js';
 import type { SubmitBatchDeps } from './submit.js';
 
 /** Batch states the reconciler has nothing more to do for. */
-export const FINAL_BATCH_STATES: ReadonlySet<BatchState> = new Set(['done', 'cancelled']);
+const FINAL_BATCH_STATES: ReadonlySet<BatchState> = new Set(['done', 'cancelled']);
 
 /** Time kept back at the end of an invocation: no batch pass starts with less left (ms). */
-export const DEFAULT_SWEEP_RESERVE_MS = 15_000;
+const DEFAULT_SWEEP_RESERVE_MS = 15_000;
 
 /** What a sweep reads and writes: what submitting and reconciling need, and its bounds. */
 export type SweepDeps = SubmitBatchDeps &
@@ -34,7 +34,7 @@ export type SweepDeps = SubmitBatchDeps &
   };
 
 /** What a sweep did for one batch. */
-export interface SweptBatch {
+interface SweptBatch {
   batchId: string;
   /**
    * `reconciled`: its pass ran; `failed`: its pass (or its count) threw; `skipped`: left for the next

@@ -10,7 +10,7 @@ import type { RejectionReason } from '../../platform/telemetry.js';
 import { LIVE_REJECTION_STATUS, type LiveRefusal } from './request.js';
 
 /** The job's result is committed (now, or earlier: `duplicate`). */
-export interface CommittedAnswer {
+interface CommittedAnswer {
   status: 'committed';
   /** The job that committed it (an earlier job's id when `duplicate`). */
   jobId: string;
@@ -25,7 +25,7 @@ export interface CommittedAnswer {
 }
 
 /** Handed over to the queue lane: ask `GET statusUrl` later. */
-export interface PendingAnswer {
+interface PendingAnswer {
   status: 'pending';
   jobId: string;
   /** Why the job could not finish in time (`rate_limited`, `quota_exhausted`, `admission_denied`, `out_of_time`, …). */
@@ -37,20 +37,20 @@ export interface PendingAnswer {
 }
 
 /** The output stayed invalid after the repair: a person reviews it. */
-export interface NeedsReviewAnswer {
+interface NeedsReviewAnswer {
   status: 'needs_review';
   jobId: string;
 }
 
 /** Refused for good by the extraction core (after intake), with the ledger's reason. */
-export interface RejectedAnswer {
+interface RejectedAnswer {
   status: 'rejected';
   jobId: string;
   reason: RejectionReason;
 }
 
 /** Neither finished nor handed over (a store or the queue failed): the caller may repeat the request. */
-export interface ErrorAnswer {
+interface ErrorAnswer {
   status: 'error';
   jobId: string;
   detail: string;
@@ -67,7 +67,7 @@ export function jsonResponse(statusCode: number, body: unknown, headers: Record<
 }
 
 /** Where one job's state is read (`GET /v1/extractions/{jobId}`), absolute when the API's domain is known. */
-export function statusUrlFor(jobId: string, domainName?: string): string {
+function statusUrlFor(jobId: string, domainName?: string): string {
   const path = LIVE_ROUTES.extraction.replace('{jobId}', encodeURIComponent(jobId));
   return domainName ? `https://${domainName}${path}` : path;
 }

@@ -43,7 +43,7 @@ export interface DocumentRef {
 }
 
 /** The body of `POST /v1/extractions`. */
-export const LiveRequestSchema = z
+const LiveRequestSchema = z
   .object({
     /** The document's text (UTF-8). */
     text: z.string().optional(),

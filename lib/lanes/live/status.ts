@@ -11,7 +11,7 @@ import { jsonResponse } from './answer.js';
 import type { LiveDeps } from './deps.js';
 
 /** How long a status read may take before the caller is told to try again (ms). */
-export const STATUS_READ_TIMEOUT_MS = 5_000;
+const STATUS_READ_TIMEOUT_MS = 5_000;
 
 /** The state of `jobId` as an HTTP response: 200 with the view (its `state` as `status`), 404 for an id this lane never saw. */
 export async function statusResponse(

@@ -47,7 +47,7 @@ export function providerSecretCheck(options: {
 }
 
 /** The re-check interval of a lane paused for its configuration (s): the lane's throttle cap, at most SQS's 900 s. */
-export function configurationRecheckSeconds(deps: Pick<QueueLaneDeps, 'lane'>): number {
+function configurationRecheckSeconds(deps: Pick<QueueLaneDeps, 'lane'>): number {
   return Math.min(900, Math.max(1, Math.ceil(deps.lane.backoff.throttleCapSeconds)));
 }
 

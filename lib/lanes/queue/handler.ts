@@ -15,8 +15,6 @@ import { startInvocation } from './invocation.js';
 import { SettleClock } from './settle-clock.js';
 import { processRecord, type ConsumerDeps, type InvocationScope } from './process-record.js';
 
-export { createConsumerTelemetry } from './deps.js';
-
 /** A Lambda-shaped SQS handler. */
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 

@@ -12,7 +12,7 @@ import { RatelaneError } from '../../platform/errors.js';
 import { invocationAbortSignalOf } from '../../platform/invocation.js';
 
 /** The time left to the end of an invocation that the handler keeps for itself to return (ms). */
-export const RETURN_MARGIN_MS = 750;
+const RETURN_MARGIN_MS = 750;
 
 /** Why an invocation's work was stopped. */
 export class InvocationDeadlineError extends RatelaneError {

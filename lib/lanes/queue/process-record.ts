@@ -15,8 +15,6 @@ import type { SettleClock } from './settle-clock.js';
 import { reportRecordFailure } from './record-failure.js';
 import { carryOut, type QueueDelivery, type QueueLaneDeps } from './queue-executor.js';
 
-export { RecordFailedError } from './queue-executor.js';
-
 /** Everything the queue lane's record processor needs; {@link createConsumerDeps} wires the real ones. */
 export interface ConsumerDeps extends QueueLaneDeps {
   /**
@@ -59,7 +57,7 @@ export interface InvocationScope {
 }
 
 /** The delivery facts of one SQS record. */
-export function queueDelivery(record: SQSRecord, now: Date, scope?: InvocationScope): QueueDelivery {
+function queueDelivery(record: SQSRecord, now: Date, scope?: InvocationScope): QueueDelivery {
   const receiveCount = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
   const sent = Number(record.attributes.SentTimestamp);
   return {

@@ -158,7 +158,7 @@ async function settleOutsideInvocation<T>(
  * queue's visibility timeout (less the invocation it was received in), so that the original, once the
  * send is confirmed, can still be deleted before it would come back; at least one function timeout.
  */
-export function lateSendMs(lane: Pick<QueueLaneDeps['lane'], 'queue' | 'consumer'>): number {
+function lateSendMs(lane: Pick<QueueLaneDeps['lane'], 'queue' | 'consumer'>): number {
   const timeoutMs = lane.consumer.timeoutSeconds * 1000;
   return Math.max(timeoutMs, lane.queue.visibilityTimeoutSeconds * 1000 - timeoutMs);
 }

@@ -12,7 +12,7 @@ import { InvocationDeadlineError } from './invocation.js';
 import { RecordFailedError, type QueueDelivery, type QueueLaneDeps } from './queue-executor.js';
 
 /** Why `error` failed the record (its `RecordFailed` reason). `stopped`: the invocation's time was up. */
-export function recordFailureReason(error: unknown, deps: Pick<QueueLaneDeps, 'dlqUrl' | 'ledger'>, stopped: boolean): RecordFailureReason {
+function recordFailureReason(error: unknown, deps: Pick<QueueLaneDeps, 'dlqUrl' | 'ledger'>, stopped: boolean): RecordFailureReason {
   if (stopped || error instanceof InvocationDeadlineError) return 'invocation_deadline';
   if (error instanceof RecordFailedError) return 'retry';
   if (error instanceof ResendFailedError) return error.queueUrl === deps.dlqUrl ? 'dead_letter_failed' : 'resend_failed';

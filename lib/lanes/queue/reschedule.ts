@@ -34,7 +34,7 @@ export function clampVisibilityTimeoutSeconds(seconds: number): number {
 /**
  * Size SQS counts against its message limit: the body plus each attribute's name, data type and value.
  */
-export function messageSizeBytes(body: string, attributes: Record<string, { DataType: string; StringValue: string }>): number {
+function messageSizeBytes(body: string, attributes: Record<string, { DataType: string; StringValue: string }>): number {
   let size = Buffer.byteLength(body, 'utf8');
   for (const [name, value] of Object.entries(attributes)) {
     size += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value.DataType, 'utf8') + Buffer.byteLength(value.StringValue, 'utf8');

@@ -11,9 +11,6 @@ import { findJson, looksLikeSse, sseErrorPayloads, tryParseJson } from './json-t
 import type { ErrorFacts } from './model.js';
 import { quotaFactsFromText } from './quota-details.js';
 
-export { type HeaderInput, normalizeHeaders } from './headers.js';
-export { tryParseJson } from './json-text.js';
-
 const TEXT_KEYS = new Set(['message', 'msg', 'detail', 'raw', 'errormessage', 'error_message', 'error_description', 'title']);
 const CODE_KEYS = new Set([
   'type',
@@ -31,13 +28,13 @@ const CODE_KEYS = new Set([
 ]);
 const MAX_DEPTH = 10;
 /** Longest message kept (real messages are a few hundred characters; the longest fixture ~1.3 KB). */
-export const MAX_TEXT = 8 * 1024;
+const MAX_TEXT = 8 * 1024;
 /** Most message characters kept in all: every regex of the classifier runs over at most this. */
 export const MAX_TOTAL_TEXT = 32 * 1024;
 /** Most messages kept. */
-export const MAX_TEXTS = 64;
+const MAX_TEXTS = 64;
 /** Most values (objects, arrays, strings…) visited in one body. */
-export const MAX_NODES = 4096;
+const MAX_NODES = 4096;
 /** Most strings re-parsed as JSON (a message carrying a JSON body, wrapped a few times at most). */
 const MAX_NESTED_PARSES = 16;
 /** Most codes, quota ids/values, delays and embedded headers kept. */
@@ -235,7 +232,7 @@ export function extractFacts(body: unknown, status: number): ErrorFacts {
 }
 
 /** Longest body text read: a real error body is a few KB; the rest of a longer one is not read. */
-export const MAX_BODY_CHARS = 256 * 1024;
+const MAX_BODY_CHARS = 256 * 1024;
 
 /**
  * A body longer than {@link MAX_BODY_CHARS} is cut to its first `MAX_BODY_CHARS` characters, or to

@@ -13,11 +13,11 @@ export type HeaderInput =
   | undefined;
 
 /** Longest header name kept (real names are a few dozen characters). */
-export const MAX_HEADER_NAME = 256;
+const MAX_HEADER_NAME = 256;
 /** Longest header value kept; a longer one is dropped, never truncated (a cut number is a wrong number). */
-export const MAX_HEADER_VALUE = 4096;
+const MAX_HEADER_VALUE = 4096;
 /** Most header entries read. */
-export const MAX_HEADERS = 256;
+const MAX_HEADERS = 256;
 
 /**
  * Lower-cases header names; joins repeated values with ", ". Entries whose name or value cannot be

@@ -6,18 +6,18 @@
  */
 
 /** Most opening brackets tried as the start of embedded JSON (each costs at most one bounded scan). */
-export const MAX_JSON_SCANS = 32;
+const MAX_JSON_SCANS = 32;
 /** Longest embedded JSON looked for: a real error body is a few KB. */
-export const MAX_JSON_SCAN_CHARS = 64 * 1024;
+const MAX_JSON_SCAN_CHARS = 64 * 1024;
 /** Most characters scanned for embedded JSON in one string, over all the brackets tried. */
-export const MAX_JSON_SCAN_BUDGET = 4 * MAX_JSON_SCAN_CHARS;
+const MAX_JSON_SCAN_BUDGET = 4 * MAX_JSON_SCAN_CHARS;
 /** Most SSE events whose data is parsed (only error-looking events are). */
-export const MAX_SSE_PARSES = 64;
+const MAX_SSE_PARSES = 64;
 /** Most SSE error payloads returned. */
-export const MAX_SSE_PAYLOADS = 16;
+const MAX_SSE_PAYLOADS = 16;
 
 /** Deepest nesting read: error bodies are a few levels deep; `JSON.parse` of 500,000 `[` is not cheap. */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
 /**
  * Tries to read JSON out of a string: the whole string, else the first balanced `{…}`/`[…]` that

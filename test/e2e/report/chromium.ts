@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import puppeteer, { type Browser } from 'puppeteer-core';
 
 /** Where Debian's chromium package puts its binary. */
-export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = '/usr/bin/chromium';
 
 /** Where the report tests write their pages, profiles and screenshots. */
 export const REPORT_TEST_DIR = resolve('.cache/report-test');

@@ -103,7 +103,7 @@ export function partitionArn(rest: string): { 'Fn::Join': [string, unknown[]] } 
 }
 
 /** Renders an `Fn::Join` of strings and tokens as one string (tokens as `<token>`). */
-export function joined(value: unknown): string {
+function joined(value: unknown): string {
   if (typeof value === 'string') return value;
   const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
   assert.ok(join, `expected a string or Fn::Join, got ${JSON.stringify(value)}`);

@@ -113,12 +113,12 @@ export interface BedrockBatchOptions {
 }
 
 /** True for model ids (and inference profile ids/ARNs) of Anthropic Claude. */
-export function isAnthropicModel(model: string): boolean {
+function isAnthropicModel(model: string): boolean {
   return /(^|[.:/])anthropic\.claude/.test(model);
 }
 
 /** The record's `modelInput`: Claude's Messages API body with one forced tool carrying the schema. */
-export function bedrockModelInput(request: BatchRequest, defaultMaxOutputTokens = ANTHROPIC_DEFAULT_MAX_TOKENS): Record<string, unknown> {
+function bedrockModelInput(request: BatchRequest, defaultMaxOutputTokens = ANTHROPIC_DEFAULT_MAX_TOKENS): Record<string, unknown> {
   const toolName = bedrockToolName(request.jsonSchemaName);
   const system = request.messages
     .filter((m) => m.role === 'system')
@@ -144,7 +144,7 @@ export function bedrockModelInput(request: BatchRequest, defaultMaxOutputTokens 
 }
 
 /** One input line: `{ recordId, modelInput }`. */
-export function bedrockBatchLine(request: BatchRequest, defaultMaxOutputTokens?: number): string {
+function bedrockBatchLine(request: BatchRequest, defaultMaxOutputTokens?: number): string {
   return JSON.stringify({ recordId: request.recordId, modelInput: bedrockModelInput(request, defaultMaxOutputTokens) });
 }
 
@@ -193,7 +193,7 @@ const STATES: Record<ModelInvocationJobStatus, ProviderJobState> = {
 };
 
 /** The job id Bedrock names the output folder by: the last part of the job ARN. */
-export function bedrockJobId(jobArn: string): string {
+function bedrockJobId(jobArn: string): string {
   return jobArn.split('/').at(-1) ?? jobArn;
 }
 

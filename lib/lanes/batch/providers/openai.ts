@@ -49,7 +49,7 @@ import {
 
 const PROVIDER = 'openai' as const;
 /** The endpoint every line and the batch name. */
-export const OPENAI_BATCH_ENDPOINT = '/v1/chat/completions' as const;
+const OPENAI_BATCH_ENDPOINT = '/v1/chat/completions' as const;
 
 /** OpenAI's documented batch limits (see the module comment); a result line is read up to 8 MiB. */
 export const OPENAI_BATCH_LIMITS: Readonly<BatchLimits> = Object.freeze({
@@ -72,7 +72,7 @@ export interface OpenAiBatchOptions {
 }
 
 /** One input line: `{ custom_id, method, url, body }` with the single-call request as `body`. */
-export function openAiBatchLine(request: BatchRequest): string {
+function openAiBatchLine(request: BatchRequest): string {
   return JSON.stringify({
     custom_id: request.recordId,
     method: 'POST',

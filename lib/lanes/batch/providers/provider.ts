@@ -96,16 +96,16 @@ export interface ProviderJobStatus {
 }
 
 /** A record the model answered: its output text (validated later, never trusted) and usage. */
-export type ProviderResultOk = { recordId: string; ok: true; content: string; usage: TokenUsage };
+type ProviderResultOk = { recordId: string; ok: true; content: string; usage: TokenUsage };
 
 /** A record that failed at the provider, had an unreadable answer (`bad_output`) or no line at all (`no_result`). */
-export type ProviderResultFailed = { recordId: string; ok: false; code: string; message: string };
+type ProviderResultFailed = { recordId: string; ok: false; code: string; message: string };
 
 /** Why a line could not be matched to a record. */
-export type UnmatchedCode = 'line_too_large' | 'not_json' | 'missing_id' | 'unknown_id' | 'duplicate_id' | 'too_many_unmatched';
+type UnmatchedCode = 'line_too_large' | 'not_json' | 'missing_id' | 'unknown_id' | 'duplicate_id' | 'too_many_unmatched';
 
 /** A line that matches no record sent (reported, never matched: `recordId` is `null`). */
-export interface ProviderResultUnmatched {
+interface ProviderResultUnmatched {
   recordId: null;
   ok: false;
   code: UnmatchedCode;
@@ -270,7 +270,7 @@ export interface ParsedLine {
 }
 
 /** Matches result lines to the record ids sent: each id at most once, unknown ids reported. */
-export class ResultMatcher {
+class ResultMatcher {
   private readonly sent: Set<string>;
   private readonly seen = new Set<string>();
   private unmatched = 0;
