@@ -1,6 +1,6 @@
 /**
  * Admission before the call: the shared key pool (cooldowns and token buckets in the lane's
- * rate-state table) and the lane pause. See README.md, section "Admission". From the bottom up:
+ * rate-state table) and the lane pause. See docs/admission.md. From the bottom up:
  * - `model/`: the shared types and constants (cooldowns, bucket shapes, the rate-state store's port);
  * - `config/`: how admission applies a lane's limits (`settings.ts`) and the capacity kept for the live
  *   lane, split into a queue side and a live side (`reserve.ts`);

@@ -37,9 +37,8 @@ export function modelCallFits(lane: Pick<LaneConfig, 'provider'>, nowMs: number,
  * {@link MIN_ADMISSION_WAIT_MS}, and at most half the function's timeout (the other half holds the
  * call that follows; the booking window also keeps the provider's timeout before the record's
  * deadline: see `Delivery.admissionWaitMs`). A later slot is deferred: SQS holds the job for free,
- * where an invocation waiting for it is billed (until 2026-12-03 the bound was half the timeout, 30 s
- * by default: `npm run sim` showed the waits of an over-provisioned fleet costing more than the
- * re-sends they saved).
+ * where an invocation waiting for it is billed (`npm run sim` shows an over-provisioned fleet's waits
+ * up to half the timeout costing more than the re-sends they save).
  */
 export function admissionWaitMs(lane: Pick<LaneConfig, 'consumer'>): number {
   return Math.min(lane.consumer.timeoutSeconds * 500, Math.max(MIN_ADMISSION_WAIT_MS, waitWorthMs(lane.consumer.memoryMb)));

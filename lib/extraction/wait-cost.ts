@@ -4,7 +4,7 @@
  * requests of another round (SQS, DynamoDB, S3). A record waits only as long as that wait costs its
  * function less than a re-send would: `npm run sim` showed a fleet holding more records than its
  * quota starts paying more for waiting (up to half a 60 s function timeout) than it saved in re-sends
- * (README, "Benchmark results"). Pure.
+ * (docs/benchmarks/simulator.md). Pure.
  */
 import { PRICES } from '../platform/aws-prices.js';
 

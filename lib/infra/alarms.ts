@@ -3,7 +3,7 @@
  * they start and when they end): the oldest message and the oldest job, DLQ depth, the 429 share,
  * the lane waiting for a person, consumer errors, throttles and record failures. Events (notified
  * when they happen, never "OK" a minute later): a region mismatch, a key refused by the provider,
- * a billing refusal. README.md ("Deploying to AWS") has the table of what to do for each.
+ * a billing refusal. docs/operations.md says what to do for each.
  */
 import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Stats, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';

@@ -5,8 +5,8 @@
  * carries the account id), so the consumer, which gets the same config, addresses exactly these.
  *
  * Retained with fixed names (they hold data, and producers and the consumer find them by name): the
- * source bucket, the three tables and the secret. After `cdk destroy` they stay; README.md
- * ("Deploying to AWS") says how to redeploy over them. The access-log bucket is retained under a
+ * source bucket, the three tables and the secret. After `cdk destroy` they stay; docs/deploying.md
+ * ("Names, `cdk destroy` and redeploying") says how to redeploy over them. The access-log bucket is retained under a
  * generated name, so it never blocks a redeploy.
  */
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';

@@ -4,8 +4,8 @@
  * prices in USD, without free tiers (the figures are marginal cost per million jobs) and without
  * volume tiers (the first tier applies at this scale).
  *
- * Checked 2026 (this session had no network access except a search index of stored pages; the
- * sources below are what that index holds). Re-check each against its AWS page before quoting.
+ * Taken in 2026 from stored copies of the AWS pricing pages named with each price, not from the live
+ * pages: re-check each against its AWS page before quoting.
  */
 
 /** One AWS price, with where it comes from. */

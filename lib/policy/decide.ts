@@ -1,5 +1,5 @@
 /**
- * The decision table "What the consumer does with each outcome" (README.md, "What happens to a job") as one pure
+ * The decision table "What the consumer does with each outcome" (docs/architecture.md) as one pure
  * function: a throttle is "not now" (a deferral that keeps the retry budget), a real failure is
  * "this failed" (SQS redelivery with a visibility backoff, then the DLQ).
  */

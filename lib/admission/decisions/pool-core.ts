@@ -1,7 +1,7 @@
 /**
  * The key pool's decisions, once, for every driver: which key takes a call (or when to come back,
  * and whether the whole lane is out), how a call's real usage is settled, how a cooldown is recorded,
- * how many keys a cooldown leaves. README.md, section "Admission", tells the story; the bucket
+ * how many keys a cooldown leaves. docs/admission.md tells the story; the bucket
  * arithmetic in `bucket/` and the key choice in `choice.ts` are what this file decides with.
  *
  * Every decision is a generator function that `yield`s the rate-state operations it needs

@@ -3,7 +3,7 @@
  * the lane's rate-state table. For each model call it goes round robin over the keys that are not
  * cooling and takes the call's cost from the key's quota-owner bucket with a conditional update;
  * when no key can take the call it says when the earliest one is due, so the job is deferred without
- * calling the provider (see README.md, section "Admission").
+ * calling the provider (see docs/admission.md).
  *
  * The decisions are `decisions/pool-core.ts`'s, shared with the virtual-time simulator; this class is
  * their asynchronous driver: it awaits each rate-state operation against a {@link RateStateStore},

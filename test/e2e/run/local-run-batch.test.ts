@@ -1,5 +1,5 @@
 /**
- * `npm run local` with the batch lane (issue #15): a child process that starts its own stack, sends
+ * `npm run local` with the batch lane: a child process that starts its own stack, sends
  * corpus documents through the fake provider's Batch API with dropped and errored lines, reconciles
  * them while the queue lane runs, and reports figures counted from the stores: every item accounted
  * for, the unresolved items exactly the lines the provider dropped or errored, none of them with an

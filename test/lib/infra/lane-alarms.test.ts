@@ -215,7 +215,7 @@ for (const lane of LANES) {
       assert.match(waiting.AlarmDescription, new RegExp(`secret ${lane.resources.providerSecretName} is unset or malformed \\(ConfigurationError`));
       assert.match(waiting.AlarmDescription, /AuthAlarm/);
       assert.match(waiting.AlarmDescription, /BillingAlarm/);
-      // the old count alarm that went back to OK a minute into a pause is gone
+      // no count alarm that would go back to OK a minute into a pause
       assert.equal(alarms.get(`ratelane-${lane.name}-billing-pause`), undefined);
       for (const suffix of ['billing', 'key-auth']) {
         const event = alarms.get(`ratelane-${lane.name}-${suffix}`);

@@ -1,6 +1,6 @@
 /**
- * The two lane stacks as CloudFormation, their resources: everything a lane stack must hold (README.md, "Deploying to
- * AWS"), read off the synthesized templates, with the names a deploy needs (account-safe, and which
+ * The two lane stacks as CloudFormation, their resources: everything a lane stack must hold (docs/deploying.md, "What a lane stack
+ * holds"), read off the synthesized templates, with the names a deploy needs (account-safe, and which
  * are retained under a fixed name). Grants are in lane-iam.test.ts, alarms and dashboard in
  * lane-alarms.test.ts, provider kinds in providers.test.ts.
  */
@@ -248,7 +248,7 @@ for (const lane of LANES) {
           lane.resources.providerSecretName,
           manifestTableName(lane),
         ].sort(),
-        'README.md lists exactly these as what stays after cdk destroy (the batch manifest with the other tables)',
+        'docs/deploying.md lists exactly these as what stays after cdk destroy (the batch manifest with the other tables)',
       );
       assert.deepEqual(
         Object.values<any>(json.Resources).find((r) => r.Type === 'AWS::KMS::Key')?.DeletionPolicy,

@@ -1,5 +1,5 @@
 /**
- * What the policy believes of input from outside (issue #13): a provider's stated wait only up to a
+ * What the policy believes of input from outside: a provider's stated wait only up to a
  * ceiling per kind, a job's `eligibleAt` and deadline only within the lane's horizon, and an
  * invocation's time (`out_of_time`) as a re-send at once, not a failure.
  */
@@ -66,7 +66,7 @@ describe('gate: the horizon', () => {
     assert.equal(asReject(far).reason, 'beyond_horizon');
     assert.equal(asReject(late).reason, 'beyond_horizon');
     assert.equal(asDefer(near).reason, 'not_yet_eligible');
-    assert.equal(asDefer(unbounded).reason, 'not_yet_eligible', 'without a horizon, as before');
+    assert.equal(asDefer(unbounded).reason, 'not_yet_eligible', 'without a horizon, nothing beyond it to reject');
   });
 });
 

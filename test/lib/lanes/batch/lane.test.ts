@@ -1,5 +1,5 @@
 /**
- * The batch lane's submit and reconcile (issue #15) on the local services: documents checked as the
+ * The batch lane's submit and reconcile on the local services: documents checked as the
  * producer checks them, stored, recorded in the manifest and sent through the fake provider's OpenAI
  * Batch API; reconciling commits each returned item once and leaves every dropped or errored item
  * unresolved with its reason; reconciling again changes nothing.

@@ -1,5 +1,5 @@
 /**
- * Operating the batch lane (issue #15) on the local services and the fake provider's Batch API: an
+ * Operating the batch lane on the local services and the fake provider's Batch API: an
  * expired job keeps what it answered (committed) and leaves the rest unresolved (`expired`); a redrive
  * hands the unresolved items to the queue lane, where the real consumer commits each exactly once, and
  * a second redrive sends nothing; a running batch cancelled keeps its answered items and leaves the rest

@@ -1,5 +1,5 @@
 /**
- * Reconciling a batch that is being cancelled (issue #15), on the local services and the fake
+ * Reconciling a batch that is being cancelled, on the local services and the fake
  * provider's Batch API with its clock moved by hand. A cancel whose provider call failed leaves the
  * header `cancelling` with the provider's job still running; the reconcile pass asks the provider to
  * stop every open part (asking again is safe), reads what the stopped job answered once the provider

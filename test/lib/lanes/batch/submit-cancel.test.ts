@@ -1,5 +1,5 @@
 /**
- * A cancel that lands while a batch is still being submitted (issue #15), on the local services and
+ * A cancel that lands while a batch is still being submitted, on the local services and
  * the fake provider's Batch API, with nine documents split into three parts of three. The submission's
  * last header write applies only while the header is still `submitting`, so the cancel stays in force:
  * the header is never `submitted`, the parts not sent yet are never sent (their items unresolved,

@@ -1,5 +1,5 @@
 /**
- * The live lane's deadline arithmetic (issue #14): one total deadline per request, the retry budget
+ * The live lane's deadline arithmetic: one total deadline per request, the retry budget
  * inside it, a hand-over margin at its end; and the recent call times a retry is priced with.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * The live lane on the local services (issue #14): the live handler behind the local API Gateway
+ * The live lane on the local services: the live handler behind the local API Gateway
  * adapter, the fake provider, DynamoDB Local and fauxqs, with the queue lane's poller finishing what
  * a request hands over. Each case states its deadline and checks the answer arrived within it.
  */

@@ -1,5 +1,5 @@
 /**
- * The first model call's admission is taken beside the document read (issue #17 point 2): one round
+ * The first model call's admission is taken beside the document read: one round
  * trip before the call instead of two. The take is priced at what the job declares plus its prompt's
  * own tokens; a record whose declared size falls short of its text, or that ends before its call,
  * gives the grant back. Real handler, DynamoDB Local and fauxqs; the key pool records what it is asked.

@@ -1,5 +1,5 @@
 /**
- * Two consumer processes per lane on the local stack (issue #17's fourth scenario, `npm run bench --
+ * Two consumer processes per lane on the local stack (`npm run bench --
  * --scenario two-consumers`): each its own poller, AWS clients, admission store and handler instances,
  * sharing the lane's queue, keys and tables. Every job is committed once, both processes take part,
  * the lane's concurrency is split between them, and a lane pause stops both.

@@ -1,5 +1,5 @@
 /**
- * What a first deploy and a real provider would break, on the consumer's side (issue #12): a provider
+ * What a first deploy and a real provider would break, on the consumer's side: a provider
  * secret not set yet or malformed, a revoked key, the invocation's own deadline, failures that must not
  * be silent, job age, a result DynamoDB cannot store. Each test runs the real handler on DynamoDB Local
  * and fauxqs.

@@ -1,5 +1,5 @@
 /**
- * A queue message is input from outside (issue #13): anyone with `SendMessage` on a lane's queue can
+ * A queue message is input from outside: anyone with `SendMessage` on a lane's queue can
  * write one. The consumer recomputes what it can (the idempotency key, the document's place, the job
  * id's owner) and bounds what it cannot (stated waits, `eligibleAt`, deadlines, counters), before any
  * model call or commit. Each probe runs the real handler on DynamoDB Local and fauxqs.

@@ -1,5 +1,5 @@
 /**
- * Believing waits only within reason (issue #13 point 2, the classifier's part): every date the
+ * Believing waits only within reason: every date the
  * classifier parses is validated field by field (a date that does not exist is no date, never a
  * `Date.UTC` roll-over), and a response's `date` header is believed only within ±5 minutes of the
  * caller's clock.

@@ -1,5 +1,5 @@
 /**
- * Hostile input (issue #13 point 4): the classifier runs in time linear in its input, never throws,
+ * Hostile input: the classifier runs in time linear in its input, never throws,
  * and a body it cannot read, or one that carries no throttle signal, is `not_rate_limit` with no
  * wait. Each body here is about 1 MB; each must be classified well under a second on the 2-core
  * development machine (the bound is generous: the slowest takes tens of ms even with the machine

@@ -1,6 +1,6 @@
 /**
- * The classifier's `auth` kind (issue #12 point 2) and Google's structured quota details deciding a
- * throttle whatever the dialect (issue #12 point 12). The real responses are fixtures
+ * The classifier's `auth` kind and Google's structured quota details deciding a
+ * throttle whatever the dialect. The real responses are fixtures
  * (`test/fixtures/provider-errors/auth.json`, `gemini-quota.json`); these tests pin the rules.
  */
 import assert from 'node:assert/strict';
