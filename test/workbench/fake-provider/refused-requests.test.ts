@@ -79,7 +79,7 @@ describe('fake provider budgets: a refused request, per dialect', () => {
     // Act
     const refusal = refuseAndCharge(ledger, OPENAI_REFUSED_REQUEST_RULE, 50);
     const after = ledger.check(OWNER, 50, T0);
-    // Assess: same TPM wait as before, RPM one request lower, the day's budget untouched
+    // Assess: the same TPM wait as the request above, RPM one request lower, the day's budget untouched
     assert.equal(refusal.admitted ? null : refusal.kind, 'tpm');
     assert.deepEqual(after, refusal);
     assert.deepEqual(ledger.snapshot(OWNER, T0).requests, { limit: 10, remaining: 8, resetMs: 12_000 });
