@@ -9,6 +9,7 @@ import { SCENARIO_IDS, SCENARIOS } from './scenarios.js';
 import { STRATEGY_IDS } from './strategies.js';
 import { UsageError, type Command } from '../../lib/cli/command.js';
 import { booleanFlag, jsonFlag, numberFlag, parseFlags, stringFlag } from '../../lib/cli/flags.js';
+import { commandLine, printedBlock, startMeasuredRun, type DocsTarget } from '../drivers/docs-page.js';
 
 /** Usage text of `ratelane sim`. */
 export const SIM_USAGE = `Usage: ratelane sim [options]
@@ -38,6 +39,8 @@ Options:
   --parallel N          simulations run at once in worker threads (default: min(2, cores))
   --json                also print one JSON object as the last line of stdout
   --quiet               no progress on stderr
+  --write-docs          after the run, write its report (as printed, with the date, the machine and this
+                        command line) into docs/benchmarks/simulator.md, section measured:sim
   -h, --help            this text
 `;
 
@@ -56,7 +59,11 @@ const SIM_FLAGS = {
   parallel: numberFlag({ min: 1, max: 64, integer: true }),
   json: jsonFlag(),
   quiet: booleanFlag(),
+  'write-docs': booleanFlag(),
 };
+
+/** The options of `ratelane sim`: the simulator's, and with `--write-docs` where its report goes. */
+type SimCommandOptions = SimOptions & { writeDocs?: DocsTarget };
 
 /** A comma-separated list of known names, or `all` (default: all). @throws {UsageError} */
 function list<T extends string>(name: string, value: string | undefined, known: readonly T[]): T[] {
@@ -70,7 +77,7 @@ function list<T extends string>(name: string, value: string | undefined, known: 
 }
 
 /** Parses the flags of `ratelane sim` (pure). @throws {UsageError} */
-function parseSimArgs(argv: readonly string[]): SimOptions {
+function parseSimArgs(argv: readonly string[]): SimCommandOptions {
   const v = parseFlags(argv, SIM_FLAGS, { unknownOption: (option) => `unknown option ${option}` });
   return {
     jobs: v.jobs,
@@ -84,23 +91,27 @@ function parseSimArgs(argv: readonly string[]): SimOptions {
     parallel: v.parallel ?? Math.max(1, Math.min(2, availableParallelism())),
     json: v.json,
     quiet: v.quiet,
+    ...(v['write-docs'] ? { writeDocs: { section: { page: 'simulator.md', id: 'sim' }, command: commandLine('sim', argv) } } : {}),
   };
 }
 
 /** `ratelane sim`. */
-export const simCommand: Command<SimOptions> = {
+export const simCommand: Command<SimCommandOptions> = {
   name: 'sim',
   usage: SIM_USAGE,
   helpTo: 'stdout',
   parse: parseSimArgs,
   async run(options, io) {
-    const lines: SimIo = { stdout: (line) => io.stdout.write(`${line}\n`), stderr: (line) => io.stderr.write(`${line}\n`) };
+    const docs = options.writeDocs && startMeasuredRun(options.writeDocs, io);
+    const out = docs ? docs.io : io;
+    const lines: SimIo = { stdout: (line) => out.stdout.write(`${line}\n`), stderr: (line) => out.stderr.write(`${line}\n`) };
     try {
       await runSim(options, lines);
-      return 0;
     } catch (error) {
       lines.stderr(`ratelane sim: ${(error as Error)?.stack ?? String(error)}`);
       return 1;
     }
+    docs?.finish(0, printedBlock(docs.printed(), options));
+    return 0;
   },
 };

@@ -10,6 +10,8 @@ import { STRATEGY_ALIASES, STRATEGY_ORDER, type BenchOptions, type BenchStrategy
 import { DEAD_KEY_ID, SCENARIO_CHOICES, type ScenarioChoice } from './scenarios/scenarios.js';
 import { UsageError, type Command } from '../../../lib/cli/command.js';
 import { booleanFlag, jsonFlag, numberFlag, parseFlags, ROUND_DOWN, stringFlag } from '../../../lib/cli/flags.js';
+import { commandLine, printedBlock, startMeasuredRun, type DocsTarget } from '../docs-page.js';
+import { formatScenarioDocsTable } from './scenarios/report.js';
 
 /** Usage text of `ratelane bench`. */
 export const BENCH_USAGE = `Usage: npm run bench -- [options]
@@ -68,6 +70,10 @@ The overhead probe and the floors run with the baseline only.
                         scenario: its report; with all: every scenario's and the baseline's)
   --html FILE           also write a self-contained HTML page (per strategy, jobs committed over time
                         against the quota line) to FILE; its path goes to stderr (the baseline's only)
+  --write-docs          after the run, write it (with the date, the machine and this command line) into
+                        docs/benchmarks: the baseline's report as printed into bench.md, section
+                        measured:bench-baseline; with --scenario all, a table of every scenario into
+                        scenarios.md, section measured:scenarios (not with one other scenario)
 `;
 
 /** The flags of `ratelane bench`. */
@@ -88,7 +94,24 @@ const BENCH_FLAGS = {
   strict: booleanFlag(),
   json: jsonFlag(),
   html: stringFlag(),
+  'write-docs': booleanFlag(),
 };
+
+/** The options of `ratelane bench`: the bench's, and with `--write-docs` where its report goes. */
+type BenchCommandOptions = BenchOptions & { writeDocs?: DocsTarget };
+
+/**
+ * Where `--write-docs` writes: the baseline's report into bench.md, every scenario's into scenarios.md.
+ * @throws {UsageError} for one scenario other than the baseline: its report would replace the table of all
+ */
+function docsTarget(scenario: ScenarioChoice | undefined, argv: readonly string[]): DocsTarget {
+  const command = commandLine('bench', argv);
+  if (scenario === undefined || scenario === 'baseline') return { section: { page: 'bench.md', id: 'bench-baseline' }, command };
+  if (scenario === 'all') return { section: { page: 'scenarios.md', id: 'scenarios' }, command };
+  throw new UsageError(
+    `--write-docs writes the baseline (docs/benchmarks/bench.md) or every scenario (--scenario all, docs/benchmarks/scenarios.md); a run of ${scenario} alone would replace the table of all: nothing is written for it`,
+  );
+}
 
 /** `--strategies`: names or letters, comma-separated, run in the fixed order (default all). @throws {UsageError} */
 function strategiesFrom(list: string | undefined): BenchStrategyId[] {
@@ -118,7 +141,7 @@ function scenarioFrom(name: string | undefined, keys: number): ScenarioChoice | 
 }
 
 /** Parses the flags of `ratelane bench` (pure). @throws {UsageError} */
-function parseBenchArgs(argv: readonly string[]): BenchOptions {
+function parseBenchArgs(argv: readonly string[]): BenchCommandOptions {
   const v = parseFlags(argv, BENCH_FLAGS);
   if (v.html !== undefined && v.html.trim() === '') throw new UsageError('--html needs a file path');
   const scenario = scenarioFrom(v.scenario, v.keys);
@@ -142,17 +165,26 @@ function parseBenchArgs(argv: readonly string[]): BenchOptions {
     logFile: v['log-file'],
     ...(v.html !== undefined ? { html: v.html } : {}),
     ...(scenario !== undefined ? { scenario } : {}),
+    ...(v['write-docs'] ? { writeDocs: docsTarget(scenario, argv) } : {}),
   };
 }
 
 /** `ratelane bench`. */
-export const benchCommand: Command<BenchOptions> = {
+export const benchCommand: Command<BenchCommandOptions> = {
   name: 'bench',
   usage: BENCH_USAGE,
   helpTo: 'stderr',
   parse: parseBenchArgs,
-  run: async (options, io) =>
-    (options.scenario ?? 'baseline') === 'baseline'
-      ? benchExitCode(await runBench(options, io), options)
-      : scenarioExitCode(await runScenarioBench(options, io), options),
+  async run(options, io) {
+    const docs = options.writeDocs && startMeasuredRun(options.writeDocs, io);
+    if ((options.scenario ?? 'baseline') === 'baseline') {
+      const code = benchExitCode(await runBench(options, docs ? docs.io : io), options);
+      docs?.finish(code, printedBlock(docs.printed(), options));
+      return code;
+    }
+    const result = await runScenarioBench(options, io);
+    const code = scenarioExitCode(result, options);
+    docs?.finish(code, formatScenarioDocsTable(result.reports));
+    return code;
+  },
 };

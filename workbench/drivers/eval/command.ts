@@ -12,7 +12,8 @@ import { DEFAULT_MODEL_ERROR_RATES } from '../../fake-provider/extractors/error-
 import type { ModelErrorRates } from '../../fake-provider/extractors/hard-shapes.js';
 import { runEval, type EvalOptions } from './eval.js';
 import { UsageError, type Command } from '../../../lib/cli/command.js';
-import { jsonFlag, numberFlag, parseFlags, ROUND_DOWN, stringFlag } from '../../../lib/cli/flags.js';
+import { booleanFlag, jsonFlag, numberFlag, parseFlags, ROUND_DOWN, stringFlag } from '../../../lib/cli/flags.js';
+import { commandLine, printedBlock, startMeasuredRun, type DocsTarget } from '../docs-page.js';
 
 /** Usage text of `ratelane eval`. */
 export const EVAL_USAGE = `Usage: npm run eval -- [options]
@@ -52,6 +53,9 @@ The local fake provider errs on hard shapes at seeded rates per prompt version (
   --html FILE           also write a self-contained HTML report
   --log-file PATH       consumer logs and EMF metrics (default .cache/eval/consumer.log)
   --json                also print the report as one JSON object on the last line of stdout
+  --write-docs          after the run, write the report as printed (with the date, the machine and this
+                        command line) into docs/benchmarks/eval.md, section measured:eval-<release>
+                        (e.g. measured:eval-2026.12-rc1); the page must hold that section's markers
 `;
 
 const EVAL_FLAGS = {
@@ -75,7 +79,11 @@ const EVAL_FLAGS = {
   html: stringFlag(),
   'log-file': stringFlag(),
   json: jsonFlag(),
+  'write-docs': booleanFlag(),
 };
+
+/** The options of `ratelane eval`: the evaluation's, and with `--write-docs` where its report goes. */
+type EvalCommandOptions = EvalOptions & { writeDocs?: DocsTarget };
 
 function readJson(path: string, flag: string): unknown {
   try {
@@ -130,7 +138,7 @@ function realProviderFrom(url: string | undefined, model: string | undefined): E
 }
 
 /** Parses the flags of `ratelane eval` (reads the --gate and --model-errors files). @throws {UsageError} */
-function parseEvalArgs(argv: readonly string[]): EvalOptions {
+function parseEvalArgs(argv: readonly string[]): EvalCommandOptions {
   const v = parseFlags(argv, EVAL_FLAGS);
   const release = v.release ?? CURRENT_RELEASE;
   for (const id of [release, v.baseline]) {
@@ -156,18 +164,22 @@ function parseEvalArgs(argv: readonly string[]): EvalOptions {
     html: v.html,
     out: v.out,
     logFile: v['log-file'],
+    ...(v['write-docs'] ? { writeDocs: { section: { page: 'eval.md', id: `eval-${release}` }, command: commandLine('eval', argv) } } : {}),
   };
 }
 
 /** `ratelane eval`. */
-export const evalCommand: Command<EvalOptions> = {
+export const evalCommand: Command<EvalCommandOptions> = {
   name: 'eval',
   usage: EVAL_USAGE,
   helpTo: 'stderr',
   parse: parseEvalArgs,
   async run(options, io) {
-    const { failures } = await runEval(options, io);
+    const docs = options.writeDocs && startMeasuredRun(options.writeDocs, io);
+    const { failures } = await runEval(options, docs ? docs.io : io);
     for (const failure of failures) io.stderr.write(`ratelane eval: ${failure}\n`);
-    return failures.length === 0 ? 0 : 1;
+    const code = failures.length === 0 ? 0 : 1;
+    docs?.finish(code, printedBlock(docs.printed(), options));
+    return code;
   },
 };

@@ -11,6 +11,7 @@ import { defaultLiveSettings, MAX_LIVE_DEADLINE_MS, MIN_LIVE_DEADLINE_MS } from 
 import { UsageError, type Command, type CommandIo } from '../../../lib/cli/command.js';
 import { booleanFlag, jsonFlag, numberFlag, parseFlags, ROUND_DOWN, stringFlag, type FlagValues } from '../../../lib/cli/flags.js';
 import type { BatchLoadOptions } from './batch-load.js';
+import { commandLine, markdownTable, printedBlock, startMeasuredRun, type DocsTarget } from '../docs-page.js';
 
 /** Usage text of `ratelane local`. */
 export const LOCAL_USAGE = `Usage: npm run local -- [options]
@@ -55,6 +56,10 @@ a scorecard. Everything started is stopped at the end, on Ctrl-C and on a crash.
   --time-limit S        stop waiting after S seconds (default 600)
   --log-file PATH       where consumer logs and EMF metrics go (default .cache/local-run/consumer.log)
   --json                print the scorecard as one JSON object on the last line of stdout
+  --write-docs          after the run, write it (with the date, the machine and this command line) into
+                        docs/benchmarks/local-run.md: the scorecard as printed into section
+                        measured:local-run; with --no-admission, a table of its 429s, re-sends, calls,
+                        commits and losses into section measured:local-run-no-admission
 `;
 
 /** A share of calls, 0..1 (default 0). */
@@ -88,10 +93,14 @@ const LOCAL_FLAGS = {
   'time-limit': numberFlag({ min: 5, max: 24 * 3600, fallback: 600 }),
   'log-file': stringFlag(),
   json: jsonFlag(),
+  'write-docs': booleanFlag(),
 };
 
+/** The options of `ratelane local`: the run's, and with `--write-docs` where its scorecard goes. */
+type LocalCommandOptions = LocalRunOptions & { writeDocs?: DocsTarget };
+
 /** Parses the flags of `ratelane local` (pure). @throws {UsageError} */
-function parseLocalArgs(argv: readonly string[]): LocalRunOptions {
+function parseLocalArgs(argv: readonly string[]): LocalCommandOptions {
   const v = parseFlags(argv, LOCAL_FLAGS);
   const minuteMs = v['minute-ms'];
   const batch = batchOptions(v);
@@ -113,6 +122,11 @@ function parseLocalArgs(argv: readonly string[]): LocalRunOptions {
     live: { requests: v['live-requests'], rps: v['live-rps'], deadlineMs: v['live-deadline-ms'] },
     liveReserveShare: v['live-reserve'] ?? (v['live-requests'] > 0 ? defaultLiveSettings().reserveShare : 0),
     batch,
+    ...(v['write-docs']
+      ? {
+          writeDocs: { section: { page: 'local-run.md', id: v['no-admission'] ? 'local-run-no-admission' : 'local-run' }, command: commandLine('local', argv) },
+        }
+      : {}),
   };
 }
 
@@ -135,15 +149,30 @@ function batchOptions(
 }
 
 /** `ratelane local`. */
-export const localCommand: Command<LocalRunOptions> = {
+export const localCommand: Command<LocalCommandOptions> = {
   name: 'local',
   usage: LOCAL_USAGE,
   helpTo: 'stderr',
   parse: parseLocalArgs,
   async run(options, io) {
-    return localRunExitCode(await runLocal(options, io), io);
+    const docs = options.writeDocs && startMeasuredRun(options.writeDocs, io);
+    const card = await runLocal(options, docs ? docs.io : io);
+    const code = localRunExitCode(card, io);
+    docs?.finish(code, options.admission ? printedBlock(docs.printed(), options) : withoutAdmissionTable(card));
+    return code;
   },
 };
+
+/** What a run without admission shows on docs/benchmarks/local-run.md: what its 429s cost, and that nothing was lost. */
+function withoutAdmissionTable(card: Scorecard): string {
+  const header = ['429s seen', 'deferrals (re-sent for later)', 'model calls per completion', 'committed', 'dead-lettered', 'lost'];
+  const calls = card.modelCallsPerCompletion === null ? '-' : card.modelCallsPerCompletion.toFixed(2);
+  return markdownTable(
+    header,
+    [[String(card.throttled429), String(card.deferrals), calls, `${card.committed} of ${card.submitted}`, String(card.deadLettered), String(card.lost)]],
+    [],
+  );
+}
 
 /**
  * A local run fails (exit 1) when a job or batch item was lost, the run timed out, every job it

@@ -21,6 +21,7 @@ import {
   type WarmupResult,
   warmupLine,
 } from '../report.js';
+import { markdownTable } from '../../docs-page.js';
 import type { ScenarioBound } from './bounds.js';
 import type { BenchScenarioName } from './scenarios.js';
 
@@ -216,4 +217,41 @@ export function formatScenarioSummary(reports: readonly ScenarioReport[]): strin
     "(c) against each scenario's targets:",
     ...reports.map((r) => `  ${r.scenario}: ${targetsLine(r.targets)}`),
   ].join('\n');
+}
+
+/**
+ * The scenarios as docs/benchmarks/scenarios.md shows them (`--write-docs`): a markdown table, a row per
+ * scenario and strategy, with the targets of its scenario that (c) missed or could not measure.
+ */
+export function formatScenarioDocsTable(reports: readonly ScenarioReport[]): string {
+  const fixed = (v: number | null, digits: number): string => (v === null ? '-' : v.toFixed(digits));
+  // What (c) missed or could not measure; 'all met' when nothing.
+  const verdict = (targets: ScenarioTargets | null): string =>
+    targetsLine(targets)
+      .split('; ')
+      .filter((group) => !group.startsWith('met: '))
+      .join('; ') || 'all met';
+  const rows = reports.flatMap((r) =>
+    r.figures.map((f) => [
+      `${r.scenario} (${formatMs(r.bound.ms)})`,
+      f.label,
+      f.drainRatio === null ? f.drain : `${f.drainRatio.toFixed(3)}x`,
+      fixed(f.modelCallsPerCompletion, 3),
+      fixed(f.attemptsPerCompletion, 2),
+      String(f.throttled429),
+      `${f.deadLettered}, ${f.lost}`,
+      f.id === 'admission' ? verdict(r.targets) : '',
+    ]),
+  );
+  const header = [
+    'scenario (bound)',
+    'strategy',
+    'drain / bound',
+    'calls / completion',
+    'attempts / completion',
+    '429s',
+    'dead-lettered, lost',
+    "(c)'s targets",
+  ];
+  return markdownTable(header, rows, [0, 1, 7]);
 }
