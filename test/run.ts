@@ -4,7 +4,9 @@
  * time (each test makes its own queues, buckets and tables), then stops the services.
  *
  * - `npm test`: every test under test/ but test/e2e — unit tests, the adapters' contract tests against
- *   DynamoDB Local and fauxqs, the queue/live/batch lanes on them, and the CDK templates.
+ *   DynamoDB Local and fauxqs, the queue/live/batch lanes on them, and the CDK templates. This tier runs
+ *   on virtual time: each test process loads `helpers/real-waits.ts`, which fails a file that waited in
+ *   real time for more than 100 ms (see docs/testing.md).
  * - `npm run test:e2e`: test/e2e — whole local runs, the CLI commands, soak/bench/eval, the bundles
  *   `cdk synth` ships, and the HTML reports in headless Chromium.
  *
@@ -87,9 +89,10 @@ const reporters = [
   '--test-reporter-destination=stdout',
   `--test-reporter=${summary.href}`,
   '--test-reporter-destination=stdout',
-  ...(process.env.TIMES ? ['--test-reporter=file:///tmp/rep/file-times.mjs', `--test-reporter-destination=${process.env.TIMES}`] : []),
 ];
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...entries(files)], {
+// The unit and contract tier runs on virtual time: its check on real waits is loaded into every test process.
+const realWaits = e2e ? [] : ['--import', new URL('helpers/real-waits.ts', import.meta.url).href];
+const child = spawn(process.execPath, ['--import', 'tsx', ...realWaits, '--test', `--test-concurrency=${concurrency}`, ...reporters, ...entries(files)], {
   stdio: 'inherit',
   env: {
     ...process.env,

@@ -22,6 +22,7 @@ import { SharedKeyPool } from './drivers/shared-key-pool.js';
 import { DynamoRateStateStore } from './dynamodb/rate-state.js';
 import type { ProviderKey } from './keys/key-pool.js';
 import type { RateStateStore } from './model/store.js';
+import type { Sleep } from '../platform/sleep.js';
 import { LanePauser, type LanePauseController } from './pause/lane-pause.js';
 
 export type { AdmissionSettings } from './config/settings.js';
@@ -34,8 +35,11 @@ export interface LaneAdmission {
   side: PoolSide;
   /** Both sides' limits per quota owner, and the share kept for live requests (0: none kept). */
   reserve: ReserveLimits;
-  /** A new key pool of {@link side} (one per consumer instance: each keeps its own short cache). */
-  newPool(now?: () => number): SharedKeyPool;
+  /**
+   * A new key pool of {@link side} (one per consumer instance: each keeps its own short cache), on the
+   * given clock in epoch ms and its sleep (default: the real ones).
+   */
+  newPool(now?: () => number, sleep?: Sleep): SharedKeyPool;
   /** Pauses the lane through `controller`; absent without a controller. */
   pauser: LanePauser | undefined;
 }
@@ -76,7 +80,7 @@ export function createLaneAdmission(options: {
     settings,
     side,
     reserve,
-    newPool: (now) => new SharedKeyPool({ keys: options.keys, store, ...poolSide, settings, ...(now ? { now } : {}) }),
+    newPool: (now, sleep) => new SharedKeyPool({ keys: options.keys, store, ...poolSide, settings, ...(now ? { now } : {}), sleep }),
     pauser: options.controller ? new LanePauser({ store, controller: options.controller }) : undefined,
   };
 }

@@ -10,7 +10,6 @@
  * declared size was short of its text (an untrusted body) has its early grant given back and takes
  * again for what it really needs; a record that ends before its call gives the grant back.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { KeyAdmission, KeyDenial, KeyGrant } from '../admission/keys/key-pool.js';
 import { estimateTokens, type Job } from '../contract/job.js';
 import { getExtractionPrompt } from '../contract/schemas/registry.js';
@@ -74,7 +73,7 @@ async function waitForSlot(run: JobRun, startAt: Date): Promise<boolean> {
   if (ms <= 0) return true;
   const started = performance.now();
   try {
-    await sleep(ms, undefined, run.delivery.stopWork ? { signal: run.delivery.stopWork } : undefined);
+    await run.deps.sleep(ms, run.delivery.stopWork);
     return true;
   } catch {
     return false;

@@ -10,6 +10,7 @@ import type { KeyAdmission, KeyPool } from '../admission/keys/key-pool.js';
 import type { LaneConfig } from '../config/lanes.js';
 import type { Job } from '../contract/job.js';
 import type { ModelAdapter, TokenUsage } from '../providers/model.js';
+import type { Sleep } from '../platform/sleep.js';
 import type { ConsumerMetricName, RecordLogFields } from '../platform/telemetry.js';
 import type { Ledger, LedgerEntryInput } from '../store/ledger.js';
 import type { ResultStore } from '../store/results.js';
@@ -30,6 +31,8 @@ export interface ExtractionDeps {
   logger: Logger;
   metrics: Metrics;
   now: () => Date;
+  /** Waits in-process on the clock of {@link now} (an admission slot, a live retry's wait). */
+  sleep: Sleep;
   random: () => number;
   /** Repair calls allowed after a validation failure (default 1). */
   maxRepairAttempts?: number;

@@ -1,7 +1,7 @@
 /**
  * What every lane's dependencies share, built once: Powertools telemetry for a lane's function, and
  * the extraction core's defaults — the lane's result store and ledger on its tables, its model
- * adapter, the real clock and `Math.random` — unless the caller gives its own. The queue lane
+ * adapter, the real clock and sleep and `Math.random` — unless the caller gives its own. The queue lane
  * (`lib/lanes/queue/deps.ts`) and the live lane (`lib/lanes/live/deps.ts`) add their own parts.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -10,6 +10,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { LaneConfig } from '../config/lanes.js';
 import { createModelAdapter } from '../providers/index.js';
+import { realSleep } from '../platform/sleep.js';
 import { METRICS_NAMESPACE } from '../platform/telemetry.js';
 import { Ledger } from '../store/ledger.js';
 import { ResultStore } from '../store/results.js';
@@ -62,6 +63,7 @@ export function extractionDefaults(
     ledger: given.ledger ?? new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable }),
     model: given.model ?? createModelAdapter(lane),
     now: given.now ?? (() => new Date()),
+    sleep: given.sleep ?? realSleep,
     random: given.random ?? Math.random,
     logger: given.logger ?? (made as NonNullable<typeof made>).logger,
     metrics: given.metrics ?? (made as NonNullable<typeof made>).metrics,

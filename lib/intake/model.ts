@@ -70,6 +70,7 @@ export interface SubmitDeps {
    */
   maxInputTokens?: number;
   retry?: Partial<RetrySettings>;
+  /** Waits between send retries (default: the real sleep). */
   sleep?(ms: number): Promise<void>;
   /** Source of jitter in [0, 1) (default Math.random). */
   random?(): number;

@@ -1,4 +1,5 @@
 import { RatelaneError } from '../platform/errors.js';
+import { realSleep } from '../platform/sleep.js';
 import { findLane, prepareDocument, type Prepared, type RejectedItem } from './checks.js';
 import type { DocumentInput, ItemError, SubmitDeps, SubmitItemResult, SubmitRequest, SubmitResult } from './model.js';
 import { DEFAULT_SEND_RETRY, sendLane, type SendContext } from './send.js';
@@ -69,7 +70,7 @@ export async function submitDocuments(request: SubmitRequest, deps: SubmitDeps):
   const ctx: SendContext = {
     deps,
     retry: { ...DEFAULT_SEND_RETRY, ...deps.retry },
-    sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+    sleep: deps.sleep ?? realSleep,
     random: deps.random ?? Math.random,
     record,
   };

@@ -33,6 +33,7 @@ import { createLambdaContext } from '../../workbench/local-stack/lambda/invocati
 import { redirectPowertoolsConsole, TelemetrySink } from '../../workbench/local-stack/lambda/telemetry.js';
 import type { ProviderErrorClassification } from '../../lib/policy/classification.js';
 import { ProviderError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from '../../lib/providers/model.js';
+import type { Sleep } from '../../lib/platform/sleep.js';
 import { submitDocuments, type SubmitItemResult } from '../../lib/intake/producer.js';
 import { Ledger } from '../../lib/store/ledger.js';
 import { ResultStore } from '../../lib/store/results.js';
@@ -245,7 +246,9 @@ export function correctOutput(text: string): string {
   return JSON.stringify(extractInvoice(text));
 }
 
-export function scriptedModel(script: ModelScript = () => undefined): ScriptedModel {
+/** A scripted model; `now` (default `Date.now`) times each call (`ModelCall.at`), on a test's virtual clock if it has one. */
+export function scriptedModel(script: ModelScript = () => undefined, options: { now?: () => number } = {}): ScriptedModel {
+  const now = options.now ?? Date.now;
   const calls: ModelCall[] = [];
   const model: ScriptedModel = {
     provider: 'scripted',
@@ -256,7 +259,7 @@ export function scriptedModel(script: ModelScript = () => undefined): ScriptedMo
       const text = documentOf(request);
       const sha = sha256Hex(text);
       const user = request.messages.find((m) => m.role === 'user')?.content ?? '';
-      const call: ModelCall = { text, sha, callNo: calls.filter((c) => c.sha === sha).length + 1, repair: user.includes('<previous_output>'), at: Date.now() };
+      const call: ModelCall = { text, sha, callNo: calls.filter((c) => c.sha === sha).length + 1, repair: user.includes('<previous_output>'), at: now() };
       calls.push(call);
       await new Promise((r) => setTimeout(r, 2));
       const verdict = model.script(call);
@@ -289,6 +292,8 @@ export interface TestConsumerOptions {
   sink?: CapturingSink;
   sqs?: SQSClient;
   now?: () => Date;
+  /** The in-process sleep beside `now` (a virtual clock's, `virtual-clock.ts`); default: the real one. */
+  sleep?: Sleep;
   random?: () => number;
   maxRepairAttempts?: number;
   logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
@@ -323,6 +328,7 @@ export function testConsumer(
     logger,
     metrics,
     now: options.now,
+    sleep: options.sleep,
     random: options.random,
     maxRepairAttempts: options.maxRepairAttempts,
   });

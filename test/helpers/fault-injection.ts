@@ -6,6 +6,7 @@
  * and an SQS middleware that fails chosen commands.
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { Context } from 'aws-lambda';
 import type { SqsHandler } from '../../lib/lanes/queue/handler.js';
 import type { ConsumerDeps } from '../../lib/lanes/queue/process-record.js';
 import { neverSettles, sqsUnavailableError, withDepFaults, type CrashPoint, type DepFaults } from '../../workbench/drivers/soak/faults.js';
@@ -58,9 +59,17 @@ export class Crash {
   }
 }
 
-/** The handler, except that the invocation rejects as soon as `crash` happens. */
+/**
+ * The handler, except that the invocation rejects as soon as `crash` happens. A dead execution
+ * environment keeps no clock: the invocation is given no deadline of its own (a context without
+ * `getRemainingTimeInMillis`, see `startInvocation`), so nothing of it wakes up after the crash, as its
+ * deadline's timers would, seconds later, in another test.
+ */
 export function crashingHandler(handler: SqsHandler, crash: Crash): SqsHandler {
-  return (event, context) => Promise.race([handler(event, context), crash.crashed]);
+  return (event, context) => {
+    const withoutClock = Object.create(context, { getRemainingTimeInMillis: { value: undefined } }) as Context;
+    return Promise.race([handler(event, withoutClock), crash.crashed]);
+  };
 }
 
 /** Counts commit attempts that reached the store, by outcome and by idempotency key. */

@@ -32,6 +32,7 @@ import { secretFingerprint } from '../keys/key-ring.js';
 import type { BucketLimits } from '../model/bucket.js';
 import type { CooldownSnapshot } from '../model/cooldowns.js';
 import type { RateStateStore } from '../model/store.js';
+import { realSleep, type Sleep } from '../../platform/sleep.js';
 
 /** Construction options of {@link SharedKeyPool}. */
 export interface SharedKeyPoolOptions {
@@ -46,6 +47,8 @@ export interface SharedKeyPoolOptions {
   settings: AdmissionSettings;
   /** Clock in epoch ms (default `Date.now`). */
   now?: () => number;
+  /** Waits on the clock of {@link now} (default: the real sleep): for another call's first answer. */
+  sleep?: Sleep | undefined;
   /** Uniform in [0, 1) (default `Math.random`): where in {@link PROBE_WAIT_SPREAD} this instance's waits end. */
   random?: () => number;
 }
@@ -105,6 +108,7 @@ export class SharedKeyPool implements KeyPool {
   /** This instance's share of {@link PROBE_WAIT_SPREAD}. */
   private readonly probeWaitShare: number;
   private readonly random: () => number;
+  private readonly sleep: Sleep;
 
   constructor(options: SharedKeyPoolOptions) {
     if (options.keys.length === 0) throw new NoProviderKeyError('no provider key configured for this lane');
@@ -120,6 +124,7 @@ export class SharedKeyPool implements KeyPool {
     };
     this.state = newPoolState(options.settings);
     this.random = options.random ?? Math.random;
+    this.sleep = options.sleep ?? realSleep;
     this.probeWaitShare = this.random() * PROBE_WAIT_SPREAD;
   }
 
@@ -223,16 +228,17 @@ export class SharedKeyPool implements KeyPool {
   }
 
   /** Resolves when some first call answers, or after `ms`. */
-  private waitForProbe(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = (): void => {
-        clearTimeout(timer);
-        this.probeWaiters.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      this.probeWaiters.add(wake);
-    });
+  private async waitForProbe(ms: number): Promise<void> {
+    const answered = new AbortController();
+    const wake = (): void => answered.abort();
+    this.probeWaiters.add(wake);
+    try {
+      await this.sleep(ms, answered.signal);
+    } catch {
+      // woken by a first call's answer
+    } finally {
+      this.probeWaiters.delete(wake);
+    }
   }
 
   /**

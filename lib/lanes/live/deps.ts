@@ -33,7 +33,7 @@ export interface LiveWiring extends Partial<Omit<LiveDeps, 'lane' | 's3' | 'sqs'
 
 /**
  * A live function's dependencies: the lane's result store and ledger, its model adapter, Powertools
- * telemetry under the live service name, fresh call-time measurements, the real clock and
+ * telemetry under the live service name, fresh call-time measurements, the real clock and sleep and
  * `Math.random`, unless `wiring` gives its own.
  */
 export function createLiveDeps(lane: LaneConfig, clients: { sqs: SQSClient; s3: S3Client; dynamodb: DynamoDBClient }, wiring: LiveWiring): LiveDeps {

@@ -5,7 +5,6 @@
  * until the work must end — hands the job over to the lane's queue with the same contract and
  * idempotency key (`handover.ts`), so the queue lane finishes it and it is still committed once.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { withAbortSignal } from '../../platform/abort-scope.js';
 import type { Job } from '../../contract/job.js';
@@ -93,7 +92,7 @@ async function work(live: LiveJob, budget: LiveBudget, delivery: Delivery, deps:
     const cost = { waitMs: next.waitMs, callMs: deps.callTimes.expectedCallMs(), commitMs: deps.callTimes.expectedCommitMs() };
     if (!fits || !retryFits(budget, now, cost)) return { type: 'handover', handover: next.handover };
     try {
-      if (next.waitMs > 0) await sleep(next.waitMs, undefined, delivery.stopWork ? { signal: delivery.stopWork } : {});
+      if (next.waitMs > 0) await deps.sleep(next.waitMs, delivery.stopWork);
     } catch {
       return { type: 'handover', handover: next.handover };
     }

@@ -49,7 +49,7 @@ export interface ConsumerWiring extends Partial<Omit<ConsumerDeps, 'lane' | 's3'
 
 /**
  * A consumer's dependencies: the lane's result store and ledger on its tables, its model adapter,
- * Powertools telemetry, the real clock and `Math.random`, unless `wiring` gives its own.
+ * Powertools telemetry, the real clock and sleep and `Math.random`, unless `wiring` gives its own.
  */
 export function createConsumerDeps(lane: LaneConfig, clients: ConsumerClients, wiring: ConsumerWiring): ConsumerDeps {
   const { logLevel, ...rest } = wiring;

@@ -1,8 +1,9 @@
 /**
  * Admission on the run's DynamoDB Local: the shared bucket under concurrent consumers, cooldowns
  * learned once for all consumers, the consumer deferring without a call, booked slots waited for
- * in-process, and a lane out of credit that waits for a person (on the local stack). The local
- * stack's load and daily-quota runs are in `test/e2e/run/admission.test.ts`.
+ * in-process (on a virtual clock). A lane out of credit that waits for a person, on the local stack:
+ * `test/e2e/admission/admission-dynamodb.test.ts`; the local stack's load and daily-quota runs:
+ * `test/e2e/run/admission.test.ts`.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
@@ -10,12 +11,10 @@ import { admissionSettings } from '../../../lib/admission/config/settings.js';
 import { SharedKeyPool } from '../../../lib/admission/drivers/shared-key-pool.js';
 import { DynamoRateStateStore } from '../../../lib/admission/dynamodb/rate-state.js';
 import { createLaneAdmission } from '../../../lib/admission/index.js';
-import { LanePauser, type LanePauseController } from '../../../lib/admission/pause/lane-pause.js';
+import type { LanePauseController } from '../../../lib/admission/pause/lane-pause.js';
 import { runResumeCommand } from '../../../lib/cli/resume.js';
-import { resolveLanes } from '../../../lib/config/lanes.js';
 import type { ProviderKey } from '../../../lib/admission/keys/key-pool.js';
 import { createAwsClients } from '../../../lib/platform/clients.js';
-import { startLocalStack } from '../../../workbench/local-stack/stack.js';
 import { ProviderError, type ModelAdapter } from '../../../lib/providers/model.js';
 import { ensureTable } from '../../../lib/store/ensure-table.js';
 import { RATE_STATE_TABLE } from '../../../lib/store/tables.js';
@@ -28,10 +27,10 @@ import {
   scriptedModel,
   submitTo,
   testConsumer,
-  waitUntil,
   type TestLane,
 } from '../../helpers/consumer-harness.js';
-import { testEndpoints, uniqueLaneResources, uniqueName } from '../../helpers/endpoints.js';
+import { virtualClock } from '../../helpers/virtual-clock.js';
+import { testEndpoints, uniqueName } from '../../helpers/endpoints.js';
 
 const clients = createAwsClients('us-east-1', testEndpoints());
 const lanes: TestLane[] = [];
@@ -207,13 +206,17 @@ describe('admission: waiting in-process for a near slot', () => {
       settings: { windowMs: 1_500, outputTokenEstimate: 16 },
       reserveShare: 0,
     });
-    const model = scriptedModel();
-    const { handler, sink } = testConsumer(t, model, { keys: admission.newPool() });
+    // (the consumer, its key pool and the model share a virtual clock: the waits move it instead of passing)
+    const clock = virtualClock();
+    const model = scriptedModel(undefined, { now: clock.nowMs });
+    const { handler, sink } = testConsumer(t, model, { keys: admission.newPool(clock.nowMs, clock.sleep), now: clock.now, sleep: clock.sleep });
     const messages = [];
     while (messages.length < 4) messages.push(...(await receive(t, { max: 4 - messages.length, waitSeconds: 1 })));
 
     // Act: one invocation of all four
-    const { response, elapsedMs } = await invoke(t, handler, messages);
+    const startedAt = clock.nowMs();
+    const { response } = await invoke(t, handler, messages);
+    const elapsedMs = clock.nowMs() - startedAt;
 
     // Assess: nothing re-sent or failed; the two calls beyond the burst waited about a slot each
     assert.deepEqual(response.batchItemFailures, []);
@@ -222,73 +225,12 @@ describe('admission: waiting in-process for a near slot', () => {
     assert.equal(m.ModelCalls, 4);
     assert.equal(m.AdmissionDenied ?? 0, 0);
     assert.equal(m.Deferred ?? 0, 0);
-    assert.ok(elapsedMs >= 1_200 && elapsedMs < 5_000, `the invocation waited for two refills (${elapsedMs} ms)`);
+    assert.ok(
+      elapsedMs >= 1_200 && elapsedMs < 5_000,
+      `the invocation waited for two refills (${elapsedMs} ms of clock time; slept ${clock.slept.join(', ')} ms)`,
+    );
     const callTimes = model.calls.map((c) => c.at).sort((a, b) => a - b);
     assert.ok(callTimes[3]! - callTimes[0]! >= 1_400, `the last call waited two slots after the first (${callTimes[3]! - callTimes[0]!} ms)`);
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 });
-  });
-});
-
-// keep the import used when the pauser type is only referenced in a test's wiring
-void LanePauser;
-
-describe('admission: billing waits for a person', () => {
-  it('an out-of-credit key pauses the lane after one call; a person resumes it and the jobs commit', async () => {
-    // Prepare: one lane, one key without credit
-    const lane = resolveLanes({
-      us: {
-        resources: uniqueLaneResources(),
-        queue: { visibilityTimeoutSeconds: 12, receiveWaitTimeSeconds: 1, maxReceiveCount: 2 },
-        consumer: { timeoutSeconds: 2, maximumConcurrency: 2 },
-        backoff: { throttleBaseSeconds: 1, throttleCapSeconds: 1, failureBaseSeconds: 1, failureCapSeconds: 1 },
-        provider: { timeoutMs: 1000 },
-      },
-    }).us!;
-    const secret = `sk-local-us-${lane.provider.keys[0]!.id}`;
-    const stack = await startLocalStack({ lanes: { us: lane }, endpoints: testEndpoints(), provider: { outOfCreditKeys: [secret], seed: 3 } });
-    try {
-      const l = stack.lanes.us!;
-      const t: TestLane = { ...l, destroy: () => undefined };
-      const docs = englishDocuments(3);
-      const items = await submitTo(
-        t,
-        docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#billing-${l.lane.resources.queueName}` })),
-      );
-
-      // Act 1: the lane pauses (billing: a day, unless a person resumes it)
-      await waitUntil('the lane paused', () => l.pause?.state.paused === true, 10_000, 50);
-      await new Promise((r) => setTimeout(r, 1500));
-      const callsWhilePaused = stack.provider.stats().requests;
-      await new Promise((r) => setTimeout(r, 1500));
-      const m = stack.telemetry.totals.total;
-      assert.equal(l.pause?.state.reason, 'billing');
-      assert.equal(stack.provider.stats().requests, callsWhilePaused, 'no call while paused');
-      assert.ok((m.BillingAlarm ?? 0) >= 1, 'billing alarm');
-      assert.ok((m.LanePaused ?? 0) >= 1);
-      assert.equal(await t.results.count(), 0);
-
-      // Act 2: credit is back; a person resumes the lane
-      stack.provider.setKeyOutOfCredit(secret, false);
-      const { resumeLaneNow } = await import('../../../lib/cli/resume.js');
-      const lifted = await resumeLaneNow({ store: l.admission!.store, controller: l.pause!, reasons: ['billing'] });
-      assert.ok(
-        lifted.some((x) => x.includes('(billing)')),
-        lifted.join(', '),
-      );
-      await waitUntil('3 commits', async () => (await t.results.count()) >= 3, 20_000, 200).catch(async (e) => {
-        for (const i of items) console.log(JSON.stringify((await t.ledger.entriesFor(i.jobId)).map((x) => [x.kind, x.reason, x.details])));
-        console.log(JSON.stringify(l.pause?.state), JSON.stringify(await queueCounts(t)), l.poller?.state, JSON.stringify(stack.telemetry.totals.total));
-        throw e;
-      });
-      await l.poller?.stop();
-
-      // Assess: every job committed, none failed or dead-lettered
-      const results = await t.results.scanAll();
-      assert.deepEqual(new Set(results.map((r) => r.jobId)), new Set(items.map((i) => i.jobId)));
-      assert.equal(stack.telemetry.totals.total.Failed, undefined);
-      assert.deepEqual(await queueCounts(t, 'dlq'), { visible: 0, notVisible: 0, delayed: 0 });
-    } finally {
-      await stack.stop();
-    }
   });
 });

@@ -170,11 +170,11 @@ describe('Anthropic adapter', () => {
     assert.equal(server.requests.length, 1);
   });
 
-  it('gives up at its timeout when the server never answers, once', async () => {
+  it('gives up at its timeout when the server never answers, once', async (t) => {
     // Prepare
     const server = await loopback(() => 'hang');
     // Act + Assess
-    await assertTimesOutOnce(adapterFor(server, 250), server);
+    await assertTimesOutOnce(t, adapterFor(server, 250), () => server.requests.length, 250);
   });
 });
 
@@ -350,10 +350,10 @@ describe('Gemini adapter', () => {
     assert.equal(failed.requestTooLarge, true);
   });
 
-  it('gives up at its timeout when the server never answers, once', async () => {
+  it('gives up at its timeout when the server never answers, once', async (t) => {
     // Prepare
     const server = await loopback(() => 'hang');
     // Act + Assess
-    await assertTimesOutOnce(adapterFor(server, 250), server);
+    await assertTimesOutOnce(t, adapterFor(server, 250), () => server.requests.length, 250);
   });
 });

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createH2cServer, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import type { Socket } from 'node:net';
+import type { TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startFakeProvider, type FakeProvider, type FakeProviderOptions } from '../../../workbench/fake-provider/index.js';
 import { ProviderTransportError, type ExtractionRequest, type ModelAdapter } from '../../../lib/providers/model.js';
@@ -140,14 +141,54 @@ export async function failure<E extends Error>(adapter: ModelAdapter, type: new 
   assert.fail('the call succeeded');
 }
 
-/** Asserts the call timed out and that the SDK did not try again. */
-export async function assertTimesOutOnce(adapter: ModelAdapter, server: Loopback): Promise<void> {
-  const started = Date.now();
-  const error = await failure(adapter, ProviderTransportError);
-  assert.equal(error.timedOut, true);
-  assert.ok(Date.now() - started < 5_000, 'gave up at the adapter timeout');
-  await sleep(400);
-  assert.equal(server.requests.length, 1, 'no SDK retry after the timeout');
+/**
+ * Asserts the call to a server that never answers times out at the adapter's `timeoutMs`, and that the
+ * SDK does not try again (`requestsSeen`: how many requests the server has seen). On mocked timers (`t.mock.timers`, the global `setTimeout`: the adapter's
+ * deadline and an SDK's backoff): the deadline is moved to once the request has reached the server,
+ * then a minute more for a retry that must not come — nothing is waited out.
+ */
+export async function assertTimesOutOnce(
+  t: TestContext,
+  adapter: ModelAdapter,
+  requestsSeen: () => number,
+  timeoutMs: number,
+  request = extraction(),
+): Promise<ProviderTransportError> {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    const failing = failure(adapter, ProviderTransportError, request);
+    await arrived(requestsSeen, 1);
+    t.mock.timers.tick(timeoutMs - 1);
+    assert.equal(await settledYet(failing), false, 'still waiting just before the timeout');
+    t.mock.timers.tick(1);
+    const error = await failing;
+    assert.equal(error.timedOut, true);
+    t.mock.timers.tick(60_000);
+    await sleep(50); // a retry's request, had one been sent, reaches the loopback server in far less
+    assert.equal(requestsSeen(), 1, 'no SDK retry after the timeout');
+    return error;
+  } finally {
+    t.mock.timers.reset();
+  }
+}
+
+/** Resolves once the server has seen `count` requests (real I/O; polled on the event loop, not on a timer). */
+async function arrived(requestsSeen: () => number, count: number): Promise<void> {
+  for (let turns = 0; requestsSeen() < count; turns++) {
+    assert.ok(turns < 1_000_000, `the server saw ${requestsSeen()} request(s)`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** Whether `promise` has settled (after the current turn's jobs). */
+async function settledYet(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  return settled;
 }
 
 /** Parses a request body the SDK sent. */

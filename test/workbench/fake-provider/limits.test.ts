@@ -5,7 +5,6 @@
  * keys of one quota owner. Its wire format: `wire/openai.test.ts`.
  */
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, it } from 'node:test';
 import { call, type ErrorJson, promptTokensFor, start, stopStarted } from './support.js';
 
@@ -20,7 +19,8 @@ function manualClock(startAt = 1_700_000_000_000) {
 describe('fake provider: rate limits', () => {
   it('answers 429 past the per-minute request budget and admits again after the scaled window', async () => {
     // Prepare
-    const provider = await start({ limits: { requestsPerMinute: 3 }, minuteMs: 900 });
+    const clock = manualClock();
+    const provider = await start({ limits: { requestsPerMinute: 3 }, minuteMs: 900, now: clock.now });
     for (let i = 0; i < 3; i += 1) assert.equal((await call(provider)).status, 200);
     // Act
     const limited = await call(provider);
@@ -40,8 +40,8 @@ describe('fake provider: rate limits', () => {
     assert.ok(retryAfterMs > 300 && retryAfterMs <= 600, `retry-after-ms ${retryAfterMs}`);
     assert.equal(limited.headers.get('x-ratelimit-remaining-requests'), '0');
     assert.equal(limited.headers.get('x-ratelimit-limit-requests'), '3');
-    // Act: wait as told
-    await sleep(retryAfterMs + 10);
+    // Act: wait as told (on the provider's clock)
+    clock.advance(retryAfterMs + 10);
     const recovered = await call(provider);
     // Assess
     assert.equal(recovered.status, 200);
@@ -104,7 +104,8 @@ describe('fake provider: rate limits', () => {
 
   it('answers 429 on requests per day until the scaled day ends', async () => {
     // Prepare
-    const provider = await start({ limits: { requestsPerDay: 2 }, dayMs: 700 });
+    const clock = manualClock();
+    const provider = await start({ limits: { requestsPerDay: 2 }, dayMs: 700, now: clock.now });
     assert.equal((await call(provider)).status, 200);
     assert.equal((await call(provider)).status, 200);
     // Act
@@ -116,8 +117,8 @@ describe('fake provider: rate limits', () => {
     assert.equal(body.error.code, 'rate_limit_exceeded');
     const retryAfterMs = Number(limited.headers.get('retry-after-ms'));
     assert.ok(retryAfterMs > 0 && retryAfterMs <= 700, `retry-after-ms ${retryAfterMs}`);
-    // Act: the day ends
-    await sleep(retryAfterMs + 10);
+    // Act: the day ends (on the provider's clock)
+    clock.advance(retryAfterMs + 10);
     const nextDay = [await call(provider), await call(provider), await call(provider)];
     // Assess: a whole new day's budget, then refused again
     assert.deepEqual(

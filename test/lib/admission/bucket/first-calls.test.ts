@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PROBE_WAIT_SPREAD, SharedKeyPool } from '../../../../lib/admission/drivers/shared-key-pool.js';
 import type { KeyAdmission } from '../../../../lib/admission/keys/key-pool.js';
+import type { Sleep } from '../../../../lib/platform/sleep.js';
 import { admissionSettings } from '../../../../lib/admission/config/settings.js';
 import { MemoryRateStateStore } from '../../../helpers/memory-rate-state.js';
 import { LIMITS, T0 } from '../support.js';
@@ -19,10 +20,27 @@ const KEYS = [
 const USAGE = { inputTokens: 100, outputTokens: 10 };
 const BILLING = { scope: 'quota_owner' as const, reason: 'billing' as const, until: new Date(T0 + 86_400_000).toISOString() };
 
-function newPool(clock: { now: number }, billingRecheckMs = 300_000, store = new MemoryRateStateStore(), random?: () => number): SharedKeyPool {
+function newPool(clock: { now: number }, billingRecheckMs = 300_000, store = new MemoryRateStateStore(), random?: () => number, sleep?: Sleep): SharedKeyPool {
   const settings = admissionSettings({ outputTokenEstimate: 0, safetyMargin: 0, billingRecheckMs });
-  return new SharedKeyPool({ keys: KEYS, store, limits: LIMITS, settings, now: () => clock.now, ...(random ? { random } : {}) });
+  return new SharedKeyPool({ keys: KEYS, store, limits: LIMITS, settings, now: () => clock.now, ...(random ? { random } : {}), sleep });
 }
+
+/**
+ * A sleep on the global `setTimeout`, which `t.mock.timers` moves (Node's mock timers do not reach the
+ * `timers/promises` the pool's default sleep is made of), honouring the abort signal.
+ */
+const mockedTimerSleep: Sleep = (ms, signal) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 
 /** The in-memory store, counting bucket reads. */
 class ReadCountingStore extends MemoryRateStateStore {
@@ -98,7 +116,7 @@ describe('SharedKeyPool: first calls', () => {
     const prover = newPool(clock, 300_000, store);
     await prover.cool(KEYS[1]!, BILLING);
     const probe = await prover.acquire({ estimatedTokens: 100 });
-    const [early, late] = [() => 0, () => 0.99].map((random) => newPool(clock, 300_000, store, random));
+    const [early, late] = [() => 0, () => 0.99].map((random) => newPool(clock, 300_000, store, random, mockedTimerSleep));
     const waits = [early!, late!].map((pool) => pool.acquire({ estimatedTokens: 100, bookWithinMs: 60_000 }));
     await flush();
     const slotMs = LIMITS.windowMs / LIMITS.requestsPerWindow;

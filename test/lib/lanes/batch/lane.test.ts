@@ -2,7 +2,8 @@
  * The batch lane's submit and reconcile on the local services: documents checked as the
  * producer checks them, stored, recorded in the manifest and sent through the fake provider's OpenAI
  * Batch API; reconciling commits each returned item once and leaves every dropped or errored item
- * unresolved with its reason; reconciling again changes nothing.
+ * unresolved with its reason; reconciling again changes nothing. The fake provider's batches move on a
+ * virtual clock (`virtual-clock.ts`) that the test moves between two reconciles, instead of waiting.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
@@ -20,7 +21,7 @@ import { BatchManifest } from '../../../../lib/store/manifest.js';
 import { manifestTableName } from '../../../../lib/store/manifest-model.js';
 import { Ledger } from '../../../../lib/store/ledger.js';
 import { ResultStore } from '../../../../lib/store/results.js';
-import { waitUntil } from '../../../helpers/consumer-harness.js';
+import { virtualClock } from '../../../helpers/virtual-clock.js';
 import { testEndpoints, uniqueLaneResources } from '../../../helpers/endpoints.js';
 
 const KEY = 'sk-batch-test';
@@ -29,8 +30,10 @@ after(async () => {
   await Promise.all(providers.map((p) => p.stop()));
 });
 
+/** A lane whose batch client talks to a fake provider with the given Batch API options, both on one virtual clock. */
 async function batchLane(batch: NonNullable<Parameters<typeof startFakeProvider>[0]['batch']>) {
-  const provider = await startFakeProvider({ keys: [{ key: KEY }], extract: (text) => extractInvoice(text), minuteMs: 600, seed: 11, batch });
+  const clock = virtualClock();
+  const provider = await startFakeProvider({ keys: [{ key: KEY }], extract: (text) => extractInvoice(text), minuteMs: 600, seed: 11, batch, now: clock.nowMs });
   providers.push(provider);
   const lane = resolveLanes({ us: { resources: uniqueLaneResources(), provider: { baseUrl: provider.baseUrl } } }).us!;
   const clients = createAwsClients(lane.region, testEndpoints());
@@ -39,7 +42,7 @@ async function batchLane(batch: NonNullable<Parameters<typeof startFakeProvider>
   const batchProvider = createOpenAiBatchProvider({ apiKey: KEY, baseUrl: provider.baseUrl, timeoutMs: 10_000 });
   const results = new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable });
   const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
-  const now = () => new Date();
+  const now = clock.now;
   const submitDeps: SubmitBatchDeps = { lane, s3: clients.s3, manifest, provider: batchProvider, now };
   const reconcileDeps: ReconcileDeps = {
     lane,
@@ -52,7 +55,7 @@ async function batchLane(batch: NonNullable<Parameters<typeof startFakeProvider>
     logger: quiet,
     now,
   };
-  return { provider, manifest, results, submitDeps, reconcileDeps };
+  return { clock, provider, manifest, results, submitDeps, reconcileDeps };
 }
 
 const english = loadCorpus().filter((d) => d.language === 'en');
@@ -68,7 +71,10 @@ describe('batch lane: submit and reconcile', () => {
     // Act
     const submitted = await submitBatch(documents, t.submitDeps);
     const batchId = submitted.batchId!;
-    await waitUntil('the batch is reconciled to the end', async () => (await reconcileBatch(batchId, t.reconcileDeps)).state === 'done', 30_000, 300);
+    await t.clock.until('the batch is reconciled to the end', async () => (await reconcileBatch(batchId, t.reconcileDeps)).state === 'done', {
+      everyMs: 300,
+      timeoutMs: 30_000,
+    });
     const again = await reconcileBatch(batchId, t.reconcileDeps);
     // Assess
     assert.equal(submitted.items, 30);
@@ -102,11 +108,10 @@ describe('batch lane: submit and reconcile', () => {
     const second = await submitBatch(docs('second'), t.submitDeps);
     const deps = { ...t.submitDeps, ...t.reconcileDeps };
     // Act
-    await waitUntil(
+    await t.clock.until(
       'both batches are done',
       async () => (await batchPass(first.batchId!, deps)).state === 'done' && (await batchPass(second.batchId!, deps)).state === 'done',
-      40_000,
-      300,
+      { everyMs: 300, timeoutMs: 40_000 },
     );
     // Assess
     assert.ok(t.provider.stats().batches.failed >= 1, 'the provider refused a batch for its enqueued tokens');

@@ -5,7 +5,6 @@
  * rejected key, and results asked for too early.
  */
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, it } from 'node:test';
 import { BatchJobNotFinishedError, BatchProviderRefusedError, BatchSubmitThrottledError } from '../../../../lib/lanes/batch/providers/errors.js';
 import { createOpenAiBatchProvider } from '../../../../lib/lanes/batch/providers/openai.js';
@@ -20,6 +19,7 @@ import type {
 import { getExtractionPrompt, getExtractionSchema } from '../../../../lib/contract/schemas/registry.js';
 import type { FakeProvider, FakeProviderBatchOptions } from '../../../../workbench/fake-provider/index.js';
 import { fake, RESULT, stopAll } from '../../providers/support.js';
+import { virtualClock, type VirtualClock } from '../../../helpers/virtual-clock.js';
 
 afterEach(stopAll);
 
@@ -37,18 +37,27 @@ const requests = (n: number): BatchRequest[] =>
     model: 'gpt-4o-mini',
   }));
 
-async function start(batch: FakeProviderBatchOptions, key = KEY): Promise<{ server: FakeProvider; client: BatchProvider }> {
-  const server = await fake({ minuteMs: 600, batch });
-  return { server, client: createOpenAiBatchProvider({ apiKey: key, baseUrl: server.baseUrl, timeoutMs: 5_000 }) };
+/** A fake Batch API on a virtual clock, and a client of it. */
+async function start(batch: FakeProviderBatchOptions, key = KEY): Promise<{ server: FakeProvider; client: BatchProvider; clock: VirtualClock }> {
+  const clock = virtualClock();
+  const server = await fake({ minuteMs: 600, batch, now: clock.nowMs });
+  return { server, clock, client: createOpenAiBatchProvider({ apiKey: key, baseUrl: server.baseUrl, timeoutMs: 5_000 }) };
 }
 
-async function until(client: BatchProvider, handle: ProviderJobHandle, states: ProviderJobState[], limitMs = 10_000): Promise<ProviderJobStatus> {
-  const started = Date.now();
+/** Polls the job's status until it is in one of `states`, moving the provider's clock 20 ms between two polls. */
+async function until(
+  clock: VirtualClock,
+  client: BatchProvider,
+  handle: ProviderJobHandle,
+  states: ProviderJobState[],
+  limitMs = 10_000,
+): Promise<ProviderJobStatus> {
+  const started = clock.nowMs();
   for (;;) {
     const status = await client.status(handle);
     if (states.includes(status.state)) return status;
-    assert.ok(Date.now() - started < limitMs, `still ${status.providerState} after ${limitMs} ms`);
-    await sleep(20);
+    assert.ok(clock.nowMs() - started < limitMs, `still ${status.providerState} after ${limitMs} ms`);
+    clock.advance(20);
   }
 }
 
@@ -61,11 +70,11 @@ async function collect(lines: AsyncIterable<ProviderResultLine>): Promise<Provid
 describe('OpenAI batch client against the fake Batch API', () => {
   it('uploads, creates, watches and reads a batch: one ok line per record, with usage', async () => {
     // Prepare
-    const { server, client } = await start(FAST);
+    const { server, client, clock } = await start(FAST);
     const [input] = client.prepare(requests(4), { batchId: 'b-openai-1' });
     // Act
     const handle = await client.submit(input!);
-    const status = await until(client, handle, ['finished', 'failed', 'expired', 'cancelled']);
+    const status = await until(clock, client, handle, ['finished', 'failed', 'expired', 'cancelled']);
     const lines = await collect(client.readResults(handle));
     // Assess
     assert.equal(status.state, 'finished');
@@ -85,9 +94,9 @@ describe('OpenAI batch client against the fake Batch API', () => {
   });
 
   it('reports the enqueued-token refusal as a failed job whose error is BatchSubmitThrottledError', async () => {
-    const { client } = await start({ ...FAST, enqueuedTokenLimit: 10 });
+    const { client, clock } = await start({ ...FAST, enqueuedTokenLimit: 10 });
     const handle = await client.submit(client.prepare(requests(2))[0]!);
-    const status = await until(client, handle, ['failed', 'in_progress', 'finished']);
+    const status = await until(clock, client, handle, ['failed', 'in_progress', 'finished']);
     assert.equal(status.state, 'failed');
     assert.ok(status.error instanceof BatchSubmitThrottledError);
     assert.equal(status.error.reason, 'enqueued_tokens');
@@ -95,10 +104,10 @@ describe('OpenAI batch client against the fake Batch API', () => {
 
   it('accounts for every record once under 500s and dropped lines', async () => {
     // Prepare
-    const { server, client } = await start({ ...FAST, errorRate: 0.3, dropRate: 0.2 });
+    const { server, client, clock } = await start({ ...FAST, errorRate: 0.3, dropRate: 0.2 });
     const sent = requests(30);
     const handle = await client.submit(client.prepare(sent)[0]!);
-    await until(client, handle, ['finished']);
+    await until(clock, client, handle, ['finished']);
     // Act
     const lines = await collect(client.readResults(handle));
     // Assess
@@ -118,11 +127,11 @@ describe('OpenAI batch client against the fake Batch API', () => {
   });
 
   it('cancels a running batch; unanswered records come back as batch_cancelled', async () => {
-    const { client } = await start({ ...FAST, completionMs: 60_000 });
+    const { client, clock } = await start({ ...FAST, completionMs: 60_000 });
     const handle = await client.submit(client.prepare(requests(3))[0]!);
-    await until(client, handle, ['in_progress']);
+    await until(clock, client, handle, ['in_progress']);
     await client.cancel(handle);
-    const status = await until(client, handle, ['cancelled']);
+    const status = await until(clock, client, handle, ['cancelled']);
     const lines = await collect(client.readResults(handle));
     assert.equal(status.state, 'cancelled');
     assert.deepEqual(

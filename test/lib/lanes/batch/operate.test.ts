@@ -5,11 +5,11 @@
  * a second redrive sends nothing; a running batch cancelled keeps its answered items and leaves the rest
  * unresolved (`cancelled`), a part still waiting to be submitted is cancelled at once
  * (`cancelled_before_submit`), and reconciling again changes nothing. At every step the status's outcome
- * accounts for every item exactly once.
+ * accounts for every item exactly once. The fake provider's batches move on a virtual clock
+ * (`virtual-clock.ts`) that the test moves between two reconciles, instead of waiting.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { loadCorpus } from '../../../../workbench/corpus/index.js';
 import { cancelBatch } from '../../../../lib/lanes/batch/cancel.js';
 import { createOpenAiBatchProvider } from '../../../../lib/lanes/batch/providers/openai.js';
@@ -23,6 +23,7 @@ import { DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION } from '../../../../lib/
 import { BatchManifest } from '../../../../lib/store/manifest.js';
 import { itemIdFor, manifestTableName } from '../../../../lib/store/manifest-model.js';
 import { invoke, jobOf, queueCounts, receive, scriptedModel, testConsumer, trackedLanes, waitUntil, type TestLane } from '../../../helpers/consumer-harness.js';
+import { virtualClock, type VirtualClock } from '../../../helpers/virtual-clock.js';
 
 const KEY = 'sk-batch-operate';
 const providers: FakeProvider[] = [];
@@ -33,14 +34,15 @@ const newLane = trackedLanes();
 const english = loadCorpus().filter((d) => d.language === 'en');
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
-/** A test lane whose batch client talks to a fake provider with the given Batch API options. */
+/** A test lane whose batch client talks to a fake provider with the given Batch API options, both on one virtual clock. */
 async function batchLane(batch: FakeProviderBatchOptions) {
-  const provider = await startFakeProvider({ keys: [{ key: KEY }], extract: (text) => extractInvoice(text), minuteMs: 600, seed: 7, batch });
+  const clock = virtualClock();
+  const provider = await startFakeProvider({ keys: [{ key: KEY }], extract: (text) => extractInvoice(text), minuteMs: 600, seed: 7, batch, now: clock.nowMs });
   providers.push(provider);
   const t = await newLane({ provider: { baseUrl: provider.baseUrl } });
   const manifest = new BatchManifest({ dynamodb: t.clients.dynamodb, tableName: manifestTableName(t.lane) });
   const batchProvider = createOpenAiBatchProvider({ apiKey: KEY, baseUrl: provider.baseUrl, timeoutMs: 10_000 });
-  const now = () => new Date();
+  const now = clock.now;
   const submitDeps: SubmitBatchDeps = { lane: t.lane, s3: t.clients.s3, manifest, provider: batchProvider, now };
   const reconcileDeps: ReconcileDeps = {
     lane: t.lane,
@@ -59,14 +61,14 @@ async function batchLane(batch: FakeProviderBatchOptions) {
     assert.equal(o.committed + o.needsReview + o.rejected + o.unresolved + o.waiting, report.items, `outcome accounts for every item: ${JSON.stringify(o)}`);
     return report;
   };
-  return { t, provider, manifest, batchProvider, submitDeps, reconcileDeps, status };
+  return { clock, t, provider, manifest, batchProvider, submitDeps, reconcileDeps, status };
 }
 
 const documents = (tag: string, n: number) => Array.from({ length: n }, (_, i) => ({ text: english[i % english.length]!.text, sourceId: `${tag}-${i}` }));
 
-/** Runs the real consumer over the lane's queue until it is empty. */
-async function drainQueue(t: TestLane): Promise<void> {
-  const { handler } = testConsumer(t, scriptedModel(), { logLevel: 'ERROR' });
+/** Runs the real consumer, on `clock`, over the lane's queue until it is empty. */
+async function drainQueue(t: TestLane, clock: VirtualClock): Promise<void> {
+  const { handler } = testConsumer(t, scriptedModel(), { logLevel: 'ERROR', now: clock.now, sleep: clock.sleep });
   await waitUntil(
     'the queue lane has taken every message',
     async () => {
@@ -88,14 +90,17 @@ describe('batch lane: status, redrive, cancel, expiry', () => {
     const batchId = submitted.batchId!;
     const waiting = await l.status(batchId);
     // Act: reconcile to the end, then redrive
-    await waitUntil('the expired batch is reconciled', async () => (await reconcileBatch(batchId, l.reconcileDeps)).state === 'done', 20_000, 200);
+    await l.clock.until('the expired batch is reconciled', async () => (await reconcileBatch(batchId, l.reconcileDeps)).state === 'done', {
+      everyMs: 200,
+      timeoutMs: 20_000,
+    });
     const expired = await l.status(batchId);
-    const redrive = await redriveBatch(batchId, { lane: l.t.lane, manifest: l.manifest, sqs: l.t.clients.sqs, queueUrl: l.t.queueUrl, now: () => new Date() });
+    const redrive = await redriveBatch(batchId, { lane: l.t.lane, manifest: l.manifest, sqs: l.t.clients.sqs, queueUrl: l.t.queueUrl, now: l.clock.now });
     const inFlight = await l.status(batchId);
     const sentFirst = await queueCounts(l.t);
-    const again = await redriveBatch(batchId, { lane: l.t.lane, manifest: l.manifest, sqs: l.t.clients.sqs, queueUrl: l.t.queueUrl, now: () => new Date() });
+    const again = await redriveBatch(batchId, { lane: l.t.lane, manifest: l.manifest, sqs: l.t.clients.sqs, queueUrl: l.t.queueUrl, now: l.clock.now });
     const sentAfterSecond = await queueCounts(l.t);
-    await drainQueue(l.t);
+    await drainQueue(l.t, l.clock);
     const end = await l.status(batchId);
     // Assess: before anything ended, every item waits
     assert.equal(waiting.outcome.waiting, 10);
@@ -134,21 +139,23 @@ describe('batch lane: status, redrive, cancel, expiry', () => {
     const l = await batchLane({ validationMs: 100, completionMs: 6_000, finalizingMs: 100, cancellingMs: 300 });
     const submitted = await submitBatch(documents('can', 12), l.submitDeps);
     const batchId = submitted.batchId!;
-    await waitUntil(
+    await l.clock.until(
       'the job runs',
       async () =>
         (await reconcileBatch(batchId, l.reconcileDeps)).jobsOpen === 1 && (await l.manifest.header(batchId))?.providerJobs[0]?.state === 'in_progress',
-      10_000,
-      100,
+      { everyMs: 100, timeoutMs: 10_000 },
     );
-    await sleep(1_500);
+    l.clock.advance(1_500);
     // Act
-    const cancel = await cancelBatch(batchId, { lane: l.t.lane, manifest: l.manifest, provider: l.batchProvider, now: () => new Date() });
+    const cancel = await cancelBatch(batchId, { lane: l.t.lane, manifest: l.manifest, provider: l.batchProvider, now: l.clock.now });
     const cancelling = await l.status(batchId);
-    await waitUntil('the cancelled batch is reconciled', async () => (await reconcileBatch(batchId, l.reconcileDeps)).state === 'cancelled', 10_000, 150);
+    await l.clock.until('the cancelled batch is reconciled', async () => (await reconcileBatch(batchId, l.reconcileDeps)).state === 'cancelled', {
+      everyMs: 150,
+      timeoutMs: 10_000,
+    });
     const end = await l.status(batchId);
     const again = await reconcileBatch(batchId, l.reconcileDeps);
-    const cancelAgain = await cancelBatch(batchId, { lane: l.t.lane, manifest: l.manifest, provider: l.batchProvider, now: () => new Date() });
+    const cancelAgain = await cancelBatch(batchId, { lane: l.t.lane, manifest: l.manifest, provider: l.batchProvider, now: l.clock.now });
     // Assess
     assert.equal(cancel.state, 'cancelling');
     assert.deepEqual(
@@ -177,17 +184,16 @@ describe('batch lane: status, redrive, cancel, expiry', () => {
     const l = await batchLane({ validationMs: 100, completionMs: 3_000, finalizingMs: 100, enqueuedTokenLimit: 9_000 });
     await submitBatch(documents('first', 8), l.submitDeps);
     const second = (await submitBatch(documents('second', 8), l.submitDeps)).batchId!;
-    await waitUntil(
+    await l.clock.until(
       'the second batch waits to be submitted again',
       async () => {
         await reconcileBatch(second, l.reconcileDeps);
         return (await l.manifest.header(second))?.providerJobs[0]?.state === 'pending_submit';
       },
-      10_000,
-      100,
+      { everyMs: 100, timeoutMs: 10_000 },
     );
     // Act
-    const cancel = await cancelBatch(second, { lane: l.t.lane, manifest: l.manifest, provider: l.batchProvider, now: () => new Date() });
+    const cancel = await cancelBatch(second, { lane: l.t.lane, manifest: l.manifest, provider: l.batchProvider, now: l.clock.now });
     const again = await reconcileBatch(second, l.reconcileDeps);
     const end = await l.status(second);
     // Assess

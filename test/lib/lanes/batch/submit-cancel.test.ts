@@ -24,7 +24,8 @@ import { startFakeProvider, type FakeProvider } from '../../../../workbench/fake
 import { extractInvoice } from '../../../../workbench/fake-provider/extractors/invoice.js';
 import { BatchManifest } from '../../../../lib/store/manifest.js';
 import { type BatchState, type HeaderChange, type HeaderWrite, manifestTableName } from '../../../../lib/store/manifest-model.js';
-import { trackedLanes, waitUntil } from '../../../helpers/consumer-harness.js';
+import { trackedLanes } from '../../../helpers/consumer-harness.js';
+import { virtualClock } from '../../../helpers/virtual-clock.js';
 
 const KEY = 'sk-batch-submit-cancel';
 const providers: FakeProvider[] = [];
@@ -63,14 +64,19 @@ class HookedManifest extends BatchManifest {
   }
 }
 
-/** A lane whose batches go to a fake provider that answers nothing for 20 s (so a cancel always finds lines unanswered), in parts of three. */
+/**
+ * A lane whose batches go to a fake provider that answers nothing for 20 s (so a cancel always finds
+ * lines unanswered), in parts of three; the lane and the provider on one virtual clock.
+ */
 async function cancelLane() {
+  const clock = virtualClock();
   const provider = await startFakeProvider({
     keys: [{ key: KEY }],
     extract: (text) => extractInvoice(text),
     minuteMs: 600,
     seed: 3,
     batch: { validationMs: 200, completionMs: 20_000, finalizingMs: 100, cancellingMs: 100 },
+    now: clock.nowMs,
   });
   providers.push(provider);
   const t = await newLane({ provider: { baseUrl: provider.baseUrl } });
@@ -84,13 +90,15 @@ async function cancelLane() {
       return handle;
     },
   };
-  const now = () => new Date();
+  const now = clock.now;
   const submitDeps: SubmitBatchDeps = { lane: t.lane, s3: t.clients.s3, manifest, provider: batchProvider, now };
   const reconcileDeps: ReconcileDeps = { ...submitDeps, results: t.results, ledger: t.ledger, sqs: t.clients.sqs, queueUrl: t.queueUrl, logger: quiet };
   const cancel = (batchId: string) => cancelBatch(batchId, { lane: t.lane, manifest, provider: base, now });
-  /** Reconciles until the batch is cancelled; its status then. */
+  /** Reconciles until the batch is cancelled (moving the clock between two passes); its status then. */
   const reconcileToEnd = async (batchId: string) => {
-    await waitUntil('the batch is reconciled to cancelled', async () => (await reconcileBatch(batchId, reconcileDeps)).state === 'cancelled', 15_000, 100);
+    await clock.until('the batch is reconciled to cancelled', async () => (await reconcileBatch(batchId, reconcileDeps)).state === 'cancelled', {
+      timeoutMs: 15_000,
+    });
     return batchStatus(batchId, { manifest, results: t.results, ledger: t.ledger });
   };
   return { t, provider, manifest, submitDeps, cancel, reconcileToEnd };

@@ -22,7 +22,8 @@ import { startFakeProvider, type FakeProvider } from '../../../../workbench/fake
 import { extractInvoice } from '../../../../workbench/fake-provider/extractors/invoice.js';
 import { provisionLane } from '../../../../workbench/local-stack/services/provision.js';
 import { METRICS_NAMESPACE } from '../../../../lib/platform/telemetry.js';
-import { englishDocuments, waitUntil } from '../../../helpers/consumer-harness.js';
+import { englishDocuments } from '../../../helpers/consumer-harness.js';
+import { virtualClock } from '../../../helpers/virtual-clock.js';
 import { testEndpoints, uniqueLaneResources } from '../../../helpers/endpoints.js';
 
 const KEY = 'sk-batch-handler-secret';
@@ -50,14 +51,16 @@ function contextOf(timeoutMs: number): Context {
   };
 }
 
-/** The reconciler of a local lane whose secret holds `secret()`, with its EMF and log lines recorded. */
+/** The reconciler of a local lane whose secret holds `secret()`, with its EMF and log lines recorded; it and the fake provider on one virtual clock. */
 async function reconcilerLane(secret: () => unknown) {
+  const clock = virtualClock();
   const fake = await startFakeProvider({
     keys: [{ key: KEY }],
     extract: (text) => extractInvoice(text),
     minuteMs: 600,
     seed: 5,
     batch: { completionMs: 800, validationMs: 100, finalizingMs: 100, dropRate: 0.3 },
+    now: clock.nowMs,
   });
   providers.push(fake);
   const lane = resolveLanes({ us: { resources: uniqueLaneResources(), provider: { baseUrl: fake.baseUrl } } }).us!;
@@ -81,8 +84,8 @@ async function reconcilerLane(secret: () => unknown) {
     return metrics;
   };
   const provider = batchProviderFactory(lane, { s3: clients.s3, readSecret: async () => secret() });
-  const deps = createBatchReconcilerDeps(lane, clients, { queueUrl: provisioned.queueUrl, provider, logger, metrics });
-  return { lane, deps, handler: createBatchReconcilerHandler(deps), emf, lines };
+  const deps = createBatchReconcilerDeps(lane, clients, { queueUrl: provisioned.queueUrl, provider, logger, metrics, now: clock.now });
+  return { clock, lane, deps, handler: createBatchReconcilerHandler(deps), emf, lines };
 }
 
 describe('the batch reconciler handler', () => {
@@ -93,15 +96,14 @@ describe('the batch reconciler handler', () => {
     const submitted = await submitBatch(docs, { ...t.deps, provider: await t.deps.provider() });
     assert.ok(submitted.batchId);
     const summaries: BatchSweepSummary[] = [];
-    // Act
-    await waitUntil(
+    // Act: an invocation, then the clock moves on, until the batch is done
+    await t.clock.until(
       'the batch is done',
       async () => {
         summaries.push(await t.handler({}, contextOf(60_000)));
         return summaries.at(-1)?.open === 0;
       },
-      30_000,
-      300,
+      { everyMs: 300, timeoutMs: 30_000 },
     );
     // Assess
     const counts = await t.deps.manifest.counts(submitted.batchId);

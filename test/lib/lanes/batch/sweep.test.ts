@@ -23,7 +23,8 @@ import { Ledger } from '../../../../lib/store/ledger.js';
 import { BatchManifest } from '../../../../lib/store/manifest.js';
 import { type ItemState, manifestTableName } from '../../../../lib/store/manifest-model.js';
 import { ResultStore } from '../../../../lib/store/results.js';
-import { englishDocuments, waitUntil } from '../../../helpers/consumer-harness.js';
+import { englishDocuments } from '../../../helpers/consumer-harness.js';
+import { virtualClock } from '../../../helpers/virtual-clock.js';
 import { testEndpoints, uniqueLaneResources } from '../../../helpers/endpoints.js';
 
 const KEY = 'sk-batch-sweep';
@@ -32,14 +33,18 @@ after(async () => {
   await Promise.all(providers.map((p) => p.stop()));
 });
 
-/** A lane on the local services with the fake provider's Batch API; `failFor` makes polling those batches' jobs fail. */
+/**
+ * A lane on the local services with the fake provider's Batch API, both on one virtual clock; `failFor`
+ * makes polling those batches' jobs fail.
+ */
 async function sweepLane(batch: NonNullable<Parameters<typeof startFakeProvider>[0]['batch']>) {
-  const fake = await startFakeProvider({ keys: [{ key: KEY }], extract: (text) => extractInvoice(text), minuteMs: 600, seed: 23, batch });
+  const clock = virtualClock();
+  const fake = await startFakeProvider({ keys: [{ key: KEY }], extract: (text) => extractInvoice(text), minuteMs: 600, seed: 23, batch, now: clock.nowMs });
   providers.push(fake);
   const lane = resolveLanes({ us: { resources: uniqueLaneResources(), provider: { baseUrl: fake.baseUrl } } }).us!;
   const clients = createAwsClients(lane.region, testEndpoints());
   const provisioned = await provisionLane(lane, clients);
-  const manifest = new BatchManifest({ dynamodb: clients.dynamodb, tableName: manifestTableName(lane) });
+  const manifest = new BatchManifest({ dynamodb: clients.dynamodb, tableName: manifestTableName(lane), now: clock.now });
   const real = createOpenAiBatchProvider({ apiKey: KEY, baseUrl: fake.baseUrl, timeoutMs: 10_000 });
   const failFor = new Set<string>();
   const polled: string[] = [];
@@ -67,7 +72,7 @@ async function sweepLane(batch: NonNullable<Parameters<typeof startFakeProvider>
     sqs: clients.sqs,
     queueUrl: provisioned.queueUrl,
     logger: { info: record('info'), warn: record('warn'), error: record('error') },
-    now: () => new Date(),
+    now: clock.now,
   };
   const submit = async (tag: string, count: number) => {
     const docs = englishDocuments(count).map((d, i) => ({ text: d.text, sourceId: `${tag}-${i}` }));
@@ -75,7 +80,7 @@ async function sweepLane(batch: NonNullable<Parameters<typeof startFakeProvider>
     assert.ok(submitted.batchId, `${tag} was submitted`);
     return submitted.batchId;
   };
-  return { deps, manifest, failFor, polled, logs, submit };
+  return { clock, deps, manifest, failFor, polled, logs, submit };
 }
 
 /** Items moved across several sweeps, by state. */
@@ -94,8 +99,8 @@ describe('sweepBatches', () => {
     const moved: Partial<Record<ItemState, number>> = {};
     const done = new Set<string>();
     let sweeps = 0;
-    // Act: sweep until both healthy batches are done, then once more
-    await waitUntil(
+    // Act: sweep until both healthy batches are done (moving the clock between two sweeps), then once more
+    await t.clock.until(
       'both healthy batches are done',
       async () => {
         const report = await sweepBatches(t.deps);
@@ -105,8 +110,7 @@ describe('sweepBatches', () => {
         assert.equal(report.errors, 1, 'the failing batch fails every sweep, the others go on');
         return done.has(first) && done.has(second);
       },
-      30_000,
-      300,
+      { everyMs: 300, timeoutMs: 30_000 },
     );
     const last = await sweepBatches(t.deps);
     // Assess: per batch

@@ -2,13 +2,15 @@
  * A call booked on a near slot waits for it in-process; when the instance learns during that wait that
  * the key's owner is cooling (another record's 429), the call is not made: admission is asked again and
  * the job takes another key, or is deferred without a call when none is left. Real handler, DynamoDB
- * Local and fauxqs; the key pool books the first take and records what it is asked.
+ * Local and fauxqs; the key pool books the first take and records what it is asked. The wait runs on a
+ * virtual clock (`virtual-clock.ts`): it moves the consumer's and the pool's time at once.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KeyAdmission, KeyPool, KeyUsage, ProviderKey } from '../../../../lib/admission/keys/key-pool.js';
 import type { ModelAdapter } from '../../../../lib/providers/model.js';
 import { englishDocuments, invoke, queueCounts, receive, scriptedModel, submitTo, testConsumer, trackedLanes } from '../../../helpers/consumer-harness.js';
+import { virtualClock, type VirtualClock } from '../../../helpers/virtual-clock.js';
 
 const newLane = trackedLanes();
 const KEYS: ProviderKey[] = [
@@ -19,10 +21,10 @@ const BOOKED_MS = 300;
 const COOLS_AFTER_MS = 100;
 
 /**
- * A key pool whose first take is booked `BOOKED_MS` ahead on key-1, whose owner this instance learns
- * is cooling `COOLS_AFTER_MS` into the wait; later takes get key-2 at once (`secondKeyFree`) or are denied.
+ * A key pool on `clock` whose first take is booked `BOOKED_MS` ahead on key-1, whose owner this instance
+ * learns is cooling `COOLS_AFTER_MS` into the wait; later takes get key-2 at once (`secondKeyFree`) or are denied.
  */
-function bookingKeys(secondKeyFree: boolean): KeyPool & { taken: string[]; settled: Array<KeyUsage | null> } {
+function bookingKeys(secondKeyFree: boolean, clock: VirtualClock): KeyPool & { taken: string[]; settled: Array<KeyUsage | null> } {
   const taken: string[] = [];
   const settled: Array<KeyUsage | null> = [];
   const settle = async (usage: KeyUsage | null) => {
@@ -35,17 +37,17 @@ function bookingKeys(secondKeyFree: boolean): KeyPool & { taken: string[]; settl
     async acquire(): Promise<KeyAdmission> {
       if (taken.length === 0) {
         taken.push(KEYS[0]!.id);
-        const coolsAt = Date.now() + COOLS_AFTER_MS;
-        const cooling = new Date(Date.now() + 60_000);
+        const coolsAt = clock.nowMs() + COOLS_AFTER_MS;
+        const cooling = new Date(clock.nowMs() + 60_000);
         return {
           admitted: true,
           key: KEYS[0]!,
-          startAt: new Date(Date.now() + BOOKED_MS),
+          startAt: new Date(clock.nowMs() + BOOKED_MS),
           settle,
-          coolingUntil: () => (Date.now() >= coolsAt ? cooling : undefined),
+          coolingUntil: () => (clock.nowMs() >= coolsAt ? cooling : undefined),
         };
       }
-      if (!secondKeyFree) return { admitted: false, retryAt: new Date(Date.now() + 5_000), detail: 'every key cooling' };
+      if (!secondKeyFree) return { admitted: false, retryAt: new Date(clock.nowMs() + 5_000), detail: 'every key cooling' };
       taken.push(KEYS[1]!.id);
       return { admitted: true, key: KEYS[1]!, settle, coolingUntil: () => undefined };
     },
@@ -74,12 +76,14 @@ describe('a booked call whose key starts cooling during the wait', () => {
     const t = await newLane();
     const doc = englishDocuments(1)[0]!;
     await submitTo(t, [{ text: doc.text, sourceId: doc.sourceId }]);
-    const keys = bookingKeys(true);
+    const clock = virtualClock({ at: Date.now() });
+    const keys = bookingKeys(true, clock);
     const model = keyRecordingModel();
-    const { handler, sink } = testConsumer(t, model, { keys });
+    const { handler, sink } = testConsumer(t, model, { keys, now: clock.now, sleep: clock.sleep });
     // Act
     await invoke(t, handler, await receive(t, { max: 1, waitSeconds: 2 }));
-    // Assess: one call, on key-2; the booked grant given back unused
+    // Assess: one call, on key-2, after waiting for the booked slot; the booked grant given back unused
+    assert.deepEqual(clock.slept, [BOOKED_MS]);
     assert.equal(sink.totals.total.Completed, 1);
     assert.deepEqual(model.secrets, ['sk-test-key-2']);
     assert.deepEqual(keys.taken, ['key-1', 'key-2']);
@@ -92,12 +96,14 @@ describe('a booked call whose key starts cooling during the wait', () => {
     const t = await newLane();
     const doc = englishDocuments(2)[1]!;
     await submitTo(t, [{ text: doc.text, sourceId: doc.sourceId }]);
-    const keys = bookingKeys(false);
+    const clock = virtualClock({ at: Date.now() });
+    const keys = bookingKeys(false, clock);
     const model = keyRecordingModel();
-    const { handler, sink } = testConsumer(t, model, { keys });
+    const { handler, sink } = testConsumer(t, model, { keys, now: clock.now, sleep: clock.sleep });
     // Act
     await invoke(t, handler, await receive(t, { max: 1, waitSeconds: 2 }));
-    // Assess: no call; the job is back on the queue, delayed
+    // Assess: no call after the booked slot's wait; the job is back on the queue, delayed
+    assert.deepEqual(clock.slept, [BOOKED_MS]);
     assert.deepEqual(model.secrets, []);
     assert.equal(sink.totals.total.AdmissionDenied, 1);
     assert.equal(sink.totals.total.Completed, undefined);

@@ -1,21 +1,19 @@
 /**
- * The consumer's delivery guarantees on the local stack: commit once (the same message twice, two
- * copies on two consumers at once), a real failure's visibility backoff and the DLQ at
- * maxReceiveCount, failures and throttles alternating, and the whole local stack (poller, consumer,
- * fake provider at a tiny rate limit) committing every job once. All but the last drive the real
- * handler through the eval harness (test/helpers/consumer-harness.ts). What the consumer refuses:
- * consumer-guards.test.ts; validation and no source text in logs: consumer-validation.test.ts.
+ * The consumer's delivery guarantees, driving the real handler through the eval harness
+ * (test/helpers/consumer-harness.ts) on DynamoDB Local and fauxqs: commit once (the same message twice,
+ * two copies on two consumers at once), a real failure's visibility backoff and the DLQ at
+ * maxReceiveCount, failures and throttles alternating. The visibility the consumer sets and the delays
+ * it asks for are recorded and pass at once (`queue-time.ts`). The whole local stack (poller, consumer,
+ * fake provider at a tiny rate limit) committing every job once: `test/e2e/lanes/queue/delivery.test.ts`.
+ * What the consumer refuses: guards.test.ts; validation and no source text in logs: validation.test.ts.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { loadCorpus } from '../../../../workbench/corpus/index.js';
-import { resolveLanes } from '../../../../lib/config/lanes.js';
-import { startLocalStack } from '../../../../workbench/local-stack/stack.js';
 import { ProviderTransportError } from '../../../../lib/providers/model.js';
 import {
   CapturingSink,
   englishDocuments,
+  freshSqsClient,
   invoke,
   jobOf,
   queueCounts,
@@ -25,11 +23,9 @@ import {
   submitTo,
   testConsumer,
   throttle,
-  waitUntil,
-  type TestLane,
   trackedLanes,
 } from '../../../helpers/consumer-harness.js';
-import { testEndpoints, uniqueLaneResources } from '../../../helpers/endpoints.js';
+import { expireVisibility, skipDelays, visibilityLeft } from '../../../helpers/queue-time.js';
 
 const newLane = trackedLanes();
 
@@ -94,38 +90,36 @@ describe('consumer: real failures', () => {
     const [doc] = englishDocuments(1);
     const [item] = await submitTo(t, [{ text: doc!.text, sourceId: `${doc!.sourceId}#timeout` }]);
     const model = scriptedModel(() => new ProviderTransportError('model call timed out', 'scripted', true));
-    const { handler, sink } = testConsumer(t, model, { random: () => 0.5 });
+    // (the visibility the consumer sets is recorded; the test then lets it run out at once)
+    const sqs = freshSqsClient(t);
+    const waits = skipDelays(sqs);
+    const { handler, sink } = testConsumer(t, model, { sqs, random: () => 0.5 });
     const first = await receive(t, { max: 1 });
 
     // Act 1: first receive fails
-    const failedAt = Date.now();
     const one = await invoke(t, handler, first);
+    const hiddenFor = await visibilityLeft(t, first[0]!);
 
-    // Assess 1: reported failed; back after ~1 s, not the queue's 30 s
+    // Assess 1: reported failed; hidden for ~1 s, not the queue's 30 s
     assert.deepEqual(one.response.batchItemFailures, [{ itemIdentifier: first[0]!.MessageId! }]);
     assert.equal(await t.results.get(item!.idempotencyKey), undefined);
-    const second = await receive(t, { max: 1, waitSeconds: 5 });
-    const backAfterMs = Date.now() - failedAt;
+    assert.deepEqual(waits.visibilities, [1], 'the policy backoff: 1 s (the queue default is 30 s)');
+    assert.ok(hiddenFor <= 1_000, `fauxqs hides it for ${hiddenFor} ms more, not the queue's 30 s`);
+    await expireVisibility(t, first);
+    const second = await receive(t, { max: 1 });
     assert.equal(second.length, 1, 'redelivered');
-    assert.ok(backAfterMs >= 800 && backAfterMs < 4000, `back after ${backAfterMs} ms (policy backoff 1 s, queue default 30 s)`);
     assert.equal(second[0]!.Attributes?.ApproximateReceiveCount, '2');
     assert.equal(jobOf(second[0]!).attempt, 0, 'the body is not rewritten on a real failure');
 
-    // Act 2: the last receive fails too
+    // Act 2: the last receive fails too; its visibility runs out and SQS's redrive acts on the next receive
     const two = await invoke(t, handler, second);
     assert.deepEqual(two.response.batchItemFailures, [{ itemIdentifier: second[0]!.MessageId! }]);
-    let dlqDepth = 0;
-    await waitUntil(
-      'the DLQ to take the message',
-      async () => {
-        await receive(t, { max: 1 }); // SQS's redrive acts on a receive past maxReceiveCount
-        const dlq = await queueCounts(t, 'dlq');
-        dlqDepth = dlq.visible + dlq.notVisible + dlq.delayed;
-        return dlqDepth > 0;
-      },
-      8000,
-      200,
-    );
+    assert.deepEqual(waits.visibilities, [1, 2], 'then 2 s');
+    await expireVisibility(t, second);
+    assert.deepEqual(await receive(t, { max: 1 }), [], 'past maxReceiveCount: moved, not delivered');
+    const dlq = await queueCounts(t, 'dlq');
+    const dlqDepth = dlq.visible + dlq.notVisible + dlq.delayed;
+    sqs.destroy();
 
     // Assess 2
     assert.equal(dlqDepth, 1);
@@ -186,56 +180,5 @@ describe('consumer: real failures and throttles alternating', () => {
     );
     assert.equal(sink.totals.total.DeadLettered, 1);
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 });
-  });
-});
-
-describe('consumer on the full local stack', () => {
-  it('30 jobs against a provider of 10 requests per 2 s "minute": all committed once, 429s deferred, DLQ empty', async () => {
-    // Prepare: one lane (us) with scaled timings; the fake provider with one key at a tiny rpm
-    // (30 jobs need at least three windows, so 429s are certain)
-    const lane = resolveLanes({
-      us: {
-        resources: uniqueLaneResources(),
-        queue: { visibilityTimeoutSeconds: 30, receiveWaitTimeSeconds: 1 },
-        consumer: { timeoutSeconds: 5, maximumConcurrency: 5 },
-        backoff: { throttleBaseSeconds: 1, throttleCapSeconds: 10, failureBaseSeconds: 1, failureCapSeconds: 30 },
-        provider: { timeoutMs: 2000 },
-      },
-    }).us!;
-    const stack = await startLocalStack({
-      lanes: { us: lane },
-      endpoints: testEndpoints(),
-      provider: { limits: { requestsPerMinute: 10 }, minuteMs: 2000, seed: 7 },
-    });
-    try {
-      const l = stack.lanes.us!;
-      const t: TestLane = { ...l, destroy: () => undefined };
-      const docs = loadCorpus().slice(0, 30);
-
-      // Act
-      const submitted = await submitTo(
-        t,
-        docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#stack` })),
-      );
-      await waitUntil('30 commits', async () => (await l.results.count()) >= 30, 45_000, 250);
-      await sleep(500); // let in-flight duplicates (if any) land
-      await l.poller?.stop();
-
-      // Assess
-      const results = await l.results.scanAll();
-      assert.equal(results.length, 30);
-      assert.deepEqual(new Set(results.map((r) => r.jobId)), new Set(submitted.map((s) => s.jobId)));
-      const stats = stack.provider.stats();
-      assert.ok(stats.rateLimited.rpm > 0, `429s from the provider: ${JSON.stringify(stats.rateLimited)}`);
-      const m = stack.telemetry.totals.total;
-      assert.equal(m.Completed, 30, 'no double commit');
-      assert.equal(m.RateLimited, stats.rateLimited.rpm, 'every 429 was seen as a throttle');
-      assert.ok((m.Deferred ?? 0) > 0, 'the 429s were deferred');
-      assert.equal(m.Failed, undefined, 'no 429 took the failure path');
-      assert.deepEqual(await queueCounts(t, 'dlq'), { visible: 0, notVisible: 0, delayed: 0 });
-      assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 });
-    } finally {
-      await stack.stop();
-    }
   });
 });

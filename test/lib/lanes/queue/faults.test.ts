@@ -23,7 +23,6 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Message } from '@aws-sdk/client-sqs';
 import { createConsumerHandler } from '../../../../lib/lanes/queue/handler.js';
 import { ProviderTransportError, type ExtractionRequest } from '../../../../lib/providers/model.js';
@@ -51,14 +50,16 @@ import {
   withDepFaults,
   withOverrides,
 } from '../../../helpers/fault-injection.js';
+import { expireVisibility, skipDelays, visibilityLeft } from '../../../helpers/queue-time.js';
+import { virtualClock } from '../../../helpers/virtual-clock.js';
 
 const newLane = trackedLanes();
 
 /** Receives until `count` messages are in hand (or `timeoutMs` passes). */
-async function receiveAll(t: TestLane, count: number, timeoutMs = 8000): Promise<Message[]> {
+async function receiveAll(t: TestLane, count: number, timeoutMs = 2000): Promise<Message[]> {
   const got: Message[] = [];
   const until = Date.now() + timeoutMs;
-  while (got.length < count && Date.now() < until) got.push(...(await receive(t, { max: count - got.length, waitSeconds: 1 })));
+  while (got.length < count && Date.now() < until) got.push(...(await receive(t, { max: count - got.length })));
   return got;
 }
 
@@ -84,8 +85,9 @@ describe('faults: the consumer dies between two steps', () => {
     assert.equal(await t.results.count(), 0);
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 1, delayed: 0 });
 
-    // Act 2: SQS brings it back to a new execution environment
-    const back = await receive(t, { max: 1, waitSeconds: 3 });
+    // Act 2: its visibility timeout runs out; SQS brings it back to a new execution environment
+    await expireVisibility(t, first);
+    const back = await receive(t, { max: 1 });
     const fresh = testConsumer(t, model, { sink });
     const { response } = await invoke(t, fresh.handler, back);
 
@@ -118,8 +120,9 @@ describe('faults: the consumer dies between two steps', () => {
     await assert.rejects(invoke(t, handler, first), SimulatedCrashError);
     const committed = await t.results.get(item!.idempotencyKey);
 
-    // Act 2
-    const back = await receive(t, { max: 1, waitSeconds: 3 });
+    // Act 2: its visibility timeout runs out
+    await expireVisibility(t, first);
+    const back = await receive(t, { max: 1 });
     const { response } = await invoke(t, testConsumer(t, model, { sink }).handler, back);
 
     // Assess
@@ -155,6 +158,7 @@ describe('faults: the consumer dies between two steps', () => {
 
     // Act
     await assert.rejects(invoke(t, handler, first), SimulatedCrashError);
+    await expireVisibility(t, first);
     const back = await receiveAll(t, 3);
     const fresh = testConsumer(t, model, { sink });
     const { response } = await invoke(t, createConsumerHandler(withDepFaults(fresh.deps, commits.faults)), back);
@@ -182,7 +186,10 @@ describe('faults: a service is unavailable', () => {
     );
     const model = scriptedModel();
     const { faults, log } = unavailableCommits(2);
-    const consumer = testConsumer(t, model);
+    // (the visibility backoff the consumer sets is recorded; the test lets it run out at once)
+    const sqs = freshSqsClient(t);
+    const waits = skipDelays(sqs);
+    const consumer = testConsumer(t, model, { sqs });
     const handler = createConsumerHandler(withDepFaults(consumer.deps, faults));
     const first = await receive(t, { max: 3, visibilityTimeout: 1 });
 
@@ -194,9 +201,13 @@ describe('faults: a service is unavailable', () => {
     assert.equal(await t.results.count(), 1);
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 2, delayed: 0 });
 
+    assert.equal(waits.visibilities.length, 2, 'a visibility backoff for each');
+
     // Act 2: they come back after their visibility timeout; DynamoDB is back
+    await expireVisibility(t, first);
     const back = await receiveAll(t, 2);
     const two = await invoke(t, handler, back);
+    sqs.destroy();
 
     // Assess 2
     assert.deepEqual(new Set(back.map((m) => m.MessageId)), one.failedIds);
@@ -222,7 +233,10 @@ describe('faults: a service is unavailable', () => {
     const model = scriptedModel((call) => (call.callNo === 1 ? throttle({ kind: 'rate_limit', retryAfterMs: 1000 }) : undefined));
     const sqs = freshSqsClient(t);
     const sends = failSqsCommands(sqs, { commands: ['SendMessageCommand'], times: 1, when: 'after' });
-    const { handler, sink } = testConsumer(t, model, { sqs });
+    // (the copy's delay is recorded and passes at once, on the consumer's virtual clock)
+    const waits = skipDelays(sqs);
+    const clock = virtualClock();
+    const { handler, sink } = testConsumer(t, model, { sqs, now: clock.now, sleep: clock.sleep });
     const first = await receive(t, { max: 1, visibilityTimeout: 2 });
 
     // Act 1
@@ -231,9 +245,16 @@ describe('faults: a service is unavailable', () => {
     // Assess 1: the record is not acknowledged (the consumer cannot know the copy exists), yet the copy exists
     assert.deepEqual(one.response.batchItemFailures, [{ itemIdentifier: first[0]!.MessageId! }]);
     assert.equal(sends.failed.SendMessageCommand, 1);
-    assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 1, delayed: 1 });
+    assert.deepEqual(
+      waits.delays.map((d) => [d.queueUrl, d.delaySeconds]),
+      [[t.queueUrl, 1]],
+      'the copy was sent with the stated 1 s wait',
+    );
+    assert.deepEqual(await queueCounts(t), { visible: 1, notVisible: 1, delayed: 0 }, 'the copy (its delay skipped) and the original, in flight');
 
     // Act 2: both arrive (the copy after its delay, the original after its visibility timeout), in one batch
+    waits.letDelaysPass(clock);
+    await expireVisibility(t, first);
     const both = await receiveAll(t, 2);
     const two = await invoke(t, handler, both);
     sqs.destroy();
@@ -258,14 +279,15 @@ describe('faults: a service is unavailable', () => {
     const model = scriptedModel((call) => (call.callNo === 1 ? new ProviderTransportError('model call timed out', 'scripted', true) : undefined));
     const sqs = freshSqsClient(t);
     const visibility = failSqsCommands(sqs, { commands: ['ChangeMessageVisibilityCommand'], times: 1 });
+    const waits = skipDelays(sqs);
     const { handler, sink } = testConsumer(t, model, { sqs, random: () => 0.5 });
     const first = await receive(t, { max: 1, visibilityTimeout: 2 });
 
-    // Act
-    const failedAt = Date.now();
+    // Act: the failure; then the receive's visibility timeout runs out
     const one = await invoke(t, handler, first);
-    const back = await receive(t, { max: 1, waitSeconds: 5 });
-    const backAfterMs = Date.now() - failedAt;
+    const hiddenFor = await visibilityLeft(t, first[0]!);
+    await expireVisibility(t, first);
+    const back = await receive(t, { max: 1 });
     const two = await invoke(t, handler, back);
     sqs.destroy();
 
@@ -274,8 +296,9 @@ describe('faults: a service is unavailable', () => {
     assert.equal(visibility.failed.ChangeMessageVisibilityCommand, 1);
     const warning = sink.lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.message === 'could not set the visibility backoff');
     assert.ok(warning, 'the lost backoff is logged');
+    assert.deepEqual(waits.visibilities, [], 'no visibility change reached SQS');
+    assert.ok(hiddenFor <= 2_000, `hidden for ${hiddenFor} ms more: the receive's 2 s stand, not the policy's ~10 s`);
     assert.equal(back[0]?.MessageId, first[0]!.MessageId);
-    assert.ok(backAfterMs < 4500, `back after ${backAfterMs} ms, not the policy's ~10 s`);
     assert.deepEqual(two.response.batchItemFailures, []);
     assert.equal((await t.results.get(item!.idempotencyKey))?.jobId, item!.jobId);
     assert.equal(sink.totals.total.Failed, 1);
@@ -286,15 +309,26 @@ describe('faults: a service is unavailable', () => {
 
 describe('faults: one message, two consumers at once', () => {
   it('the visibility timeout runs out while the first consumer waits on the model: the same message (same id) goes to a second; one commit, one duplicate', async () => {
-    // Prepare: the first model call takes 2 s, longer than the message's 1 s visibility
+    // Prepare: the first model call answers only once the second consumer is done, longer than the message's 1 s visibility
     const t = await newLane();
     const [doc] = englishDocuments(1);
     const [item] = await submitTo(t, [{ text: doc!.text, sourceId: `${doc!.sourceId}#same-message` }]);
     const scripted = scriptedModel();
     let slowCalls = 0;
+    let calling!: () => void;
+    const slowCallStarted = new Promise<void>((resolve) => {
+      calling = resolve;
+    });
+    let answer!: () => void;
+    const answerSlowCall = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
     const model = withOverrides(scripted, {
       extract: async (request: ExtractionRequest) => {
-        if (slowCalls++ === 0) await sleep(2000);
+        if (slowCalls++ === 0) {
+          calling();
+          await answerSlowCall;
+        }
         return scripted.extract(request);
       },
     });
@@ -303,10 +337,13 @@ describe('faults: one message, two consumers at once', () => {
     const b = testConsumer(t, model, { sink });
     const [message] = await receive(t, { max: 1, visibilityTimeout: 1 });
 
-    // Act: A starts; the message reappears and B takes it while A still waits
+    // Act: A starts and waits on the model; the message's visibility runs out, it reappears and B takes it while A still waits
     const first = invoke(t, a.handler, [message!], { ack: false });
-    const [again] = await receive(t, { max: 1, waitSeconds: 3, visibilityTimeout: 30 });
+    await slowCallStarted;
+    await expireVisibility(t, [message!]);
+    const [again] = await receive(t, { max: 1, visibilityTimeout: 30 });
     const second = await invoke(t, b.handler, [again!]);
+    answer();
     const firstDone = await first;
 
     // Assess

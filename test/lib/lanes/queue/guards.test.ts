@@ -22,6 +22,8 @@ import {
   testConsumer,
   trackedLanes,
 } from '../../../helpers/consumer-harness.js';
+import { skipDelays } from '../../../helpers/queue-time.js';
+import { virtualClock } from '../../../helpers/virtual-clock.js';
 
 const newLane = trackedLanes();
 
@@ -104,12 +106,16 @@ describe('consumer: eligibility, versions and inputs', () => {
       },
       { step: 'initialize', name: 'recordSends' },
     );
+    // (the near hop's delay passes at once on the consumer's virtual clock; the far one stays delayed)
+    const waits = skipDelays(sqs, { upToSeconds: 2 });
+    const clock = virtualClock();
     const model = scriptedModel();
-    const { handler, sink } = testConsumer(t, model, { sqs });
+    const { handler, sink } = testConsumer(t, model, { sqs, now: clock.now, sleep: clock.sleep });
 
     // Act
     const first = await invoke(t, handler, await receive(t, { max: 2, waitSeconds: 1 }));
-    const back = await receive(t, { max: 2, waitSeconds: 4 });
+    waits.letDelaysPass(clock);
+    const back = await receive(t, { max: 2 });
     const second = await invoke(t, handler, back);
     sqs.destroy();
 

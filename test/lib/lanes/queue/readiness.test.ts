@@ -2,7 +2,8 @@
  * What a first deploy and a real provider would break, on the consumer's side: a provider
  * secret not set yet or malformed, a revoked key, the invocation's own deadline, failures that must not
  * be silent, job age, a result DynamoDB cannot store. Each test runs the real handler on DynamoDB Local
- * and fauxqs.
+ * and fauxqs; a message's delay is recorded and passes at once (`queue-time.ts`). The invocation
+ * deadline cutting work in real time is `test/e2e/lanes/queue/readiness.test.ts`.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -11,23 +12,22 @@ import { ProviderKeyRing } from '../../../../lib/admission/keys/key-ring.js';
 import type { LanePauseReason } from '../../../../lib/admission/model/store.js';
 import type { LanePauseRequester } from '../../../../lib/admission/pause/lane-pause.js';
 import { providerSecretCheck } from '../../../../lib/lanes/queue/configuration.js';
-import { sha256Hex } from '../../../../lib/contract/job.js';
 import { ProviderError } from '../../../../lib/providers/model.js';
 import { roundRobinKeys } from '../../../../lib/admission/keys/key-pool.js';
 import {
   correctOutput,
-  documentOf,
   englishDocuments,
+  freshSqsClient,
   invoke,
-  queueCounts,
   jobOf,
   receive,
   scriptedModel,
   submitTo,
   testConsumer,
   trackedLanes,
-  waitUntil,
 } from '../../../helpers/consumer-harness.js';
+import { skipDelays } from '../../../helpers/queue-time.js';
+import { virtualClock } from '../../../helpers/virtual-clock.js';
 
 const newLane = trackedLanes();
 
@@ -68,7 +68,11 @@ describe('consumer readiness: the provider secret', () => {
     const ring = new ProviderKeyRing(t.lane.provider.keys);
     const pause = recordingPause();
     const model = scriptedModel();
+    // (the re-check delay is asked of SQS and recorded, not waited out)
+    const sqs = freshSqsClient(t);
+    const waits = skipDelays(sqs);
     const { handler, sink } = testConsumer(t, model, {
+      sqs,
       keys: roundRobinKeys(ring.keys),
       lanePause: pause,
       checkConfiguration: providerSecretCheck({ ring, readSecret: async () => secret }),
@@ -79,14 +83,19 @@ describe('consumer readiness: the provider secret', () => {
     const unset = await invoke(t, handler, first);
     // Act 2: a malformed one (JSON, but key-2 missing)
     secret = JSON.stringify({ 'key-1': 'sk-live-1' });
-    const second = await receive(t, { max: 2, waitSeconds: 4 });
+    const second = await receive(t, { max: 2 });
     const malformed = await invoke(t, handler, second);
 
     // Assess: nothing failed, no model call, the lane paused for its configuration each time
     assert.deepEqual(unset.response.batchItemFailures, []);
     assert.deepEqual(malformed.response.batchItemFailures, []);
     assert.equal(first.length, 2);
-    assert.equal(second.length, 2, 'the records came back after the re-check delay');
+    assert.equal(second.length, 2, 'the records came back');
+    assert.deepEqual(
+      waits.delays.map((d) => [d.queueUrl, d.delaySeconds]),
+      [t.queueUrl, t.queueUrl, t.queueUrl, t.queueUrl].map((url) => [url, 2]),
+      'each batch sent back to the lane queue with the re-check delay (the throttle cap, 2 s)',
+    );
     assert.deepEqual(
       second.map((m) => m.Attributes?.ApproximateReceiveCount),
       ['1', '1'],
@@ -107,8 +116,9 @@ describe('consumer readiness: the provider secret', () => {
 
     // Act 3: the secret is right: the same records run and commit
     secret = JSON.stringify({ 'key-1': 'sk-live-1', 'key-2': ' sk-live-2\n' });
-    const third = await receive(t, { max: 2, waitSeconds: 4 });
+    const third = await receive(t, { max: 2 });
     const fixed = await invoke(t, handler, third);
+    sqs.destroy();
 
     // Assess
     assert.deepEqual(fixed.response.batchItemFailures, []);
@@ -142,6 +152,10 @@ describe('consumer readiness: a revoked key', () => {
     let secret = { 'key-1': 'sk-revoked', 'key-2': 'sk-good' };
     const ring = new ProviderKeyRing(t.lane.provider.keys);
     const admission = createLaneAdmission({ lane: t.lane, dynamodb: t.clients.dynamodb, keys: ring.keys });
+    // (a deferral's delay is recorded and passes at once on the consumer's virtual clock)
+    const clock = virtualClock();
+    const sqs = freshSqsClient(t);
+    const waits = skipDelays(sqs);
     const revoked = new Set(['sk-revoked']);
     const usedKeys: string[] = [];
     const model = scriptedModel();
@@ -153,7 +167,10 @@ describe('consumer readiness: a revoked key', () => {
     };
     const pause = recordingPause();
     const { handler, sink } = testConsumer(t, model, {
-      keys: admission.newPool(),
+      sqs,
+      now: clock.now,
+      sleep: clock.sleep,
+      keys: admission.newPool(clock.nowMs, clock.sleep),
       lanePause: pause,
       checkConfiguration: providerSecretCheck({ ring, readSecret: async () => JSON.stringify(secret), store: admission.store }),
     });
@@ -176,7 +193,8 @@ describe('consumer readiness: a revoked key', () => {
 
     // Act 2: the operator replaces key-1's secret; the next batch lifts its auth cooldown
     secret = { 'key-1': 'sk-rotated', 'key-2': 'sk-good' };
-    const [deferred] = await receive(t, { max: 1, waitSeconds: 4 });
+    assert.ok(waits.letDelaysPass(clock) > 0, 'the job was deferred with a delay');
+    const [deferred] = await receive(t, { max: 1 });
     assert.ok(deferred, 'the deferred job comes back');
     await invoke(t, handler, [deferred]);
 
@@ -188,9 +206,11 @@ describe('consumer readiness: a revoked key', () => {
     revoked.add('sk-rotated').add('sk-good');
     await submitTo(t, [{ text: docs[0]!.text, sourceId: `${docs[0]!.sourceId}#auth-2` }]);
     for (let i = 0; i < 2 && pause.requests.length === 0; i++) {
-      const batch = await receive(t, { max: 1, waitSeconds: 4 });
+      waits.letDelaysPass(clock);
+      const batch = await receive(t, { max: 1 });
       await invoke(t, handler, batch);
     }
+    sqs.destroy();
 
     // Assess
     assert.deepEqual(
@@ -222,96 +242,6 @@ describe('consumer readiness: the invocation deadline', () => {
     assert.equal(back.Attributes?.ApproximateReceiveCount, '1');
     assert.equal(jobOf(back).deferrals, 0, 'not a throttle');
     assert.equal(jobOf(back).attempt, 0, 'not a failure');
-  });
-
-  it('cuts a model call still running when the work must stop, and sends its record back in the time left to wait about half a function timeout: no receive spent', async () => {
-    // Prepare: two jobs; the model hangs on the first until its call is aborted
-    const t = await newLane();
-    const docs = englishDocuments(2);
-    await submitTo(
-      t,
-      docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#hang` })),
-    );
-    const hangOn = sha256Hex(docs[0]!.text);
-    const aborted: boolean[] = [];
-    const model = scriptedModel();
-    const extract = model.extract.bind(model);
-    model.extract = async (request) => {
-      if (sha256Hex(documentOf(request)) !== hangOn) return extract(request);
-      await new Promise<void>((resolve) => request.signal?.addEventListener('abort', () => resolve(), { once: true }));
-      aborted.push(request.signal?.aborted ?? false);
-      throw request.signal?.reason ?? new Error('aborted');
-    };
-    // (jitter 0: a record cut off mid-step waits half a function timeout, 2.5 s here, before it comes back)
-    const { handler, sink } = testConsumer(t, model, { random: () => 0 });
-    const messages = await receive(t, { max: 2, waitSeconds: 2 });
-    const hanging = messages.find((m) => jobOf(m).input.contentSha256 === hangOn)!;
-
-    // Act: the invocation has 4 s (a 2 s call fits), the first call never answers
-    const out = await invoke(t, handler, messages, { timeoutMs: 4_000 });
-    const waiting = await queueCounts(t);
-    const [back] = await receive(t, { max: 1, waitSeconds: 5 });
-
-    // Assess
-    assert.ok(out.elapsedMs < 4_000, `returned after ${out.elapsedMs} ms, before Lambda's timeout`);
-    assert.deepEqual(out.response.batchItemFailures, []);
-    assert.deepEqual(aborted, [true], 'the call saw its signal abort');
-    assert.equal(await t.results.count(), 1);
-    assert.equal(sink.totals.total.InvocationDeadlineDeferred, 1);
-    assert.equal(sink.totals.total.RecordFailed ?? 0, 0);
-    assert.deepEqual(waiting, { visible: 0, notVisible: 0, delayed: 1 }, 'the copy waits; nothing else is left');
-    assert.equal(jobOf(back!).jobId, jobOf(hanging).jobId, 'sent back');
-    assert.equal(back!.Attributes?.ApproximateReceiveCount, '1');
-  });
-
-  it('fails a record still unsettled when the time is up (a step that never returns): the batch returns in time, logged and counted', async () => {
-    // Prepare: two jobs; the ledger's claim of the first never returns
-    const t = await newLane();
-    const docs = englishDocuments(2);
-    await submitTo(
-      t,
-      docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#stuck` })),
-    );
-    const messages = await receive(t, { max: 2, waitSeconds: 2 });
-    const stuck = messages[0]!;
-    const { handler, deps, sink } = testConsumer(t, scriptedModel());
-    const claim = deps.ledger.claimJob.bind(deps.ledger);
-    deps.ledger.claimJob = async (input) => (input.jobId === jobOf(stuck).jobId ? new Promise(() => undefined) : claim(input));
-
-    // Act
-    const out = await invoke(t, handler, messages, { timeoutMs: 4_000 });
-
-    // Assess
-    assert.ok(out.elapsedMs < 4_000, `returned after ${out.elapsedMs} ms, before Lambda's timeout`);
-    assert.deepEqual(
-      out.response.batchItemFailures.map((f) => f.itemIdentifier),
-      [stuck.MessageId],
-    );
-    assert.equal(await t.results.count(), 1);
-    assert.equal(sink.totals.total.RecordFailed, 1);
-    assert.equal(sink.totals.total.RecordFailedDeadline, 1);
-    const line = logLines(sink.lines).find((l) => l.message === 'record failed: SQS brings it back');
-    assert.equal(line?.messageId, stuck.MessageId);
-    assert.equal(line?.reason, 'invocation_deadline');
-    assert.ok(line?.error);
-  });
-
-  it('acknowledges a record whose re-send succeeded even when the time runs out before it returns', async () => {
-    // Prepare: a rate limit defers the job; the ledger line after the re-send never returns
-    const t = await newLane();
-    const [doc] = englishDocuments(1);
-    await submitTo(t, [{ text: doc!.text, sourceId: `${doc!.sourceId}#resent` }]);
-    const model = scriptedModel(() => new ProviderError('429', 'scripted', 429, { kind: 'rate_limit', retryAfterMs: 1_000, resetAt: null }));
-    const { handler, deps } = testConsumer(t, model);
-    const record = deps.ledger.record.bind(deps.ledger);
-    deps.ledger.record = async (entry) => (entry.kind === 'deferred' ? new Promise(() => undefined) : record(entry));
-
-    // Act
-    const out = await invoke(t, handler, await receive(t, { max: 1, waitSeconds: 2 }), { timeoutMs: 3_000 });
-
-    // Assess: acknowledged (not failed back), and exactly one copy of the job waits in the queue
-    assert.deepEqual(out.response.batchItemFailures, []);
-    await waitUntil('the re-sent copy', async () => (await receive(t, { max: 2, waitSeconds: 2 })).length === 1, 5_000);
   });
 });
 

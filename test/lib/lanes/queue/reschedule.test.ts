@@ -1,10 +1,11 @@
 /**
  * Re-send and visibility changes against the run's fauxqs. fauxqs is looser than SQS (it accepts a
- * DelaySeconds of 901), so the clamp is checked on the request actually put on the wire.
+ * DelaySeconds of 901), so the clamp is checked on the request actually put on the wire. A delay or a
+ * visibility timeout is not waited out: it is read from fauxqs's own record of the message (when it
+ * becomes visible), through its inspection endpoint (`test/helpers/queue-time.ts`).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CreateQueueCommand,
   DeleteMessageCommand,
@@ -19,6 +20,7 @@ import { createAwsClients, LOCAL_CREDENTIALS, type AwsClients } from '../../../.
 import { ResendFailedError, VisibilityChangeFailedError } from '../../../../lib/platform/sqs-errors.js';
 import { clampDelaySeconds, clampVisibilityTimeoutSeconds, extendVisibility, resendDeferred } from '../../../../lib/lanes/queue/reschedule.js';
 import { testEndpoints, uniqueName } from '../../../helpers/endpoints.js';
+import { inspectQueue } from '../../../helpers/queue-time.js';
 
 function sampleJob(): Job {
   const contentSha256 = sha256Hex('document');
@@ -76,12 +78,12 @@ describe('queue re-scheduling on fauxqs', () => {
     return out.QueueUrl;
   }
 
-  async function receiveOne(queueUrl: string, options: { waitSeconds?: number; visibilityTimeout?: number } = {}): Promise<Message | undefined> {
+  async function receiveOne(queueUrl: string, options: { visibilityTimeout?: number } = {}): Promise<Message | undefined> {
     const out = await clients.sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: queueUrl,
         MaxNumberOfMessages: 1,
-        WaitTimeSeconds: options.waitSeconds ?? 0,
+        WaitTimeSeconds: 0,
         ...(options.visibilityTimeout !== undefined ? { VisibilityTimeout: options.visibilityTimeout } : {}),
         MessageAttributeNames: ['All'],
         MessageSystemAttributeNames: ['ApproximateReceiveCount'],
@@ -90,12 +92,19 @@ describe('queue re-scheduling on fauxqs', () => {
     return out.Messages?.[0];
   }
 
+  /** When fauxqs makes the received `message` visible again (epoch ms). */
+  async function visibilityDeadline(queueUrl: string, message: Message): Promise<number> {
+    const held = (await inspectQueue(queueUrl)).inflight.find((m) => m.receiptHandle === message.ReceiptHandle);
+    assert.ok(held, 'in flight');
+    return held.visibilityDeadline;
+  }
+
   async function sendOriginal(queueUrl: string, job: Job): Promise<void> {
     await clients.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(job), MessageAttributes: jobMessageAttributes(job) }));
   }
 
   describe('resendDeferred', () => {
-    it('hides the new message until its delay, with the same job, its attributes and receive count 1', async () => {
+    it('hides the new message until its delay, with the same job, its attributes and no receive yet', async () => {
       // Prepare: the original has been delivered twice
       const queueUrl = await newQueue();
       const job = sampleJob();
@@ -106,23 +115,22 @@ describe('queue re-scheduling on fauxqs', () => {
       const next = deferredOnce(job, new Date(Date.now() + 2000));
 
       // Act
-      const sentAt = Date.now();
       const sent = await resendDeferred({ sqs: clients.sqs, queueUrl, job: next, delaySeconds: 2 });
       await clients.sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: original!.ReceiptHandle! }));
 
-      // Assess
+      // Assess: not receivable now; fauxqs holds it delayed 2 s from its sending (the delay is not waited out)
       assert.equal(sent.delaySeconds, 2);
       assert.ok(sent.messageId.length > 0);
-      await sleep(1000 - (Date.now() - sentAt));
-      assert.equal(await receiveOne(queueUrl), undefined, 'not visible at ~1 s');
-      const delivered = await receiveOne(queueUrl, { waitSeconds: 5 });
-      const elapsed = Date.now() - sentAt;
-      assert.ok(delivered, 'delivered after its delay');
-      assert.ok(elapsed >= 1900, `delivered after ${elapsed} ms`);
-      assert.equal(delivered.MessageId, sent.messageId);
-      assert.deepEqual(parseJob(delivered.Body!), next);
-      assert.equal(delivered.Attributes?.ApproximateReceiveCount, '1');
-      const attributes = delivered.MessageAttributes ?? {};
+      assert.equal(await receiveOne(queueUrl), undefined, 'not visible right away');
+      const held = await inspectQueue(queueUrl);
+      assert.deepEqual([held.ready.length, held.inflight.length], [0, 0], 'the original deleted, the new message not ready');
+      const [delayed] = held.delayed;
+      assert.ok(delayed, 'held back');
+      assert.equal(delayed.delayUntil! - delayed.sentTimestamp, 2000, 'until 2 s after its sending');
+      assert.equal(delayed.messageId, sent.messageId);
+      assert.deepEqual(parseJob(delayed.body), next);
+      assert.equal(delayed.approximateReceiveCount, 0, 'a new message: its first receive counts 1');
+      const attributes = delayed.messageAttributes;
       for (const [name, value] of Object.entries(jobMessageAttributes(next))) {
         assert.equal(attributes[name]?.StringValue, value.StringValue, `attribute ${name}`);
         assert.equal(attributes[name]?.DataType, value.DataType, `attribute ${name} type`);
@@ -223,15 +231,13 @@ describe('queue re-scheduling on fauxqs', () => {
       // Act
       const changedAt = Date.now();
       const applied = await extendVisibility({ sqs: clients.sqs, queueUrl, receiptHandle: first.ReceiptHandle, visibilityTimeoutSeconds: 1 });
+      const changedBy = Date.now();
 
-      // Assess
+      // Assess: still hidden, but only until 1 s after the change, long before the original 60 s (as fauxqs holds it)
       assert.deepEqual(applied, { visibilityTimeoutSeconds: 1 });
       assert.equal(await receiveOne(queueUrl), undefined, 'still hidden right after the change');
-      const again = await receiveOne(queueUrl, { waitSeconds: 5, visibilityTimeout: 60 });
-      const elapsed = Date.now() - changedAt;
-      assert.ok(again, 'reappeared long before the original 60 s');
-      assert.ok(elapsed >= 900 && elapsed < 5000, `reappeared after ${elapsed} ms`);
-      assert.equal(again.Attributes?.ApproximateReceiveCount, '2');
+      const deadline = await visibilityDeadline(queueUrl, first);
+      assert.ok(deadline >= changedAt + 1000 && deadline <= changedBy + 1000, `visible again ${deadline - changedAt} ms after the change`);
     });
 
     it('lengthens the visibility timeout so the message stays hidden', async () => {
@@ -242,11 +248,13 @@ describe('queue re-scheduling on fauxqs', () => {
       assert.ok(first?.ReceiptHandle);
 
       // Act
+      const changedAt = Date.now();
       await extendVisibility({ sqs: clients.sqs, queueUrl, receiptHandle: first.ReceiptHandle, visibilityTimeoutSeconds: 4 });
+      const changedBy = Date.now();
 
-      // Assess
-      assert.equal(await receiveOne(queueUrl, { waitSeconds: 2 }), undefined, 'hidden past the original 1 s');
-      assert.ok(await receiveOne(queueUrl, { waitSeconds: 5 }), 'visible again after 4 s');
+      // Assess: hidden until 4 s after the change, past the original 1 s (as fauxqs holds it)
+      const deadline = await visibilityDeadline(queueUrl, first);
+      assert.ok(deadline >= changedAt + 4000 && deadline <= changedBy + 4000, `visible again ${deadline - changedAt} ms after the change`);
     });
 
     it('clamps to SQS range on the wire', async () => {

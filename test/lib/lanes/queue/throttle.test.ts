@@ -6,7 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { SendMessageCommandInput } from '@aws-sdk/client-sqs';
 import { sha256Hex, type Job } from '../../../../lib/contract/job.js';
 import {
@@ -22,6 +21,8 @@ import {
   throttle,
   trackedLanes,
 } from '../../../helpers/consumer-harness.js';
+import { expireVisibility, inspectQueue, skipDelays, visibilityLeft } from '../../../helpers/queue-time.js';
+import { virtualClock } from '../../../helpers/virtual-clock.js';
 
 const newLane = trackedLanes();
 
@@ -62,21 +63,20 @@ describe('consumer: throttles are rescheduled, never failed', () => {
     const counts = await queueCounts(t);
     assert.deepEqual(counts, { visible: 0, notVisible: 0, delayed: 1 });
     assert.deepEqual(await receive(t), [], 'not receivable right away');
-    // ...and receivable once the delay is over, as a new message with the updated job
-    const [again] = await receive(t, { max: 1, waitSeconds: 6 });
-    const arrivedAfterMs = Date.now() - invokedAt;
-    assert.ok(again, 'the deferred job came back');
-    assert.ok(arrivedAfterMs >= retryAfterMs - 200, `came back after ${arrivedAfterMs} ms`);
-    assert.notEqual(again.MessageId, original.MessageId);
-    assert.equal(again.Attributes?.ApproximateReceiveCount, '1');
-    const deferred = jobOf(again);
+    // ...until the delay is over, as a new message with the updated job (as fauxqs holds it: the delay is not waited out)
+    const [again] = (await inspectQueue(t.queueUrl)).delayed;
+    assert.ok(again, 'the deferred job waits in the queue');
+    assert.equal(again.delayUntil! - again.sentTimestamp, retryAfterMs, 'delayed by the stated wait');
+    assert.notEqual(again.messageId, original.MessageId);
+    assert.equal(again.approximateReceiveCount, 0, 'never received: its first receive counts 1');
+    const deferred = JSON.parse(again.body) as Job;
     assert.equal(deferred.jobId, originalJob.jobId);
     assert.equal(deferred.deferrals, originalJob.deferrals + 1);
     assert.equal(deferred.attempt, originalJob.attempt);
     const eligibleAt = Date.parse(deferred.eligibleAt);
     assert.ok(eligibleAt >= invokedAt + retryAfterMs, `eligibleAt ${deferred.eligibleAt} is at least the stated wait after the call`);
     assert.ok(eligibleAt <= invokedAt + retryAfterMs + 2000, `eligibleAt ${deferred.eligibleAt} is not far beyond it`);
-    assert.equal(again.MessageAttributes?.deferrals?.StringValue, '1');
+    assert.equal(again.messageAttributes.deferrals?.StringValue, '1');
     // metrics and ledger
     assert.equal(sink.totals.total.Completed, 4);
     assert.equal(sink.totals.total.RateLimited, 1);
@@ -229,15 +229,25 @@ describe('consumer: throttles are rescheduled, never failed', () => {
     const deadline = new Date(Date.now() + 2500);
     const [item] = await submitTo(t, [{ text: doc!.text, sourceId: `${doc!.sourceId}#deadline`, deadline }]);
     const model = scriptedModel(() => throttle({ kind: 'rate_limit', retryAfterMs: 1000 }));
-    const { handler, sink } = testConsumer(t, model);
+    // (the consumer's clock is virtual; the re-send's delay is recorded and skipped)
+    const clock = virtualClock();
+    const sqs = freshSqsClient(t);
+    const waits = skipDelays(sqs);
+    const { handler, sink } = testConsumer(t, model, { sqs, now: clock.now, sleep: clock.sleep });
     const first = await receive(t, { max: 1 });
     const firstResponse = await invoke(t, handler, first);
     assert.deepEqual(firstResponse.response.batchItemFailures, []);
     assert.equal(model.calls.length, 1);
+    assert.deepEqual(
+      waits.delays.map((d) => d.delaySeconds),
+      [1],
+      're-sent for the stated 1 s',
+    );
 
     // Act: the re-sent job is picked up only after the deadline
-    await sleep(Math.max(0, deadline.getTime() - Date.now() + 100));
-    const second = await receive(t, { max: 1, waitSeconds: 2 });
+    clock.advance(Math.max(0, deadline.getTime() - clock.nowMs() + 100));
+    const second = await receive(t, { max: 1 });
+    sqs.destroy();
     assert.equal(second.length, 1);
     const { response } = await invoke(t, handler, second);
 
@@ -295,20 +305,26 @@ describe('consumer: throttles are rescheduled, never failed', () => {
       { step: 'initialize', name: 'failSends' },
     );
     const model = scriptedModel((call) => (call.callNo <= 2 ? throttle({ kind: 'rate_limit', retryAfterMs: 1000 }) : undefined));
-    const { handler, sink } = testConsumer(t, model, { sqs });
+    // (the re-send's delay is recorded and passes at once, on the consumer's virtual clock)
+    const waits = skipDelays(sqs);
+    const clock = virtualClock();
+    const { handler, sink } = testConsumer(t, model, { sqs, now: clock.now, sleep: clock.sleep });
     const first = await receive(t, { max: 1, visibilityTimeout: 2 });
 
     // Act 1: the throttle's re-send fails
-    const failedAt = Date.now();
     const one = await invoke(t, handler, first);
+    const hiddenFor = await visibilityLeft(t, first[0]!);
 
     // Assess 1: reported failed, nothing committed or re-sent, the original comes back after its visibility timeout
     assert.deepEqual(one.response.batchItemFailures, [{ itemIdentifier: first[0]!.MessageId! }]);
     assert.equal(await t.results.get(item!.idempotencyKey), undefined);
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 1, delayed: 0 });
-    const back = await receive(t, { max: 1, waitSeconds: 5 });
+    assert.deepEqual(waits.visibilities, [], 'its visibility left as the receive set it');
+    assert.ok(hiddenFor > 500, `hidden ${hiddenFor} ms more: the rest of the receive's 2 s`);
+    assert.deepEqual(await receive(t), [], 'hidden until its visibility timeout');
+    await expireVisibility(t, first);
+    const back = await receive(t, { max: 1 });
     assert.equal(back.length, 1, 'the original came back');
-    assert.ok(Date.now() - failedAt >= 1500, 'after its visibility timeout');
     assert.equal(back[0]!.MessageId, first[0]!.MessageId);
     assert.equal(back[0]!.Attributes?.ApproximateReceiveCount, '2');
     assert.deepEqual(jobOf(back[0]!), jobOf(first[0]!), 'unchanged');
@@ -316,7 +332,8 @@ describe('consumer: throttles are rescheduled, never failed', () => {
     // Act 2: sends work again; the second 429 is re-sent
     sendsFail = false;
     const two = await invoke(t, handler, back);
-    const deferred = await receive(t, { max: 1, waitSeconds: 4 });
+    waits.letDelaysPass(clock);
+    const deferred = await receive(t, { max: 1 });
     const three = await invoke(t, handler, deferred);
     sqs.destroy();
 

@@ -46,6 +46,25 @@ function send(
 }
 
 const json = (reply: Reply): unknown => JSON.parse(reply.body.toString('utf8'));
+
+/** Runs turns of the event loop (not timers: they may be mocked) until `holds`; real I/O gets its turns meanwhile. */
+async function turnsUntil(holds: () => boolean): Promise<void> {
+  for (let turn = 0; turn === 0 || !holds(); turn++) {
+    assert.ok(turn < 1_000_000, 'never held');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** Whether `promise` has settled after a few turns of the event loop. */
+async function settledYet(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+  return settled;
+}
 const ok = (body: unknown): APIGatewayProxyStructuredResultV2 => ({
   statusCode: 200,
   headers: { 'content-type': 'application/json' },
@@ -222,8 +241,9 @@ describe('the live HTTP adapter (API Gateway HTTP API + Lambda, locally)', () =>
     assert.equal(server!.stats.handlerErrors, 1);
   });
 
-  it('answers 503 at the integration timeout while the function runs on to its own timeout', async () => {
-    // Prepare
+  it('answers 503 at the integration timeout while the function runs on to its own timeout', async (t) => {
+    // Prepare: the adapter's timers on mocked time (moved by hand, nothing waited out)
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
     let signal: AbortSignal | undefined;
     const { url } = await start(
       (_event, context) =>
@@ -232,19 +252,26 @@ describe('the live HTTP adapter (API Gateway HTTP API + Lambda, locally)', () =>
         }),
       { integrationTimeoutMs: 100, timeoutMs: 600 },
     );
-    const t0 = Date.now();
 
-    // Act
-    const reply = await send(url, 'GET', '/v1/extractions/j-1');
-    const answeredAfter = Date.now() - t0;
+    // Act: the handler is called; no answer before the integration timeout, then the gateway's
+    const replying = send(url, 'GET', '/v1/extractions/j-1');
+    await turnsUntil(() => signal !== undefined);
+    t.mock.timers.tick(99);
+    const early = await settledYet(replying);
+    t.mock.timers.tick(1);
+    const reply = await replying;
 
     // Assess
+    assert.equal(early, false, 'not answered before the integration timeout');
     assert.equal(reply.status, 503);
     assert.deepEqual(json(reply), { message: 'Service Unavailable' });
-    assert.ok(answeredAfter >= 95 && answeredAfter < 500, `answered after ${answeredAfter} ms`);
     assert.equal(signal?.aborted, false, 'the function still runs');
     assert.equal(server!.stats.inFlight, 1);
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    t.mock.timers.tick(499);
+    await turnsUntil(() => true);
+    assert.equal(signal?.aborted, false, 'still runs just before its own timeout');
+    t.mock.timers.tick(1);
+    await turnsUntil(() => server!.stats.inFlight === 0);
     assert.equal(signal?.aborted, true, 'the function timeout ended it');
     assert.equal(server!.stats.inFlight, 0);
     assert.equal(server!.stats.integrationTimeouts, 1);
@@ -263,8 +290,9 @@ describe('the live HTTP adapter (API Gateway HTTP API + Lambda, locally)', () =>
     assert.equal(server!.stats.functionTimeouts, 1);
   });
 
-  it('gives the handler a Lambda context whose remaining time counts down from the function timeout', async () => {
-    // Prepare
+  it('gives the handler a Lambda context whose remaining time counts down from the function timeout', async (t) => {
+    // Prepare: the clock and the handler's pause on mocked time (moved by hand, nothing waited out)
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
     const readings: number[] = [];
     let seen: Context | undefined;
     const { url } = await start(
@@ -278,13 +306,16 @@ describe('the live HTTP adapter (API Gateway HTTP API + Lambda, locally)', () =>
       { timeoutMs: 2_000, functionName: 'ratelane-us-live' },
     );
 
-    // Act
-    await send(url, 'GET', '/v1/extractions/j-1');
+    // Act: the handler reads its time, pauses 150 ms, reads it again
+    const replying = send(url, 'GET', '/v1/extractions/j-1');
+    await turnsUntil(() => readings.length === 1);
+    t.mock.timers.tick(150);
+    await replying;
 
     // Assess
     const [first, second] = readings as [number, number];
     assert.ok(first <= 2_000 && first > 1_900, `first reading ${first}`);
-    assert.ok(first - second >= 140 && first - second < 400, `counted down ${first - second} ms`);
+    assert.equal(first - second, 150, 'counted down as the clock moved');
     assert.equal(seen?.functionName, 'ratelane-us-live');
     assert.equal(seen?.invokedFunctionArn, 'arn:aws:lambda:us-east-1:000000000000:function:ratelane-us-live');
   });

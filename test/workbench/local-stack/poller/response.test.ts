@@ -1,6 +1,6 @@
 /**
  * How the local event source poller reads a handler's response: AWS's ReportBatchItemFailures rules
- * (pure; the poller itself is tested against fauxqs in `batches.test.ts` and `lifecycle.test.ts`).
+ * (pure; the poller itself is tested against fauxqs in `test/e2e/local-stack/poller/`).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -3,7 +3,7 @@
  * what it deletes after a successful invocation, the records `batchItemFailures` keeps, the SQSEvent
  * and context it builds, whole-batch failures, its concurrency cap, the DLQ redrive at
  * maxReceiveCount, and the configurations AWS would reject. Pause, stop and the invocation abort
- * signal: `lifecycle.test.ts`.
+ * signal: `lifecycle.test.ts`. In the e2e tier: it long-polls fauxqs and waits out real visibility timeouts.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';

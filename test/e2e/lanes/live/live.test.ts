@@ -1,7 +1,8 @@
 /**
  * The live lane on the local services: the live handler behind the local API Gateway
  * adapter, the fake provider, DynamoDB Local and fauxqs, with the queue lane's poller finishing what
- * a request hands over. Each case states its deadline and checks the answer arrived within it.
+ * a request hands over. Each case states its deadline and checks the answer arrived within it: a whole
+ * local stack over real time (the e2e tier). The live lane's arithmetic: `test/lib/lanes/live/`.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';

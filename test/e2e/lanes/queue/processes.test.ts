@@ -2,7 +2,8 @@
  * Two consumer processes per lane on the local stack (`npm run bench --
  * --scenario two-consumers`): each its own poller, AWS clients, admission store and handler instances,
  * sharing the lane's queue, keys and tables. Every job is committed once, both processes take part,
- * the lane's concurrency is split between them, and a lane pause stops both.
+ * the lane's concurrency is split between them, and a lane pause stops both. A whole local stack over
+ * real time (pollers long-polling fauxqs, a provider's latency): the e2e tier.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -1,7 +1,8 @@
 /**
  * The local SQS long poll behaves as AWS documents it: a waiting receive answers when a message is
  * there for it, or empty when its wait time ends — one arrival does not answer every waiting receive
- * (`workbench/local-stack/services/fauxqs-long-poll.ts`). Runs against the test run's fauxqs.
+ * (`workbench/local-stack/services/fauxqs-long-poll.ts`). Runs against the test run's fauxqs, over the
+ * real seconds of its long polls (the e2e tier).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

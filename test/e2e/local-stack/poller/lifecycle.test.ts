@@ -2,7 +2,8 @@
  * The local Lambda SQS event source mapping stand-in (`EventSourcePoller`) on fauxqs, over its life:
  * pause and resume without losing messages, a prompt stop during a long poll, and the invocation
  * abort signal Lambda gives a handler (live, aborted at the function timeout or when the poller
- * stops). What it does with each batch: `batches.test.ts`.
+ * stops). What it does with each batch: `batches.test.ts`. In the e2e tier: it long-polls fauxqs and
+ * waits out real visibility and function timeouts. How it reads a batch response: `test/workbench/local-stack/poller/response.test.ts`.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
