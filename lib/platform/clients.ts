@@ -1,13 +1,14 @@
 /**
- * AWS SDK clients for one region, optionally pointed at local endpoints. SDK retries are off
- * (`maxAttempts: 1`): ratelane owns its retries. Every request also honours the abort signal of the
- * scope it is made in (`abort-scope.ts`).
+ * AWS SDK clients for one region, optionally pointed at local endpoints. They retry in the SDK's
+ * standard mode within the time of the scope a call is made in (`retry.ts`), and every request honours
+ * that scope's abort signal (`abort-scope.ts`).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ScopedAbortHttpHandler } from './abort-scope.js';
+import { ScopedRetryStrategy } from './retry.js';
 
 /** Dummy credentials for the local stand-ins (they check the signature's shape, not its secret). */
 export const LOCAL_CREDENTIALS = { accessKeyId: 'ratelanelocal', secretAccessKey: 'ratelanelocal' } as const;
@@ -39,7 +40,12 @@ export interface AwsClients {
 export function createAwsClients(region: string, endpoints?: ServiceEndpoints): AwsClients {
   const local = endpoints !== undefined;
   // Each client its own handler (its own sockets), all honouring the scope's abort signal (`abort-scope.ts`).
-  const common = () => ({ region, maxAttempts: 1, requestHandler: new ScopedAbortHttpHandler(), ...(local ? { credentials: LOCAL_CREDENTIALS } : {}) });
+  const common = () => ({
+    region,
+    retryStrategy: new ScopedRetryStrategy(),
+    requestHandler: new ScopedAbortHttpHandler(),
+    ...(local ? { credentials: LOCAL_CREDENTIALS } : {}),
+  });
   const sqs = new SQSClient({ ...common(), ...(local ? { endpoint: endpoints.sqs, useQueueUrlAsEndpoint: false } : {}) });
   const s3 = new S3Client({ ...common(), ...(local ? { endpoint: endpoints.s3, forcePathStyle: true } : {}) });
   const dynamodb = new DynamoDBClient({ ...common(), ...(local ? { endpoint: endpoints.dynamodb } : {}) });

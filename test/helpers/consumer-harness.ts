@@ -65,7 +65,7 @@ const TEST_LANE_DEFAULTS: TestLaneOverride = {
 };
 
 /** The `us` lane with unique resource names and the given overrides. */
-function testLaneConfig(override: TestLaneOverride = {}): LaneConfig {
+export function testLaneConfig(override: TestLaneOverride = {}): LaneConfig {
   return resolveLanes({
     us: {
       ...TEST_LANE_DEFAULTS,

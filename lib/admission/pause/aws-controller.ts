@@ -14,6 +14,7 @@ import { CreateScheduleCommand, DeleteScheduleCommand, ListSchedulesCommand, Sch
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { errorName } from '../../platform/errors.js';
 import { ScopedAbortHttpHandler } from '../../platform/abort-scope.js';
+import { ScopedRetryStrategy } from '../../platform/retry.js';
 import type { LanePauseReason } from '../model/store.js';
 import type { LanePauseController } from './lane-pause.js';
 
@@ -109,8 +110,8 @@ export class AwsLanePauseController implements LanePauseController {
 
 /** {@link AwsPauseCalls} with the AWS SDK, in one region. */
 export function sdkPauseCalls(options: { region: string; mappingIdParameter: string }): AwsPauseCalls {
-  // SDK retries off (ratelane owns its retries); calls honour the record's abort scope.
-  const config = () => ({ region: options.region, maxAttempts: 1, requestHandler: new ScopedAbortHttpHandler() });
+  // The SDK's standard retries within the record's time, as every AWS client of ratelane (`retry.ts`); calls honour the record's abort scope.
+  const config = () => ({ region: options.region, retryStrategy: new ScopedRetryStrategy(), requestHandler: new ScopedAbortHttpHandler() });
   const lambda = new LambdaClient(config());
   const scheduler = new SchedulerClient(config());
   const ssm = new SSMClient(config());

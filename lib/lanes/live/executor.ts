@@ -42,10 +42,14 @@ export async function runLive(live: LiveJob, budget: LiveBudget, requestId: stri
   const stopCalls = AbortSignal.timeout(Math.max(0, Math.floor(workLeft - deps.callTimes.expectedCommitMs())));
   let handover: Handover | undefined;
   try {
-    const outcome = await withAbortSignal(workSignal, async () => {
-      await putDocument(deps.s3, { bucket: job.input.bucket, text, contentSha256: job.input.contentSha256 });
-      return work(live, budget, deliveryFor(requestId, budget, stopCalls, deps), deps);
-    });
+    const outcome = await withAbortSignal(
+      workSignal,
+      async () => {
+        await putDocument(deps.s3, { bucket: job.input.bucket, text, contentSha256: job.input.contentSha256 });
+        return work(live, budget, deliveryFor(requestId, budget, stopCalls, deps), deps);
+      },
+      Date.now() + Math.max(0, workLeft),
+    );
     if (outcome.type === 'answer') return outcome.answer;
     handover = outcome.handover;
   } catch (error) {

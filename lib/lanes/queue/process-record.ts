@@ -104,7 +104,7 @@ export async function processRecord(record: SQSRecord, deps: ConsumerDeps, scope
   let settled = false;
   try {
     await (scope
-      ? withinInvocation(scope.invocation, delivery, () => handleRecord(record, delivery, deps, model, scope))
+      ? withinInvocation(scope.invocation, delivery, deps, () => handleRecord(record, delivery, deps, model, scope))
       : handleRecord(record, delivery, deps, model));
     settled = true;
   } catch (error) {
@@ -122,8 +122,8 @@ export async function processRecord(record: SQSRecord, deps: ConsumerDeps, scope
 }
 
 /** Runs the record's work with the invocation's abort signal; when time is up first, it fails unless settled. */
-async function withinInvocation(invocation: Invocation, delivery: QueueDelivery, work: () => Promise<void>): Promise<void> {
-  const running = withAbortSignal(invocation.signal, work);
+async function withinInvocation(invocation: Invocation, delivery: QueueDelivery, deps: ConsumerDeps, work: () => Promise<void>): Promise<void> {
+  const running = withAbortSignal(invocation.signal, work, onRealClock(invocation.deadlineAt, deps.now));
   running.catch(() => undefined);
   const stopped = invocation.stopped.catch((reason: unknown) => {
     if (!delivery.settled) throw reason;
@@ -135,7 +135,11 @@ async function handleRecord(record: SQSRecord, delivery: QueueDelivery, deps: Co
   deps.metrics.addMetric('QueueAgeMs', MetricUnit.Milliseconds, delivery.queueAgeMs);
   // The work stops a settle margin before the deadline; what it leaves is carried out in the time left.
   const found = scope
-    ? await withAbortSignal(scope.invocation.stopWork, () => extractRecord(record.body, delivery, deps, model))
+    ? await withAbortSignal(
+        scope.invocation.stopWork,
+        () => extractRecord(record.body, delivery, deps, model),
+        onRealClock(scope.invocation.workUntil, deps.now),
+      )
     : await extractRecord(record.body, delivery, deps, model);
   // A re-send or a failure is carried out under the job id: the id is claimed first, in the settle time.
   const settling = performance.now();
@@ -147,4 +151,9 @@ async function handleRecord(record: SQSRecord, delivery: QueueDelivery, deps: Co
   // Only a settle that ended within the invocation is learned: a re-send that ran on after the deadline
   // (its record already reported failed) would teach a margin that leaves no time for any model call.
   if (scope && !scope.invocation.signal.aborted) scope.settleClock?.observe(performance.now() - settling);
+}
+
+/** An instant of the lane's clock (`deps.now`, which a test may run virtually) on the real clock the SDK's retries read. */
+function onRealClock(at: number, now: () => Date): number {
+  return at + (Date.now() - now().getTime());
 }
