@@ -11,7 +11,8 @@
  *   `cdk synth` ships, and the HTML reports in headless Chromium.
  *
  * Usage: npm test [-- file-or-folder ...]; npm run test:e2e [-- file-or-folder ...]. Given files or folders
- * run whatever their tier. `RATELANE_TEST_CONCURRENCY` sets how many files run at once.
+ * run whatever their tier. `RATELANE_TEST_CONCURRENCY` sets how many files run at once;
+ * `RATELANE_TIER_TIMEOUT_S` how long a tier may run before it is stopped and fails.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -101,7 +102,15 @@ const child = spawn(process.execPath, ['--import', 'tsx', ...realWaits, '--test'
     RATELANE_TEST_ENDPOINTS: JSON.stringify({ sqs: fauxqs.endpoint, s3: fauxqs.endpoint, dynamodb: dynamo.endpoint }),
   },
 });
+// A file that never ends (a hung test, a handle left open) must not hold CI until its own limit: the tier
+// is stopped, and fails, after `RATELANE_TIER_TIMEOUT_S` (default 10 min for the unit tier, 12 for e2e).
+const tierTimeoutS = Number(process.env.RATELANE_TIER_TIMEOUT_S) || (e2e ? 720 : 600);
+const watchdog = setTimeout(() => {
+  console.error(`# the ${e2e ? 'e2e' : 'unit and contract'} tier ran past ${tierTimeoutS} s: stopped (a test file that never ends?)`);
+  child.kill('SIGKILL');
+}, tierTimeoutS * 1000);
 const code: number = await new Promise((resolve) => child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
+clearTimeout(watchdog);
 await stopAll();
 console.log(`# ${e2e ? 'e2e' : 'unit and contract'} tier: ${files.length} files in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 process.exit(code);

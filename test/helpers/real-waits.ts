@@ -23,7 +23,7 @@ import { subscribe } from 'node:diagnostics_channel';
 import { ClientRequest } from 'node:http';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { relative, sep } from 'node:path';
-import { after } from 'node:test';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
@@ -98,10 +98,10 @@ function locationOf(frame: string): string {
 function origin(): Origin | undefined {
   const stack = frames(40);
   const first = stack[0];
-  if (!first || first.includes('/node_modules/')) return undefined;
+  if (!first || /(^|[\s(/])node_modules\//.test(first)) return undefined;
   const where = locationOf(first);
   if (ALLOWED.some((a) => a.where.test(where))) return undefined;
-  return { where, stack: stack.filter((f) => !f.includes('/node_modules/')) };
+  return { where, stack: stack.filter((f) => !/(^|[\s(/])node_modules\//.test(f)) };
 }
 
 function record(what: string, ms: number, at: Origin): void {
@@ -243,6 +243,8 @@ if (mode !== 'off' && process.env.NODE_TEST_CONTEXT && !e2e) {
   AbortSignal.timeout = abortTimeoutWatched;
   syncBuiltinESMExports();
   watchLongPolls();
-  after(failOnWaits);
+  // Registered once the file's own hooks are (from a root `before`), so it runs after them: a failing
+  // hook skips the root's later hooks, and a file's cleanup (servers, clients) must still run.
+  before(() => after(failOnWaits));
   process.on('exit', reportAtExit);
 }
