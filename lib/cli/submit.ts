@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { createAwsClients, type AwsClients, type ServiceEndpoints } from '../platform/clients.js';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { DEFAULT_LANES, laneInAccount, type LaneSet } from '../config/lanes.js';
+import { decodeText } from '../contract/text.js';
 import {
   SubmissionRejectedError,
   submitDocuments,
@@ -58,7 +59,8 @@ export const SUBMIT_USAGE = `usage: ratelane submit --region <lane> [--file <pat
 
   --region          region lane name (us, eu, ...) or its AWS region
   --file            a UTF-8 text file (repeatable)
-  --text            document text (repeatable)
+  --text            document text (repeatable); it must be UTF-8 (text holding U+FFFD or a lone surrogate is
+                    refused: the shell's bytes were not UTF-8; give such a text as a file)
   --dir             every regular file directly inside a folder, sorted by name (repeatable); hidden files,
                     symlinks and subfolders are skipped and listed. A file's source id is its path in the
                     folder (with --file: its name), never a local path
@@ -70,7 +72,7 @@ export const SUBMIT_USAGE = `usage: ratelane submit --region <lane> [--file <pat
   --all-or-nothing  if any document is invalid, send none (default: send the valid ones, report the rest)
   --json            print one JSON object on stdout
 
-Invalid documents (unknown region, empty, too large, ...) are never sent and are listed with their reason.
+Invalid documents (unknown region, not UTF-8 text, empty, too large, ...) are never sent and are listed with their reason.
 Exit codes: 0 all sent; 1 some valid document could not be sent; 2 bad usage or some document rejected.
 `;
 
@@ -133,6 +135,13 @@ function parseSubmitArgs(argv: readonly string[]): SubmitOptions {
   }
   if (options.files.length + options.texts.length + options.dirs.length === 0) {
     throw new UsageError('nothing to submit: give --file, --text or --dir');
+  }
+  for (const [i, text] of options.texts.entries()) {
+    // Node decodes the command line leniently: bytes that are not UTF-8 arrive as U+FFFD, and are refused here.
+    const decoded = decodeText(text, { decodedLeniently: true });
+    if (!decoded.ok) {
+      throw new UsageError(`--text #${i + 1} is not UTF-8 text (${decoded.detail}); nothing was sent. Save the text as a UTF-8 file and give it with --file`);
+    }
   }
   return options;
 }

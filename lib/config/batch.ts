@@ -16,6 +16,24 @@ export const BatchSettingsSchema = z
     maxBatchAgeHours: z.number().int().min(1).max(336),
     /** Days a batch's manifest is kept from its creation (TTL: the whole batch expires together). */
     retentionDays: z.number().int().min(1).max(400),
+    /**
+     * Optional reserved concurrency of the batch reconciler: `1` makes Lambda run at most one sweep
+     * at a time. Off by default, like the consumer's and the live function's: AWS keeps 10 of an
+     * account's concurrency unreserved and refuses a reservation that would leave less ("decreases
+     * account's UnreservedConcurrentExecution below its minimum value"), so an account whose quota is
+     * 10 (many new accounts) cannot reserve any, and the deploy would fail. Set it where the account's
+     * quota has room (Service Quotas, "Concurrent executions", above 10 plus the other reservations).
+     *
+     * Without it, sweeps do not overlap as long as each tick runs on time: a tick comes every
+     * `reconcileEveryMinutes`, a sweep times out after that interval and starts no batch pass in its
+     * last 15 s, and Lambda does not retry a tick. Lambda does not forbid an overlap, though: a tick
+     * delivered late (a Scheduler retry, Lambda's async queue) can start while the previous sweep is
+     * still running. Item moves and commits are conditional (an item is never committed twice), but
+     * two overlapping sweeps can each resubmit the same part waiting after a throttle (a second
+     * provider job, paid for, whose results are not read) and each hand the same invalid output to
+     * the queue for its repair (the queue lane commits it once). docs/deploying.md says more.
+     */
+    reservedConcurrency: z.literal(1).optional(),
   })
   .strict()
   .refine((b) => b.maxBatchAgeHours > b.completionWindowHours, {

@@ -15,9 +15,10 @@ export const CONSUMER_REPAIR_ATTEMPTS = 1;
 /**
  * Seconds one record needs in an invocation besides its model calls: reading the document and taking
  * an admission slot before the first call, and after the last one the conditional commit, the ledger
- * entry and the token settlement, or the re-send of a deferral. Each is one AWS call with SDK retries
- * off, normally tens of milliseconds; 5 s leaves room for a slow answer of each without inflating the
- * function timeout (the consumer also defers a record it has no time left for).
+ * entry and the token settlement, or the re-send of a deferral. Each is one AWS call, normally tens of
+ * milliseconds, retried on a blip within the time left (`lib/platform/retry.ts`); 5 s leaves room for a
+ * slow answer or a retry of each without inflating the function timeout (the consumer also defers a
+ * record it has no time left for).
  */
 export const INVOCATION_MARGIN_SECONDS = 5;
 

@@ -11,7 +11,7 @@ import { waitWorthMs } from './wait-cost.js';
  * The settle margin the lane config's deploy check keeps in the function's timeout beside its model
  * calls (ms): the commit or a re-send, and a ledger write, on a slow day.
  */
-const MAX_SETTLE_MARGIN_MS = INVOCATION_MARGIN_SECONDS * 1_000;
+export const MAX_SETTLE_MARGIN_MS = INVOCATION_MARGIN_SECONDS * 1_000;
 
 /**
  * The least time kept after a record's work to settle it (ms): a tenth of the function's timeout, at

@@ -13,6 +13,7 @@ import type { ModelAdapter, TokenUsage } from '../providers/model.js';
 import type { Sleep } from '../platform/sleep.js';
 import type { ConsumerMetricName, RecordLogFields } from '../platform/telemetry.js';
 import type { Ledger, LedgerEntryInput } from '../store/ledger.js';
+import type { ClaimResult, HeldClaim, KeyClaims } from '../store/claims.js';
 import type { ResultStore } from '../store/results.js';
 import type { ExtractionOutcome, RejectedOutcome } from './outcome.js';
 
@@ -25,6 +26,8 @@ export interface ExtractionDeps {
   s3: S3Client;
   results: ResultStore;
   ledger: Ledger;
+  /** The in-progress claims of idempotency keys: one model call per key at a time (see `claim.ts`). */
+  claims: KeyClaims;
   model: ModelAdapter;
   /** Admission: a key for each model call, or when to come back (see `lib/admission`). */
   keys: KeyPool;
@@ -115,7 +118,11 @@ export interface JobRun {
   readonly usage: TokenUsage;
   /** The claim of the job's id (`verify.ts`), shared by the runs of one job. */
   readonly claim: JobIdClaim;
-  /** The take made beside the document read for the first model call, until that call uses it (`early-admission.ts`). */
+  /** The claim of the job's idempotency key, from when it is asked (beside the document read) until it is given back (`claim.ts`). */
+  keyClaim?: KeyClaimState | undefined;
+  /** The job that held the key when this run found it held (`claim.ts`): the job a live request answers pending with. */
+  keyHeldBy?: string | undefined;
+  /** The take made beside the document read for the first model call, until that call uses it (`admit.ts`). */
   early?: EarlyAdmission | undefined;
 }
 
@@ -126,6 +133,12 @@ export interface JobRun {
  */
 export interface JobIdClaim {
   pending?: Promise<RejectedOutcome | undefined>;
+}
+
+/** A run's claim of its job's idempotency key: the claim's answer, and the claim once the run holds the key. */
+interface KeyClaimState {
+  answer: Promise<ClaimResult>;
+  held: HeldClaim | false;
 }
 
 /** A take made before the prompt is built: the tokens it was made for, and its answer. */

@@ -12,6 +12,7 @@ import type { LaneConfig } from '../config/lanes.js';
 import { createModelAdapter } from '../providers/index.js';
 import { realSleep } from '../platform/sleep.js';
 import { METRICS_NAMESPACE } from '../platform/telemetry.js';
+import { DynamoKeyClaims } from '../store/claims.js';
 import { Ledger } from '../store/ledger.js';
 import { ResultStore } from '../store/results.js';
 import type { ExtractionDeps } from './context.js';
@@ -61,6 +62,7 @@ export function extractionDefaults(
     s3: clients.s3,
     results: given.results ?? new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable }),
     ledger: given.ledger ?? new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable }),
+    claims: given.claims ?? new DynamoKeyClaims({ dynamodb: clients.dynamodb, tableName: lane.resources.rateStateTable, lane: lane.name }),
     model: given.model ?? createModelAdapter(lane),
     now: given.now ?? (() => new Date()),
     sleep: given.sleep ?? realSleep,

@@ -12,7 +12,7 @@ import { DocumentStoreError } from '../store/documents.js';
 import { StoreRecordInvalidError, StoreUnavailableError } from '../store/errors.js';
 
 /** Where in the core an error happened. */
-export type FailureStep = 'document_read' | 'admission' | 'model_call' | 'commit';
+export type FailureStep = 'document_read' | 'claim' | 'admission' | 'model_call' | 'commit';
 
 /** What an error means for the job. */
 export type FailureVerdict =
@@ -70,6 +70,7 @@ const FAILURE_TABLE: readonly FailureRule[] = [
     detail: 'input ContentHashMismatch',
   })),
   rule('document_read', any, (error) => unknownTransport(`document read failed: ${error instanceof DocumentStoreError ? error.details.code : 'unknown'}`)),
+  rule('claim', any, (error) => unknownTransport(`idempotency-key claim unavailable: ${errorName(error) ?? 'Error'}`)),
   rule('admission', any, (error) => unknownTransport(`admission unavailable: ${errorName(error) ?? 'Error'}`)),
   rule('model_call', isTooLarge, (_error, { keyId }) => ({
     type: 'reject',

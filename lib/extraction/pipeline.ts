@@ -1,9 +1,10 @@
 /**
  * The extraction core as one pipeline, read top to bottom: **intake** (parse the contract, verify what
- * the job claims, check its versions and the gate, read its document) → **admit** (a key for the call)
+ * the job claims, check its versions and the gate, read its document) → **claim** the job's idempotency
+ * key (one call per key at a time) → **admit** (a key for the call)
  * → **call** the model → **validate** the answer → **commit** it once, or record it invalid and repair
  * once. Each step takes the run and says what happens next: go on (`go`), or the record's outcome
- * (`end`). The steps live beside this file (`intake.ts`, `verify.ts`, `admit.ts`, `call.ts`,
+ * (`end`). The steps live beside this file (`intake.ts`, `verify.ts`, `claim.ts`, `admit.ts`, `call.ts`,
  * `validate.ts`, `commit.ts`); how a decision becomes an outcome is `settle.ts`.
  *
  * The core never imports a lane. The queue lane runs {@link extractRecord} for each SQS record; the live
@@ -13,6 +14,7 @@
 import { estimateTokens } from '../contract/job.js';
 import { admit, releaseEarlyAdmission, roomForCall, takeEarly } from './admit.js';
 import { callModel } from './call.js';
+import { claimKey, endKeyClaim, startKeyClaim } from './claim.js';
 import { commit, extractionOf } from './commit.js';
 import { newJobRun, type Delivery, type ExtractionDeps, type JobRun, type ModelTime } from './context.js';
 import { admissible, parseBody, readText, startReading } from './intake.js';
@@ -64,14 +66,16 @@ export async function intake(body: string, delivery: Delivery, deps: ExtractionD
   if ('end' in checked) return settled(checked.end);
   // The document is read while the first call's admission is taken; a redelivery (it may have been
   // committed already) takes after its duplicate check instead.
+  // The job's idempotency key is claimed beside the read too (one call per key at a time: `claim.ts`).
   const reading = startReading(run);
+  startKeyClaim(run);
   if (delivery.receiveCount === 1) takeEarly(run);
   const text = await readText(run, reading).catch(async (error: unknown) => {
-    await releaseEarlyAdmission(run);
+    await Promise.all([releaseEarlyAdmission(run), endKeyClaim(run, undefined)]);
     throw error;
   });
   if ('end' in text) {
-    await releaseEarlyAdmission(run);
+    await Promise.all([releaseEarlyAdmission(run), endKeyClaim(run, text.end)]);
     return settled(text.end);
   }
   return { type: 'ready', run, text: text.go };
@@ -83,6 +87,23 @@ export async function intake(body: string, delivery: Delivery, deps: ExtractionD
  * table does not know (the lane then retries the record).
  */
 export async function extract(run: JobRun, text: string): Promise<ExtractionOutcome> {
+  // One model call per idempotency key at a time: another holder's work is waited for, not repeated.
+  const claimed = await claimKey(run);
+  if ('end' in claimed) {
+    await releaseEarlyAdmission(run);
+    return claimed.end;
+  }
+  let outcome: ExtractionOutcome | undefined;
+  try {
+    outcome = await extractHeld(run, text);
+    return outcome;
+  } finally {
+    await endKeyClaim(run, outcome);
+  }
+}
+
+/** Admission, the model call, validation and the repairs, while the run holds its job's key. */
+async function extractHeld(run: JobRun, text: string): Promise<ExtractionOutcome> {
   const { schema, prompt, maxRepairAttempts } = extractionOf(run);
   let messages = prompt.buildMessages(text);
   let modelCalls = 0;

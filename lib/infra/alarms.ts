@@ -1,5 +1,7 @@
 /**
- * A lane's alarms, all sent to one encrypted, TLS-only SNS topic of the lane. States (notified when
+ * A lane's alarms, all sent to one SNS topic: the lane's own (encrypted, TLS-only; with e-mail
+ * subscriptions, or none when the stack was told so), or an existing topic of the lane's region
+ * (`alarm-destination.ts`). States (notified when
  * they start and when they end): the oldest message and the oldest job, DLQ depth, the 429 share,
  * the lane waiting for a person, consumer errors, throttles and record failures. Events (notified
  * when they happen, never "OK" a minute later): a region mismatch, a key refused by the provider,
@@ -11,10 +13,11 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { Topic } from 'aws-cdk-lib/aws-sns';
+import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { type LaneConfig, providerNeedsKeySecrets } from '../config/lanes.js';
+import type { AlarmDestination } from './alarm-destination.js';
 import type { LaneQueues } from './queues.js';
 import { admissionDenialShare, consumerMetric, throttleShare } from './telemetry.js';
 
@@ -29,8 +32,8 @@ export interface LaneAlarmsProps {
   readonly queues: LaneQueues;
   /** The consumer function (its Lambda `Errors` and `Throttles`). */
   readonly consumerFunction: IFunction;
-  /** E-mail addresses subscribed to the lane's alarm topic (optional). */
-  readonly alarmEmails?: readonly string[];
+  /** Where the alarms go (checked by the stack: `checkAlarmDestination`). */
+  readonly destination: AlarmDestination;
 }
 
 /** The alarms of one lane, by purpose. */
@@ -53,57 +56,25 @@ export interface LaneAlarmSet {
 const EVENT_ALARMS = ['regionMismatch', 'keyAuth', 'billing'] as const satisfies ReadonlyArray<keyof LaneAlarmSet>;
 
 export class LaneAlarms extends Construct {
-  readonly topic: Topic;
-  readonly topicKey: Key;
+  /** The topic every alarm of the lane notifies: the lane's own, or the existing one it was given. */
+  readonly topic: ITopic;
+  /** The key of the lane's own topic; undefined when the alarms go to an existing topic. */
+  readonly topicKey: Key | undefined;
   readonly alarms: LaneAlarmSet;
 
   constructor(scope: Construct, id: string, props: LaneAlarmsProps) {
     super(scope, id);
-    const { lane, queues, consumerFunction } = props;
-    const stack = Stack.of(this);
-    const alarmArns = stack.formatArn({
-      service: 'cloudwatch',
-      resource: 'alarm',
-      resourceName: `ratelane-${lane.name}-*`,
-      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-    });
-
-    // SNS has no service-managed encryption CloudWatch can publish through: a customer key that
-    // CloudWatch (for this account's ratelane alarms only) may use. It encrypts only notifications in
-    // flight, so it goes with the stack (after KMS's waiting period) instead of outliving it.
-    this.topicKey = new Key(this, 'TopicKey', {
-      alias: `alias/ratelane-${lane.name}-alarms`,
-      description: `Encrypts the ratelane ${lane.name} lane alarm topic`,
-      enableKeyRotation: true,
-      removalPolicy: RemovalPolicy.DESTROY,
-      pendingWindow: Duration.days(7),
-    });
-    this.topicKey.addToResourcePolicy(
-      new PolicyStatement({
-        sid: 'CloudWatchAlarmsPublish',
-        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-        resources: ['*'],
-        conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': alarmArns } },
-      }),
-    );
-
-    this.topic = new Topic(this, 'Topic', {
-      topicName: `ratelane-${lane.name}-alarms`,
-      displayName: `ratelane ${lane.name} alarms`,
-      masterKey: this.topicKey,
-      enforceSSL: true,
-    });
-    this.topic.addToResourcePolicy(
-      new PolicyStatement({
-        sid: 'CloudWatchAlarmsPublish',
-        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['sns:Publish'],
-        resources: [this.topic.topicArn],
-        conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': alarmArns } },
-      }),
-    );
-    for (const email of props.alarmEmails ?? []) this.topic.addSubscription(new EmailSubscription(email));
+    const { lane, queues, consumerFunction, destination } = props;
+    if (destination.kind === 'topic') {
+      // An existing topic: its owner keeps its policy and subscriptions; the stack creates none.
+      this.topic = Topic.fromTopicArn(this, 'Topic', destination.topicArn);
+      this.topicKey = undefined;
+    } else {
+      const own = laneTopic(this, lane);
+      this.topic = own.topic;
+      this.topicKey = own.key;
+      if (destination.kind === 'email') for (const email of destination.addresses) own.topic.addSubscription(new EmailSubscription(email));
+    }
 
     const name = (suffix: string) => `ratelane-${lane.name}-${suffix}`;
     const fiveMinutes = Duration.minutes(5);
@@ -276,4 +247,55 @@ function waitingForPersonDescription(lane: LaneConfig): string {
     : ['every call was refused for lack of permission (AuthAlarm: check the function role and the model access in the provider console)'];
   causes.push(`every quota owner is out of credit (BillingAlarm: add credit, then npm run resume -- --lane ${lane.name})`);
   return `The ${lane.name} lane is paused until a person acts; its jobs wait in ${lane.resources.queueName} and none is dead-lettered. Causes: ${causes.join('; ')}. Stays in ALARM until the lane runs again.`;
+}
+
+/**
+ * The lane's own alarm topic (`ratelane-<lane>-alarms`), encrypted with a key of its own, TLS-only,
+ * that CloudWatch may publish to for this account's alarms of the lane only.
+ */
+function laneTopic(scope: Construct, lane: LaneConfig): { topic: Topic; key: Key } {
+  const stack = Stack.of(scope);
+  const alarmArns = stack.formatArn({
+    service: 'cloudwatch',
+    resource: 'alarm',
+    resourceName: `ratelane-${lane.name}-*`,
+    arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+  });
+
+  // SNS has no service-managed encryption CloudWatch can publish through: a customer key that
+  // CloudWatch (for this account's ratelane alarms only) may use. It encrypts only notifications in
+  // flight, so it goes with the stack (after KMS's waiting period) instead of outliving it.
+  const key = new Key(scope, 'TopicKey', {
+    alias: `alias/ratelane-${lane.name}-alarms`,
+    description: `Encrypts the ratelane ${lane.name} lane alarm topic`,
+    enableKeyRotation: true,
+    removalPolicy: RemovalPolicy.DESTROY,
+    pendingWindow: Duration.days(7),
+  });
+  key.addToResourcePolicy(
+    new PolicyStatement({
+      sid: 'CloudWatchAlarmsPublish',
+      principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+      resources: ['*'],
+      conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': alarmArns } },
+    }),
+  );
+
+  const topic = new Topic(scope, 'Topic', {
+    topicName: `ratelane-${lane.name}-alarms`,
+    displayName: `ratelane ${lane.name} alarms`,
+    masterKey: key,
+    enforceSSL: true,
+  });
+  topic.addToResourcePolicy(
+    new PolicyStatement({
+      sid: 'CloudWatchAlarmsPublish',
+      principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['sns:Publish'],
+      resources: [topic.topicArn],
+      conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': alarmArns } },
+    }),
+  );
+  return { topic, key };
 }

@@ -1,11 +1,21 @@
 /**
  * Builds the CDK app: one {@link LaneStack} per lane of the lane config, each in its own region, and
- * cdk-nag's AwsSolutions checks over all of them. Regions, account and alarm e-mails come from CDK
- * context: `-c usRegion=us-west-2 -c euRegion=eu-west-1 -c account=123456789012 -c alarmEmail=ops@example.com`.
+ * cdk-nag's AwsSolutions checks over all of them. Regions, account and where the alarms go come from
+ * CDK context: `-c usRegion=us-west-2 -c euRegion=eu-west-1 -c account=123456789012`, and one alarm
+ * destination per lane (required): `-c alarmEmail=ops@example.com` (every lane), `-c usAlarmTopicArn=arn:aws:sns:us-east-1:…`
+ * (one lane, a topic of its region) or `-c alarmDestination=none` (every lane, said explicitly).
  */
 import { type App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { type LaneOverride, type LaneSet, DEFAULT_LANES, resolveLanes } from '../config/lanes.js';
+import { type LaneConfig, type LaneOverride, type LaneSet, DEFAULT_LANES, resolveLanes } from '../config/lanes.js';
+import {
+  ALARM_DESTINATION_CONTEXT,
+  ALARM_EMAIL_CONTEXT,
+  type AlarmDestination,
+  AlarmDestinationError,
+  alarmTopicContextKey,
+  checkAlarmDestination,
+} from './alarm-destination.js';
 import { LaneStack, laneStackName } from './lane-stack.js';
 import { RatelaneError } from '../platform/errors.js';
 
@@ -40,16 +50,51 @@ function accountFromContext(app: App): string | undefined {
   return account;
 }
 
+/**
+ * Where `lane`'s alarms go, from context: `alarmEmail`, `<lane>AlarmTopicArn` or `alarmDestination=none`
+ * (at most one applies to a lane); undefined when none is given.
+ *
+ * @throws {@link AppContextError} for a malformed value; {@link AlarmDestinationError} when two destinations apply to the lane.
+ */
+function alarmDestinationFromContext(app: App, lane: Pick<LaneConfig, 'name'>): AlarmDestination | undefined {
+  if (stringContext(app, 'alarmTopicArn') !== undefined) {
+    throw new AppContextError(
+      `context alarmTopicArn is not read: a topic is regional, so each lane takes its own (-c ${alarmTopicContextKey(lane.name)}=arn:aws:sns:<lane region>:<account>:<topic>, one per lane)`,
+    );
+  }
+  const email = stringContext(app, ALARM_EMAIL_CONTEXT);
+  const topicKey = alarmTopicContextKey(lane.name);
+  const topicArn = stringContext(app, topicKey);
+  const explicit = stringContext(app, ALARM_DESTINATION_CONTEXT);
+  if (explicit !== undefined && explicit !== 'none') {
+    throw new AppContextError(
+      `context ${ALARM_DESTINATION_CONTEXT} takes only "none", got "${explicit}": for e-mail give -c ${ALARM_EMAIL_CONTEXT}=<address>, for a topic -c ${topicKey}=<topic ARN>`,
+    );
+  }
+  const given = [
+    email !== undefined && ALARM_EMAIL_CONTEXT,
+    topicArn !== undefined && topicKey,
+    explicit !== undefined && `${ALARM_DESTINATION_CONTEXT}=none`,
+  ].filter((g): g is string => typeof g === 'string');
+  if (given.length > 1) {
+    throw new AlarmDestinationError(`lane ${lane.name}: context ${given.join(' and ')} both apply to it, but its alarms go to one destination: keep one`);
+  }
+  if (email !== undefined) return { kind: 'email', addresses: [email] };
+  if (topicArn !== undefined) return { kind: 'topic', topicArn };
+  return explicit === 'none' ? { kind: 'none' } : undefined;
+}
+
 /** Adds one stack per lane plus cdk-nag; returns the stacks by lane name. */
 export function buildLaneApp(app: App, lanes: LaneSet = lanesFromContext(app)): Record<string, LaneStack> {
   const account = accountFromContext(app);
-  const alarmEmail = stringContext(app, 'alarmEmail');
   const stacks: Record<string, LaneStack> = {};
   for (const lane of Object.values(lanes)) {
+    // Refused here already, with what to add, when the context gives the lane none.
+    const alarmDestination = checkAlarmDestination(lane, alarmDestinationFromContext(app, lane));
     stacks[lane.name] = new LaneStack(app, laneStackName(lane), {
       lane,
       env: { region: lane.region, ...(account ? { account } : {}) },
-      ...(alarmEmail ? { alarmEmails: [alarmEmail] } : {}),
+      alarmDestination,
     });
   }
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

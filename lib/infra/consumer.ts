@@ -4,7 +4,7 @@
  * the consumer calls (the provider's own grant included: `bedrock:InvokeModel` for a Bedrock lane
  * with IAM auth, the secret for providers with API keys), and what a lane pause needs: permission to
  * disable/enable this one mapping now, and an EventBridge Scheduler role that may only re-enable it
- * later. Every ARN is built with the stack's partition.
+ * later, assumable only by schedules of the lane's own pause group. Every ARN is built with the stack's partition.
  */
 import { join } from 'node:path';
 import { ArnFormat, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
@@ -117,11 +117,18 @@ export class LaneConsumer extends Construct {
     const pauseScheduleGroupName = pauseScheduleGroupOf(lane.name);
     const mappingIdParameterName = mappingIdParameterOf(lane.name);
 
+    // Deleted with the stack (its pending resume schedules with it: the mapping they would enable
+    // goes too); retained under its fixed name it would block the next deploy of the lane.
+    this.pauseScheduleGroup = new ScheduleGroup(this, 'PauseSchedules', { scheduleGroupName: pauseScheduleGroupName, removalPolicy: RemovalPolicy.DESTROY });
+
     // The scheduler role is created before the function (the function's environment names it);
-    // its policy comes later, once the mapping exists.
+    // its policy comes later, once the mapping exists. EventBridge Scheduler may assume it only for
+    // schedules of this lane's pause group in this account: the confused-deputy condition AWS documents
+    // for schedule execution roles ("Confused deputy prevention", EventBridge Scheduler User Guide:
+    // aws:SourceArn is the schedule group's ARN, never a schedule's), with aws:SourceAccount.
     this.schedulerRole = new Role(this, 'PauseSchedulerRole', {
       assumedBy: new ServicePrincipal('scheduler.amazonaws.com', {
-        conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
+        conditions: { StringEquals: { 'aws:SourceAccount': stack.account, 'aws:SourceArn': this.pauseScheduleGroup.scheduleGroupArn } },
       }),
       description: `EventBridge Scheduler resumes the ratelane ${lane.name} lane: UpdateEventSourceMapping on its one mapping`,
     });
@@ -221,9 +228,6 @@ export class LaneConsumer extends Construct {
       description: `UUID of the ratelane ${lane.name} consumer's SQS event source mapping (lane pause)`,
     });
 
-    // Deleted with the stack (its pending resume schedules with it: the mapping they would enable
-    // goes too); retained under its fixed name it would block the next deploy of the lane.
-    this.pauseScheduleGroup = new ScheduleGroup(this, 'PauseSchedules', { scheduleGroupName: pauseScheduleGroupName, removalPolicy: RemovalPolicy.DESTROY });
     const scheduleArnPattern = stack.formatArn({
       service: 'scheduler',
       resource: 'schedule',

@@ -5,7 +5,9 @@
  * deployed in the stack's account (`laneInAccount`: the bucket name carries the account id). A lane
  * the stack cannot run (function timeout too short for its provider, Vertex AI, a Bedrock model
  * outside the lane's geography, batches on a provider ratelane has no batch client for) is refused at
- * synth with the lane config's error. An event source mapping that holds more records than the lane's
+ * synth with the lane config's error, and so is a stack without an alarm destination (an e-mail, an
+ * existing topic of the lane's region, or `none` said explicitly: `alarm-destination.ts`), with what to
+ * add. An event source mapping that holds more records than the lane's
  * quota can keep busy is deployed with a synth warning (`ratelane:mapping-oversized`, see
  * `lib/extraction/mapping-size.ts`).
  */
@@ -14,6 +16,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as cxapi from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
 import { assertDeployable, type LaneConfig, laneInAccount } from '../config/lanes.js';
+import { type AlarmDestination, checkAlarmDestination } from './alarm-destination.js';
 import { LaneAlarms } from './alarms.js';
 import { LaneBatch } from './batch/batch-lane.js';
 import { LaneBatchAlarms } from './batch/alarms.js';
@@ -35,8 +38,12 @@ export interface LaneStackProps extends StackProps {
   readonly accessLogRetentionDays?: number;
   /** Retention of the consumer's and the live API's logs. @default one month */
   readonly logRetention?: RetentionDays;
-  /** E-mail addresses subscribed to the lane's alarm topic. @default none */
-  readonly alarmEmails?: readonly string[];
+  /**
+   * Where the lane's alarms go: e-mail addresses subscribed to the lane's topic, an existing SNS topic
+   * in the lane's region, or `{ kind: 'none' }` said explicitly. Required: a stack without one is
+   * refused at synth (`AlarmDestinationError`), since a lane paused for a person would wait for nobody.
+   */
+  readonly alarmDestination: AlarmDestination;
 }
 
 /** Raised when a lane stack would be deployed outside its lane's region. */
@@ -74,6 +81,7 @@ export class LaneStack extends Stack {
       throw new LaneRegionError(`stack ${id} targets ${props.env.region} but lane ${configured.name} lives in ${configured.region}`);
     }
     assertDeployable(configured);
+    const alarmDestination = checkAlarmDestination(configured, props.alarmDestination);
     super(scope, id, {
       stackName: laneStackName(configured),
       description: `ratelane ${configured.name} lane (${configured.region}): bucket, queues, consumer, tables, secret, alarms, dashboard`,
@@ -104,7 +112,7 @@ export class LaneStack extends Stack {
       lane,
       queues: this.queues,
       consumerFunction,
-      ...(props.alarmEmails ? { alarmEmails: props.alarmEmails } : {}),
+      destination: alarmDestination,
     });
     this.liveAlarms = this.live ? new LaneLiveAlarms(this, 'LiveAlarms', { lane, live: this.live, topic: this.alarms.topic }) : undefined;
     this.batchAlarms = this.batch ? new LaneBatchAlarms(this, 'BatchAlarms', { lane, batch: this.batch, topic: this.alarms.topic }) : undefined;
@@ -123,6 +131,10 @@ export class LaneStack extends Stack {
       description: 'Bucket the producer writes documents to (documents/ prefix)',
     });
     new CfnOutput(this, 'QueueUrl', { value: this.queues.queue.queueUrl, description: 'Ingress queue of the lane' });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: this.alarms.topic.topicArn,
+      description: `Topic every alarm of the lane notifies (${alarmDestination.kind === 'topic' ? 'the existing topic given' : alarmDestination.kind === 'email' ? 'the lane topic, e-mail subscribed' : 'the lane topic, no subscriber: subscribe to it'})`,
+    });
     new CfnOutput(this, 'ConsumerLogGroup', { value: this.consumer.logGroup.logGroupName, description: 'Log group of the consumer function' });
     if (this.live) {
       new CfnOutput(this, 'LiveApiUrl', { value: this.live.url, description: 'Live API base URL (IAM auth: sign requests with SigV4, service execute-api)' });

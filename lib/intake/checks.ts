@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { AWS_LIMITS, type LaneConfig, type LaneSet } from '../config/lanes.js';
 import { JOB_CONTRACT_VERSION, JobSchema, estimateTokens, idempotencyKeyFor, jobMessageAttributes, sha256Hex, type Job } from '../contract/job.js';
 import { DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION, isKnownPromptVersion } from '../contract/schemas/registry.js';
-import { checkText, textOf } from '../contract/text.js';
+import { decodeText, textOf } from '../contract/text.js';
 import { documentKeyFor } from '../store/documents.js';
 import type { SubmitDeps } from './model.js';
 
@@ -64,9 +64,9 @@ const SOURCE_ID_MESSAGE = 'sourceId must be a string of 1 to 512 characters';
 
 /**
  * A document's own fields, checked in this order (the first failure is the reason): an object; exactly
- * one of `text` or `path`; `text` a string, `path` a non-empty string, `sourceId` 1 to 512 characters,
- * `region`, `schemaVersion`, `promptVersion` and `jobId` strings (all `bad_input`); then a region is
- * given (`unknown_region`).
+ * one of `text` or `path`; `text` a string, `path` a non-empty string, `sourceId` 1 to 512 characters
+ * of well-formed text (no lone surrogate), `region`, `schemaVersion`, `promptVersion` and `jobId`
+ * strings (all `bad_input`); then a region is given (`unknown_region`).
  */
 const DocumentFieldsSchema = z
   .custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null, { error: 'document is not an object' })
@@ -77,7 +77,12 @@ const DocumentFieldsSchema = z
     z.object({
       text: z.string({ error: 'text must be a string' }).optional(),
       path: z.string({ error: 'path must be a non-empty string' }).min(1, { error: 'path must be a non-empty string' }).optional(),
-      sourceId: z.string({ error: SOURCE_ID_MESSAGE }).min(1, { error: SOURCE_ID_MESSAGE }).max(512, { error: SOURCE_ID_MESSAGE }).optional(),
+      sourceId: z
+        .string({ error: SOURCE_ID_MESSAGE })
+        .min(1, { error: SOURCE_ID_MESSAGE })
+        .max(512, { error: SOURCE_ID_MESSAGE })
+        .refine((id) => decodeText(id).ok, { error: 'sourceId must be UTF-8 text (it holds a lone surrogate)' })
+        .optional(),
       region: optionalString('region'),
       schemaVersion: optionalString('schemaVersion'),
       promptVersion: optionalString('promptVersion'),
@@ -105,19 +110,26 @@ interface TextLimits {
 }
 
 /**
- * A document's text: text, not binary (`not_text`), with a visible character (`empty_document`), within
- * the byte and estimated-token limits (`document_too_large`) — the checks the consumer repeats
- * (`lib/contract/text.ts`).
+ * A document's text, decoded (a given string by the same rules as a file's bytes: `lib/contract/text.ts`):
+ * UTF-8 text with no lone surrogate, not binary (`not_text`), with a visible character
+ * (`empty_document`), within the byte and estimated-token limits (`document_too_large`) — the checks
+ * the consumer repeats. Its output is the text a job carries (a leading byte order mark dropped).
  */
 function documentTextSchema(limits: TextLimits) {
-  return z.string().superRefine((text, ctx) => {
-    const bytes = Buffer.byteLength(text, 'utf8');
-    const fail = (r: RejectionReason, message: string): void => void ctx.addIssue({ code: 'custom', message, ...reason(r) });
-    const verdict = checkText(text, bytes);
+  return z.string().transform((given, ctx) => {
+    const fail = (r: RejectionReason, message: string): typeof z.NEVER => {
+      ctx.addIssue({ code: 'custom', message, ...reason(r) });
+      return z.NEVER;
+    };
+    const verdict = textOf(given);
     if (!verdict.ok) return fail(verdict.problem, verdict.detail);
+    const { text } = verdict;
+    const bytes = Buffer.byteLength(text, 'utf8');
     if (bytes > limits.maxBytes) return fail('document_too_large', `document has ${bytes} bytes, over the limit of ${limits.maxBytes}`);
     const estimatedTokens = estimateTokens(text);
-    if (estimatedTokens > limits.maxTokens) fail('document_too_large', `document is ~${estimatedTokens} tokens, over the input budget of ${limits.maxTokens}`);
+    if (estimatedTokens > limits.maxTokens)
+      return fail('document_too_large', `document is ~${estimatedTokens} tokens, over the input budget of ${limits.maxTokens}`);
+    return text;
   });
 }
 
@@ -173,8 +185,8 @@ async function readText(path: string, maxBytes: number): Promise<string | { reas
     const code = (error as { code?: unknown }).code;
     return { reason: 'bad_input', detail: `cannot read file (${typeof code === 'string' ? code : 'error'})` };
   }
-  const verdict = textOf(bytes);
-  return verdict.ok ? verdict.text : { reason: verdict.problem, detail: verdict.detail };
+  const decoded = decodeText(bytes);
+  return decoded.ok ? decoded.text : { reason: decoded.problem, detail: decoded.detail };
 }
 
 /**
@@ -219,11 +231,11 @@ export async function prepareDocument(raw: unknown, index: number, deps: IntakeD
   const maxBytes = deps.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
   const read = doc.path !== undefined ? await readText(doc.path, maxBytes) : doc.text!;
   if (typeof read !== 'string') return bad(read.reason, read.detail);
-  const text = read;
+  const checked = documentTextSchema({ maxBytes, maxTokens: deps.maxInputTokens ?? lane.provider.limits.tokensPerMinute }).safeParse(read);
+  const text = checked.success ? checked.data : read;
   const contentSha256 = sha256Hex(text);
   const sourceId = doc.sourceId ?? (doc.path !== undefined ? fileSourceId(doc.path) : `text:${contentSha256}`);
   const badDoc = (why: RejectionReason, detail: string) => reject(index, sourceId, why, detail);
-  const checked = documentTextSchema({ maxBytes, maxTokens: deps.maxInputTokens ?? lane.provider.limits.tokensPerMinute }).safeParse(text);
   if (!checked.success) {
     const issue = firstIssue(checked.error);
     return badDoc(issue.reason, issue.detail);

@@ -27,6 +27,21 @@ export function withAbortSignal<T>(signal: AbortSignal, fn: () => Promise<T>, de
   return scope.run({ signal, deadlineAt }, fn);
 }
 
+/**
+ * Runs `fn` as {@link withAbortSignal} does, with a signal that aborts after `ms` (a `TimeoutError`, as
+ * `AbortSignal.timeout`'s) and the deadline `ms` from now; the timer is cleared once `fn` settles, so a
+ * bound that was not reached leaves no timer behind.
+ */
+export async function withTimeLimit<T>(ms: number, fn: () => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms);
+  try {
+    return await withAbortSignal(controller.signal, fn, Date.now() + ms);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The abort signal of the current scope, if any. */
 export function currentAbortSignal(): AbortSignal | undefined {
   return scope.getStore()?.signal;

@@ -22,6 +22,8 @@ export const CONSUMER_METRICS = [
   'EligibilityHops',
   /** A result for the job's idempotency key was already committed. */
   'DuplicateSuppressed',
+  /** Another delivery held the job's idempotency key (it is calling the model): this copy waits, no call. */
+  'KeyInProgress',
   /** A model output failed parsing, its schema or domain rules. */
   'ValidationFailed',
   /** A job's output stayed invalid after the repair budget. */

@@ -18,7 +18,15 @@ export interface RejectAction {
 }
 
 /** Why a record is re-sent for later. */
-export type DeferReason = 'not_yet_eligible' | 'admission_denied' | 'rate_limit' | 'quota_exhausted' | 'billing' | 'auth' | 'invocation_deadline';
+export type DeferReason =
+  | 'not_yet_eligible'
+  | 'admission_denied'
+  | 'rate_limit'
+  | 'quota_exhausted'
+  | 'billing'
+  | 'auth'
+  | 'invocation_deadline'
+  | 'in_progress';
 
 /** Where a deferral's wait came from (for logs and metrics). */
 export type WaitBasis =
@@ -37,7 +45,9 @@ export type WaitBasis =
   /** an invalid or revoked key: re-check after the throttle cap (another key may take it) */
   | 'auth_cap'
   /** the invocation has no time left for the call: come back at once in a new message */
-  | 'invocation_deadline';
+  | 'invocation_deadline'
+  /** another delivery holds the job's idempotency key: come back when its hold ends at the latest */
+  | 'in_progress';
 
 /** Why a key or quota owner cools: a short window, a spent quota, or something only a person fixes. */
 export type CooldownReason = 'rate_limit' | 'quota_exhausted' | 'billing' | 'auth';

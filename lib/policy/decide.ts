@@ -69,6 +69,8 @@ function isBodyInput(input: DecisionInput): input is BodyDecisionInput {
  *   capped full jitter (failure base/cap, exponent `ApproximateReceiveCount − 1`, at most 43200 s);
  *   `lastReceive` says SQS dead-letters it next.
  * - `validation_failed` → `repair` while the repair budget lasts, then `needs_review`.
+ * - `in_progress` (another delivery holds the job's idempotency key) → `defer` until its hold ends at the
+ *   latest (at least 1 s), `deferrals` unchanged.
  * - `out_of_time` → `defer` at once (`DelaySeconds` 0), or after its `waitMs` when a step was cut off,
  *   `deferrals` unchanged: not a failure, not a throttle.
  * - `valid_output` → `commit`.
@@ -120,6 +122,13 @@ export function decide(input: DecisionInput): Action {
         detail: `output still invalid after ${used} of ${outcome.maxRepairAttempts} repair attempt(s)`,
       };
     }
+    case 'in_progress':
+      return deferOrReject(
+        job,
+        nowMs,
+        { reason: 'in_progress', basis: 'in_progress', waitMs: Math.max(MIN_ADMISSION_WAIT_MS, toEpochMs(outcome.retryAt) - nowMs), deferrals: job.deferrals },
+        receiveCountOf(input),
+      );
     case 'out_of_time':
       return deferOrReject(
         job,

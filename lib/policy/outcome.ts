@@ -113,6 +113,17 @@ interface AdmissionDeniedOutcome {
   mayWaitMs?: number | undefined;
 }
 
+/**
+ * Another delivery of the job (or an identical request) holds the job's idempotency key and is calling
+ * the model for it: defer until `retryAt` (when its hold ends at the latest), the retry budget and the
+ * deferral count untouched — this copy failed nothing and was throttled by nobody.
+ */
+interface InProgressOutcome {
+  kind: 'in_progress';
+  /** When the holder's claim expires if it never finishes. */
+  retryAt: Instant;
+}
+
 /** The provider answered with an error; the classifier's verdict says what it means. */
 export interface ProviderErrorOutcome {
   kind: 'provider_error';
@@ -165,6 +176,7 @@ export type JobOutcome =
   | NotYetEligibleOutcome
   | DeadlinePassedOutcome
   | AdmissionDeniedOutcome
+  | InProgressOutcome
   | ProviderErrorOutcome
   | TransportFailureOutcome
   | ValidationFailedOutcome

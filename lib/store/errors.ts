@@ -5,7 +5,17 @@
 import { errorName, RatelaneError, shortMessage } from '../platform/errors.js';
 
 /** The DynamoDB operations the store adapters perform. */
-export type StoreOperation = 'PutItem' | 'GetItem' | 'Query' | 'Scan' | 'CreateTable' | 'DescribeTable' | 'DescribeTimeToLive' | 'UpdateTimeToLive';
+export type StoreOperation =
+  | 'PutItem'
+  | 'GetItem'
+  | 'UpdateItem'
+  | 'DeleteItem'
+  | 'Query'
+  | 'Scan'
+  | 'CreateTable'
+  | 'DescribeTable'
+  | 'DescribeTimeToLive'
+  | 'UpdateTimeToLive';
 
 /**
  * A DynamoDB call did not succeed (network, throttling, service or validation error). Nothing can be

@@ -1,8 +1,10 @@
 /**
  * The batch manifest's model: the states of a batch, a provider job and an item, the one table of
- * item moves ({@link ITEM_TRANSITIONS}), the record ids sent to the provider ({@link itemIdFor}), the
- * stored shapes and the manifest's errors. Pure: no AWS client; `manifest.ts` stores it and re-exports it.
+ * item moves ({@link ITEM_TRANSITIONS}), the item ids ({@link itemIdFor}) and the record ids sent to the
+ * provider ({@link recordIdOf}: the item id behind the batch's own prefix), the stored shapes and the
+ * manifest's errors. Pure: no AWS client; `manifest.ts` stores it and re-exports it.
  */
+import { createHash } from 'node:crypto';
 import { RatelaneError } from '../platform/errors.js';
 import { StoreRecordInvalidError } from './errors.js';
 
@@ -14,20 +16,28 @@ export type BatchState = (typeof BATCH_STATES)[number];
 export const PROVIDER_JOB_STATES = ['pending_submit', 'submitted', 'in_progress', 'finished', 'expired', 'cancelled', 'failed'] as const;
 /** One of {@link PROVIDER_JOB_STATES}. */
 export type ProviderJobState = (typeof PROVIDER_JOB_STATES)[number];
-/** States of one item; all but `prepared`, `submitted` and `unresolved` are final. */
-export const ITEM_STATES = ['prepared', 'submitted', 'committed', 'duplicate', 'needs_review', 'rejected', 'unresolved', 'redriven'] as const;
+/**
+ * States of one item; all but `prepared`, `submitted`, `unresolved` and `sending` are final. `sending`: the
+ * item is being handed to the queue lane (a repair or a redrive); one reconciler or redrive claimed it
+ * (its claim ends at `claimUntil`) and its message is not yet known to be sent.
+ */
+export const ITEM_STATES = ['prepared', 'submitted', 'committed', 'duplicate', 'needs_review', 'rejected', 'unresolved', 'sending', 'redriven'] as const;
 /** One of {@link ITEM_STATES}. */
 export type ItemState = (typeof ITEM_STATES)[number];
 
 /**
  * The one definition of the item moves (from → allowed to). No state moves to itself, so a settle
  * repeated by a second reconcile is refused by the condition. `unresolved` (missing from the output)
- * may still settle from a late output or be handed on (`redriven`).
+ * may still settle from a late output or be handed on. An item reaches the queue lane only through
+ * `sending` (claimed first, then sent, then `redriven`): two reconcilers or redrives never both send it;
+ * a redrive whose send failed puts it back `unresolved`. A lapsed claim is taken again in `sending`
+ * (`BatchManifest.claimSend`), not by a move.
  */
 export const ITEM_TRANSITIONS: Readonly<Record<ItemState, readonly ItemState[]>> = Object.freeze({
   prepared: ['submitted', 'rejected', 'unresolved', 'redriven'],
-  submitted: ['committed', 'duplicate', 'needs_review', 'rejected', 'unresolved', 'redriven'],
-  unresolved: ['committed', 'duplicate', 'needs_review', 'rejected', 'redriven'],
+  submitted: ['committed', 'duplicate', 'needs_review', 'rejected', 'unresolved', 'sending'],
+  unresolved: ['committed', 'duplicate', 'needs_review', 'rejected', 'sending'],
+  sending: ['redriven', 'unresolved'],
   committed: [],
   duplicate: [],
   needs_review: [],
@@ -54,10 +64,14 @@ export function canMoveItem(from: ItemState, to: ItemState): boolean {
 
 /** Sort key of a batch's header item (`#` sorts before every item id). */
 export const HEADER_ITEM_ID = '#header';
-/** An item id: `r` and a 10-digit index, 11 alphanumeric characters (fits Bedrock's `recordId` and OpenAI's `custom_id`). */
+/** An item id: `r` and a 10-digit index, 11 alphanumeric characters (fits Bedrock's `recordId`, "11 character alphanumeric string"). */
 export const ITEM_ID_PATTERN = /^r\d{10}$/;
+/** A batch's record prefix: empty (manifests written before prefixes, or no room), else ends with `.`. */
+const RECORD_PREFIX_PATTERN = /^(?:[A-Za-z0-9-]{1,116}\.)?$/;
 /** The largest index {@link itemIdFor} accepts. */
 export const MAX_ITEM_INDEX = 9_999_999_999;
+/** Characters of an item id. */
+const ITEM_ID_LENGTH = 11;
 /** Items per `BatchWriteItem` call (DynamoDB's limit). */
 export const BATCH_WRITE_CHUNK = 25;
 /** Default retention of a batch's items (TTL from its `createdAt`). */
@@ -75,6 +89,43 @@ export function itemIdFor(index: number): string {
 /** The index an item id stands for, or `undefined` when it is not one (an unknown `custom_id` in an output file). */
 export function itemIndexOf(itemId: string): number | undefined {
   return ITEM_ID_PATTERN.test(itemId) ? Number(itemId.slice(1)) : undefined;
+}
+
+/**
+ * The record prefix of a new batch: what makes its record ids its own, so an output line of another
+ * batch never names one of its items. The batch id and a `.` when the record id (prefix and the
+ * 11-character item id) fits `maxRecordIdLength` and the id is letters, digits and `-` (`b-<uuid>`:
+ * 50 characters in all); else `h`, hex digits of the batch id's SHA-256 and `.` (at least 8 digits);
+ * else none (Bedrock's 11 characters leave no room: its output is told apart by the job's own folder).
+ */
+export function recordPrefixFor(batchId: string, maxRecordIdLength: number): string {
+  const room = maxRecordIdLength - ITEM_ID_LENGTH;
+  if (/^[A-Za-z0-9-]+$/.test(batchId) && batchId.length + 1 <= Math.min(room, 117)) return `${batchId}.`;
+  const digits = Math.min(24, room - 2);
+  return digits >= 8 ? `h${createHash('sha256').update(batchId).digest('hex').slice(0, digits)}.` : '';
+}
+
+/** The record id an item of the batch is sent under: its prefix (none for a batch written before prefixes) and its item id. */
+export function recordIdOf(header: Pick<BatchHeader, 'recordPrefix'>, itemId: string): string {
+  return `${header.recordPrefix ?? ''}${itemId}`;
+}
+
+/** The item id a record id of the batch names, or `undefined` when it is not one of the batch's record ids. */
+export function itemIdOfRecord(header: Pick<BatchHeader, 'recordPrefix'>, recordId: string): string | undefined {
+  const prefix = header.recordPrefix ?? '';
+  if (!recordId.startsWith(prefix)) return undefined;
+  const itemId = recordId.slice(prefix.length);
+  return ITEM_ID_PATTERN.test(itemId) ? itemId : undefined;
+}
+
+/**
+ * The item id at the end of a record id of any batch (`b-….r0000000042` or `r0000000042`), or
+ * `undefined`: for tools that compare a provider's record ids with item ids across batches.
+ */
+export function itemIdInRecordId(recordId: string): string | undefined {
+  const itemId = recordId.slice(-ITEM_ID_LENGTH);
+  const prefix = recordId.slice(0, -ITEM_ID_LENGTH);
+  return ITEM_ID_PATTERN.test(itemId) && RECORD_PREFIX_PATTERN.test(prefix) ? itemId : undefined;
 }
 
 /** The lane's manifest table name until the lane config has one: `-results` becomes `-batch-manifest`. */
@@ -114,6 +165,11 @@ export interface BatchHeader {
   schemaVersion: string;
   promptVersion: string;
   itemCount: number;
+  /**
+   * What the batch's record ids start with ({@link recordPrefixFor}); absent in manifests written before
+   * record prefixes, whose record ids are the item ids.
+   */
+  recordPrefix?: string;
   /** In `partId` order. */
   providerJobs: ProviderJobRef[];
   reason?: string;
@@ -139,13 +195,19 @@ export interface BatchItem {
   providerJobId?: string;
   state: ItemState;
   reason?: string;
+  /** While `sending`: when its claim lapses (ISO 8601); a lapsed or released claim may be taken again. */
+  claimUntil?: string;
   updatedAt: string;
   version: number;
   expiresAt: number;
 }
 
 /** What {@link BatchManifest.createBatch} takes for the header; it starts `submitting`, version 1. */
-export type NewBatch = Pick<BatchHeader, 'batchId' | 'lane' | 'schemaVersion' | 'promptVersion'> & { createdAt?: string; providerJobs?: ProviderJobRef[] };
+export type NewBatch = Pick<BatchHeader, 'batchId' | 'lane' | 'schemaVersion' | 'promptVersion'> & {
+  createdAt?: string;
+  providerJobs?: ProviderJobRef[];
+  recordPrefix?: string;
+};
 /** What {@link BatchManifest.createBatch} takes per item; it starts `prepared`, version 1. */
 export type NewBatchItem = Pick<BatchItem, 'itemId' | 'sourceId' | 'jobId' | 'idempotencyKey' | 'contentSha256' | 'documentKey' | 'bytes' | 'estimatedTokens'>;
 /** The header fields {@link BatchManifest.updateHeader} may change. */
@@ -159,11 +221,23 @@ export type HeaderWrite = { ok: true; header: BatchHeader } | { ok: false; curre
 export interface ItemMove {
   /** The states the item may be in; each must reach `to` in {@link ITEM_TRANSITIONS}. */
   from: readonly ItemState[];
+  /** Any state but `sending` (an item is claimed with {@link BatchManifest.claimSend}). */
   to: ItemState;
   /** Set with the move; without it an earlier reason is removed. */
   reason?: string;
   /** Set with the move (when the item is `submitted`). */
   providerJobId?: string;
+  /** Only if the item is still at this version (the one a claim wrote): the claim is still this caller's. */
+  version?: number;
+}
+/** A claim asked of {@link BatchManifest.claimSend}. */
+export interface SendClaim {
+  /** The states it may be claimed from: `submitted`, `unresolved`, or `sending` whose claim has lapsed or was released. */
+  from: readonly ('submitted' | 'unresolved' | 'sending')[];
+  /** Set with the claim; without it the item keeps its reason. */
+  reason?: string;
+  /** How long the claim holds (ms): after it, another reconciler or redrive may take the item again. */
+  leaseMs: number;
 }
 /** What {@link BatchManifest.settleItem} did. */
 export type ItemSettlement = { moved: true; item: BatchItem } | { moved: false; current: BatchItem | undefined };
@@ -242,7 +316,18 @@ export function prepareBatch(
     const fields = { sourceId, jobId, idempotencyKey, contentSha256, documentKey, bytes, estimatedTokens };
     return { batchId: batch.batchId, itemId, ...fields, state: 'prepared', updatedAt, version: 1, expiresAt } satisfies BatchItem;
   });
+  check(RECORD_PREFIX_PATTERN.test(batch.recordPrefix ?? ''), 'invalid record prefix');
   const { batchId, lane, schemaVersion, promptVersion } = batch;
-  const fields = { batchId, lane, createdAt, updatedAt, state: 'submitting' as const, schemaVersion, promptVersion, itemCount: items.length };
+  const fields = {
+    batchId,
+    lane,
+    createdAt,
+    updatedAt,
+    state: 'submitting' as const,
+    schemaVersion,
+    promptVersion,
+    itemCount: items.length,
+    ...(batch.recordPrefix ? { recordPrefix: batch.recordPrefix } : {}),
+  };
   return { header: { ...fields, providerJobs: providerJobs.sort((a, b) => (a.partId < b.partId ? -1 : 1)), version: 1, expiresAt }, items: records };
 }

@@ -2,7 +2,8 @@
  * The batch lane's manifest (`MANIFEST_TABLE`): one partition per batch, a header item (`itemId`
  * {@link HEADER_ITEM_ID}) and one item per document, keyed by the record id sent to the provider
  * (`custom_id` / `recordId`, {@link itemIdFor}). Every item ends in one known state, moved only along
- * {@link ITEM_TRANSITIONS} by conditional updates, so reconciling twice changes nothing. Items carry
+ * {@link ITEM_TRANSITIONS} by conditional updates, so reconciling twice changes nothing; an item handed
+ * to the queue lane is claimed first ({@link BatchManifest.claimSend}), so only one caller sends it. Items carry
  * references, hashes and sizes, never document text: records are built field by field from the input.
  * The states, moves, ids and shapes are in `manifest-model.ts`.
  */
@@ -42,6 +43,7 @@ import {
   reasonOf,
   type NewBatch,
   type NewBatchItem,
+  type SendClaim,
   PROVIDER_JOB_STATES,
   PROVIDER_JOB_TRANSITIONS,
   type ProviderJobRef,
@@ -257,18 +259,27 @@ export class BatchManifest {
   }
 
   /**
-   * Moves one item to `move.to` if it is in one of `move.from` (conditional `UpdateItem`): a second
-   * reconcile of the same item does not move it again (`moved: false` with the item as it is).
+   * Moves one item to `move.to` if it is in one of `move.from` (and, with `move.version`, still at that
+   * version) by a conditional `UpdateItem`: a second reconcile of the same item does not move it again
+   * (`moved: false` with the item as it is). A claim (`claimUntil`) ends with the move.
    *
-   * @throws {@link ItemTransitionError} when a `from` state cannot reach `to` in {@link ITEM_TRANSITIONS}; nothing is written.
+   * @throws {@link ItemTransitionError} when a `from` state cannot reach `to` in {@link ITEM_TRANSITIONS},
+   *   or `to` is `sending` (see {@link BatchManifest.claimSend}); nothing is written.
    * @throws {@link StoreUnavailableError}
    */
   async settleItem(batchId: string, itemId: string, move: ItemMove): Promise<ItemSettlement> {
     const refused = move.from.filter((s) => !canMoveItem(s, move.to));
-    if (move.from.length === 0 || refused.length > 0) {
+    if (move.from.length === 0 || refused.length > 0 || move.to === 'sending') {
       throw new ItemTransitionError(`item ${itemId} of batch ${batchId}: no move from [${refused.join(', ')}] to ${move.to}`);
     }
-    const names: Record<string, string> = { '#sk': SK, '#state': 'state', '#version': 'version', '#updatedAt': 'updatedAt', '#reason': 'reason' };
+    const names: Record<string, string> = {
+      '#sk': SK,
+      '#state': 'state',
+      '#version': 'version',
+      '#updatedAt': 'updatedAt',
+      '#reason': 'reason',
+      '#claim': 'claimUntil',
+    };
     const values: Item = { ':to': { S: move.to }, ':now': { S: this.#now().toISOString() }, ':one': { N: '1' } };
     move.from.forEach((s, i) => {
       values[`:from${i}`] = { S: s };
@@ -283,13 +294,71 @@ export class BatchManifest {
       names['#pj'] = 'providerJobId';
       values[':pj'] = { S: move.providerJobId };
     }
+    let condition = `attribute_exists(#sk) AND #state IN (${move.from.map((_, i) => `:from${i}`).join(', ')})`;
+    if (move.version !== undefined) {
+      condition += ' AND #version = :version';
+      values[':version'] = { N: String(move.version) };
+    }
+    const removes = ['#claim', ...(move.reason === undefined ? ['#reason'] : [])];
+    return this.#updateItem(batchId, itemId, `SET ${sets.join(', ')} REMOVE ${removes.join(', ')}`, condition, names, values);
+  }
+
+  /**
+   * Claims one item for sending it to the queue lane: it moves to `sending` (its claim ending
+   * `claim.leaseMs` from now) if it is in one of `claim.from` — for `sending`, only when its claim lapsed
+   * or was released. One conditional `UpdateItem`: of callers claiming the same item at once, one gets
+   * `moved: true` (the item with the version to settle it at), the others `moved: false`.
+   *
+   * @throws {@link ItemTransitionError} for an empty `from` or a non-positive lease; nothing is written.
+   * @throws {@link StoreUnavailableError}
+   */
+  async claimSend(batchId: string, itemId: string, claim: SendClaim): Promise<ItemSettlement> {
+    if (claim.from.length === 0 || !(claim.leaseMs > 0)) throw new ItemTransitionError(`item ${itemId} of batch ${batchId}: an empty or unbounded claim`);
+    const now = this.#now();
+    const names: Record<string, string> = { '#sk': SK, '#state': 'state', '#version': 'version', '#updatedAt': 'updatedAt', '#claim': 'claimUntil' };
+    const values: Item = {
+      ':sending': { S: 'sending' },
+      ':now': { S: now.toISOString() },
+      ':until': { S: new Date(now.getTime() + claim.leaseMs).toISOString() },
+      ':one': { N: '1' },
+    };
+    const alternatives = claim.from.map((s, i) => {
+      if (s === 'sending') return '#state = :sending AND (attribute_not_exists(#claim) OR #claim <= :now)';
+      values[`:from${i}`] = { S: s };
+      return `#state = :from${i}`;
+    });
+    // DynamoDB refuses redundant parentheses: one alternative stands as it is.
+    const which = alternatives.length === 1 ? alternatives[0] : `(${alternatives.map((a) => (a.includes(' AND ') ? `(${a})` : a)).join(' OR ')})`;
+    const sets = ['#state = :sending', '#claim = :until', '#updatedAt = :now', '#version = #version + :one'];
+    if (claim.reason !== undefined) {
+      sets.push('#reason = :reason');
+      names['#reason'] = 'reason';
+      values[':reason'] = { S: reasonOf(claim.reason) as string };
+    }
+    return this.#updateItem(batchId, itemId, `SET ${sets.join(', ')}`, `attribute_exists(#sk) AND ${which}`, names, values);
+  }
+
+  /**
+   * Releases a claim whose send failed: the item stays `sending`, its claim removed, so the next pass
+   * (or redrive) takes it again at once. Only if it is still at `version` (the claim is still the caller's).
+   *
+   * @throws {@link StoreUnavailableError}
+   */
+  async releaseClaim(batchId: string, itemId: string, version: number): Promise<ItemSettlement> {
+    const names: Record<string, string> = { '#sk': SK, '#state': 'state', '#version': 'version', '#updatedAt': 'updatedAt', '#claim': 'claimUntil' };
+    const values: Item = { ':sending': { S: 'sending' }, ':version': { N: String(version) }, ':now': { S: this.#now().toISOString() }, ':one': { N: '1' } };
+    const update = 'SET #updatedAt = :now, #version = #version + :one REMOVE #claim';
+    return this.#updateItem(batchId, itemId, update, 'attribute_exists(#sk) AND #state = :sending AND #version = :version', names, values);
+  }
+
+  async #updateItem(batchId: string, itemId: string, update: string, condition: string, names: Record<string, string>, values: Item): Promise<ItemSettlement> {
     try {
       const out = await this.#dynamodb.send(
         new UpdateItemCommand({
           TableName: this.tableName,
           Key: { [PK]: { S: batchId }, [SK]: { S: itemId } },
-          UpdateExpression: `SET ${sets.join(', ')}${move.reason === undefined ? ' REMOVE #reason' : ''}`,
-          ConditionExpression: `attribute_exists(#sk) AND #state IN (${move.from.map((_, i) => `:from${i}`).join(', ')})`,
+          UpdateExpression: update,
+          ConditionExpression: condition,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',

@@ -23,6 +23,8 @@ const CACHE = join(ROOT, '.cache', 'shipped-consumer');
 /** What the synth reads: sources, the CDK app, the corpus, and what decides node_modules. */
 const INPUT_DIRS = ['bin', 'lib', 'lambdas', 'workbench'];
 const INPUT_FILES = ['package.json', 'package-lock.json', 'cdk.json', 'tsconfig.json'];
+/** The synth's context: an alarm destination (`none`: nothing is deployed; a lane stack refuses to synthesize without one). */
+const SYNTH_CONTEXT = ['-c', 'alarmDestination=none'];
 
 /** One resource of a synthesized template. */
 interface CfnResource {
@@ -76,12 +78,14 @@ function walk(dir: string, out: string[]): void {
   }
 }
 
-/** A hash of every file the synth reads (names and contents). */
+/** A hash of every file the synth reads (names and contents) and of its context. */
 function synthInputsFingerprint(): string {
   const files: string[] = [];
   for (const dir of INPUT_DIRS) if (existsSync(join(ROOT, dir))) walk(join(ROOT, dir), files);
   for (const file of INPUT_FILES) if (existsSync(join(ROOT, file))) files.push(join(ROOT, file));
   const hash = createHash('sha256');
+  hash.update(SYNTH_CONTEXT.join(' '));
+  hash.update('\0');
   for (const file of files) {
     hash.update(relative(ROOT, file));
     hash.update('\0');
@@ -91,13 +95,13 @@ function synthInputsFingerprint(): string {
   return hash.digest('hex').slice(0, 16);
 }
 
-/** Runs `cdk synth <stack>` offline into `outDir` (the flags and environment of `.ci/synth`). */
+/** Runs `cdk synth <stack>` offline into `outDir` (the flags, environment and alarm destination of `.ci/synth`). */
 async function cdkSynth(stack: string, outDir: string): Promise<void> {
   const home = join(CACHE, 'synth-home');
   const cdkHome = join(CACHE, 'cdk-home');
   mkdirSync(home, { recursive: true });
   mkdirSync(cdkHome, { recursive: true });
-  const child = spawn(join(ROOT, 'node_modules', '.bin', 'cdk'), ['synth', stack, '--no-notices', '--quiet', '--output', outDir], {
+  const child = spawn(join(ROOT, 'node_modules', '.bin', 'cdk'), ['synth', stack, '--no-notices', '--quiet', '--output', outDir, ...SYNTH_CONTEXT], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {

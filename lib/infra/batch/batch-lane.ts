@@ -12,8 +12,10 @@
  *   `GetItem`), the ledger (`PutItem`), `sqs:SendMessage` on the lane queue (a repair goes to the queue
  *   lane), `s3:GetObject` under `documents/` (a part submitted again is rebuilt from its documents), and
  *   per provider the secret (OpenAI) or Bedrock's jobs, the service role and `batch/` (Bedrock).
- * - One sweep at a time: reserved concurrency 1, a timeout of at most the schedule's interval; Lambda
- *   does not retry a failed or throttled tick beyond the interval (the next tick is the retry).
+ * - One sweep per tick: a timeout of at most the schedule's interval, and Lambda does not retry a
+ *   failed or throttled tick beyond the interval (the next tick is the retry). Reserved concurrency 1
+ *   (at most one sweep at a time, even for a tick delivered late) is opt-in, `lane.batch.reservedConcurrency`:
+ *   AWS refuses any reservation in an account whose concurrency quota is 10 (see the lane config).
  * - The schedule has its own group and role: EventBridge Scheduler, for this account and this group
  *   only, may invoke this one function. It retries a failed delivery within the interval and has no
  *   DLQ: a dropped tick is replaced by the next one, and a reconciler that stops running raises the
@@ -150,7 +152,8 @@ export class LaneBatch extends Construct {
       architecture: Architecture.ARM_64,
       memorySize: BATCH_RECONCILER_MEMORY_MB,
       timeout: Duration.seconds(reconcilerTimeoutSeconds(lane)),
-      reservedConcurrentExecutions: 1,
+      // Opt-in (lane.batch.reservedConcurrency): an account whose concurrency quota is 10 cannot reserve any.
+      ...(lane.batch.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: lane.batch.reservedConcurrency }),
       retryAttempts: 0,
       maxEventAge: Duration.seconds(Math.max(60, interval.toSeconds())),
       role: this.role,

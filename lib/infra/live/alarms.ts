@@ -1,7 +1,8 @@
 /**
  * A lane's live-API alarms, on the lane's alarm topic (the same actions as the queue lane's alarms):
  * the p95 answer time over the default deadline, answers the function gave as 5xx, 5xx the API itself
- * answered (the function's timeouts, crashes and throttles included), the share of requests handed
+ * answered (the function's timeouts, crashes and throttles included), the live function's throttles
+ * (Lambda refused to run it: the caller got a 5xx and no work was done), the share of requests handed
  * over to the queue ("pending"), and answers later than their deadline. Names start with
  * `ratelane-<lane>-` so the topic's policy lets CloudWatch publish them. Metric names and dimensions
  * come from `lib/platform/telemetry.ts` (`LIVE_METRICS`, `liveDimensions`).
@@ -12,6 +13,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import type { LaneConfig } from '../../config/lanes.js';
+import { liveFunctionName } from '../../platform/resources.js';
 import type { LaneLive } from './live-api.js';
 import { liveMetric, livePendingShare } from '../telemetry.js';
 
@@ -26,6 +28,7 @@ export interface LaneLiveAlarmSet {
   readonly latency: Alarm;
   readonly serverErrors: Alarm;
   readonly apiServerErrors: Alarm;
+  readonly functionThrottles: Alarm;
   readonly pendingShare: Alarm;
   readonly overDeadline: Alarm;
 }
@@ -85,6 +88,22 @@ export class LaneLiveAlarms extends Construct {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
 
+    // A throttled invocation never runs: the function cannot count it, and API Gateway counts it among
+    // its 5xx only once enough of them pile up to cross that alarm's threshold. Any throttle is a caller refused.
+    const throttleAdvice =
+      settings.reservedConcurrency === undefined
+        ? `the account's concurrency is exhausted (the consumers' maximumConcurrency, other functions): request a higher "Concurrent executions" quota, lower consumer.maximumConcurrency, or reserve concurrency for the live function (live.reservedConcurrency, where the quota has room above the 10 AWS keeps unreserved)`
+        : `the live function's reserved concurrency (live.reservedConcurrency ${settings.reservedConcurrency}) is below the stage's traffic (live.throttle rate ${settings.throttle.rateLimit}/s, burst ${settings.throttle.burstLimit}): raise it, or lower the stage throttle to what the function can run`;
+    const functionThrottles = new Alarm(this, 'FunctionThrottles', {
+      alarmName: name('throttles'),
+      alarmDescription: `Lambda throttled invocations of the ${lane.name} live function (${liveFunctionName(lane.name)}) in ${minutes} minutes: those callers got a 5xx from the API and nothing was done for them (a retry of the same request is safe: a job is committed once). Likely ${throttleAdvice}.`,
+      metric: live.function.metricThrottles({ statistic: Stats.SUM, period }),
+      threshold: 0,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+
     const pendingShare = new Alarm(this, 'PendingShare', {
       alarmName: name('pending-share'),
       alarmDescription: `More than ${settings.alarms.pendingSharePercent}% of the ${lane.name} live API's answers were 202 pending (the job handed over to ${lane.resources.queueName}) for ${LIVE_DEGRADED_PERIODS * minutes} minutes: the model is slower than callers' deadlines, or admission had no room (raise live.reserveShare or the provider limits).`,
@@ -106,7 +125,7 @@ export class LaneLiveAlarms extends Construct {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
 
-    this.alarms = { latency, serverErrors, apiServerErrors, pendingShare, overDeadline };
+    this.alarms = { latency, serverErrors, apiServerErrors, functionThrottles, pendingShare, overDeadline };
     const action = new SnsAction(props.topic);
     for (const [key, alarm] of Object.entries(this.alarms) as Array<[keyof LaneLiveAlarmSet, Alarm]>) {
       alarm.addAlarmAction(action);

@@ -1,6 +1,6 @@
 /**
  * The live API's row on a lane's dashboard: requests by the state they were answered in (with API
- * Gateway's own count and 4xx/5xx beside), the answer time's p50 and p95 against the default
+ * Gateway's own 4xx/5xx and the live function's throttles beside), the answer time's p50 and p95 against the default
  * deadline, and the share of requests handed over to the queue ("pending") against its alarm.
  */
 import { Duration } from 'aws-cdk-lib';
@@ -33,6 +33,7 @@ export function liveDashboardWidgets(lane: LaneConfig, live: LaneLive): IWidget[
       right: [
         live.stage.metricClientError({ statistic: Stats.SUM, period, label: 'API 4xx (auth, throttling included)' }),
         live.stage.metricServerError({ statistic: Stats.SUM, period, label: 'API 5xx (timeouts, crashes included)' }),
+        live.function.metricThrottles({ statistic: Stats.SUM, period, label: 'function throttles (alarm > 0)' }),
       ],
     }),
     new GraphWidget({

@@ -3,7 +3,7 @@
  * (`POST /v1/extractions`, `GET /v1/extractions/{jobId}`), a Lambda proxy integration (payload format
  * 2.0) to the live function, and the default stage with JSON access logs and throttling from the lane
  * config. The live function (`lambdas/live.ts`, bundled like the consumer) has a role with only what
- * it calls on the lane's own resources: documents under `documents/` (read and write), the results,
+ * it calls on the lane's own resources: documents under `documents/` (read, write, and list to confirm one missing), the results,
  * ledger and rate-state tables, `sqs:SendMessage` on the lane queue (the hand-over of a job that did
  * not finish within its deadline; never the DLQ, never a receive), the provider secret or the lane's
  * Bedrock model.
@@ -52,7 +52,12 @@ const DEFAULT_STAGE_NAME = '$default';
 
 /** Documents: read a stored one (GET and the in-request extraction), store an inline one before a hand-over. */
 export const LIVE_BUCKET_ACTIONS = ['s3:GetObject', 's3:PutObject'] as const;
-/** Listing under `documents/` only, so a missing document answers 404 NoSuchKey rather than 403 (as for the consumer). */
+/**
+ * Listing under `documents/` only (`s3:prefix`, the condition key S3 documents for ListObjectsV2): a
+ * `documentRef` whose read answered 403 is `document_not_found` once a listing with its exact key as
+ * prefix shows no such object (lib/lanes/live/document-ref.ts). Nothing relies on S3 applying the
+ * condition to the implicit listing check behind a 404 (undocumented): either answer is handled.
+ */
 export const LIVE_BUCKET_LIST_ACTIONS = ['s3:ListBucket'] as const;
 /** Results: read a committed result (`get`), commit once (a conditional `PutItem`, lib/store/results.ts). */
 export const LIVE_RESULTS_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem'] as const;
@@ -198,7 +203,7 @@ export class LaneLive extends Construct {
       this.role.addToPrincipalPolicy(new PolicyStatement({ sid, actions: [...actions], resources: [resource], ...(conditions ? { conditions } : {}) }));
     grant('WriteOwnLogs', LIVE_LOG_ACTIONS, this.logGroup.logGroupArn);
     grant('ReadWriteDocuments', LIVE_BUCKET_ACTIONS, storage.bucket.arnForObjects(`${DOCUMENT_PREFIX}*`));
-    grant('MissingDocumentsAnswer404', LIVE_BUCKET_LIST_ACTIONS, storage.bucket.bucketArn, { StringLike: { 's3:prefix': `${DOCUMENT_PREFIX}*` } });
+    grant('ConfirmMissingDocuments', LIVE_BUCKET_LIST_ACTIONS, storage.bucket.bucketArn, { StringLike: { 's3:prefix': `${DOCUMENT_PREFIX}*` } });
     grant('CommitResults', LIVE_RESULTS_ACTIONS, storage.resultsTable.tableArn);
     grant('WriteReadLedger', LIVE_LEDGER_ACTIONS, storage.ledgerTable.tableArn);
     grant('ReadWriteRateState', LIVE_RATE_STATE_ACTIONS, storage.rateStateTable.tableArn);

@@ -22,7 +22,7 @@ import { BatchNotFoundError } from './status.js';
 /** What cancelling reads and writes. */
 export interface CancelBatchDeps {
   lane: Pick<LaneConfig, 'name' | 'provider'>;
-  manifest: Pick<BatchManifest, 'header' | 'items' | 'updateHeader' | 'setProviderJob' | 'settleItem'>;
+  manifest: Pick<BatchManifest, 'header' | 'items' | 'counts' | 'updateHeader' | 'setProviderJob' | 'settleItem'>;
   provider: Pick<BatchProvider, 'cancel'>;
   now: () => Date;
   logger?: Pick<Logger, 'info' | 'warn'>;

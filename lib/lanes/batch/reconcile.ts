@@ -1,10 +1,17 @@
 /**
  * Reconciling a batch: poll each open provider job; when it has ended (finished, expired, cancelled,
- * failed), read its result lines and send each through the same validation and commit-once as the
- * other lanes. A valid output is committed (or found committed: a duplicate); an invalid one goes to
- * the queue lane with the same job contract, where the one repair happens (`redriven`); an error
- * line, or no line at all, leaves the item **unresolved** with its reason — never an empty object or
- * a success. Items move only along the manifest's transitions, so reconciling twice changes nothing.
+ * failed), read its result lines (`read-part.ts`) and send each through the same validation and
+ * commit-once as the other lanes. A valid output is committed (or found committed: a duplicate); one
+ * that cannot be stored needs review (`result_unstorable`); an invalid one goes to the queue lane with
+ * the same job contract, where the one repair happens (`redriven`, sent once: `handover.ts`); an error
+ * line, an answer that is not text, or no line at all, leaves the item **unresolved** with its reason —
+ * never an empty object or a success. Items move only along the manifest's transitions, so
+ * reconciling twice, or four times at once, changes nothing more.
+ *
+ * One item that cannot be settled (a store or the queue unavailable) does not stop the pass: it is
+ * reported (`failed`) with its error's name, the other lines are read, and its part is read again by the
+ * next pass. Items left `sending` (a repair or redrive whose send failed, a claim whose holder died) are
+ * sent by the pass, each claimed again first. A batch ends only when no item is left to send.
  *
  * A job that ended early keeps what it answered: an **expired** job's answered items are committed and
  * the rest left unresolved with reason `expired`; a **cancelled** job's the same with reason
@@ -15,35 +22,17 @@
  * A batch ends only once its recorded parts carry all of its items: while a submission is still
  * recording parts, the ones recorded so far having ended does not end it.
  */
-import type { Logger } from '@aws-lambda-powertools/logger';
-import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { LaneConfig } from '../../config/lanes.js';
-import { JOB_CONTRACT_VERSION, type Job } from '../../contract/job.js';
-import { getExtractionSchema } from '../../contract/schemas/registry.js';
-import { validateOutput } from '../../extraction/validate.js';
-import { resendDeferred } from '../queue/reschedule.js';
-import { errorName } from '../../platform/errors.js';
 import type { BatchManifest } from '../../store/manifest.js';
-import { canMoveItem, itemIdFor, itemIndexOf, type BatchHeader, type BatchItem, type ProviderJobRef } from '../../store/manifest-model.js';
-import type { Ledger } from '../../store/ledger.js';
-import { resultRecordFor, type ResultStore } from '../../store/results.js';
+import { itemIdFor, itemIndexOf, recordIdOf, type BatchHeader, type BatchItem, type ProviderJobRef } from '../../store/manifest-model.js';
+import { errorName } from '../../platform/errors.js';
+import { sendPending } from './handover.js';
 import { BatchSubmitThrottledError } from './providers/errors.js';
+import { readPart, type ItemFailure, type ReadPartDeps } from './read-part.js';
 import { BatchNotFoundError } from './status.js';
-import type { BatchProvider, ProviderJobHandle, ProviderJobState, ProviderResultLine } from './providers/provider.js';
+import type { ProviderJobHandle, ProviderJobState } from './providers/provider.js';
 
 /** What reconciling reads and writes. */
-export interface ReconcileDeps {
-  lane: LaneConfig;
-  manifest: BatchManifest;
-  provider: BatchProvider;
-  results: ResultStore;
-  ledger: Ledger;
-  /** The lane's queue: an output that fails validation goes there for its repair. */
-  sqs: SQSClient;
-  queueUrl: string;
-  logger: Pick<Logger, 'info' | 'warn' | 'error'>;
-  now: () => Date;
-}
+export type ReconcileDeps = ReadPartDeps;
 
 /** What one reconcile pass of a batch did. */
 export interface ReconcileReport {
@@ -53,10 +42,12 @@ export interface ReconcileReport {
   jobsOpen: number;
   /** Items moved by this pass, by the state they moved to. */
   moved: Partial<Record<BatchItem['state'], number>>;
-  /** Result lines matching no record sent (reported, never matched). */
+  /** Result lines matching no record of the batch sent (reported, never matched). */
   unmatchedLines: number;
   /** Open provider jobs of a batch being cancelled that this pass asked the provider to stop. */
   cancelRequested: number;
+  /** Items this pass could not settle or send, with their error's name: a later pass tries them again. */
+  failed: ItemFailure[];
   /** The batch's state after the pass. */
   state: BatchHeader['state'];
 }
@@ -64,12 +55,15 @@ export interface ReconcileReport {
 const ENDED: ReadonlySet<ProviderJobState> = new Set(['finished', 'expired', 'cancelled', 'failed']);
 const OPEN_PARTS: ReadonlySet<ProviderJobRef['state']> = new Set(['submitted', 'in_progress']);
 
-/** The provider's handle of a submitted part, rebuilt from the manifest (the record ids from its item range). */
+/**
+ * The provider's handle of a submitted part, rebuilt from the manifest: the record ids from its item
+ * range and the batch's record prefix (none in a manifest written before prefixes).
+ */
 export function handleOf(header: BatchHeader, part: ProviderJobRef, model: string): ProviderJobHandle | undefined {
   const first = itemIndexOf(part.items.first);
   const last = itemIndexOf(part.items.last);
   if (!part.providerJobId || first === undefined || last === undefined) return undefined;
-  const recordIds = Array.from({ length: last - first + 1 }, (_, i) => itemIdFor(first + i));
+  const recordIds = Array.from({ length: last - first + 1 }, (_, i) => recordIdOf(header, itemIdFor(first + i)));
   return {
     provider: part.kind,
     batchId: header.batchId,
@@ -79,41 +73,28 @@ export function handleOf(header: BatchHeader, part: ProviderJobRef, model: strin
     inputRef: part.inputRef,
     ...(part.outputRef ? { outputRef: part.outputRef } : {}),
     recordIds,
-  };
-}
-
-/** The job contract of a batch item (what the queue lane gets for a repair or a redrive). */
-export function jobOfItem(item: BatchItem, header: BatchHeader, lane: LaneConfig): Job {
-  return {
-    contractVersion: JOB_CONTRACT_VERSION,
-    jobId: item.jobId,
-    idempotencyKey: item.idempotencyKey,
-    region: lane.name,
-    input: {
-      bucket: lane.resources.bucketName,
-      key: item.documentKey,
-      sourceId: item.sourceId,
-      contentSha256: item.contentSha256,
-      bytes: item.bytes,
-      estimatedTokens: item.estimatedTokens,
-    },
-    schemaVersion: header.schemaVersion,
-    promptVersion: header.promptVersion,
-    attempt: 0,
-    deferrals: 0,
-    eligibleAt: header.createdAt,
-    createdAt: header.createdAt,
+    ...(header.recordPrefix ? { recordPrefix: header.recordPrefix } : {}),
   };
 }
 
 /**
  * One reconcile pass over `batchId`: every open provider job polled, every ended one read; for a batch
- * being cancelled, every job still running asked to stop (see the module's description).
+ * being cancelled, every job still running asked to stop; the items left to send sent (see the module's
+ * description).
  *
  * @throws {@link BatchNotFoundError} when the lane's manifest has no such batch.
  */
 export async function reconcileBatch(batchId: string, deps: ReconcileDeps): Promise<ReconcileReport> {
-  const report: ReconcileReport = { batchId, jobsEnded: 0, jobsOpen: 0, moved: {}, unmatchedLines: 0, cancelRequested: 0, state: 'submitting' };
+  const report: ReconcileReport = {
+    batchId,
+    jobsEnded: 0,
+    jobsOpen: 0,
+    moved: {},
+    unmatchedLines: 0,
+    cancelRequested: 0,
+    failed: [],
+    state: 'submitting',
+  };
   const header = await deps.manifest.header(batchId);
   if (!header) throw new BatchNotFoundError(batchId, deps.manifest.tableName);
   const cancelling = header.state === 'cancelling';
@@ -158,12 +139,43 @@ export async function reconcileBatch(batchId: string, deps: ReconcileDeps): Prom
       continue;
     }
     const ended = { ...part, ...(status.outputRef ? { outputRef: status.outputRef } : {}), ...(status.errorRef ? { errorRef: status.errorRef } : {}) };
-    await readPart(header, { ...handle, ...(ended.outputRef ? { outputRef: ended.outputRef } : {}) }, status.state, deps, report);
+    const reading = await readPart(header, part, { ...handle, ...(ended.outputRef ? { outputRef: ended.outputRef } : {}) }, status.state, deps);
+    addMoves(report, reading.moved);
+    report.unmatchedLines += reading.unmatchedLines;
+    report.failed.push(...reading.failed);
+    if (!reading.complete) {
+      // An item could not be settled: the part stays as it is, and the next pass reads it again.
+      report.jobsOpen += 1;
+      continue;
+    }
     await deps.manifest.setProviderJob(batchId, { ...ended, state: status.state, endedAt: deps.now().toISOString() });
     report.jobsEnded += 1;
   }
+  if (report.jobsEnded > 0) await sendLeftovers(header, deps, report);
   report.state = (await finishIfEnded(batchId, deps.manifest)) ?? report.state;
   return report;
+}
+
+/**
+ * Sends the batch's items left `sending` with a released or lapsed claim (but those this pass failed to
+ * send); each one sent counts as moved to `redriven`. A failure is reported, not thrown.
+ */
+async function sendLeftovers(header: BatchHeader, deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
+  if ((await deps.manifest.counts(header.batchId)).sending === 0) return;
+  // An item whose send failed in this pass waits for the next one.
+  const failedNow = new Set(report.failed.map((f) => f.itemId));
+  try {
+    const items = (await deps.manifest.items(header.batchId)).filter((i) => !failedNow.has(i.itemId));
+    const sent = await sendPending(header, items, deps, deps.now());
+    if (sent.sent.length > 0) addMoves(report, { redriven: sent.sent.length });
+    report.failed.push(...sent.failed);
+  } catch (error) {
+    report.failed.push({ itemId: '*', errorName: errorName(error) ?? 'Error' });
+    deps.logger.error('batch items left to send could not be sent: the next pass tries them again', {
+      batchId: header.batchId,
+      error: errorName(error) ?? 'Error',
+    });
+  }
 }
 
 /**
@@ -220,92 +232,25 @@ export async function cancelPendingPart(
   return moved;
 }
 
-/** Reads an ended job's result lines into the manifest, the results table and the queue. */
-async function readPart(header: BatchHeader, handle: ProviderJobHandle, ended: ProviderJobState, deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
-  // One Query for the batch's items instead of one read per result line.
-  const items = new Map((await deps.manifest.items(header.batchId)).map((i) => [i.itemId, i]));
-  for await (const line of deps.provider.readResults(handle)) {
-    if (line.recordId === null) {
-      report.unmatchedLines += 1;
-      deps.logger.warn('batch result line matches no record', { batchId: header.batchId, code: line.code, line: line.line, source: line.source });
-      continue;
-    }
-    const item = items.get(line.recordId);
-    if (!item || !['submitted', 'unresolved'].includes(item.state)) continue;
-    const to = await settleLine(header, item, line, ended, deps);
-    const from = (['submitted', 'unresolved'] as const).filter((state) => canMoveItem(state, to.state));
-    if (!from.includes(item.state as (typeof from)[number])) continue;
-    const moved = await deps.manifest.settleItem(header.batchId, item.itemId, {
-      from,
-      to: to.state,
-      ...(to.reason ? { reason: to.reason } : {}),
-    });
-    if (moved.moved) report.moved[to.state] = (report.moved[to.state] ?? 0) + 1;
-  }
-}
-
-/** What one result line makes of its item: committed, duplicate, redriven for its repair, or unresolved. */
-async function settleLine(
-  header: BatchHeader,
-  item: BatchItem,
-  line: Exclude<ProviderResultLine, { recordId: null }>,
-  ended: ProviderJobState,
-  deps: ReconcileDeps,
-): Promise<{ state: BatchItem['state']; reason?: string }> {
-  if (!line.ok) return { state: 'unresolved', reason: unresolvedReason(line.code, ended) };
-  const job = jobOfItem(item, header, deps.lane);
-  const validation = validateOutput(line.content, getExtractionSchema(header.schemaVersion));
-  if (!validation.ok) {
-    // The repair is the queue lane's: the same job contract, the same idempotency key.
-    await deps.ledger
-      .record({
-        jobId: job.jobId,
-        idempotencyKey: job.idempotencyKey,
-        region: job.region,
-        kind: 'validation_failed',
-        reason: validation.parseStatus,
-        parseStatus: validation.parseStatus,
-        failingFields: validation.failingFields,
-        failingRules: validation.failingRules,
-        attempt: 0,
-        deferrals: 0,
-        details: `batch ${header.batchId} item ${item.itemId}: repair goes to the queue lane`,
-      })
-      .catch((error: unknown) => deps.logger.warn('ledger write failed', { jobId: job.jobId, error: errorName(error) }));
-    await resendDeferred({ sqs: deps.sqs, queueUrl: deps.queueUrl, job, delaySeconds: 0 });
-    return { state: 'redriven', reason: `repair: ${validation.parseStatus}` };
-  }
-  const written = await deps.results.commitOnce(
-    resultRecordFor(job, { result: validation.value, usage: line.usage, model: deps.lane.provider.model, modelCalls: 1 }, deps.now()),
-  );
-  return written.status === 'committed' ? { state: 'committed' } : { state: 'duplicate', reason: `committed by ${written.existing.jobId}` };
-}
-
-/**
- * Why an item of a job that ended `ended` is unresolved, from its result line's code: in an expired or
- * cancelled job a record the provider never ran (its `batch_expired` / `batch_cancelled` line, or no
- * line at all) is `expired` / `cancelled`; any other code (a provider error, a refusal) stays as it is.
- */
-function unresolvedReason(code: string, ended: ProviderJobState): string {
-  if (ended === 'expired' && (code === 'batch_expired' || code === 'no_result')) return 'expired';
-  if (ended === 'cancelled' && (code === 'batch_cancelled' || code === 'no_result')) return 'cancelled';
-  return code;
-}
-
 /**
  * Ends the batch when its recorded parts carry all of its items (their counts add up to the header's
- * `itemCount`) and none of them is open or waiting to be submitted: `done`, or `cancelled` for a batch
- * being cancelled. A batch whose parts are still being recorded (a submission under way, or cut short)
- * is left as it is. Returns its state (`undefined` when there is no such batch).
+ * `itemCount`), none of them is open or waiting to be submitted, and no item is left to send to the
+ * queue lane (`sending`): `done`, or `cancelled` for a batch being cancelled. A batch whose parts are
+ * still being recorded (a submission under way, or cut short) is left as it is. Returns its state
+ * (`undefined` when there is no such batch).
  *
  * @throws {@link StoreUnavailableError}
  */
-export async function finishIfEnded(batchId: string, manifest: Pick<BatchManifest, 'header' | 'updateHeader'>): Promise<BatchHeader['state'] | undefined> {
+export async function finishIfEnded(
+  batchId: string,
+  manifest: Pick<BatchManifest, 'header' | 'updateHeader' | 'counts'>,
+): Promise<BatchHeader['state'] | undefined> {
   const header = await manifest.header(batchId);
   if (!header) return undefined;
   const open = header.providerJobs.some((p) => !ENDED.has(p.state as ProviderJobState));
   const recorded = header.providerJobs.reduce((n, p) => n + p.items.count, 0);
   if (open || recorded < header.itemCount || header.state === 'done' || header.state === 'cancelled') return header.state;
+  if ((await manifest.counts(batchId)).sending > 0) return header.state;
   const done = header.state === 'cancelling' ? 'cancelled' : 'done';
   const written = await manifest.updateHeader(batchId, header.version, { state: done });
   return written.ok ? written.header.state : (written.current?.state ?? header.state);

@@ -49,7 +49,8 @@ interface UnresolvedItem {
  * (`duplicate`: commit-once suppressed it, the object exists) and redriven items whose result is
  * committed; `needsReview` / `rejected` the items settled so plus redriven items the queue lane put
  * there; `unresolved` the items in that state (a redrive candidate); `waiting` everything else (not yet
- * answered, or redriven with no outcome yet — queued, deferred, being worked on or dead-lettered).
+ * answered, being sent to the queue lane (`sending`), or redriven with no outcome yet — queued,
+ * deferred, being worked on or dead-lettered).
  */
 export interface BatchOutcome {
   committed: number;

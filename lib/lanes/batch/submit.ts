@@ -1,8 +1,10 @@
 /**
  * Submitting a batch: every document checked exactly as the producer checks it (same rejections;
  * nothing of a rejected document is sent), its text stored in the lane's bucket, the manifest written
- * (a header and an item per document with its record id, job id, idempotency key, hash and versions),
- * then the provider's input built from it and split by the provider's limits into jobs. A submission
+ * (a header with the batch's record prefix, and an item per document with its item id, job id,
+ * idempotency key, hash and versions), then the provider's input built from it — each record under the
+ * batch's own record id (prefix and item id, within the provider's record id limit) — and split by the
+ * provider's limits into jobs. A submission
  * throttle (an enqueued-token limit, too many jobs) is a scheduling signal: that part waits in the
  * manifest as `pending_submit` with when to try again (`submitPending`), nothing lost or sent twice.
  *
@@ -23,6 +25,9 @@ import { putDocument, readDocument } from '../../store/documents.js';
 import type { BatchManifest } from '../../store/manifest.js';
 import {
   itemIdFor,
+  itemIdOfRecord,
+  recordIdOf,
+  recordPrefixFor,
   type BatchHeader,
   type BatchItem,
   type BatchState,
@@ -91,8 +96,12 @@ export async function submitBatch(documents: readonly Omit<DocumentInput, 'regio
     bytes: p.job.input.bytes,
     estimatedTokens: p.job.input.estimatedTokens,
   }));
-  const header = await deps.manifest.createBatch({ batchId, lane: lane.name, schemaVersion: first.schemaVersion, promptVersion: first.promptVersion }, items);
-  const requests = prepared.map((p, i) => requestFor(itemIdFor(i), p.text, first.schemaVersion, first.promptVersion, lane.provider.model));
+  const recordPrefix = recordPrefixFor(batchId, deps.provider.limits.maxRecordIdLength);
+  const header = await deps.manifest.createBatch(
+    { batchId, lane: lane.name, schemaVersion: first.schemaVersion, promptVersion: first.promptVersion, ...(recordPrefix ? { recordPrefix } : {}) },
+    items,
+  );
+  const requests = prepared.map((p, i) => requestFor(recordIdOf(header, itemIdFor(i)), p.text, first.schemaVersion, first.promptVersion, lane.provider.model));
   const parts = await submitParts(header, deps.provider.prepare(requests, { batchId }), deps);
   const after = await moveHeader(batchId, deps, (h) => h.state === 'submitting', { state: 'submitted' });
   const state = CANCELLED.has(after.state) ? await keepCancelInForce(batchId, after.state, deps) : after.state;
@@ -183,16 +192,17 @@ function requestFor(recordId: string, text: string, schemaVersion: string, promp
 async function submitParts(header: BatchHeader, inputs: ProviderInput[], deps: SubmitBatchDeps): Promise<SubmitBatchReport['parts']> {
   const parts: SubmitBatchReport['parts'] = [];
   for (const input of inputs) {
+    const itemIds = itemIdsOf(header, input);
     const base: ProviderJobRef = {
       partId: `p${String(input.index).padStart(3, '0')}`,
       kind: deps.provider.provider,
       inputRef: '',
       state: 'pending_submit',
-      items: { first: input.recordIds[0]!, last: input.recordIds.at(-1)!, count: input.recordIds.length },
+      items: { first: itemIds[0]!, last: itemIds.at(-1)!, count: itemIds.length },
     };
     // A cancel landed meanwhile: this part is not sent, its items are unresolved (cancelled_before_submit).
     const current = await deps.manifest.header(header.batchId);
-    const ref = current && CANCELLED.has(current.state) ? await unsent(current, base, deps) : await submitOne(header.batchId, base, input, deps);
+    const ref = current && CANCELLED.has(current.state) ? await unsent(current, base, deps) : await submitOne(header, base, input, deps);
     parts.push({ partId: ref.partId, state: ref.state, providerJobId: ref.providerJobId, items: input.recordIds.length, nextSubmitAt: ref.nextSubmitAt });
     deps.onProgress?.({
       type: 'part',
@@ -208,7 +218,13 @@ async function unsent(header: BatchHeader, base: ProviderJobRef, deps: SubmitBat
   return { ...base, state: 'cancelled' };
 }
 
-async function submitOne(batchId: string, base: ProviderJobRef, input: ProviderInput, deps: SubmitBatchDeps): Promise<ProviderJobRef> {
+/** The item ids of a provider input's records (built from the batch's items: each is the batch's prefix and an item id). */
+function itemIdsOf(header: Pick<BatchHeader, 'recordPrefix'>, input: ProviderInput): string[] {
+  return input.recordIds.map((recordId) => itemIdOfRecord(header, recordId) ?? recordId);
+}
+
+async function submitOne(header: BatchHeader, base: ProviderJobRef, input: ProviderInput, deps: SubmitBatchDeps): Promise<ProviderJobRef> {
+  const { batchId } = header;
   try {
     const handle = await deps.provider.submit(input);
     const ref: ProviderJobRef = {
@@ -220,8 +236,8 @@ async function submitOne(batchId: string, base: ProviderJobRef, input: ProviderI
       submittedAt: deps.now().toISOString(),
     };
     await deps.manifest.setProviderJob(batchId, ref);
-    for (const recordId of input.recordIds) {
-      await deps.manifest.settleItem(batchId, recordId, { from: ['prepared'], to: 'submitted', providerJobId: handle.jobId });
+    for (const itemId of itemIdsOf(header, input)) {
+      await deps.manifest.settleItem(batchId, itemId, { from: ['prepared'], to: 'submitted', providerJobId: handle.jobId });
     }
     return ref;
   } catch (error) {
@@ -251,11 +267,13 @@ export async function submitPending(batchId: string, deps: SubmitBatchDeps): Pro
       (i) => i.itemId >= part.items.first && i.itemId <= part.items.last && (i.state === 'prepared' || i.state === 'submitted'),
     );
     const requests = await Promise.all(
-      partItems.map(async (item) => requestFor(item.itemId, await textOf(item, deps), header.schemaVersion, header.promptVersion, deps.lane.provider.model)),
+      partItems.map(async (item) =>
+        requestFor(recordIdOf(header, item.itemId), await textOf(item, deps), header.schemaVersion, header.promptVersion, deps.lane.provider.model),
+      ),
     );
     const [input] = deps.provider.prepare(requests, { batchId });
     if (!input) continue;
-    const ref = await submitOne(batchId, part, { ...input, index: Number(part.partId.slice(1)) }, deps).catch((error: unknown) => {
+    const ref = await submitOne(header, part, { ...input, index: Number(part.partId.slice(1)) }, deps).catch((error: unknown) => {
       throw new Error(`resubmitting ${part.partId} of ${batchId} failed: ${errorName(error)}`, { cause: error });
     });
     parts.push({ partId: ref.partId, state: ref.state, providerJobId: ref.providerJobId, items: partItems.length, nextSubmitAt: ref.nextSubmitAt });

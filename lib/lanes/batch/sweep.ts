@@ -3,9 +3,11 @@
  * `lane.batch.reconcileEveryMinutes`): every batch of the lane that is not done or cancelled gets one
  * pass (`batchPass`: parts waiting after a submission throttle submitted when due, open provider jobs
  * polled, ended ones read), oldest first. A batch whose pass fails is reported with its error's name
- * and the sweep goes on with the next one. The report also carries what the lane's gauges need: the
- * items left `unresolved` across the batches that are not cancelled (a finished batch keeps them until
- * a person hands them on, or its retention ends) and the age of the oldest batch still open.
+ * and the sweep goes on with the next one; so is a batch whose pass could not settle some items (the
+ * pass went on with its other items; the next sweep tries them again). The report also carries what
+ * the lane's gauges need: the items left `unresolved` across the batches that are not cancelled (a
+ * finished batch keeps them until a person hands them on, or its retention ends) and the age of the
+ * oldest batch still open.
  * Logs and reports carry ids, states, counts and error names only, never document text.
  */
 import { errorName } from '../../platform/errors.js';
@@ -52,6 +54,8 @@ interface SweptBatch {
   jobsEnded: number;
   /** Its items in state `unresolved` after the pass; undefined when not counted (skipped, cancelled, failed, or a finished batch with `countFinished` off). */
   unresolved: number | undefined;
+  /** Items its pass could not settle or send (tried again by the next sweep). */
+  failedItems: number;
   /** The name of the error its pass threw (no message: it may quote a provider's text). */
   error?: string;
 }
@@ -64,7 +68,7 @@ export interface SweepReport {
   /** Items moved by this sweep, by the state they moved to, and in all. */
   moved: Partial<Record<ItemState, number>>;
   settled: number;
-  /** Batches whose pass or count failed. */
+  /** Batches whose pass or count failed, or whose pass could not settle some items. */
   errors: number;
   /** Batches left for the next sweep. */
   skipped: number;
@@ -111,14 +115,35 @@ export async function sweepBatches(deps: SweepDeps): Promise<SweepReport> {
 
 function sweptOf(header: BatchHeader, now: number): SweptBatch {
   const ageSeconds = Math.max(0, Math.floor((now - Date.parse(header.createdAt)) / 1000));
-  return { batchId: header.batchId, outcome: 'final', state: header.state, ageSeconds, moved: {}, jobsOpen: 0, jobsEnded: 0, unresolved: undefined };
+  return {
+    batchId: header.batchId,
+    outcome: 'final',
+    state: header.state,
+    ageSeconds,
+    moved: {},
+    jobsOpen: 0,
+    jobsEnded: 0,
+    unresolved: undefined,
+    failedItems: 0,
+  };
 }
 
 /** Runs one batch's pass and counts its unresolved items; a failure is recorded on `swept`, never thrown. */
 async function passOne(swept: SweptBatch, deps: SweepDeps): Promise<void> {
   try {
     const pass = await batchPass(swept.batchId, deps);
-    Object.assign(swept, { outcome: 'reconciled', state: pass.state, moved: pass.moved, jobsOpen: pass.jobsOpen, jobsEnded: pass.jobsEnded });
+    Object.assign(swept, {
+      outcome: 'reconciled',
+      state: pass.state,
+      moved: pass.moved,
+      jobsOpen: pass.jobsOpen,
+      jobsEnded: pass.jobsEnded,
+      failedItems: pass.failed.length,
+    });
+    if (pass.failed.length > 0) {
+      const errors = [...new Set(pass.failed.map((f) => f.errorName))];
+      deps.logger.error('batch items could not be settled', { lane: deps.lane.name, batchId: swept.batchId, items: pass.failed.length, errors });
+    }
   } catch (error) {
     fail(swept, 'batch pass failed', error, deps);
     return;
@@ -146,7 +171,7 @@ function add(report: SweepReport, swept: SweptBatch): void {
     report.moved[state] = (report.moved[state] ?? 0) + n;
     report.settled += n;
   }
-  if (swept.outcome === 'failed') report.errors += 1;
+  if (swept.outcome === 'failed' || swept.failedItems > 0) report.errors += 1;
   if (swept.outcome === 'skipped') report.skipped += 1;
   if (!FINAL_BATCH_STATES.has(swept.state)) {
     report.open += 1;

@@ -21,16 +21,23 @@ export interface LiveBudget {
 }
 
 /**
+ * The shortest deadline a request may state (ms): the hand-over margin plus a tenth of a second (a
+ * shorter one could only ever answer "pending"). A request stating less is refused (`request.ts`).
+ */
+export function minDeadlineMs(live: Pick<LiveSettings, 'handoverMarginMs'>): number {
+  return live.handoverMarginMs + 100;
+}
+
+/**
  * The deadline a request gets: the one it states, else the lane's default, at most the lane's
- * maximum and at least the hand-over margin plus a tenth of a second (a shorter one could only ever
- * answer "pending").
+ * maximum and at least {@link minDeadlineMs}.
  */
 export function effectiveDeadlineMs(
   requested: number | undefined,
   live: Pick<LiveSettings, 'defaultDeadlineMs' | 'maxDeadlineMs' | 'handoverMarginMs'>,
 ): number {
   const wanted = requested ?? live.defaultDeadlineMs;
-  return Math.min(live.maxDeadlineMs, Math.max(live.handoverMarginMs + 100, Math.floor(wanted)));
+  return Math.min(live.maxDeadlineMs, Math.max(minDeadlineMs(live), Math.floor(wanted)));
 }
 
 /**

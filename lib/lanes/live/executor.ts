@@ -88,6 +88,19 @@ async function work(live: LiveJob, budget: LiveBudget, delivery: Delivery, deps:
     const outcome = await laneMayCarryOut({ outcome: await extract(run, intook.text), run });
     if (outcome.type !== 'deferred' && outcome.type !== 'failed') return settle(outcome, run.job, run.model.calls, deps);
     const next = nextTry(outcome, run.job, deps);
+    if (outcome.type === 'deferred' && outcome.action.reason === 'in_progress') {
+      // Another request or delivery holds the key and calls the model: its result is waited for, not paid for twice.
+      const held = await awaitHolder(run.job, Date.parse(outcome.action.eligibleAt), budget, delivery, deps);
+      if (held) return { type: 'answer', answer: committedEarlier(deps, held) };
+      if (deps.now().getTime() + deps.callTimes.expectedCallMs() + deps.callTimes.expectedCommitMs() > budget.workUntil) {
+        // Pending as the holder's job: the queue finishes that job if its holder never does (an identical request is the same job).
+        const jobId = run.keyHeldBy ?? run.job.jobId;
+        return { type: 'handover', handover: { ...next.handover, job: { ...next.handover.job, jobId } } };
+      }
+      // The hold ended without a result (its holder gave the key back, or died): claim it again.
+      run = newJobRun(deps, { ...delivery, expectedCallMs: deps.callTimes.expectedCallMs() }, run.job, run.model, run.claim);
+      continue;
+    }
     const now = deps.now().getTime();
     const fits =
       outcome.type === 'failed'
@@ -102,6 +115,35 @@ async function work(live: LiveJob, budget: LiveBudget, delivery: Delivery, deps:
     }
     deps.metrics.addMetric('LiveInRequestRetries', MetricUnit.Count, 1);
     run = newJobRun(deps, { ...delivery, expectedCallMs: deps.callTimes.expectedCallMs() }, next.handover.job, run.model, run.claim);
+  }
+}
+
+/** How often a request waiting for another holder's result reads the results table (ms). */
+const HOLDER_POLL_MS = 250;
+
+/**
+ * Waits for the result of the request or delivery that holds `job`'s key: reads the results table every
+ * {@link HOLDER_POLL_MS} until it is committed (returned), the holder's hold ends (`holdEndsAt`), or the
+ * request's work must end — whichever comes first (then `undefined`).
+ */
+async function awaitHolder(
+  job: Job,
+  holdEndsAt: number,
+  budget: LiveBudget,
+  delivery: Delivery,
+  deps: LiveDeps,
+): Promise<NonNullable<Awaited<ReturnType<LiveDeps['results']['get']>>> | undefined> {
+  const until = Math.min(holdEndsAt, budget.workUntil);
+  for (;;) {
+    const found = await deps.results.get(job.idempotencyKey).catch(() => undefined);
+    if (found) return found;
+    const now = deps.now().getTime();
+    if (now + HOLDER_POLL_MS > until || delivery.stopWork?.aborted) return undefined;
+    try {
+      await deps.sleep(HOLDER_POLL_MS, delivery.stopWork);
+    } catch {
+      return undefined;
+    }
   }
 }
 

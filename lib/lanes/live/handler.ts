@@ -1,8 +1,9 @@
 /**
  * The live lane's HTTP handler (API Gateway HTTP API, payload format 2.0, IAM auth):
- * - `POST /v1/extractions`: the request checked (body, lane, the producer's document checks), then the
- *   job through the extraction core inside one total deadline (`executor.ts`); answered committed,
- *   needs review, rejected, or pending after a hand-over to the queue lane;
+ * - `POST /v1/extractions`: the request checked (content type, body, deadline, lane, the producer's
+ *   document checks), then the job through the extraction core inside one total deadline
+ *   (`executor.ts`); answered committed, needs review, rejected, or pending after a hand-over to the
+ *   queue lane;
  * - `GET /v1/extractions/{jobId}`: the job's state, the same view a queue job gets (`status.ts`).
  * middy with Powertools Logger and Metrics around it; one answer metric per request.
  */
@@ -16,13 +17,13 @@ import { prepareDocument } from '../../intake/checks.js';
 import { errorName, shortMessage } from '../../platform/errors.js';
 import { LIVE_ROUTES } from '../../platform/resources.js';
 import type { LiveMetricName } from '../../platform/telemetry.js';
-import { answerResponse, jsonResponse, refusalResponse, type LiveAnswer } from './answer.js';
+import { answerResponse, jsonResponse, refusalResponse, unavailableResponse, type LiveAnswer } from './answer.js';
 import { effectiveDeadlineMs, liveBudget, overDeadline, type LiveBudget } from './deadline.js';
 import { readReferencedText } from './document-ref.js';
 import type { LiveDeps } from './deps.js';
 import { runLive } from './executor.js';
 import { handOver } from './handover.js';
-import { checkLane, parseLiveRequest, type LiveRefusal } from './request.js';
+import { checkDeadline, checkLane, parseLiveRequest, type LiveRefusal } from './request.js';
 import { statusResponse } from './status.js';
 
 /** A live API handler. */
@@ -58,14 +59,14 @@ export function createLiveHandler(deps: LiveDeps, options: LiveHandlerOptions = 
           error: errorName(error),
           detail: shortMessage(error),
         });
-        return jsonResponse(503, { status: 'error', detail: 'the request could not be taken on; repeat it' }, { 'retry-after': '1' });
+        return unavailableResponse();
       }
     }
     if (route === `GET ${LIVE_ROUTES.extraction}`) {
       deps.metrics.addMetric('LiveStatusReads', MetricUnit.Count, 1);
       return statusResponse(event.pathParameters?.jobId, deps);
     }
-    return jsonResponse(404, { message: 'Not Found' });
+    return jsonResponse(404, { message: 'Not Found', code: 'route_not_found' });
   };
   return middy(base).use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics)) as unknown as LiveHttpHandler;
 }
@@ -75,7 +76,7 @@ async function extraction(event: APIGatewayProxyEventV2, deps: LiveDeps, options
   const startedAt = deps.now().getTime();
   const live = deps.lane.live;
   const parsed = parseLiveRequest(event);
-  const refused = parsed.ok ? checkLane(parsed.request, deps.lane) : parsed.refusal;
+  const refused = parsed.ok ? (checkDeadline(parsed.request, live) ?? checkLane(parsed.request, deps.lane)) : parsed.refusal;
   const deadlineMs = effectiveDeadlineMs(parsed.ok ? parsed.request.deadlineMs : undefined, live);
   const budget = liveBudget({ arrivedAt: event.requestContext?.timeEpoch, startedAt, deadlineMs, handoverMarginMs: live.handoverMarginMs });
   if (refused || !parsed.ok) return refuse(refused ?? { reason: 'bad_input', detail: 'unreadable request' }, budget, deps);
@@ -131,7 +132,8 @@ function answered(answer: LiveAnswer, budget: LiveBudget, deps: LiveDeps, domain
     lane: deps.lane.name,
     jobId: answer.jobId,
     outcome: answer.status === 'committed' ? 'committed' : answer.status === 'pending' ? 'deferred' : answer.status === 'error' ? 'failed' : answer.status,
-    detail: `${answer.status} in ${latency} ms of ${budget.deadlineMs}`,
+    // An error's detail is for the log only (the caller gets a code: `answer.ts`); a hand-over's is logged where it is sent.
+    detail: `${answer.status} in ${latency} ms of ${budget.deadlineMs}${answer.status === 'error' ? `: ${answer.detail}` : ''}`,
   });
   return answerResponse(answer, domainName);
 }

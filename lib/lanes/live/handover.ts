@@ -5,10 +5,10 @@
  * and commits it once; `GET /v1/extractions/{jobId}` shows where it is.
  */
 import type { Job } from '../../contract/job.js';
-import { withAbortSignal } from '../../platform/abort-scope.js';
+import { withTimeLimit } from '../../platform/abort-scope.js';
 import { count, log } from '../../extraction/index.js';
 import { resendDeferred } from '../queue/reschedule.js';
-import { errorName } from '../../platform/errors.js';
+import { errorName, shortMessage } from '../../platform/errors.js';
 import type { LiveAnswer } from './answer.js';
 import type { LiveBudget } from './deadline.js';
 import type { LiveDeps } from './deps.js';
@@ -28,14 +28,16 @@ export interface Handover {
 /**
  * Sends the job to the lane's queue before the answer is due and answers "pending"; an `error`
  * answer when the send failed (the job then exists only as the caller's request: its repeat carries
- * the same idempotency key, so nothing is committed twice).
+ * the same idempotency key, so nothing is committed twice). The hand-over's detail and the error's
+ * name go to the log line (and the ledger), never into the caller's answer (`answer.ts`).
  */
 export async function handOver(handover: Handover, budget: LiveBudget, deps: LiveDeps): Promise<LiveAnswer> {
   const { job } = handover;
   const fields = { lane: deps.lane.name, jobId: job.jobId, reason: handover.reason };
   try {
-    const sendBy = AbortSignal.timeout(Math.max(50, Math.floor(budget.answerBy - deps.now().getTime() - 50)));
-    const sent = await withAbortSignal(sendBy, () => resendDeferred({ sqs: deps.sqs, queueUrl: deps.queueUrl, job, delaySeconds: handover.delaySeconds }));
+    // Every write ends before the answer is due.
+    const timeLeft = () => Math.max(50, Math.floor(budget.answerBy - deps.now().getTime() - 50));
+    const sent = await withTimeLimit(timeLeft(), () => resendDeferred({ sqs: deps.sqs, queueUrl: deps.queueUrl, job, delaySeconds: handover.delaySeconds }));
     count(deps, 'Deferred');
     log(deps, 'info', 'live: handed over to the queue', {
       ...fields,
@@ -43,9 +45,10 @@ export async function handOver(handover: Handover, budget: LiveBudget, deps: Liv
       delaySeconds: sent.delaySeconds,
       deferrals: job.deferrals,
       attempt: job.attempt,
+      ...(handover.detail ? { detail: handover.detail } : {}),
     });
     // The send is what makes the job safe; the ledger line is its history (GET shows it as pending).
-    await withAbortSignal(sendBy, () =>
+    await withTimeLimit(timeLeft(), () =>
       deps.ledger.record({
         jobId: job.jobId,
         idempotencyKey: job.idempotencyKey,
@@ -63,7 +66,7 @@ export async function handOver(handover: Handover, budget: LiveBudget, deps: Liv
     ).catch((error: unknown) => log(deps, 'warn', 'ledger write for a hand-over failed', { ...fields, error: errorName(error) }));
     return { status: 'pending', jobId: job.jobId, reason: handover.reason, eligibleAt: handover.eligibleAt ?? job.eligibleAt, detail: handover.detail };
   } catch (error) {
-    log(deps, 'error', 'live: could not hand the job over', { ...fields, error: errorName(error) });
-    return { status: 'error', jobId: job.jobId, detail: `the job could not be finished nor handed over (${errorName(error) ?? 'error'}); repeat the request` };
+    log(deps, 'error', 'live: could not hand the job over', { ...fields, error: errorName(error), detail: shortMessage(error) });
+    return { status: 'error', jobId: job.jobId, detail: 'the job could not be finished nor handed over' };
   }
 }

@@ -1,13 +1,14 @@
 /**
  * `GET /v1/extractions/{jobId}`: one job's state from the lane's results and ledger tables
  * (`lib/store/job-status.ts`), the same view for a live job and a queue job: committed with its
- * result, pending with `eligibleAt`, needs review, rejected, dead-lettered, received, or unknown (404).
+ * result, pending with `eligibleAt`, needs review, rejected, dead-lettered, received, or unknown (404,
+ * code `unknown_job`). A read that fails is a 503 (code `unavailable`); its error stays in the log.
  */
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { withAbortSignal } from '../../platform/abort-scope.js';
-import { errorName } from '../../platform/errors.js';
+import { withTimeLimit } from '../../platform/abort-scope.js';
+import { errorName, shortMessage } from '../../platform/errors.js';
 import { jobStatus } from '../../store/job-status.js';
-import { jsonResponse } from './answer.js';
+import { jsonResponse, unavailableResponse } from './answer.js';
 import type { LiveDeps } from './deps.js';
 
 /** How long a status read may take before the caller is told to try again (ms). */
@@ -18,13 +19,13 @@ export async function statusResponse(
   jobId: string | undefined,
   deps: Pick<LiveDeps, 'results' | 'ledger' | 'logger'>,
 ): Promise<APIGatewayProxyStructuredResultV2> {
-  if (!jobId) return jsonResponse(400, { status: 'rejected', reason: 'bad_input', detail: 'no job id in the path' });
+  if (!jobId) return jsonResponse(400, { status: 'rejected', code: 'bad_input', reason: 'bad_input', detail: 'no job id in the path' });
   try {
-    const view = await withAbortSignal(AbortSignal.timeout(STATUS_READ_TIMEOUT_MS), () => jobStatus(jobId, deps));
+    const view = await withTimeLimit(STATUS_READ_TIMEOUT_MS, () => jobStatus(jobId, deps));
     const { state, ...rest } = view;
-    return jsonResponse(state === 'unknown' ? 404 : 200, { status: state, ...rest });
+    return state === 'unknown' ? jsonResponse(404, { status: state, code: 'unknown_job', ...rest }) : jsonResponse(200, { status: state, ...rest });
   } catch (error) {
-    deps.logger.warn('job status could not be read', { jobId, error: errorName(error) });
-    return jsonResponse(503, { status: 'error', jobId, detail: 'the job state could not be read; try again' }, { 'retry-after': '1' });
+    deps.logger.warn('job status could not be read', { jobId, error: errorName(error), detail: shortMessage(error) });
+    return unavailableResponse(jobId);
   }
 }

@@ -41,6 +41,15 @@ describe('the shipped consumer bundle (cdk.out) on local endpoints', () => {
     const role = shipped.template.Resources[roleRef];
     assert.equal(role?.Type, 'AWS::IAM::Role');
     assert.match(JSON.stringify(role?.Properties?.AssumeRolePolicyDocument), /scheduler\.amazonaws\.com/, 'the role the resume runs as is the scheduler role');
+    const groupId = Object.entries(shipped.template.Resources).find(
+      ([, r]) => r.Type === 'AWS::Scheduler::ScheduleGroup' && r.Properties?.Name === env[CONSUMER_ENV.pauseScheduleGroup],
+    )?.[0];
+    const trust = role?.Properties?.AssumeRolePolicyDocument as { Statement: Array<{ Condition?: { StringEquals?: Record<string, unknown> } }> };
+    assert.deepEqual(
+      trust.Statement[0]?.Condition?.StringEquals?.['aws:SourceArn'],
+      { 'Fn::GetAtt': [groupId, 'Arn'] },
+      'only schedules of that group may assume it',
+    );
     assert.equal(shipped.function.handler, 'index.handler');
   });
 

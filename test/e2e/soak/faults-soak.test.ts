@@ -70,7 +70,7 @@ describe('npm run soak: reconciliation', () => {
 describe('npm run soak: 200 jobs with every fault', () => {
   it('ends with every job in exactly one terminal state: lost 0, doubleCommits 0, no sentinel in any log line or metric', async () => {
     // Prepare: raised rates so each fault happens in a small run. The out-of-credit key is left to
-    // faults-local-stack.test.ts, which checks that fault on its own.
+    // test/e2e/run/faults.test.ts, which checks that fault on its own.
     const options = soakCommand.parse([
       '--jobs',
       '200',

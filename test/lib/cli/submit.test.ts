@@ -182,6 +182,36 @@ describe('producer: ratelane submit', () => {
     assert.equal((await drain(clientsIn('us-east-1').sqs, t.queueUrl.us)).length, 0);
   });
 
+  it("refuses a --text that is not UTF-8 text (a lone surrogate, or U+FFFD where the shell's bytes were not UTF-8) and a file with 0xFF 0xFE bytes; nothing is sent", async () => {
+    // Prepare
+    const t = await setupLanes();
+    const dir = await mkdtemp(join(tmpdir(), 'ratelane-submit-'));
+    try {
+      const invalid = join(dir, 'invalid.txt');
+      await writeFile(invalid, Buffer.concat([Buffer.from('Invoice '), Buffer.from([0xff, 0xfe]), Buffer.from(' total 10 EUR')]));
+      const run = async (argv: string[]) => {
+        const c = capture();
+        const code = await submit(['--region', 'us', ...argv, '--endpoints', JSON.stringify(endpoints)], c.io, { lanes: t.lanes });
+        return { code, err: c.err.join(''), out: c.out.join('') };
+      };
+      // Act
+      const surrogate = await run(['--text', 'Invoice \ud800 total 10 EUR']);
+      const replaced = await run(['--text', 'fine', '--text', 'Invoice \ufffd\ufffd total 10 EUR']);
+      const file = await run(['--file', invalid, '--all-or-nothing']);
+      // Assess
+      assert.equal(surrogate.code, 2);
+      assert.match(surrogate.err, /--text #1 is not UTF-8 text \(.*lone surrogate.*\); nothing was sent/);
+      assert.equal(replaced.code, 2);
+      assert.match(replaced.err, /--text #2 is not UTF-8 text \(.*U\+FFFD.*\)/);
+      assert.equal(file.code, 2);
+      assert.match(file.err, /invalid\.txt: not_text: 23 bytes that are not UTF-8 text/);
+      assert.equal((await drain(clientsIn('us-east-1').sqs, t.queueUrl.us)).length, 0, 'nothing sent');
+      assert.deepEqual(await objectKeys('us-east-1', t.bucket.us), [], 'nothing stored');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('exits 2 with a clear message on bad usage', async () => {
     // Prepare
     const cases: [string[], RegExp][] = [

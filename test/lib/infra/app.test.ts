@@ -11,13 +11,12 @@ import { DEFAULT_LANES, LaneConfigError, resolveLanes } from '../../../lib/confi
 import { AppContextError, buildLaneApp, lanesFromContext } from '../../../lib/infra/app.js';
 import { LaneRegionError, LaneStack } from '../../../lib/infra/lane-stack.js';
 import { LaneQueueSettingsError, LaneQueues } from '../../../lib/infra/queues.js';
-
-const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
+import { EMAIL_ALARMS, LANE_APP_CONTEXT } from './support.js';
 
 describe('lane app', () => {
   it('builds one stack per lane, in the default regions, account-agnostic without context', () => {
     // Prepare
-    const app = new App({ context: NO_BUNDLING });
+    const app = new App({ context: LANE_APP_CONTEXT });
     // Act
     const stacks = buildLaneApp(app);
     // Assess
@@ -33,7 +32,7 @@ describe('lane app', () => {
 
   it('takes regions and account from context, naming buckets after lane, account and region', () => {
     // Prepare
-    const app = new App({ context: { ...NO_BUNDLING, usRegion: 'us-west-2', euRegion: 'eu-west-1', account: '123456789012' } });
+    const app = new App({ context: { ...LANE_APP_CONTEXT, usRegion: 'us-west-2', euRegion: 'eu-west-1', account: '123456789012' } });
     // Act
     const stacks = buildLaneApp(app);
     // Assess
@@ -47,7 +46,7 @@ describe('lane app', () => {
   it('gives two accounts different bucket names for the same lane, and an account-agnostic synth the deploy account', () => {
     // Prepare
     const bucketOf = (context: Record<string, unknown>) => {
-      const stack = buildLaneApp(new App({ context: { ...NO_BUNDLING, ...context } })).us;
+      const stack = buildLaneApp(new App({ context: { ...LANE_APP_CONTEXT, ...context } })).us;
       assert.ok(stack);
       const bucket = Object.values<any>(Template.fromStack(stack).findResources('AWS::S3::Bucket')).find((b) => b.Properties.BucketName);
       return bucket.Properties.BucketName as unknown;
@@ -64,7 +63,7 @@ describe('lane app', () => {
 
   it('keeps moved lanes apart: each template names only its own region and resources', () => {
     // Prepare
-    const app = new App({ context: { ...NO_BUNDLING, usRegion: 'us-west-2', euRegion: 'eu-west-1' } });
+    const app = new App({ context: { ...LANE_APP_CONTEXT, usRegion: 'us-west-2', euRegion: 'eu-west-1' } });
     const stacks = buildLaneApp(app);
     const lanes = Object.values(stacks).map((s) => s.lane);
     for (const stack of Object.values(stacks)) {
@@ -81,7 +80,7 @@ describe('lane app', () => {
 
   it('refuses malformed context', () => {
     // Act / Assess
-    assert.throws(() => buildLaneApp(new App({ context: { ...NO_BUNDLING, account: 'prod' } })), AppContextError);
+    assert.throws(() => buildLaneApp(new App({ context: { ...LANE_APP_CONTEXT, account: 'prod' } })), AppContextError);
     assert.throws(() => lanesFromContext(new App({ context: { usRegion: 'eu-central-1' } })), LaneConfigError);
     assert.throws(() => lanesFromContext(new App({ context: { euRegion: 'Frankfurt' } })), LaneConfigError);
     assert.throws(() => lanesFromContext(new App({ context: { usRegion: 42 } })), AppContextError);
@@ -89,11 +88,11 @@ describe('lane app', () => {
 
   it('refuses to put a lane stack outside its lane region', () => {
     // Prepare
-    const app = new App({ context: NO_BUNDLING });
+    const app = new App({ context: LANE_APP_CONTEXT });
     const lane = DEFAULT_LANES.eu;
     assert.ok(lane);
     // Act / Assess
-    assert.throws(() => new LaneStack(app, 'Misplaced', { lane, env: { region: 'us-east-1' } }), LaneRegionError);
+    assert.throws(() => new LaneStack(app, 'Misplaced', { lane, env: { region: 'us-east-1' }, alarmDestination: EMAIL_ALARMS }), LaneRegionError);
   });
 });
 

@@ -12,7 +12,7 @@ import { BATCH_DASHBOARD_WIDGET_TITLES } from '../../../lib/infra/batch/dashboar
 import { DASHBOARD_WIDGET_TITLES } from '../../../lib/infra/dashboard.js';
 import { LIVE_DASHBOARD_WIDGET_TITLES } from '../../../lib/infra/live/dashboard.js';
 import { liveDimensions, RECORD_FAILED_METRICS, RECORD_FAILURE_REASONS } from '../../../lib/platform/telemetry.js';
-import { ACCOUNT, actionsOf, alarmsByName, dashboardBody, LANES, logicalId, type Statement, sorted, synthDefaultLanes } from './support.js';
+import { ACCOUNT, actionsOf, alarmsByName, dashboardBody, LANES, logicalId, type Statement, sorted, synthDefaultLanes, synthLane } from './support.js';
 
 // Prepare (shared): one app, both stacks, one synth.
 const of = synthDefaultLanes();
@@ -36,6 +36,7 @@ const ALARM_SUFFIXES = [
   'live-over-deadline',
   'live-pending-share',
   'live-server-errors',
+  'live-throttles',
   // the batch lane's (lane-batch.test.ts checks their metrics)
   'batch-age',
   'batch-reconciler-errors',
@@ -355,6 +356,43 @@ for (const lane of LANES) {
       assert.equal(late.OKActions, undefined, 'a late answer is an event: no OK a minute later');
     });
 
+    it('alarms on any throttle of the live function (a caller refused, no work done), on the lane topic, saying what to do', () => {
+      // Prepare
+      const s = of(lane);
+      const live = s.stack.live;
+      assert.ok(live);
+      const topic = [{ Ref: logicalId(s.stack, s.stack.alarms.topic) }];
+      // Act
+      const throttles = alarmsByName(s.json).get(`ratelane-${lane.name}-live-throttles`);
+      // Assess
+      assert.ok(throttles, 'the live function has a throttle alarm');
+      const { AlarmActions, OKActions, AlarmDescription, ...rest } = throttles;
+      assert.deepEqual(rest, {
+        AlarmName: `ratelane-${lane.name}-live-throttles`,
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Throttles',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: logicalId(s.stack, live.function) } }],
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+      });
+      assert.deepEqual([AlarmActions, OKActions], [topic, topic], 'a state: ALARM and OK on the lane topic');
+      assert.match(AlarmDescription, new RegExp(`ratelane-${lane.name}-live\\b.*5xx`), 'says who was throttled and what the caller saw');
+      assert.match(AlarmDescription, /Concurrent executions.*consumer\.maximumConcurrency.*live\.reservedConcurrency/, 'says what to do');
+    });
+
+    it('tells a live function with reserved concurrency that its reservation is what throttles it', () => {
+      // Prepare
+      const s = synthLane(lane.name, { live: { reservedConcurrency: 7 } });
+      // Act
+      const throttles = alarmsByName(s.json).get(`ratelane-${lane.name}-live-throttles`);
+      // Assess
+      assert.match(String(throttles?.AlarmDescription), /live\.reservedConcurrency 7\) is below the stage's traffic \(live\.throttle rate 50\/s, burst 100\)/);
+    });
+
     it('shows live requests by state, p50/p95 against the deadline and the pending share on the lane dashboard', () => {
       // Prepare
       const { template } = of(lane);
@@ -366,6 +404,7 @@ for (const lane of LANES) {
       const [requests, latency, pending] = LIVE_DASHBOARD_WIDGET_TITLES;
       assert.match(metricsOf(requests), /"LiveRequests".*"LiveCommitted".*"LivePending".*"LiveNeedsReview".*"LiveRejected".*"LiveServerError"/);
       assert.match(metricsOf(requests), /"AWS\/ApiGateway","4xx".*"AWS\/ApiGateway","5xx"/);
+      assert.match(metricsOf(requests), /"AWS\/Lambda","Throttles","FunctionName","<token>"/, 'the live function’s throttles beside the API’s 4xx/5xx');
       assert.match(metricsOf(latency), /"LiveLatencyMs".*"stat":"p50".*"stat":"p95"/);
       assert.match(annotationsOf(latency), new RegExp(`"value":${lane.live.defaultDeadlineMs}`));
       assert.match(metricsOf(pending), /100 \* FILL\(livePending, 0\) \/ liveRequests/);

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BatchReconcilerEnvironmentSchema } from '../../../lib/lanes/batch/reconciler-deps.js';
+import { LaneConfigError, resolveLanes } from '../../../lib/config/lanes.js';
 import { batchReconcileScheduleName, batchReconcilerFunctionName, batchServiceName } from '../../../lib/config/names.js';
 import {
   BATCH_DOCUMENT_ACTIONS,
@@ -36,6 +37,7 @@ import {
   roleStatements,
   sorted,
   synthDefaultLanes,
+  synthLane,
 } from './support.js';
 
 // Prepare (shared): one app, both stacks, one synth.
@@ -84,7 +86,7 @@ for (const lane of LANES) {
       assert.equal(manifestTableName(lane), `ratelane-${lane.name}-batch-manifest`);
     });
 
-    it('has the reconciler function: one sweep at a time within the interval, no Lambda retries, and an environment its schema accepts', () => {
+    it('has the reconciler function: one sweep per tick within the interval, no Lambda retries, no reserved concurrency, and an environment its schema accepts', () => {
       // Prepare
       const s = of(lane);
       const batch = batchOf(s);
@@ -98,7 +100,7 @@ for (const lane of LANES) {
       assert.equal(fn.FunctionName, batchReconcilerFunctionName(lane.name));
       assert.deepEqual([fn.Runtime, fn.Architectures, fn.Handler], ['nodejs24.x', ['arm64'], 'index.handler']);
       assert.equal(fn.Timeout, lane.batch.reconcileEveryMinutes * 60, 'a sweep ends before the next tick');
-      assert.equal(fn.ReservedConcurrentExecutions, 1, 'one sweep at a time');
+      assert.equal(fn.ReservedConcurrentExecutions, undefined, 'no reservation by default: an account whose concurrency quota is 10 cannot reserve any');
       assert.deepEqual(fn.LoggingConfig, { LogGroup: { Ref: logicalId(s.stack, batch.logGroup) } });
       assert.deepEqual(invokeConfigs, [
         { FunctionName: { Ref: fnId }, Qualifier: '$LATEST', MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: lane.batch.reconcileEveryMinutes * 60 },
@@ -300,3 +302,22 @@ for (const lane of LANES) {
     });
   });
 }
+
+describe('batch reconciler reserved concurrency (opt-in)', () => {
+  it('reserves 1 (one sweep at a time, even for a late tick) only when the lane config asks for it', () => {
+    // Prepare
+    const s = synthLane('us', { batch: { reservedConcurrency: 1 } });
+    const batch = s.stack.batch;
+    assert.ok(batch);
+    // Act
+    const fn = s.json.Resources[logicalId(s.stack, batch.function)].Properties;
+    // Assess
+    assert.equal(fn.ReservedConcurrentExecutions, 1);
+  });
+
+  it('refuses any other reservation: only 1 keeps one sweep at a time', () => {
+    // Act / Assess
+    assert.throws(() => resolveLanes({ us: { batch: { reservedConcurrency: 2 as 1 } } }), LaneConfigError);
+    assert.throws(() => resolveLanes({ us: { batch: { reservedConcurrency: 0 as 1 } } }), LaneConfigError);
+  });
+});

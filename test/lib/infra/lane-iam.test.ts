@@ -89,22 +89,25 @@ for (const lane of LANES) {
       assert.equal(role.ManagedPolicyArns, undefined);
     });
 
-    it('lets EventBridge Scheduler (this account only) do one thing: update this lane’s one mapping, from its schedule group', () => {
+    it('lets EventBridge Scheduler (this account, this lane’s pause group only) do one thing: update this lane’s one mapping', () => {
       // Prepare
       const { stack, json, template } = of(lane);
       const roleId = logicalId(stack, stack.consumer.schedulerRole);
+      const groupId = logicalId(stack, stack.consumer.pauseScheduleGroup);
       // Act
       const role = json.Resources[roleId].Properties;
       const statements = roleStatements(json, roleId);
-      // Assess
+      // Assess: the confused-deputy condition AWS documents for schedule execution roles (the schedule group's ARN)
       assert.deepEqual(role.AssumeRolePolicyDocument.Statement, [
         {
           Action: 'sts:AssumeRole',
           Effect: 'Allow',
           Principal: { Service: 'scheduler.amazonaws.com' },
-          Condition: { StringEquals: { 'aws:SourceAccount': ACCOUNT } },
+          Condition: { StringEquals: { 'aws:SourceAccount': ACCOUNT, 'aws:SourceArn': { 'Fn::GetAtt': [groupId, 'Arn'] } } },
         },
       ]);
+      assert.equal(json.Resources[groupId].Type, 'AWS::Scheduler::ScheduleGroup');
+      assert.equal(json.Resources[groupId].Properties.Name, `ratelane-${lane.name}-pause`, 'the group the consumer creates its resume schedules in');
       assert.equal(role.ManagedPolicyArns, undefined);
       assert.equal(statements.length, 1);
       assert.deepEqual(actionsOf(statements[0] as Statement), ['lambda:UpdateEventSourceMapping']);

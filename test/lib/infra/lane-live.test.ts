@@ -28,7 +28,8 @@ import {
   LiveSettingsError,
 } from '../../../lib/infra/live/live-api.js';
 import { LIVE_ENV, LiveEnvironmentSchema } from '../../../lib/platform/environment.js';
-import { LIVE_ROUTES } from '../../../lib/platform/resources.js';
+import { DOCUMENT_PREFIX, LIVE_ROUTES } from '../../../lib/platform/resources.js';
+import { documentKeyFor } from '../../../lib/store/documents.js';
 import {
   ACCOUNT,
   actionsByResource,
@@ -38,6 +39,7 @@ import {
   getAtt,
   LANES,
   logicalId,
+  EMAIL_ALARMS,
   NO_BUNDLING,
   ref,
   regionsNamed,
@@ -248,12 +250,40 @@ for (const lane of LANES) {
       }
       const listing = statements.find((st) => actionsOf(st).includes('s3:ListBucket'));
       assert.deepEqual(listing?.Condition, { StringLike: { 's3:prefix': 'documents/*' } });
+      assert.equal(listing?.Sid, 'ConfirmMissingDocuments', 'the listing that confirms a document missing after a 403');
       assert.ok(!statements.some((st) => actionsOf(st).some((a) => a.startsWith('bedrock:'))), 'the key authenticates the model call');
       const role = s.json.Resources[id(live.role)].Properties;
       assert.deepEqual(role.AssumeRolePolicyDocument.Statement, [
         { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } },
       ]);
       assert.equal(role.ManagedPolicyArns, undefined);
+    });
+
+    it('lets the live function confirm a missing document: ListBucket on its bucket, only with a prefix under documents/ (what document-ref.ts lists)', () => {
+      // Prepare
+      const s = of(lane);
+      const live = liveOf(s);
+      const bucketArn = { 'Fn::GetAtt': [logicalId(s.stack, s.stack.storage.bucket), 'Arn'] };
+      // Act
+      const listing = roleStatements(s.json, logicalId(s.stack, live.role)).filter((st) => actionsOf(st).includes('s3:ListBucket'));
+      // Assess
+      assert.deepEqual(listing, [
+        {
+          Sid: 'ConfirmMissingDocuments',
+          Effect: 'Allow',
+          Action: 's3:ListBucket',
+          Resource: bucketArn,
+          Condition: { StringLike: { 's3:prefix': `${DOCUMENT_PREFIX}*` } },
+        },
+      ]);
+      // The prefix document-ref.ts lists with is the referenced key itself: the condition allows it, and nothing outside documents/.
+      const condition = listing[0]?.Condition as { StringLike: Record<string, string> } | undefined;
+      const pattern = String(condition?.StringLike['s3:prefix']);
+      const literal = (text: string) => text.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+      const allowed = (prefix: string) => new RegExp(`^${pattern.split('*').map(literal).join('.*')}$`).test(prefix);
+      assert.equal(allowed(documentKeyFor('a'.repeat(64))), true);
+      assert.equal(allowed('batch/b1/output/'), false);
+      assert.equal(allowed(''), false);
     });
 
     it(`names nothing of the ${other.name} lane in the live resources, and no region but its own`, () => {
@@ -355,7 +385,12 @@ describe('live API settings from the lane config', () => {
       /^lane us: live\.maxDeadlineMs 28000 ms gives the live function a 30 s timeout, not below API Gateway's 30 s HTTP API integration timeout; lower live\.maxDeadlineMs to at most 27000$/;
     // Act / Assess
     assert.throws(
-      () => new LaneStack(new App({ context: NO_BUNDLING }), 'TooLong', { lane: unchecked, env: { region: base.region, account: ACCOUNT } }),
+      () =>
+        new LaneStack(new App({ context: NO_BUNDLING }), 'TooLong', {
+          lane: unchecked,
+          env: { region: base.region, account: ACCOUNT },
+          alarmDestination: EMAIL_ALARMS,
+        }),
       (error: unknown) => error instanceof LiveSettingsError && message.test(error.message),
     );
     assert.throws(() => assertLiveTimeout({ name: 'us', live: { ...base.live, maxDeadlineMs: 27_001 } }), LiveSettingsError);

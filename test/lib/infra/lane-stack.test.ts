@@ -257,6 +257,7 @@ for (const lane of LANES) {
       );
       template.hasResource('AWS::Scheduler::ScheduleGroup', { DeletionPolicy: 'Delete', Properties: { Name: `ratelane-${lane.name}-pause` } });
       assert.deepEqual(Object.keys(json.Outputs).sort(), [
+        'AlarmTopicArn',
         'BatchReconcilerLogGroup',
         'ConsumerLogGroup',
         'LiveApiUrl',

@@ -12,8 +12,7 @@ import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { buildLaneApp } from '../../../lib/infra/app.js';
-
-const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
+import { LANE_APP_CONTEXT } from './support.js';
 
 /** Every acknowledgement recorded in the tree: construct path, rule id, reason. */
 function acknowledgements(root: IConstruct): Array<{ path: string; id: string; reason: string }> {
@@ -31,7 +30,7 @@ function acknowledgements(root: IConstruct): Array<{ path: string; id: string; r
 describe('cdk-nag AwsSolutions', () => {
   it('finds nothing unacknowledged in either lane stack', () => {
     // Prepare
-    const app = new App({ context: NO_BUNDLING });
+    const app = new App({ context: LANE_APP_CONTEXT });
     buildLaneApp(app);
     // Act
     const report = new AwsSolutionsChecks(app).validateScope(app);
@@ -45,7 +44,7 @@ describe('cdk-nag AwsSolutions', () => {
 
   it('also passes with a concrete account and other regions from context', () => {
     // Prepare
-    const app = new App({ context: { ...NO_BUNDLING, account: '123456789012', usRegion: 'us-west-2', euRegion: 'eu-west-1' } });
+    const app = new App({ context: { ...LANE_APP_CONTEXT, account: '123456789012', usRegion: 'us-west-2', euRegion: 'eu-west-1' } });
     buildLaneApp(app);
     // Act
     const report = new AwsSolutionsChecks(app).validateScope(app);
@@ -58,7 +57,7 @@ describe('cdk-nag AwsSolutions', () => {
 
   it('acknowledges only these findings, each with a real reason', () => {
     // Prepare
-    const app = new App({ context: NO_BUNDLING });
+    const app = new App({ context: LANE_APP_CONTEXT });
     buildLaneApp(app);
     // Act
     const acks = acknowledgements(app);
@@ -81,7 +80,7 @@ describe('cdk-nag AwsSolutions', () => {
   it('runs inside synth: an unencrypted queue added to a lane stack fails the synth', () => {
     // Prepare
     const outdir = mkdtempSync(join(tmpdir(), 'ratelane-nag-'));
-    const app = new App({ outdir, context: NO_BUNDLING });
+    const app = new App({ outdir, context: LANE_APP_CONTEXT });
     const stacks = buildLaneApp(app);
     new Queue(stacks.us as Stack, 'Careless', { encryption: undefined, enforceSSL: false });
     // Only cdk-nag matters here: skip CDK's built-in template validation, and keep the expected

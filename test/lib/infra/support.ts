@@ -1,17 +1,28 @@
 /**
  * What the infra tests share: the lane app built as bin/app.ts builds it (cdk-nag included, bundling
- * skipped) with a concrete account, single lane stacks for other configs, and readers of the
- * synthesized templates (logical ids, IAM statements, dashboard bodies).
+ * skipped) with a concrete account and an alarm e-mail (a lane stack without an alarm destination is
+ * refused), single lane stacks for other configs, and readers of the synthesized templates (logical
+ * ids, IAM statements, dashboard bodies).
  */
 import assert from 'node:assert/strict';
 import { App, type CfnElement, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { DEFAULT_LANES, type LaneConfig, type LaneOverride, resolveLanes } from '../../../lib/config/lanes.js';
+import type { AlarmDestination } from '../../../lib/infra/alarm-destination.js';
 import { buildLaneApp } from '../../../lib/infra/app.js';
 import { LaneStack, laneStackName } from '../../../lib/infra/lane-stack.js';
 
 /** Context that skips bundling the consumer (tests read templates only). */
 export const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
+
+/** The address the tests' lane stacks send their alarms to. */
+export const ALARM_EMAIL = 'ops@example.com';
+
+/** The tests' lane stacks' alarm destination: {@link ALARM_EMAIL} subscribed to the lane topic. */
+export const EMAIL_ALARMS: AlarmDestination = { kind: 'email', addresses: [ALARM_EMAIL] };
+
+/** Context of a lane app in the tests: bundling skipped, alarms to {@link ALARM_EMAIL} (`-c alarmEmail=`). */
+export const LANE_APP_CONTEXT = { ...NO_BUNDLING, alarmEmail: ALARM_EMAIL };
 
 /** The account the tests deploy to. */
 export const ACCOUNT = '123456789012';
@@ -35,7 +46,7 @@ export function synthDefaultLanes(): (lane: Pick<LaneConfig, 'name'>) => Synthes
 }
 
 function synthesizeDefaultLanes(): (lane: Pick<LaneConfig, 'name'>) => Synthesized {
-  const app = new App({ context: { ...NO_BUNDLING, account: ACCOUNT } });
+  const app = new App({ context: { ...LANE_APP_CONTEXT, account: ACCOUNT } });
   const stacks = buildLaneApp(app);
   const synthesized = new Map<string, Synthesized>();
   for (const lane of LANES) {
@@ -51,12 +62,23 @@ function synthesizeDefaultLanes(): (lane: Pick<LaneConfig, 'name'>) => Synthesiz
   };
 }
 
-/** One lane stack (in ACCOUNT, the lane's region) from the default config of `name` with `override`; its app for cdk-nag. */
-export function synthLane(name: string, override: LaneOverride, options: { account?: string } = {}): Synthesized & { app: App } {
+/**
+ * One lane stack (in ACCOUNT, the lane's region) from the default config of `name` with `override`, its
+ * alarms to {@link EMAIL_ALARMS} unless told otherwise; its app for cdk-nag.
+ */
+export function synthLane(
+  name: string,
+  override: LaneOverride,
+  options: { account?: string; alarmDestination?: AlarmDestination } = {},
+): Synthesized & { app: App } {
   const lane = resolveLanes({ [name]: override })[name];
   assert.ok(lane, `lane ${name}`);
   const app = new App({ context: NO_BUNDLING });
-  const stack = new LaneStack(app, laneStackName(lane), { lane, env: { region: lane.region, account: options.account ?? ACCOUNT } });
+  const stack = new LaneStack(app, laneStackName(lane), {
+    lane,
+    env: { region: lane.region, account: options.account ?? ACCOUNT },
+    alarmDestination: options.alarmDestination ?? EMAIL_ALARMS,
+  });
   const template = Template.fromStack(stack);
   return { app, stack, template, json: template.toJSON() };
 }

@@ -18,9 +18,10 @@ import { CONSUMER_METRICS, consumerDimensions, LIVE_METRICS, METRICS_NAMESPACE }
 import { BatchReconcilerEnvironmentSchema, createBatchReconcilerDeps } from '../../../lib/lanes/batch/reconciler-deps.js';
 import { BATCH_METRICS, batchDimensions, batchReconcilerFunctionName } from '../../../lib/config/names.js';
 import { documentKeyFor } from '../../../lib/store/documents.js';
+import { LANE_APP_CONTEXT } from './support.js';
 
 // Prepare (shared): both lane stacks, bundling skipped.
-const app = new App({ context: { 'aws:cdk:bundling-stacks': [], account: '123456789012' } });
+const app = new App({ context: { ...LANE_APP_CONTEXT, account: '123456789012' } });
 const stacks = buildLaneApp(app);
 
 /** Every `{ Namespace, MetricName, service }` the template's alarms and dashboards name (`service`: the dimension, when an alarm names it). */

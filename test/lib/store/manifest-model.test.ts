@@ -22,6 +22,10 @@ import {
   PROVIDER_JOB_STATES,
   PROVIDER_JOB_TRANSITIONS,
   prepareBatch,
+  itemIdInRecordId,
+  itemIdOfRecord,
+  recordIdOf,
+  recordPrefixFor,
 } from '../../../lib/store/manifest-model.js';
 
 const FINAL = ['committed', 'duplicate', 'needs_review', 'rejected', 'redriven'] as const;
@@ -70,6 +74,40 @@ describe('itemIdFor', () => {
   });
 });
 
+describe('record ids', () => {
+  it("carries the batch id in a new batch's record ids when it fits, else a hash of it, else nothing (11 characters)", () => {
+    const batchId = 'b-3f2c1a9e-5d7b-4c8e-9f10-2a3b4c5d6e7f';
+    assert.equal(recordPrefixFor(batchId, 64), `${batchId}.`);
+    assert.equal(recordIdOf({ recordPrefix: recordPrefixFor(batchId, 64) }, itemIdFor(42)), `${batchId}.r0000000042`);
+    assert.equal(`${batchId}.r0000000042`.length, 50);
+    assert.match(recordPrefixFor('x'.repeat(60), 64), /^h[0-9a-f]{24}\.$/);
+    assert.match(recordPrefixFor('batch_with:odd.chars', 64), /^h[0-9a-f]{24}\.$/);
+    assert.equal(recordPrefixFor(batchId, 11), '', "Bedrock's 11 characters leave no room");
+    for (const max of [11, 24, 30, 64]) {
+      assert.ok(recordIdOf({ recordPrefix: recordPrefixFor('x'.repeat(80), max) }, itemIdFor(9)).length <= max, String(max));
+    }
+  });
+
+  it('reads an item id back from its own batch only; a manifest without a prefix reads bare item ids', () => {
+    const header = { recordPrefix: 'b-1.' };
+    assert.equal(itemIdOfRecord(header, 'b-1.r0000000007'), itemIdFor(7));
+    for (const other of ['b-2.r0000000007', 'r0000000007', 'b-1.r7', 'b-1.r0000000007x']) assert.equal(itemIdOfRecord(header, other), undefined, other);
+    assert.equal(itemIdOfRecord({}, 'r0000000007'), itemIdFor(7));
+    assert.equal(itemIdOfRecord({}, 'b-1.r0000000007'), undefined);
+    assert.equal(itemIdInRecordId('b-2.r0000000007'), itemIdFor(7));
+    assert.equal(itemIdInRecordId('r0000000007'), itemIdFor(7));
+    assert.equal(itemIdInRecordId('request-1'), undefined);
+  });
+
+  it('refuses a batch whose record prefix is not letters, digits and - ending in .', () => {
+    const at = { now: new Date('2030-01-01T00:00:00.000Z'), retentionSeconds: 3600, tableName: 'manifest' };
+    assert.equal(prepareBatch({ ...BATCH, recordPrefix: 'b-1.' }, [newItem(0)], at).header.recordPrefix, 'b-1.');
+    assert.equal('recordPrefix' in prepareBatch(BATCH, [newItem(0)], at).header, false);
+    for (const bad of ['b-1', 'b 1.', 'b/1.'])
+      assert.throws(() => prepareBatch({ ...BATCH, recordPrefix: bad }, [newItem(0)], at), StoreRecordInvalidError, bad);
+  });
+});
+
 describe('ITEM_TRANSITIONS', () => {
   it('names every item state, and only item states', () => {
     assert.deepEqual(Object.keys(ITEM_TRANSITIONS).sort(), [...ITEM_STATES].sort());
@@ -85,9 +123,12 @@ describe('ITEM_TRANSITIONS', () => {
     for (const state of ITEM_STATES) assert.equal(canMoveItem(state, 'prepared'), false, state);
   });
 
-  it('lets a submitted item end in every final state or unresolved, and an unresolved one settle late or be redriven', () => {
-    for (const to of [...FINAL, 'unresolved'] as const) assert.equal(canMoveItem('submitted', to), true, to);
-    for (const to of FINAL) assert.equal(canMoveItem('unresolved', to), true, to);
+  it('lets a submitted item end in every final state but redriven, or unresolved; an unresolved one settle late; both reach the queue lane only through sending', () => {
+    const settled = FINAL.filter((to) => to !== 'redriven');
+    for (const to of [...settled, 'unresolved', 'sending'] as const) assert.equal(canMoveItem('submitted', to), true, to);
+    for (const to of [...settled, 'sending'] as const) assert.equal(canMoveItem('unresolved', to), true, to);
+    for (const from of ['submitted', 'unresolved'] as const) assert.equal(canMoveItem(from, 'redriven'), false, from);
+    assert.deepEqual(ITEM_TRANSITIONS.sending, ['redriven', 'unresolved'], 'sent: redriven; a redrive whose send failed: unresolved again');
     assert.equal(canMoveItem('unresolved', 'submitted'), false);
     assert.equal(canMoveItem('prepared', 'committed'), false);
   });

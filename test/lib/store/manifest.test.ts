@@ -231,6 +231,63 @@ describe('BatchManifest on DynamoDB Local', () => {
     );
   });
 
+  it('claims an item to send once: of four claims at once one moves it to sending; the claim settles at its version only', async () => {
+    // Prepare: an unresolved item
+    const batchId = await createBatch(2);
+    const id = itemIdFor(0);
+    await manifest.settleItem(batchId, id, { from: ['prepared'], to: 'unresolved', reason: 'no_result' });
+
+    // Act
+    const claims = await Promise.all([1, 2, 3, 4].map(() => manifest.claimSend(batchId, id, { from: ['unresolved'], reason: 'redrive', leaseMs: 60_000 })));
+    const won = claims.find((c) => c.moved);
+    const stale = await manifest.settleItem(batchId, id, { from: ['sending'], to: 'redriven', version: (won?.moved ? won.item.version : 0) - 1 });
+    const again = await manifest.claimSend(batchId, id, { from: ['sending'], leaseMs: 60_000 });
+    const settled = await manifest.settleItem(batchId, id, {
+      from: ['sending'],
+      to: 'redriven',
+      reason: 'redrive',
+      version: won?.moved ? won.item.version : 0,
+    });
+
+    // Assess
+    assert.equal(claims.filter((c) => c.moved).length, 1, 'one claim wins');
+    assert.ok(won?.moved);
+    assert.deepEqual([won.item.state, won.item.reason, won.item.claimUntil !== undefined], ['sending', 'redrive', true]);
+    assert.ok(!stale.moved, 'a settle at another version is refused');
+    assert.ok(!again.moved, 'a claim that has not lapsed is not taken again');
+    assert.ok(settled.moved);
+    assert.deepEqual([settled.item.state, settled.item.reason, settled.item.claimUntil], ['redriven', 'redrive', undefined]);
+    await assert.rejects(manifest.settleItem(batchId, itemIdFor(1), { from: ['prepared'], to: 'sending' }), ItemTransitionError);
+  });
+
+  it('takes a sending item again once its claim is released or has lapsed', async () => {
+    // Prepare: two claimed items, the clock of a second manifest two minutes ahead
+    let now = Date.parse('2030-01-01T00:00:00.000Z');
+    const timed = new BatchManifest({ dynamodb: clients.dynamodb, tableName, now: () => new Date(now) });
+    const batchId = uniqueName('batch');
+    await timed.createBatch({ batchId, lane: 'us', ...VERSIONS }, [newItem(0), newItem(1)]);
+    for (const i of [0, 1]) await timed.settleItem(batchId, itemIdFor(i), { from: ['prepared'], to: 'submitted' });
+    const first = await timed.claimSend(batchId, itemIdFor(0), { from: ['submitted'], reason: 'repair: not_json', leaseMs: 60_000 });
+    const second = await timed.claimSend(batchId, itemIdFor(1), { from: ['submitted'], reason: 'repair: not_json', leaseMs: 60_000 });
+    assert.ok(first.moved && second.moved);
+
+    // Act
+    const released = await timed.releaseClaim(batchId, itemIdFor(0), first.item.version);
+    const retaken = await timed.claimSend(batchId, itemIdFor(0), { from: ['sending'], leaseMs: 60_000 });
+    const early = await timed.claimSend(batchId, itemIdFor(1), { from: ['sending'], leaseMs: 60_000 });
+    now += 120_000;
+    const lapsed = await timed.claimSend(batchId, itemIdFor(1), { from: ['sending'], leaseMs: 60_000 });
+
+    // Assess
+    assert.ok(released.moved);
+    assert.deepEqual([released.item.state, released.item.claimUntil], ['sending', undefined]);
+    assert.ok(retaken.moved, 'a released claim is taken at once');
+    assert.equal(retaken.item.reason, 'repair: not_json', 'the reason stays');
+    assert.ok(!early.moved, 'a claim is not taken before it lapses');
+    assert.ok(lapsed.moved, 'a lapsed claim is taken again');
+    assert.equal(lapsed.item.claimUntil, '2030-01-01T00:03:00.000Z');
+  });
+
   it("lists a lane's batches from their headers", async () => {
     // Prepare
     const usBatch = await createBatch(1, 'us');

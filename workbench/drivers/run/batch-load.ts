@@ -19,7 +19,7 @@ import { createLaneTelemetry } from '../../../lib/extraction/deps.js';
 import type { DocumentInput } from '../../../lib/intake/producer.js';
 import { errorName, shortMessage } from '../../../lib/platform/errors.js';
 import { BatchManifest } from '../../../lib/store/manifest.js';
-import { ITEM_STATES, manifestTableName, type BatchItem, type ItemState } from '../../../lib/store/manifest-model.js';
+import { ITEM_STATES, itemIdInRecordId, manifestTableName, type BatchItem, type ItemState } from '../../../lib/store/manifest-model.js';
 import type { FakeProviderBatchOptions } from '../../fake-provider/index.js';
 import { redirectPowertoolsConsole } from '../../local-stack/lambda/telemetry.js';
 import { localLaneKeys, type LocalLane, type LocalStack } from '../../local-stack/stack.js';
@@ -381,6 +381,8 @@ export async function collectBatchFinal(stack: LocalStack, result: { batches: re
 export async function batchScorecardInputs(stack: LocalStack, result: { batches: readonly LaneBatch[] }, final: FinalState): Promise<BatchScorecardInputs> {
   const read = await collectBatchFinal(stack, result);
   const { droppedCustomIds, erroredCustomIds, invalidCustomIds } = stack.provider.stats().batches;
+  // The provider's record ids carry each batch's prefix; the figures compare item ids.
+  const itemIds = (recordIds: readonly string[]) => recordIds.map((id) => itemIdInRecordId(id) ?? id);
   return {
     batches: read.map(({ batch, status, items, readError }) => ({
       lane: batch.lane,
@@ -394,9 +396,9 @@ export async function batchScorecardInputs(stack: LocalStack, result: { batches:
       unresolved: (status?.unresolved ?? []).map(({ itemId, reason }) => ({ itemId, reason })),
       manifestItems: items,
     })),
-    providerDropped: droppedCustomIds,
-    providerErrored: erroredCustomIds,
-    providerInvalid: invalidCustomIds,
+    providerDropped: itemIds(droppedCustomIds),
+    providerErrored: itemIds(erroredCustomIds),
+    providerInvalid: itemIds(invalidCustomIds),
     committedKeys: new Set(final.results.map((r) => r.idempotencyKey)),
     terminalJobIds: new Set(final.terminalLedger.map((e) => e.jobId)),
     needsReviewJobIds: new Set(final.terminalLedger.filter((e) => e.kind === 'needs_review').map((e) => e.jobId)),

@@ -47,10 +47,10 @@ export interface BatchScorecardBatch extends BatchSubmitted {
 /** What the batch figures are computed from. */
 export interface BatchScorecardInputs {
   batches: BatchScorecardBatch[];
-  /** The fake provider's `custom_id`s of dropped and errored lines (every batch of the run; an id repeats once per batch). */
+  /** The item ids in the fake provider's `custom_id`s of dropped and errored lines (every batch of the run; an id repeats once per batch). */
   providerDropped: readonly string[];
   providerErrored: readonly string[];
-  /** The fake provider's `custom_id`s of lines answered with output that fails the schema (an id repeats once per batch). */
+  /** The item ids in the fake provider's `custom_id`s of lines answered with output that fails the schema (an id repeats once per batch). */
   providerInvalid: readonly string[];
   /** Idempotency keys with a committed result. */
   committedKeys: ReadonlySet<string>;
@@ -126,6 +126,7 @@ function found(item: BatchScorecardBatch['manifestItems'][number], inputs: Batch
     case 'unresolved':
     case 'prepared':
     case 'submitted':
+    case 'sending':
       return true;
     default:
       return false;

@@ -1,6 +1,7 @@
 /**
  * The Amazon Bedrock batch inference client of the batch lane, through `@aws-sdk/client-bedrock`
- * (one attempt: `maxAttempts: 1`, as `lib/platform/clients.ts`) and the lane's S3 client. Each job's input
+ * (one attempt: `maxAttempts: 1`, as the model SDKs: a refused or throttled submission is scheduled by
+ * the lane) and the lane's S3 client. Each job's input
  * is one JSONL file in the lane's bucket, `batch/<batchId>/input/<n>.jsonl`, of lines
  * `{ recordId, modelInput }`; `CreateModelInvocationJob` runs it with the lane's service role and
  * writes under `batch/<batchId>/output/`; `GetModelInvocationJob` watches it,
@@ -21,7 +22,12 @@
  * { errorCode, errorMessage } }`, in no guaranteed order, plus a `manifest.json.out` summary. They are
  * written in a folder named by the job id (the last part of the job ARN) under the output URI:
  * `<output>/<jobId>/<input file name>.out` (as observed by LiteLLM, BerriAI/litellm#26834). This
- * client lists `<output>/<jobId>/` and reads every `*.jsonl.out`, skipping the manifest.
+ * client lists `<output>/<jobId>/` and reads every `*.jsonl.out`, skipping the manifest — and only when
+ * the job reads the part's own input file and writes to the part's own output location (as
+ * `GetModelInvocationJob` reports them); else every record of the part is `foreign_output`. Record ids
+ * stay the 11-character item ids ("11 character alphanumeric string" leaves no room for a batch prefix):
+ * a Bedrock job's output is the batch's own by the folder it is read from (under the batch's prefix, named
+ * by the job's id).
  *
  * Limits ({@link BEDROCK_BATCH_LIMITS}): the Bedrock quotas "Minimum number of records per batch
  * inference job", "Records per input file per batch inference job", "Records per batch inference
@@ -59,6 +65,7 @@ import {
 } from './errors.js';
 import {
   isObject,
+  foreignOutput,
   mapErrors,
   matchResults,
   objectField,
@@ -85,6 +92,8 @@ export const BEDROCK_BATCH_LIMITS: Readonly<BatchLimits> = Object.freeze({
   maxRecordsPerJob: 50_000,
   maxBytesPerJob: 1_000_000_000,
   maxResultLineBytes: 16 * 1024 * 1024,
+  // "recordId": "11 character alphanumeric string" (User Guide, "Format and upload your batch inference data").
+  maxRecordIdLength: 11,
 });
 
 /** Settings of the Bedrock batch client. */
@@ -223,6 +232,18 @@ export function bedrockJobStatus(
   return status;
 }
 
+/**
+ * What makes a job not the one a part sent, or `undefined` when it is (or Bedrock does not say): another
+ * input file or another output location than the part's. Its output is then never read.
+ */
+function foreignJob(job: Pick<GetModelInvocationJobCommandOutput, 'inputDataConfig' | 'outputDataConfig'>, handle: ProviderJobHandle): string | undefined {
+  const input = job.inputDataConfig?.s3InputDataConfig?.s3Uri;
+  const output = job.outputDataConfig?.s3OutputDataConfig?.s3Uri;
+  if (input !== undefined && handle.inputRef !== '' && input !== handle.inputRef) return 'the job reads another input file';
+  if (output !== undefined && handle.outputRef !== undefined && output !== handle.outputRef) return 'the job writes to another output location';
+  return undefined;
+}
+
 const TIMEOUT_NAMES = new Set(['AbortError', 'TimeoutError', 'RequestTimeout', 'RequestTimeoutException']);
 
 /** Maps a Bedrock or S3 SDK error of `operation` to a batch client error. `aborted`: our deadline fired. */
@@ -342,9 +363,15 @@ export function createBedrockBatchProvider(options: BedrockBatchOptions): BatchP
     readResults(handle: ProviderJobHandle): AsyncIterable<ProviderResultLine> {
       const s3 = options.s3;
       return (async function* () {
-        const status = bedrockJobStatus(await getJob(handle), outputFolderOf(handle));
+        const job = await getJob(handle);
+        const status = bedrockJobStatus(job, outputFolderOf(handle));
         if (status.state === 'submitted' || status.state === 'in_progress') {
           throw new BatchJobNotFinishedError(`${PROVIDER}: job ${safeCode(bedrockJobId(handle.jobId))} is ${status.providerState}`, PROVIDER, status.state);
+        }
+        const foreign = foreignJob(job, handle);
+        if (foreign) {
+          yield* foreignOutput(handle, foreign);
+          return;
         }
         const prefix = outputFolderOf(handle).slice(`s3://${options.bucket}/`.length);
         const keys: string[] = [];
@@ -364,7 +391,7 @@ export function createBedrockBatchProvider(options: BedrockBatchOptions): BatchP
             return mapErrors(object.Body as unknown as AsyncIterable<Uint8Array>, (error) => mapBedrockBatchError(error, 'GetObject', now()));
           },
         }));
-        yield* matchResults(handle.recordIds, files, limits.maxResultLineBytes, parseBedrockResultLine);
+        yield* matchResults(handle.recordIds, files, limits.maxResultLineBytes, parseBedrockResultLine, handle.recordPrefix);
       })();
     },
 

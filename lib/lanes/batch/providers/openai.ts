@@ -12,6 +12,10 @@
  * 200 MB in size" (OpenAI API reference, Create batch, `input_file_id`; the same words in the SDK's
  * `BatchCreateParams`); each file holds one model's requests. 200 MB is read as 200,000,000 bytes.
  *
+ * Reading: only the output and error files the batch itself names, and only for the batch the part
+ * created (its id, its input file and its ratelane batch: {@link foreignBatch}); every line's
+ * `custom_id` must carry the batch's record prefix.
+ *
  * Throttles: an HTTP 429 on files or batches, and a batch that fails validation because the
  * organization's enqueued-token limit for the model is full (`status: 'failed'`, `errors.data[].code
  * === 'token_limit_exceeded'`, "Enqueued token limit reached for <model> … Please try again once some
@@ -31,6 +35,7 @@ import {
   type BatchThrottleReason,
 } from './errors.js';
 import {
+  foreignOutput,
   mapErrors,
   matchResults,
   objectField,
@@ -51,12 +56,17 @@ const PROVIDER = 'openai' as const;
 /** The endpoint every line and the batch name. */
 const OPENAI_BATCH_ENDPOINT = '/v1/chat/completions' as const;
 
-/** OpenAI's documented batch limits (see the module comment); a result line is read up to 8 MiB. */
+/**
+ * OpenAI's documented batch limits (see the module comment); a result line is read up to 8 MiB. A
+ * `custom_id` is documented as a string unique in its batch, with no length: ratelane keeps it to 64
+ * characters, the limit other batch APIs state (Anthropic's Message Batches: `^[a-zA-Z0-9_-]{1,64}$`).
+ */
 export const OPENAI_BATCH_LIMITS: Readonly<BatchLimits> = Object.freeze({
   minRecordsPerJob: 1,
   maxRecordsPerJob: 50_000,
   maxBytesPerJob: 200_000_000,
   maxResultLineBytes: 8 * 1024 * 1024,
+  maxRecordIdLength: 64,
 });
 
 /** Settings of the OpenAI batch client. */
@@ -160,6 +170,18 @@ function failedBatchError(batch: Batch): BatchClientError {
   return new BatchInputRejectedError(`${PROVIDER}: batch ${safeCode(batch.id)} failed validation: ${where || 'no reason given'}`, PROVIDER, { code: codes[0] });
 }
 
+/**
+ * What makes a batch not the one a part sent, or `undefined` when it is: another batch id, another
+ * input file, or another ratelane batch in its metadata. Its files are then never read.
+ */
+function foreignBatch(batch: Pick<Batch, 'id' | 'input_file_id' | 'metadata'>, handle: ProviderJobHandle): string | undefined {
+  if (batch.id !== handle.jobId) return 'the provider answered for another batch id';
+  if (handle.inputRef !== '' && batch.input_file_id !== handle.inputRef) return 'the batch was made from another input file';
+  const owner = batch.metadata?.ratelane_batch_id;
+  if (owner !== undefined && owner !== handle.batchId) return 'the batch belongs to another ratelane batch';
+  return undefined;
+}
+
 /** Maps an `openai` SDK error of `operation` (e.g. `files.create`) to a batch client error. */
 export function mapOpenAiBatchError(error: unknown, operation: string, now: Date = new Date()): BatchClientError {
   if (error instanceof APIConnectionTimeoutError || error instanceof APIUserAbortError) {
@@ -244,9 +266,15 @@ export function createOpenAiBatchProvider(options: OpenAiBatchOptions): BatchPro
 
     readResults(handle: ProviderJobHandle): AsyncIterable<ProviderResultLine> {
       return (async function* () {
-        const status = openAiJobStatus(await retrieve(handle));
+        const batch = await retrieve(handle);
+        const status = openAiJobStatus(batch);
         if (status.state === 'submitted' || status.state === 'in_progress') {
           throw new BatchJobNotFinishedError(`${PROVIDER}: batch ${safeCode(handle.jobId)} is ${status.providerState}`, PROVIDER, status.state);
+        }
+        const foreign = foreignBatch(batch, handle);
+        if (foreign) {
+          yield* foreignOutput(handle, foreign);
+          return;
         }
         const files = [status.outputRef, status.errorRef]
           .filter((id): id is string => typeof id === 'string' && id !== '')
@@ -258,7 +286,7 @@ export function createOpenAiBatchProvider(options: OpenAiBatchOptions): BatchPro
               return mapErrors(response.body as unknown as AsyncIterable<Uint8Array>, (error) => mapOpenAiBatchError(error, 'files.content', now()));
             },
           }));
-        yield* matchResults(handle.recordIds, files, limits.maxResultLineBytes, parseOpenAiResultLine);
+        yield* matchResults(handle.recordIds, files, limits.maxResultLineBytes, parseOpenAiResultLine, handle.recordPrefix);
       })();
     },
 

@@ -5,12 +5,16 @@
  * ({@link boundedLines}, {@link ResultMatcher}, {@link matchResults}).
  *
  * Every result line is hostile until proven otherwise: it is read within a byte bound (a longer one is
- * skipped, never buffered), parsed as JSON in a `try`, and its id must be a string that was sent in
- * that job and not seen before; an unknown, missing or repeated id is reported with `recordId: null`,
- * so it can never be matched to a record. One bad line never throws: it becomes one reported line.
+ * skipped, never buffered), decoded as strict UTF-8 (`textOf`: bytes that are not UTF-8 are never turned
+ * into replacement characters), parsed as JSON in a `try`, and its id must be a string that was sent in
+ * that job and not seen before; an unknown, missing or repeated id — or one of another batch (not the
+ * job's record prefix) — is reported with `recordId: null`, so it can never be matched to a record. A
+ * matched line whose bytes are not UTF-8, or whose answer holds lone surrogates or binary, is the record's
+ * failure `not_text`: its answer is never read. One bad line never throws: it becomes one reported line.
  * No document text goes into a message: lines are named by their number and file, never quoted.
  */
 import { randomUUID } from 'node:crypto';
+import { textOf } from '../../../contract/text.js';
 import type { ChatMessage, TokenUsage } from '../../../providers/model.js';
 import { BatchInputRejectedError, safeCode, type BatchClientError, type BatchProviderName } from './errors.js';
 
@@ -38,6 +42,8 @@ export interface BatchLimits {
   maxBytesPerJob: number;
   /** Longest result line read; a longer one is skipped and reported. */
   maxResultLineBytes: number;
+  /** Longest record id the provider takes (OpenAI's `custom_id`, Bedrock's `recordId`). */
+  maxRecordIdLength: number;
 }
 
 /** Options of {@link BatchProvider.prepare}. */
@@ -75,6 +81,11 @@ export interface ProviderJobHandle {
   outputRef?: string;
   /** The ids sent in this job: a result line with any other id is reported, never matched. */
   recordIds: string[];
+  /**
+   * What every record id of the batch starts with (the batch's own prefix): a line whose id does not is
+   * reported as another batch's (`other_batch`). Absent or empty: ids are not told apart by batch.
+   */
+  recordPrefix?: string;
 }
 
 /** A job's state, the same for every provider. */
@@ -98,11 +109,14 @@ export interface ProviderJobStatus {
 /** A record the model answered: its output text (validated later, never trusted) and usage. */
 type ProviderResultOk = { recordId: string; ok: true; content: string; usage: TokenUsage };
 
-/** A record that failed at the provider, had an unreadable answer (`bad_output`) or no line at all (`no_result`). */
+/**
+ * A record that failed at the provider, had an unreadable answer (`bad_output`), an answer that is not
+ * text (`not_text`), no line at all (`no_result`), or a job that is not the one sent (`foreign_output`).
+ */
 type ProviderResultFailed = { recordId: string; ok: false; code: string; message: string };
 
 /** Why a line could not be matched to a record. */
-type UnmatchedCode = 'line_too_large' | 'not_json' | 'missing_id' | 'unknown_id' | 'duplicate_id' | 'too_many_unmatched';
+type UnmatchedCode = 'line_too_large' | 'not_json' | 'missing_id' | 'unknown_id' | 'other_batch' | 'duplicate_id' | 'too_many_unmatched';
 
 /** A line that matches no record sent (reported, never matched: `recordId` is `null`). */
 interface ProviderResultUnmatched {
@@ -165,8 +179,8 @@ export function splitRequests(
   const byModel = new Map<string, BatchRequest[]>();
   const seen = new Set<string>();
   requests.forEach((request, i) => {
-    if (typeof request.recordId !== 'string' || !RECORD_ID.test(request.recordId))
-      throw reject(`record ${i}: id must match [A-Za-z0-9_.:-]{1,128}`, 'bad_record_id');
+    if (typeof request.recordId !== 'string' || !RECORD_ID.test(request.recordId) || request.recordId.length > limits.maxRecordIdLength)
+      throw reject(`record ${i}: id must match [A-Za-z0-9_.:-]{1,${Math.min(128, limits.maxRecordIdLength)}}`, 'bad_record_id');
     if (seen.has(request.recordId)) throw reject(`record id "${request.recordId}" appears twice`, 'duplicate_record_id');
     seen.add(request.recordId);
     if (typeof request.model !== 'string' || request.model === '') throw reject(`record "${request.recordId}" names no model`, 'no_model');
@@ -217,12 +231,26 @@ function rebalanceTail(chunks: Chunk[], limits: BatchLimits): boolean {
   return before.lines.length >= limits.minRecordsPerJob && last.bytes <= limits.maxBytesPerJob && last.lines.length <= limits.maxRecordsPerJob;
 }
 
-/** One line of a result file: its text, or `null` when it was longer than the bound (then never buffered). */
-export type RawLine = { number: number; text: string | null; bytes: number };
+/**
+ * One line of a result file: its text, or `null` when it was longer than the bound (then never
+ * buffered). `notText`: its bytes are not strict UTF-8 text; `text` is then their lenient decoding, only
+ * good for finding the record id the line claims — its answer is never read.
+ */
+export type RawLine = { number: number; text: string | null; bytes: number; notText?: true };
+
+/** A line's bytes decoded strictly (`textOf`); not text: decoded leniently and marked. `null` for a blank line. */
+function decodeLine(number: number, bytes: Buffer): RawLine | null {
+  const verdict = textOf(bytes);
+  if (verdict.ok) return { number, text: verdict.text, bytes: bytes.length };
+  if (verdict.problem === 'empty_document') return null;
+  const text = bytes.toString('utf8');
+  return text.trim() === '' ? null : { number, text, bytes: bytes.length, notText: true };
+}
 
 /**
  * Splits a byte stream into lines of at most `maxLineBytes` bytes. A longer line is skipped as it
- * streams by (its bytes counted, not kept) and yielded with `text: null`. Blank lines are skipped.
+ * streams by (its bytes counted, not kept) and yielded with `text: null`. Blank lines are skipped. A
+ * line is decoded strictly: one whose bytes are not UTF-8 text is marked `notText` (see {@link RawLine}).
  */
 export async function* boundedLines(source: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>, maxLineBytes: number): AsyncGenerator<RawLine> {
   let parts: Buffer[] = [];
@@ -231,11 +259,11 @@ export async function* boundedLines(source: AsyncIterable<Uint8Array | string> |
   let number = 0;
   const finish = (): RawLine | null => {
     number++;
-    const line = overflow ? { number, text: null, bytes: length } : { number, text: Buffer.concat(parts, length).toString('utf8'), bytes: length };
+    const line = overflow ? { number, text: null, bytes: length } : decodeLine(number, Buffer.concat(parts, length));
     parts = [];
     length = 0;
     overflow = false;
-    return line.text !== null && line.text.trim() === '' ? null : line;
+    return line;
   };
   const take = (piece: Buffer) => {
     length += piece.length;
@@ -269,6 +297,43 @@ export interface ParsedLine {
   result: () => { ok: true; content: string; usage: TokenUsage } | { ok: false; code: string; message: string };
 }
 
+/** Whether a string is not text (`textOf`): a lone surrogate, NUL bytes, mostly control characters. */
+function notTextString(value: string): boolean {
+  const verdict = textOf(value);
+  return !verdict.ok && verdict.problem === 'not_text';
+}
+
+/**
+ * Whether a record's answer is not text ({@link textOf}: lone surrogates, or binary — NUL bytes, mostly
+ * control characters), in the answer itself or — when it is JSON — in any string it holds once decoded
+ * (a `\ud800` escape decodes to a lone surrogate). An answer without a visible character is left to
+ * validation (it is not JSON).
+ */
+export function answerNotText(content: string): boolean {
+  if (notTextString(content)) return true;
+  let value: unknown;
+  try {
+    value = JSON.parse(content);
+  } catch {
+    return false;
+  }
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (typeof next === 'string') {
+      if (notTextString(next)) return true;
+    } else if (Array.isArray(next)) {
+      for (const child of next) stack.push(child);
+    } else if (typeof next === 'object' && next !== null) {
+      for (const [key, child] of Object.entries(next)) {
+        if (notTextString(key)) return true;
+        stack.push(child);
+      }
+    }
+  }
+  return false;
+}
+
 /** Matches result lines to the record ids sent: each id at most once, unknown ids reported. */
 class ResultMatcher {
   private readonly sent: Set<string>;
@@ -280,6 +345,7 @@ class ResultMatcher {
   constructor(
     recordIds: readonly string[],
     private readonly maxUnmatched = 1000,
+    private readonly recordPrefix = '',
   ) {
     this.sent = new Set(recordIds);
   }
@@ -303,12 +369,16 @@ class ResultMatcher {
     }
     const id = parsed.id;
     if (typeof id !== 'string' || id === '') return this.report('missing_id', `${where}: no record id`, raw, source);
+    if (this.recordPrefix !== '' && !id.startsWith(this.recordPrefix)) return this.report('other_batch', `${where}: a record id of another batch`, raw, source);
     if (!this.sent.has(id)) return this.report('unknown_id', `${where}: an id that was not sent in this job`, raw, source);
     if (this.seen.has(id)) return this.report('duplicate_id', `${where}: a record id seen before`, raw, source);
     this.seen.add(id);
+    if (raw.notText) return { recordId: id, ok: false, code: 'not_text', message: `${where}: bytes that are not UTF-8 text` };
     try {
       const result = parsed.result();
-      return result.ok ? { recordId: id, ...result } : { recordId: id, ok: false, code: safeCode(result.code) ?? 'provider_error', message: result.message };
+      if (!result.ok) return { recordId: id, ok: false, code: safeCode(result.code) ?? 'provider_error', message: result.message };
+      if (answerNotText(result.content)) return { recordId: id, ok: false, code: 'not_text', message: `${where}: an answer that is not text` };
+      return { recordId: id, ...result };
     } catch {
       return { recordId: id, ok: false, code: 'bad_output', message: `${where}: the answer could not be read` };
     }
@@ -348,15 +418,17 @@ export interface ResultFile {
 /**
  * Reads every file's lines through one {@link ResultMatcher}, then yields `no_result` for the records
  * sent that had no line. After too many unmatched lines it stops reading (and reports no `no_result`:
- * the files were not read to their end).
+ * the files were not read to their end). With `recordPrefix`, a line whose id does not start with it is
+ * reported as another batch's (`other_batch`).
  */
 export async function* matchResults(
   recordIds: readonly string[],
   files: readonly ResultFile[],
   maxLineBytes: number,
   parse: (value: Record<string, unknown>) => ParsedLine,
+  recordPrefix = '',
 ): AsyncGenerator<ProviderResultLine> {
-  const matcher = new ResultMatcher(recordIds, Math.max(1000, recordIds.length));
+  const matcher = new ResultMatcher(recordIds, Math.max(1000, recordIds.length), recordPrefix);
   for (const file of files) {
     for await (const raw of boundedLines(await file.open(), maxLineBytes)) {
       yield matcher.accept(raw, file.source, parse);
@@ -364,6 +436,16 @@ export async function* matchResults(
     }
   }
   yield* matcher.missing();
+}
+
+/**
+ * Every record of a job whose provider job is not the one the batch sent (its input, output or batch is
+ * another's): each is the failure `foreign_output`, and no line of its files is read.
+ */
+export function* foreignOutput(handle: Pick<ProviderJobHandle, 'recordIds'>, what: string): Generator<ProviderResultLine> {
+  for (const recordId of handle.recordIds) {
+    yield { recordId, ok: false, code: 'foreign_output', message: `the provider job is not the one sent: ${what}` };
+  }
 }
 
 /** A token count from an untrusted value: a non-negative safe integer, else 0. */

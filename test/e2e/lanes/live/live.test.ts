@@ -47,12 +47,12 @@ interface Answer {
   body: Record<string, unknown> & { status?: string; jobId?: string };
 }
 
-async function post(stack: LocalStack, body: unknown): Promise<Answer> {
+async function post(stack: LocalStack, body: unknown, contentType = 'application/json'): Promise<Answer> {
   const started = performance.now();
   const response = await fetch(`${stack.lanes.us!.live!.url}${LIVE_ROUTES.extractions}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
+    headers: { 'content-type': contentType },
+    body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
   });
   return { httpStatus: response.status, body: (await response.json()) as Answer['body'], ms: performance.now() - started };
 }
@@ -146,7 +146,7 @@ describe('live lane: answers inside one deadline', () => {
     assert.equal((await stack.lanes.us!.results.scanAll()).length, 0, 'nothing committed');
   });
 
-  it('bad input and another region are refused without a model call', async () => {
+  it('bad input, text that is not UTF-8, a body that is not JSON, a deadline under the minimum and another region are refused without a model call', async () => {
     // Prepare
     const stack = await liveStack({ lanes: { us: laneWith() }, admission: false, consumers: true });
     const before = requests(stack);
@@ -158,21 +158,32 @@ describe('live lane: answers inside one deadline', () => {
     const empty = await post(stack, { text: ' \n\u200b ' });
     const version = await post(stack, { text: english[0]!.text, promptVersion: 'invoice-extract@999' });
     const missing = await post(stack, { documentRef: { key: 'documents/nothing-here.txt' } });
+    const rawBytes = await post(stack, Buffer.concat([Buffer.from('{"text":"Invoice '), Buffer.from([0xff, 0xfe]), Buffer.from(' total 10 EUR"}')]));
+    const loneSurrogate = await post(stack, '{"text":"Invoice \\ud800 total 10 EUR"}');
+    const plainText = await post(stack, { text: english[0]!.text }, 'text/plain');
+    const shortDeadline = await post(stack, { text: english[0]!.text, deadlineMs: 1 });
     const unknown = await get(stack, 'no-such-job');
     // Assess
+    const answers = [otherRegion, otherBucket, notJson, both, empty, version, missing, rawBytes, loneSurrogate, plainText, shortDeadline];
     assert.deepEqual(
-      [otherRegion, otherBucket, notJson, both, empty, version, missing].map((a) => [a.httpStatus, a.body.reason]),
+      answers.map((a) => [a.httpStatus, a.body.reason, a.body.code]),
       [
-        [409, 'region_mismatch'],
-        [409, 'region_mismatch'],
-        [400, 'invalid_json'],
-        [400, 'bad_input'],
-        [422, 'empty_document'],
-        [422, 'unknown_version'],
-        [404, 'document_not_found'],
+        [409, 'region_mismatch', 'region_mismatch'],
+        [409, 'region_mismatch', 'region_mismatch'],
+        [400, 'invalid_json', 'invalid_json'],
+        [400, 'bad_input', 'bad_input'],
+        [422, 'empty_document', 'empty_document'],
+        [422, 'unknown_version', 'unknown_version'],
+        [404, 'document_not_found', 'document_not_found'],
+        [400, 'not_text', 'not_text'],
+        [400, 'not_text', 'not_text'],
+        [415, 'unsupported_media_type', 'unsupported_media_type'],
+        [400, 'deadline_too_short', 'deadline_too_short'],
       ],
     );
+    assert.match(String(shortDeadline.body.detail), /minimum of 1100 ms/);
     assert.equal(unknown.httpStatus, 404);
+    assert.equal(unknown.body.code, 'unknown_job');
     assert.equal(requests(stack), before, 'no model call');
   });
 });

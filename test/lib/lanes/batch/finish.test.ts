@@ -11,11 +11,13 @@ import { finishIfEnded, reconcileBatch, type ReconcileDeps } from '../../../../l
 import type { BatchProvider } from '../../../../lib/lanes/batch/providers/provider.js';
 import type { BatchManifest } from '../../../../lib/store/manifest.js';
 import {
+  ITEM_STATES,
   itemIdFor,
   type BatchHeader,
   type BatchState,
   type HeaderChange,
   type HeaderWrite,
+  type ItemState,
   type ProviderJobRef,
 } from '../../../../lib/store/manifest-model.js';
 
@@ -62,6 +64,8 @@ function memoryManifest(initial: BatchHeader) {
       current = { ...current, ...change, version: current.version + 1 };
       return { ok: true, header: structuredClone(current) };
     },
+    /** No item is left to send to the queue lane (none is `sending`). */
+    counts: async () => Object.fromEntries(ITEM_STATES.map((state) => [state, 0])) as Record<ItemState, number>,
     /** What `setProviderJob` does to the header: the part added or replaced, the version moved. */
     record: (ref: ProviderJobRef) => {
       const others = current.providerJobs.filter((p) => p.partId !== ref.partId);

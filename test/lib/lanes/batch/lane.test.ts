@@ -18,7 +18,7 @@ import { startFakeProvider, type FakeProvider } from '../../../../workbench/fake
 import { extractInvoice } from '../../../../workbench/fake-provider/extractors/invoice.js';
 import { provisionLane } from '../../../../workbench/local-stack/services/provision.js';
 import { BatchManifest } from '../../../../lib/store/manifest.js';
-import { manifestTableName } from '../../../../lib/store/manifest-model.js';
+import { itemIdOfRecord, manifestTableName } from '../../../../lib/store/manifest-model.js';
 import { Ledger } from '../../../../lib/store/ledger.js';
 import { ResultStore } from '../../../../lib/store/results.js';
 import { virtualClock } from '../../../helpers/virtual-clock.js';
@@ -83,8 +83,13 @@ describe('batch lane: submit and reconcile', () => {
       [['batch-empty', 'empty_document']],
     );
     const counts = await t.manifest.counts(batchId);
+    const header = await t.manifest.header(batchId);
     const stats = t.provider.stats().batches;
-    const lost = new Set([...stats.droppedCustomIds, ...stats.erroredCustomIds]);
+    const lost = new Set([...stats.droppedCustomIds, ...stats.erroredCustomIds].map((id) => itemIdOfRecord(header!, id)));
+    assert.ok(
+      [...stats.droppedCustomIds, ...stats.erroredCustomIds].every((id) => id.startsWith(`${batchId}.`)),
+      "every record id sent carries the batch's prefix",
+    );
     assert.ok(lost.size > 0, 'the fake dropped or errored some lines');
     assert.equal(counts.committed + counts.unresolved, 30, JSON.stringify(counts));
     assert.equal(counts.unresolved, lost.size, 'unresolved = dropped + errored');

@@ -207,7 +207,7 @@ describe('batch lane: status, redrive, cancel, expiry', () => {
     assert.equal(again.state, 'cancelled');
   });
 
-  it('a redrive sends before it settles (a failed send leaves the item unresolved) and leaves the items of a part still open alone', async () => {
+  it('a redrive claims, sends, then settles (a failed send puts the item back unresolved, its reason kept) and leaves the items of a part still open alone', async () => {
     // Prepare: a batch recorded by hand, part p000 ended, part p001 still running; r0, r1 (ended part) and r2 (open part) unresolved
     const t = await newLane();
     const manifest = new BatchManifest({ dynamodb: t.clients.dynamodb, tableName: manifestTableName(t.lane) });
@@ -246,6 +246,7 @@ describe('batch lane: status, redrive, cancel, expiry', () => {
     // Act
     const failed = await redriveBatch('b-redrive-open', { ...deps, sqs: failing });
     const afterFailure = await manifest.counts('b-redrive-open');
+    const reasonAfterFailure = (await manifest.item('b-redrive-open', itemIdFor(0)))?.reason;
     const sent = await redriveBatch('b-redrive-open', { ...deps, sqs: t.clients.sqs });
     const messages = await receive(t, { max: 10 });
     // Assess: nothing settled when nothing was sent
@@ -255,6 +256,8 @@ describe('batch lane: status, redrive, cancel, expiry', () => {
     );
     assert.equal(failed.redriven, 0);
     assert.equal(afterFailure.unresolved, 3);
+    assert.equal(afterFailure.sending, 0, 'no item is left claimed');
+    assert.equal(reasonAfterFailure, 'no_result', 'back unresolved with the reason it had');
     // sent and settled: only the ended part's items, as the same jobs
     assert.deepEqual(sent.itemIds, [itemIdFor(0), itemIdFor(1)]);
     assert.equal((await manifest.item('b-redrive-open', itemIdFor(2)))?.state, 'unresolved', "the open part's item is left alone");

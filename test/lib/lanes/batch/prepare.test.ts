@@ -1,7 +1,8 @@
 /**
  * The batch clients' pure parts: splitting a batch into provider jobs by records and bytes, the JSONL
  * line each provider gets, and reading hostile result lines (not JSON, huge, unknown or repeated ids,
- * missing fields): each is reported, none throws, none is matched to a record it does not belong to.
+ * ids of another batch, missing fields, bytes that are not UTF-8, answers that are not text): each is
+ * reported, none throws, none is matched to a record it does not belong to.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -13,7 +14,7 @@ import {
 } from '../../../../lib/lanes/batch/providers/bedrock.js';
 import { BatchInputRejectedError } from '../../../../lib/lanes/batch/providers/errors.js';
 import { createOpenAiBatchProvider, OPENAI_BATCH_LIMITS, parseOpenAiResultLine } from '../../../../lib/lanes/batch/providers/openai.js';
-import { boundedLines, matchResults, type BatchRequest, type ProviderResultLine } from '../../../../lib/lanes/batch/providers/provider.js';
+import { answerNotText, boundedLines, matchResults, type BatchRequest, type ProviderResultLine } from '../../../../lib/lanes/batch/providers/provider.js';
 import { S3Client } from '@aws-sdk/client-s3';
 import { getExtractionPrompt, getExtractionSchema } from '../../../../lib/contract/schemas/registry.js';
 
@@ -289,5 +290,108 @@ describe('reading result lines: hostile input is reported, never thrown, never m
       { recordId: 'd', ok: false, code: 'bad_output', message: 'the line has no model output' },
       { recordId: 'e', ok: false, code: 'bad_output', message: 'the line has no model output' },
     ]);
+  });
+});
+
+describe('reading result lines: strict text, and the batch a line belongs to', () => {
+  async function* bytes(...parts: Buffer[]): AsyncGenerator<Uint8Array> {
+    for (const part of parts) yield part;
+  }
+
+  it('decodes each line strictly: a line whose bytes are not UTF-8 is marked, never given replacement characters', async () => {
+    // Prepare: a line with a lone continuation byte between two good lines
+    const good = Buffer.from('{"ok":1}\n', 'utf8');
+    const bad = Buffer.concat([Buffer.from('{"ok":"a'), Buffer.from([0xc3, 0x28]), Buffer.from('"}\n')]);
+    // Act
+    const lines = [];
+    for await (const line of boundedLines(bytes(good, bad, good), 4096)) lines.push(line);
+    // Assess
+    assert.deepEqual(
+      lines.map((l) => [l.number, l.notText === true]),
+      [
+        [1, false],
+        [2, true],
+        [3, false],
+      ],
+    );
+  });
+
+  it('a matched line that is not UTF-8, or whose answer decodes to a lone surrogate or holds NUL, is not_text; its answer is not given', async () => {
+    // Prepare
+    const spoiled = Buffer.from(okLine('b', '{"invoiceNumber":"INV-@@"}'), 'utf8');
+    const at = spoiled.indexOf('@@');
+    const notUtf8 = Buffer.concat([spoiled.subarray(0, at), Buffer.from([0xff, 0xfe]), spoiled.subarray(at + 2)]);
+    const text = (s: string) => Buffer.from(`${s}\n`, 'utf8');
+    // Act
+    const lines = await collect(
+      matchResults(
+        ['a', 'b', 'c', 'd', 'e'],
+        [
+          {
+            source: 'out.jsonl',
+            open: async () =>
+              bytes(
+                text(okLine('a')),
+                notUtf8,
+                Buffer.from('\n'),
+                text(okLine('c', '{"invoiceNumber":"INV-\\ud800"}')),
+                text(okLine('d', '{"invoiceNumber":"INV-\\u0000"}')),
+                text(okLine('e', '{"invoiceNumber":"INV-\u00e9"}')),
+              ),
+          },
+        ],
+        4096,
+        parseOpenAiResultLine,
+      ),
+    );
+    // Assess
+    assert.deepEqual(
+      lines.map((l) => [l.recordId, l.ok ? 'ok' : l.code]),
+      [
+        ['a', 'ok'],
+        ['b', 'not_text'],
+        ['c', 'not_text'],
+        ['d', 'not_text'],
+        ['e', 'ok'],
+      ],
+    );
+    for (const line of lines) if (line.ok) assert.ok(!line.content.includes('\ufffd'));
+  });
+
+  it('answerNotText: lone surrogates and binary, in the answer or in the strings its JSON holds', () => {
+    assert.equal(answerNotText('{"a":"Grüße, 東京 🙂"}'), false);
+    assert.equal(answerNotText('not json at all'), false, 'left to validation');
+    assert.equal(answerNotText('{"a":"\ud800"}'), true);
+    assert.equal(answerNotText('{"a":"\\udc00x"}'), true);
+    assert.equal(answerNotText('{"a":["ok",{"b":"\\u0000"}]}'), true);
+    assert.equal(answerNotText('{"\\ud83d":"key"}'), true);
+    assert.equal(answerNotText('{"a":"\\ud83d\\ude42"}'), false, 'a pair is text');
+  });
+
+  it("with the batch's record prefix, a line of another batch is refused as other_batch, even with an item id this job sent", async () => {
+    // Prepare: this batch is b-x.; a line of b-y. and one without any prefix name the same item
+    const text = [okLine('b-y.r0000000000'), okLine('r0000000000'), okLine('b-x.r0000000000')].join('\n');
+    // Act
+    const lines = await collect(matchResults(['b-x.r0000000000'], file(text), 4096, parseOpenAiResultLine, 'b-x.'));
+    // Assess
+    assert.deepEqual(
+      lines.map((l) => [l.recordId, l.ok ? 'ok' : l.code]),
+      [
+        [null, 'other_batch'],
+        [null, 'other_batch'],
+        ['b-x.r0000000000', 'ok'],
+      ],
+    );
+  });
+
+  it('a record id longer than the provider takes is refused when the batch is split', () => {
+    assert.throws(
+      () => bedrock({ minRecordsPerJob: 1 }).prepare([request('b-1.r0000000000', CLAUDE)]),
+      (e: unknown) => {
+        return e instanceof BatchInputRejectedError && e.code === 'bad_record_id';
+      },
+    );
+    assert.equal(openai().prepare([request(`b-${'1'.repeat(36)}.r0000000000`)]).length, 1);
+    assert.throws(() => openai().prepare([request(`b-${'1'.repeat(60)}.r0000000000`)]), BatchInputRejectedError);
   });
 });

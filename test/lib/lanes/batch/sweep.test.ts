@@ -4,8 +4,9 @@
  * oldest first; a batch whose pass fails (its provider job cannot be polled) is reported with its
  * error's name while the others are reconciled to the end; the report carries per batch its state,
  * moves and unresolved items, and for the lane the items moved, errors, open batches, unresolved items
- * (finished batches included) and the oldest open batch's age; `maxBatches` and the invocation's time
- * left bound a sweep. Nothing logged carries document text.
+ * (finished batches included) and the oldest open batch's age; a batch whose pass could not settle an
+ * item counts as an error and the next sweep settles it; `maxBatches` and the invocation's time left
+ * bound a sweep. Nothing logged carries document text.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
@@ -21,7 +22,8 @@ import { extractInvoice } from '../../../../workbench/fake-provider/extractors/i
 import { provisionLane } from '../../../../workbench/local-stack/services/provision.js';
 import { Ledger } from '../../../../lib/store/ledger.js';
 import { BatchManifest } from '../../../../lib/store/manifest.js';
-import { type ItemState, manifestTableName } from '../../../../lib/store/manifest-model.js';
+import { type ItemState, itemIdFor, manifestTableName } from '../../../../lib/store/manifest-model.js';
+import { StoreUnavailableError } from '../../../../lib/store/errors.js';
 import { ResultStore } from '../../../../lib/store/results.js';
 import { englishDocuments } from '../../../helpers/consumer-harness.js';
 import { virtualClock } from '../../../helpers/virtual-clock.js';
@@ -148,6 +150,50 @@ describe('sweepBatches', () => {
     }
     const logged = JSON.stringify(t.logs);
     for (const doc of englishDocuments(6)) assert.ok(!logged.includes(doc.text.slice(0, 40).trim()), 'no document text in any log line');
+  });
+
+  it('a batch whose pass could not settle an item counts as an error and is logged; the next sweep settles it and ends the batch', async () => {
+    // Prepare: one batch of 3; the results table refuses the first commit of its second item
+    const t = await sweepLane({ completionMs: 300, validationMs: 100, finalizingMs: 100 });
+    const batchId = await t.submit('flaky', 3);
+    const flaky = (await t.manifest.item(batchId, itemIdFor(1)))!;
+    let refused = 0;
+    const results = new Proxy(t.deps.results, {
+      get(target, property, receiver) {
+        if (property !== 'commitOnce') return Reflect.get(target, property, receiver);
+        return async (record: Parameters<ResultStore['commitOnce']>[0]) => {
+          if (record.idempotencyKey === flaky.idempotencyKey && refused++ === 0) {
+            throw new StoreUnavailableError('PutItem', target.tableName, { cause: new Error('ServiceUnavailable') });
+          }
+          return target.commitOnce(record);
+        };
+      },
+    });
+    const deps = { ...t.deps, results };
+    const reports: SweepReport[] = [];
+    // Act: sweep until the batch is done
+    await t.clock.until(
+      'the batch is done',
+      async () => {
+        const report = await sweepBatches(deps);
+        reports.push(report);
+        return report.batches[0]?.state === 'done';
+      },
+      { everyMs: 200, timeoutMs: 10_000 },
+    );
+    // Assess: one sweep had the failed item: an error, the batch reconciled and open; the next one ended it
+    const failing = reports.filter((r) => r.errors > 0);
+    assert.equal(failing.length, 1);
+    assert.deepEqual(
+      [failing[0]?.batches[0]?.outcome, failing[0]?.batches[0]?.failedItems, failing[0]?.batches[0]?.state, failing[0]?.moved],
+      ['reconciled', 1, 'submitted', { committed: 2 }],
+    );
+    assert.deepEqual(reports.at(-1)?.moved, { committed: 1 });
+    const logged = t.logs.filter((l) => l.level === 'error' && l.message === 'batch items could not be settled');
+    assert.deepEqual(
+      logged.map((l) => l.fields),
+      [{ lane: 'us', batchId, items: 1, errors: ['StoreUnavailableError'] }],
+    );
   });
 
   it('runs at most maxBatches passes, oldest first, and starts none without the time it needs; skipped batches stay open', async () => {

@@ -1,7 +1,7 @@
 /**
  * The consumer's delivery guarantees, driving the real handler through the eval harness
  * (test/helpers/consumer-harness.ts) on DynamoDB Local and fauxqs: commit once (the same message twice,
- * two copies on two consumers at once), a real failure's visibility backoff and the DLQ at
+ * five copies on five consumers at once: one model call), a real failure's visibility backoff and the DLQ at
  * maxReceiveCount, failures and throttles alternating. The visibility the consumer sets and the delays
  * it asks for are recorded and pass at once (`queue-time.ts`). The whole local stack (poller, consumer,
  * fake provider at a tiny rate limit) committing every job once: `test/e2e/lanes/queue/delivery.test.ts`.
@@ -26,6 +26,7 @@ import {
   trackedLanes,
 } from '../../../helpers/consumer-harness.js';
 import { expireVisibility, skipDelays, visibilityLeft } from '../../../helpers/queue-time.js';
+import { virtualClock } from '../../../helpers/virtual-clock.js';
 
 const newLane = trackedLanes();
 
@@ -54,31 +55,68 @@ describe('consumer: commit once', () => {
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 });
   });
 
-  it('two copies of one job handled by two consumers at once commit once and suppress one duplicate', async () => {
-    // Prepare: the job is enqueued twice (as a producer retry can do); two handler instances
+  it('five copies of one job delivered at once to five consumers make one model call; the copies that found the key held come back as duplicates', async () => {
+    // Prepare: the job enqueued five times (as producer retries can do), five handler instances; the
+    // model answers only once the other four invocations ended (or once all five reached it), so the
+    // copies race while the first call is under way
     const t = await newLane();
     const [doc] = englishDocuments(1);
     const [item] = await submitTo(t, [{ text: doc!.text, sourceId: `${doc!.sourceId}#race` }]);
-    const [message] = await receive(t, { max: 1 });
-    await sendRaw(t, message!.Body!);
-    const [copy] = await receive(t, { max: 1, waitSeconds: 1 });
-    assert.ok(copy && copy.MessageId !== message!.MessageId);
+    const [first] = await receive(t, { max: 1 });
+    for (let i = 0; i < 4; i++) await sendRaw(t, first!.Body!);
+    const copies = [first!, ...(await receive(t, { max: 4, waitSeconds: 1 }))];
+    assert.equal(new Set(copies.map((m) => m.MessageId)).size, 5);
+    const clock = virtualClock();
+    const sqs = freshSqsClient(t);
+    const waits = skipDelays(sqs);
     const sink = new CapturingSink();
     const model = scriptedModel();
-    const a = testConsumer(t, model, { sink });
-    const b = testConsumer(t, model, { sink });
+    let entered = 0;
+    let ended = 0;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const answer = model.extract.bind(model);
+    model.extract = async (request) => {
+      if (++entered === copies.length) open();
+      await gate;
+      return answer(request);
+    };
+    const consumers = copies.map(() => testConsumer(t, model, { sink, sqs, now: clock.now, sleep: clock.sleep }));
 
     // Act
-    const [ra, rb] = await Promise.all([invoke(t, a.handler, [message!]), invoke(t, b.handler, [copy])]);
+    const runs = await Promise.all(
+      copies.map(async (message, i) => {
+        const run = await invoke(t, consumers[i]!.handler, [message]);
+        if (++ended === copies.length - 1) open();
+        return run;
+      }),
+    );
 
-    // Assess
-    assert.deepEqual(ra.response.batchItemFailures, []);
-    assert.deepEqual(rb.response.batchItemFailures, []);
-    assert.equal(model.calls.length, 2, 'both called the model');
-    assert.equal(await t.results.count(), 1);
+    // Assess: one call; the four others deferred (re-sent for when the hold ends), not failed
+    assert.deepEqual(
+      runs.flatMap((r) => r.response.batchItemFailures),
+      [],
+    );
+    assert.equal(model.calls.length, 1, 'one model call for five copies');
     assert.equal((await t.results.get(item!.idempotencyKey))?.jobId, item!.jobId);
     assert.equal(sink.totals.total.Completed, 1);
-    assert.equal(sink.totals.total.DuplicateSuppressed, 1);
+    assert.equal(sink.totals.total.KeyInProgress, 4);
+    assert.equal(waits.delays.length, 4, 'the four copies re-sent for later');
+
+    // Act 2: their delays pass; the copies come back
+    waits.letDelaysPass(clock);
+    const back = await receive(t, { max: 10 });
+    const again = await invoke(t, consumers[0]!.handler, back);
+    sqs.destroy();
+
+    // Assess 2: duplicates of the committed result, without a call
+    assert.equal(back.length, 4);
+    assert.deepEqual(again.response.batchItemFailures, []);
+    assert.equal(model.calls.length, 1, 'still one model call');
+    assert.equal(sink.totals.total.DuplicateSuppressed, 4);
+    assert.equal(await t.results.count(), 1);
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 });
   });
 });

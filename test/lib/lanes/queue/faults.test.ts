@@ -3,17 +3,17 @@
  * between two steps, DynamoDB or SQS is unavailable for a call, one message reaches two consumers at
  * once. After each, every job ends in exactly one known state: nothing lost, nothing committed twice.
  * Faults on the full local stack (provider failures, garbage answers, a key out of credit):
- * faults-local-stack.test.ts.
+ * test/e2e/run/faults.test.ts.
  *
  * Already covered elsewhere (not repeated here):
- * - the same message delivered twice in sequence; two copies of one job on two consumers at once
- *   (consumer-delivery.test.ts "consumer: commit once");
+ * - the same message delivered twice in sequence; five copies of one job on five consumers at once,
+ *   one model call (delivery.test.ts "consumer: commit once");
  * - a transport timeout → visibility backoff → DLQ at maxReceiveCount with the reason in the ledger
- *   (consumer-delivery.test.ts "consumer: real failures");
- * - garbage once then repaired; schema-invalid twice → needs_review (consumer-validation.test.ts "consumer: validation");
+ *   (delivery.test.ts "consumer: real failures");
+ * - garbage once then repaired; schema-invalid twice → needs_review (validation.test.ts "consumer: validation");
  * - a failed deferral re-send (SQS unavailable before the send): the original comes back, then is
- *   deferred and committed (consumer-throttle.test.ts);
- * - a billing 429 on the eval harness: deferred by the throttle cap with BillingAlarm (consumer-throttle.test.ts).
+ *   deferred and committed (throttle.test.ts);
+ * - a billing 429 on the eval harness: deferred by the throttle cap with BillingAlarm (throttle.test.ts).
  *
  * A crash on the eval harness: the wrapped dependency never returns at the crash point (the record's
  * work stops there) and the invocation rejects (test/helpers/fault-injection.ts), so nothing is
@@ -54,6 +54,8 @@ import { expireVisibility, skipDelays, visibilityLeft } from '../../../helpers/q
 import { virtualClock } from '../../../helpers/virtual-clock.js';
 
 const newLane = trackedLanes();
+/** Past any claim's hold of an idempotency key (lib/store/claims.ts: at most 16 min). */
+const CLAIM_PASSED_MS = 17 * 60_000;
 
 /** Receives until `count` messages are in hand (or `timeoutMs` passes). */
 async function receiveAll(t: TestLane, count: number, timeoutMs = 2000): Promise<Message[]> {
@@ -72,7 +74,8 @@ describe('faults: the consumer dies between two steps', () => {
     const model = scriptedModel();
     const sink = new CapturingSink();
     const crash = new Crash('afterModelCall');
-    const dying = testConsumer(t, model, { sink });
+    const clock = virtualClock();
+    const dying = testConsumer(t, model, { sink, now: clock.now });
     const handler = crashingHandler(createConsumerHandler(crash.deps(dying.deps)), crash);
     const first = await receive(t, { max: 1, visibilityTimeout: 1 });
 
@@ -85,10 +88,12 @@ describe('faults: the consumer dies between two steps', () => {
     assert.equal(await t.results.count(), 0);
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 1, delayed: 0 });
 
-    // Act 2: its visibility timeout runs out; SQS brings it back to a new execution environment
+    // Act 2: its visibility timeout runs out; SQS brings it back to a new execution environment. A lane's
+    // visibility timeout outlasts its function timeout, so the dead holder's claim of the key has passed by then
     await expireVisibility(t, first);
+    clock.advance(CLAIM_PASSED_MS);
     const back = await receive(t, { max: 1 });
-    const fresh = testConsumer(t, model, { sink });
+    const fresh = testConsumer(t, model, { sink, now: clock.now });
     const { response } = await invoke(t, fresh.handler, back);
 
     // Assess 2
@@ -225,7 +230,7 @@ describe('faults: a service is unavailable', () => {
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 });
   });
 
-  it('SQS took the deferral re-send but its answer was lost: the original comes back beside the copy; one commit, one duplicate suppressed', async () => {
+  it('SQS took the deferral re-send but its answer was lost: the original comes back beside the copy; one model call, one commit, the copy a duplicate', async () => {
     // Prepare: a 429 "retry in 1 s" on the first call; the re-send reaches SQS and then throws
     const t = await newLane();
     const [doc] = englishDocuments(1);
@@ -257,7 +262,6 @@ describe('faults: a service is unavailable', () => {
     await expireVisibility(t, first);
     const both = await receiveAll(t, 2);
     const two = await invoke(t, handler, both);
-    sqs.destroy();
 
     // Assess 2
     assert.equal(both.length, 2);
@@ -266,6 +270,18 @@ describe('faults: a service is unavailable', () => {
     assert.equal(await t.results.count(), 1);
     assert.equal((await t.results.get(item!.idempotencyKey))?.jobId, item!.jobId);
     assert.equal(sink.totals.total.Completed, 1);
+    assert.equal(model.calls.length, 2, 'one 429, one call for the two copies');
+    assert.equal(sink.totals.total.KeyInProgress, 1, 'the copy beside the holder waits for it');
+
+    // Act 3: that copy comes back
+    waits.letDelaysPass(clock);
+    const last = await receive(t, { max: 1 });
+    const three = await invoke(t, handler, last);
+    sqs.destroy();
+
+    // Assess 3: a duplicate, without a call
+    assert.deepEqual(three.response.batchItemFailures, []);
+    assert.equal(model.calls.length, 2);
     assert.equal(sink.totals.total.DuplicateSuppressed, 1);
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 });
     assert.deepEqual(await queueCounts(t, 'dlq'), { visible: 0, notVisible: 0, delayed: 0 });
@@ -308,7 +324,7 @@ describe('faults: a service is unavailable', () => {
 });
 
 describe('faults: one message, two consumers at once', () => {
-  it('the visibility timeout runs out while the first consumer waits on the model: the same message (same id) goes to a second; one commit, one duplicate', async () => {
+  it('the visibility timeout runs out while the first consumer waits on the model: the same message (same id) goes to a second, which finds the key held: one model call, one commit, the copy a duplicate', async () => {
     // Prepare: the first model call answers only once the second consumer is done, longer than the message's 1 s visibility
     const t = await newLane();
     const [doc] = englishDocuments(1);
@@ -333,8 +349,11 @@ describe('faults: one message, two consumers at once', () => {
       },
     });
     const sink = new CapturingSink();
-    const a = testConsumer(t, model, { sink });
-    const b = testConsumer(t, model, { sink });
+    const clock = virtualClock();
+    const sqs = freshSqsClient(t);
+    const waits = skipDelays(sqs);
+    const a = testConsumer(t, model, { sink, sqs, now: clock.now, sleep: clock.sleep });
+    const b = testConsumer(t, model, { sink, sqs, now: clock.now, sleep: clock.sleep });
     const [message] = await receive(t, { max: 1, visibilityTimeout: 1 });
 
     // Act: A starts and waits on the model; the message's visibility runs out, it reappears and B takes it while A still waits
@@ -352,11 +371,23 @@ describe('faults: one message, two consumers at once', () => {
     assert.equal(again?.Attributes?.ApproximateReceiveCount, '2');
     assert.deepEqual(second.response.batchItemFailures, []);
     assert.deepEqual(firstDone.response.batchItemFailures, []);
-    assert.equal(scripted.calls.length, 2, 'both asked the model');
+    assert.equal(scripted.calls.length, 1, 'B made no call: A held the key');
+    assert.equal(sink.totals.total.KeyInProgress, 1);
+    assert.equal(waits.delays.length, 1, "B re-sent the job for when A's hold ends");
     assert.equal(await t.results.count(), 1);
     assert.equal((await t.results.get(item!.idempotencyKey))?.jobId, item!.jobId);
     assert.equal(sink.totals.total.Completed, 1);
-    assert.equal(sink.totals.total.DuplicateSuppressed, 1, 'the slower one hit the conditional write');
+
+    // Act 2: B's copy comes back
+    waits.letDelaysPass(clock);
+    const copy = await receive(t, { max: 1 });
+    const third = await invoke(t, b.handler, copy);
+    sqs.destroy();
+
+    // Assess 2: a duplicate of A's result, without a call
+    assert.deepEqual(third.response.batchItemFailures, []);
+    assert.equal(scripted.calls.length, 1);
+    assert.equal(sink.totals.total.DuplicateSuppressed, 1);
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 });
   });
 });
