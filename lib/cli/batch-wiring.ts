@@ -98,6 +98,7 @@ async function laneFrom(flags: LaneFlags, io: CommandIo, endpoints: ServiceEndpo
     dirs: [],
     sourceId: undefined,
     deadline: undefined,
+    tenant: undefined,
     schemaVersion: undefined,
     promptVersion: undefined,
     endpoints: flags.endpoints,

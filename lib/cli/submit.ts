@@ -55,7 +55,7 @@ export const SUBMIT_EXIT = { ok: 0, notAllSent: 1, rejected: 2 } as const;
 /** Usage text of `ratelane submit`. */
 export const SUBMIT_USAGE = `usage: ratelane submit --region <lane> [--file <path> ...] [--text <text> ...] [--dir <folder> ...]
                        [--source-id <id>] [--deadline <ISO 8601>] [--schema-version <v>] [--prompt-version <v>]
-                       [--account <id>] [--endpoints '<json>'] [--all-or-nothing] [--json]
+                       [--tenant <principal ARN or name>] [--account <id>] [--endpoints '<json>'] [--all-or-nothing] [--json]
 
   --region          region lane name (us, eu, ...) or its AWS region
   --file            a UTF-8 text file (repeatable)
@@ -66,6 +66,8 @@ export const SUBMIT_USAGE = `usage: ratelane submit --region <lane> [--file <pat
                     folder (with --file: its name), never a local path
   --source-id       the document's stable id (only with exactly one document)
   --deadline        process before this instant
+  --tenant          who the jobs belong to (e.g. your role's ARN, arn:aws:iam::<account>:role/<name>): that
+                    principal (and the lane's readers) reads them through the live API; part of the key
   --account         the lane's AWS account (its bucket is named after it); else env RATELANE_ACCOUNT; else the
                     account of your credentials (STS GetCallerIdentity). Not used with local endpoints.
   --endpoints       local endpoints as JSON {"sqs","s3","dynamodb"}; else env RATELANE_ENDPOINTS; else real AWS
@@ -84,6 +86,7 @@ export interface SubmitOptions {
   dirs: string[];
   sourceId: string | undefined;
   deadline: string | undefined;
+  tenant: string | undefined;
   schemaVersion: string | undefined;
   promptVersion: string | undefined;
   /** `--endpoints` as given (parsed in `run`, where `RATELANE_ENDPOINTS` is the fallback). */
@@ -102,6 +105,7 @@ const SUBMIT_FLAGS = {
   dir: repeatedFlag(),
   'source-id': stringFlag(),
   deadline: stringFlag(),
+  tenant: stringFlag(),
   'schema-version': stringFlag(),
   'prompt-version': stringFlag(),
   endpoints: stringFlag(),
@@ -120,6 +124,7 @@ function parseSubmitArgs(argv: readonly string[]): SubmitOptions {
     dirs: v.dir,
     sourceId: v['source-id'],
     deadline: v.deadline,
+    tenant: v.tenant,
     schemaVersion: v['schema-version'],
     promptVersion: v['prompt-version'],
     endpoints: v.endpoints,
@@ -195,6 +200,7 @@ async function documentsFrom(options: SubmitOptions): Promise<{ documents: Docum
   const common = {
     region: options.region,
     ...(options.deadline !== undefined ? { deadline: options.deadline } : {}),
+    ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
     ...(options.schemaVersion !== undefined ? { schemaVersion: options.schemaVersion } : {}),
     ...(options.promptVersion !== undefined ? { promptVersion: options.promptVersion } : {}),
   };

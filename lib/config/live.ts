@@ -33,6 +33,14 @@ export const LiveSettingsSchema = z
      * an S3-stored document's job sent to the lane's queue, a ledger line, the response.
      */
     handoverMarginMs: z.number().int().min(100).max(5_000),
+    /**
+     * Principals granted a lane-wide read of `GET /v1/extractions/{jobId}` (IAM user or role ARNs; a
+     * role's sessions count as the role): they read every job of the lane, others only their own.
+     */
+    readers: z
+      .array(z.string().regex(/^arn:aws[a-z-]*:(iam|sts)::\d{12}:[A-Za-z0-9+=,.@_/-]+$/, { error: 'a reader is an IAM principal ARN' }))
+      .max(100)
+      .optional(),
     /** The live function's memory (MB). */
     memoryMb: z.number().int().min(128).max(10240),
     /** Optional reserved concurrency of the live function (its own cap, opt-in like the consumer's). */

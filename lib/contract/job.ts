@@ -31,10 +31,37 @@ export const MAX_ATTEMPT = 1000;
 /** The most throttle deferrals any job can carry (a lane's own limit is usually far lower). */
 const MAX_DEFERRALS = 1_000_000_000;
 
+/**
+ * A tenant: who a job belongs to. The live lane's is the caller's IAM principal (`live/caller.ts`: an
+ * ARN); a queue or batch producer may state one. ARN characters only, at most 256.
+ */
+export const TENANT_PATTERN = /^[A-Za-z0-9+=,.@_:/-]{1,256}$/;
+
+const ASSUMED_ROLE = /^arn:(aws[a-z-]*):sts::(\d{12}):assumed-role\/([^/]+)\/[^/]+$/;
+const ROLE = /^arn:(aws[a-z-]*):iam::(\d{12}):role\/(?:[^/]*\/)*([^/]+)$/;
+
+/**
+ * The tenant of an IAM principal's ARN, so that every way of naming one principal is one tenant:
+ * - `arn:<p>:sts::<account>:assumed-role/<role>/<session>` → `arn:<p>:iam::<account>:role/<role>`;
+ * - `arn:<p>:iam::<account>:role/<path>/<role>` → `arn:<p>:iam::<account>:role/<role>` (a role's name is
+ *   unique in its account, whatever its path; the assumed-role ARN has no path);
+ * - anything else (a user, the account root, a federated user, a name that is no ARN) as it is.
+ */
+export function tenantOfPrincipal(arn: string): string {
+  const role = ASSUMED_ROLE.exec(arn) ?? ROLE.exec(arn);
+  return role ? `arn:${role[1]}:iam::${role[2]}:role/${role[3]}` : arn;
+}
+
 export const JobSchema = z
   .object({
     contractVersion: z.literal(JOB_CONTRACT_VERSION),
     jobId: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/),
+    /**
+     * Who the job belongs to (see {@link TENANT_PATTERN}): only its tenant, or a principal granted a
+     * lane-wide read, reads it; part of its idempotency key, so tenants never share a result. Absent:
+     * no tenant's (only lane-wide readers read it).
+     */
+    tenant: z.string().regex(TENANT_PATTERN).optional(),
     idempotencyKey: z.string().regex(/^[a-f0-9]{64}$/),
     /** The region lane, fixed at intake. */
     region: z.string().regex(/^[a-z][a-z0-9]{1,9}$/),
@@ -108,21 +135,30 @@ export function sha256Hex(data: string | Uint8Array): string {
 }
 
 /**
- * The idempotency key: one result per (source identity, content, prompt version, schema version).
- * Re-submitting the same document with the same versions maps to the same committed result.
+ * The idempotency key: one result per (tenant, source identity, content, prompt version, schema
+ * version). Re-submitting the same document with the same versions maps to the same committed result;
+ * another tenant's same document has its own key (a job without a tenant keeps the key it always had).
  */
-export function idempotencyKeyFor(parts: { sourceId: string; contentSha256: string; promptVersion: string; schemaVersion: string }): string {
-  return sha256Hex(['ratelane/v1', parts.sourceId, parts.contentSha256, parts.promptVersion, parts.schemaVersion].join('\n'));
+export function idempotencyKeyFor(parts: {
+  sourceId: string;
+  contentSha256: string;
+  promptVersion: string;
+  schemaVersion: string;
+  tenant?: string | undefined;
+}): string {
+  const tenant = parts.tenant === undefined ? [] : [`tenant:${parts.tenant}`];
+  return sha256Hex(['ratelane/v1', parts.sourceId, parts.contentSha256, parts.promptVersion, parts.schemaVersion, ...tenant].join('\n'));
 }
 
-/** Whether the job's idempotency key is the one its source id, content hash and versions give. */
-export function hasOwnIdempotencyKey(job: Pick<Job, 'idempotencyKey' | 'input' | 'promptVersion' | 'schemaVersion'>): boolean {
+/** Whether the job's idempotency key is the one its tenant, source id, content hash and versions give. */
+export function hasOwnIdempotencyKey(job: Pick<Job, 'idempotencyKey' | 'input' | 'promptVersion' | 'schemaVersion' | 'tenant'>): boolean {
   return (
     idempotencyKeyFor({
       sourceId: job.input.sourceId,
       contentSha256: job.input.contentSha256,
       promptVersion: job.promptVersion,
       schemaVersion: job.schemaVersion,
+      tenant: job.tenant,
     }) === job.idempotencyKey
   );
 }

@@ -177,6 +177,7 @@ export function ledgerBase(run: JobRun, job: Job = run.job): Omit<LedgerEntryInp
   return {
     jobId: job.jobId,
     idempotencyKey: job.idempotencyKey,
+    ...(job.tenant !== undefined ? { tenant: job.tenant } : {}),
     region: job.region,
     schemaVersion: job.schemaVersion,
     promptVersion: job.promptVersion,

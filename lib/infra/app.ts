@@ -33,12 +33,19 @@ function stringContext(app: App, key: string): string | undefined {
   return value;
 }
 
-/** The lanes with regions from context (`<lane>Region`, e.g. `usRegion`), validated by the lane schema. */
+/**
+ * The lanes with regions from context (`<lane>Region`, e.g. `usRegion`) and the live API's lane-wide
+ * readers (`<lane>LiveReaders`: principal ARNs, comma-separated), validated by the lane schema.
+ */
 export function lanesFromContext(app: App, base: LaneSet = DEFAULT_LANES): LaneSet {
   const overrides: Record<string, LaneOverride> = {};
   for (const name of Object.keys(base)) {
     const region = stringContext(app, `${name}Region`);
-    if (region) overrides[name] = { region };
+    const readers = stringContext(app, `${name}LiveReaders`)
+      ?.split(',')
+      .map((arn) => arn.trim())
+      .filter((arn) => arn !== '');
+    overrides[name] = { ...(region ? { region } : {}), ...(readers ? { live: { readers } } : {}) };
   }
   return resolveLanes(overrides, base);
 }

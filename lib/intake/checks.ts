@@ -10,7 +10,17 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { AWS_LIMITS, type LaneConfig, type LaneSet } from '../config/lanes.js';
-import { JOB_CONTRACT_VERSION, JobSchema, estimateTokens, idempotencyKeyFor, jobMessageAttributes, sha256Hex, type Job } from '../contract/job.js';
+import {
+  JOB_CONTRACT_VERSION,
+  JobSchema,
+  TENANT_PATTERN,
+  estimateTokens,
+  tenantOfPrincipal,
+  idempotencyKeyFor,
+  jobMessageAttributes,
+  sha256Hex,
+  type Job,
+} from '../contract/job.js';
 import { DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION, isKnownPromptVersion } from '../contract/schemas/registry.js';
 import { decodeText, textOf } from '../contract/text.js';
 import { documentKeyFor } from '../store/documents.js';
@@ -58,7 +68,7 @@ const reason = (r: RejectionReason): { params: { reason: RejectionReason } } => 
 const optionalString = (field: string) => z.string({ error: `${field} must be a string` }).optional();
 
 /** The fields of a document as given (read by property access, so any object works). */
-const DOCUMENT_FIELDS = ['text', 'path', 'sourceId', 'region', 'schemaVersion', 'promptVersion', 'deadline', 'jobId'] as const;
+const DOCUMENT_FIELDS = ['text', 'path', 'sourceId', 'region', 'schemaVersion', 'promptVersion', 'deadline', 'jobId', 'tenant'] as const;
 
 const SOURCE_ID_MESSAGE = 'sourceId must be a string of 1 to 512 characters';
 
@@ -87,6 +97,7 @@ const DocumentFieldsSchema = z
       schemaVersion: optionalString('schemaVersion'),
       promptVersion: optionalString('promptVersion'),
       jobId: optionalString('jobId'),
+      tenant: optionalString('tenant'),
       deadline: z.unknown().optional(),
     }),
   )
@@ -227,6 +238,7 @@ export async function prepareDocument(raw: unknown, index: number, deps: IntakeD
 
   const jobId = doc.jobId ?? (deps.newJobId ?? randomUUID)();
   if (!JobSchema.shape.jobId.safeParse(jobId).success) return bad('bad_input', 'jobId must be 1 to 128 of A-Z a-z 0-9 . _ : -');
+  if (doc.tenant !== undefined && !TENANT_PATTERN.test(doc.tenant)) return bad('bad_input', 'tenant must be 1 to 256 of A-Z a-z 0-9 + = , . @ _ : / -');
 
   const maxBytes = deps.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
   const read = doc.path !== undefined ? await readText(doc.path, maxBytes) : doc.text!;
@@ -240,7 +252,22 @@ export async function prepareDocument(raw: unknown, index: number, deps: IntakeD
     const issue = firstIssue(checked.error);
     return badDoc(issue.reason, issue.detail);
   }
-  return buildJob({ index, lane, text, jobId, sourceId, contentSha256, schemaVersion, promptVersion, deadline, now }, badDoc);
+  return buildJob(
+    {
+      index,
+      lane,
+      text,
+      jobId,
+      tenant: doc.tenant === undefined ? undefined : tenantOfPrincipal(doc.tenant),
+      sourceId,
+      contentSha256,
+      schemaVersion,
+      promptVersion,
+      deadline,
+      now,
+    },
+    badDoc,
+  );
 }
 
 /** The job of a checked document, checked against the job contract and SQS's message size. */
@@ -250,6 +277,7 @@ function buildJob(
     lane: LaneConfig;
     text: string;
     jobId: string;
+    tenant: string | undefined;
     sourceId: string;
     contentSha256: string;
     schemaVersion: string;
@@ -263,7 +291,8 @@ function buildJob(
   const candidate: Job = {
     contractVersion: JOB_CONTRACT_VERSION,
     jobId: d.jobId,
-    idempotencyKey: idempotencyKeyFor({ sourceId, contentSha256, promptVersion, schemaVersion }),
+    ...(d.tenant !== undefined ? { tenant: d.tenant } : {}),
+    idempotencyKey: idempotencyKeyFor({ sourceId, contentSha256, promptVersion, schemaVersion, tenant: d.tenant }),
     region: lane.name,
     input: {
       bucket: lane.resources.bucketName,

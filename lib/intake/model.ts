@@ -23,6 +23,12 @@ export interface DocumentInput {
   deadline?: Date | string;
   /** Job id; defaults to a random UUID. */
   jobId?: string;
+  /**
+   * Who the job belongs to (an IAM principal's ARN, or a name the lane's readers know): only it, or a
+   * principal granted the lane-wide read, reads the job through the live API; part of the idempotency
+   * key. Absent: the job is read by lane-wide readers only.
+   */
+  tenant?: string;
 }
 
 /** What to submit. */

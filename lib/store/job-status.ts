@@ -110,6 +110,15 @@ export interface JobStatusStores {
   ledger: Pick<Ledger, 'claimOf' | 'entriesFor'>;
 }
 
+/**
+ * Who reads a job's state (the live API's caller): a job whose tenant they may not read is `unknown` to
+ * them, exactly as a job never seen — the same body, and the same reads (its result is not read).
+ */
+export interface StatusReader {
+  /** Whether the reader may read a job of `tenant` (`undefined`: a job without a tenant). */
+  mayRead(tenant: string | undefined): boolean;
+}
+
 /** DynamoDB's longest partition key value (bytes): a longer id cannot have been stored. */
 const MAX_KEY_BYTES = 2048;
 
@@ -123,11 +132,11 @@ export function ledgerHistory(entries: readonly Pick<LedgerEntry, 'kind'>[]): Le
 /**
  * The state of `jobId` in one lane: its claim and ledger entries (strongly consistent reads), then the
  * result of its idempotency key. An id DynamoDB could not hold as a key (empty, over 2 KB) is `unknown`
- * without a read.
+ * without a read; so is a job `reader` may not read (after the same two reads as a job never seen).
  *
  * @throws {@link StoreUnavailableError} when a table cannot be read.
  */
-export async function jobStatus(jobId: string, stores: JobStatusStores): Promise<JobStatusView> {
+export async function jobStatus(jobId: string, stores: JobStatusStores, reader?: StatusReader): Promise<JobStatusView> {
   const empty = (): UnknownView => ({ jobId, state: 'unknown', history: ledgerHistory([]) });
   if (jobId.length === 0 || Buffer.byteLength(jobId, 'utf8') > MAX_KEY_BYTES) return empty();
   // The ledger first, the result second: a commit that lands in between is seen.
@@ -135,6 +144,7 @@ export async function jobStatus(jobId: string, stores: JobStatusStores): Promise
   const latest = entries.at(-1);
   const idempotencyKey = claim?.idempotencyKey ?? latest?.idempotencyKey;
   if (idempotencyKey === undefined) return empty();
+  if (reader && !reader.mayRead(claim?.tenant ?? entries.find((e) => e.tenant !== undefined)?.tenant)) return empty();
   const history = ledgerHistory(entries);
   const committed = await stores.results.get(idempotencyKey);
   if (committed) {

@@ -40,6 +40,8 @@ export interface LedgerEntryInput {
   /** The job's id; for a body that is not a job, an id derived from the SQS message (e.g. `msg:<messageId>`). */
   jobId: string;
   idempotencyKey?: string;
+  /** Who the job belongs to (`Job.tenant`), when it has a tenant: the live API reads the job to it only. */
+  tenant?: string;
   /** The lane that recorded the entry. */
   region: string;
   kind: LedgerKind;
@@ -106,6 +108,8 @@ export interface JobClaimRecord {
   region: string;
   /** When it was last claimed (ISO 8601): each claim with the same key, a redelivery's too, rewrites it. */
   at: string;
+  /** Who the job belongs to, when it has a tenant. */
+  tenant?: string;
 }
 
 /** Append-only access to a lane's ledger table. */
@@ -156,7 +160,7 @@ export class Ledger {
    *
    * @throws {@link StoreUnavailableError} when the write fails for another reason.
    */
-  async claimJob(input: { jobId: string; idempotencyKey: string; region: string }): Promise<JobClaim> {
+  async claimJob(input: { jobId: string; idempotencyKey: string; region: string; tenant?: string | undefined }): Promise<JobClaim> {
     const at = this.#now();
     try {
       await this.#dynamodb.send(
@@ -167,6 +171,7 @@ export class Ledger {
             [LEDGER_TABLE.sortKey as string]: JOB_CLAIM_ENTRY_ID,
             idempotencyKey: input.idempotencyKey,
             region: input.region,
+            ...(input.tenant !== undefined ? { tenant: input.tenant } : {}),
             at: at.toISOString(),
             expiresAt: Math.floor(at.getTime() / 1000) + this.#retentionSeconds,
           }),
@@ -201,7 +206,13 @@ export class Ledger {
       );
       if (!out.Item) return undefined;
       const item = unmarshall(out.Item);
-      return { jobId, idempotencyKey: String(item.idempotencyKey), region: String(item.region), at: String(item.at) };
+      return {
+        jobId,
+        idempotencyKey: String(item.idempotencyKey),
+        region: String(item.region),
+        at: String(item.at),
+        ...(typeof item.tenant === 'string' ? { tenant: item.tenant } : {}),
+      };
     } catch (error) {
       throw new StoreUnavailableError('GetItem', this.tableName, { cause: error });
     }

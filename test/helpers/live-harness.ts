@@ -66,11 +66,26 @@ export function liveContext(t: TestLane): Context {
   });
 }
 
+/** The IAM principal of a test's calls unless it names one: a session of a role. */
+export const TEST_PRINCIPAL = 'arn:aws:sts::000000000000:assumed-role/service-a/session-1';
+
+/** What API Gateway's IAM authorizer puts on the request context for `userArn` (`null`: no authorizer). */
+function authorizerOf(userArn: string | null): object {
+  return userArn === null ? {} : { authorizer: { iam: { userArn, accountId: '000000000000', callerId: 'AROATEST:session', userId: 'AROATEST:session' } } };
+}
+
+/** Options of a test's request: headers, request id, the caller's principal (`null`: none). */
+interface LiveRequestOptions {
+  headers?: Record<string, string>;
+  requestId?: string;
+  principal?: string | null;
+}
+
 /**
  * `POST /v1/extractions` as API Gateway's HTTP API hands it over: a text body as a string (an object is
- * sent as its JSON), any other as base64.
+ * sent as its JSON), any other as base64; the caller {@link TEST_PRINCIPAL} unless the options name one.
  */
-export function livePost(body: string | Buffer | object, options: { headers?: Record<string, string>; requestId?: string } = {}): APIGatewayProxyEventV2 {
+export function livePost(body: string | Buffer | object, options: LiveRequestOptions = {}): APIGatewayProxyEventV2 {
   const text = Buffer.isBuffer(body) ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   return {
     version: '2.0',
@@ -78,8 +93,31 @@ export function livePost(body: string | Buffer | object, options: { headers?: Re
     rawPath: LIVE_ROUTES.extractions,
     rawQueryString: '',
     headers: options.headers ?? { 'content-type': 'application/json' },
-    requestContext: { http: { method: 'POST', path: LIVE_ROUTES.extractions }, requestId: options.requestId ?? 'req-live-test' },
+    requestContext: {
+      http: { method: 'POST', path: LIVE_ROUTES.extractions },
+      requestId: options.requestId ?? 'req-live-test',
+      ...authorizerOf(options.principal === undefined ? TEST_PRINCIPAL : options.principal),
+    },
     body: text ?? (body as Buffer).toString('base64'),
     isBase64Encoded: text === undefined,
+  } as unknown as APIGatewayProxyEventV2;
+}
+
+/** `GET /v1/extractions/{jobId}` by a principal ({@link TEST_PRINCIPAL} unless named; `null`: none). */
+export function liveGet(jobId: string, options: Pick<LiveRequestOptions, 'principal'> = {}): APIGatewayProxyEventV2 {
+  const path = LIVE_ROUTES.extraction.replace('{jobId}', encodeURIComponent(jobId));
+  return {
+    version: '2.0',
+    routeKey: `GET ${LIVE_ROUTES.extraction}`,
+    rawPath: path,
+    rawQueryString: '',
+    headers: {},
+    pathParameters: { jobId },
+    requestContext: {
+      http: { method: 'GET', path },
+      requestId: 'req-live-get',
+      ...authorizerOf(options.principal === undefined ? TEST_PRINCIPAL : options.principal),
+    },
+    isBase64Encoded: false,
   } as unknown as APIGatewayProxyEventV2;
 }

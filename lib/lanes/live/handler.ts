@@ -4,7 +4,9 @@
  *   document checks), then the job through the extraction core inside one total deadline
  *   (`executor.ts`); answered committed, needs review, rejected, or pending after a hand-over to the
  *   queue lane;
- * - `GET /v1/extractions/{jobId}`: the job's state, the same view a queue job gets (`status.ts`).
+ * - `GET /v1/extractions/{jobId}`: the job's state, the same view a queue job gets (`status.ts`), to its
+ *   tenant or a lane-wide reader only (`caller.ts`).
+ * A job belongs to its caller's IAM principal (the tenant); a request that names none is refused (403).
  * middy with Powertools Logger and Metrics around it; one answer metric per request.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
@@ -17,6 +19,7 @@ import { prepareDocument } from '../../intake/checks.js';
 import { errorName, shortMessage } from '../../platform/errors.js';
 import { LIVE_ROUTES } from '../../platform/resources.js';
 import type { LiveMetricName } from '../../platform/telemetry.js';
+import { callerTenant, readerFor } from './caller.js';
 import { answerResponse, jsonResponse, refusalResponse, unavailableResponse, type LiveAnswer } from './answer.js';
 import { effectiveDeadlineMs, liveBudget, overDeadline, type LiveBudget } from './deadline.js';
 import { readReferencedText } from './document-ref.js';
@@ -46,33 +49,44 @@ export function createLiveHandler(deps: LiveDeps, options: LiveHandlerOptions = 
   const base = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     const method = event.requestContext?.http?.method ?? 'GET';
     const route = event.routeKey ?? `${method} ${event.rawPath}`;
-    if (route === `POST ${LIVE_ROUTES.extractions}`) {
-      try {
-        return await extraction(event, deps, options);
-      } catch (error) {
-        // Nothing was handed over: the caller repeats the request (same source, same idempotency key).
-        deps.metrics.addMetric('LiveRequests', MetricUnit.Count, 1);
-        deps.metrics.addMetric('LiveServerError', MetricUnit.Count, 1);
-        log(deps, 'error', 'live request failed before a job could be run', {
-          lane: deps.lane.name,
-          outcome: 'failed',
-          error: errorName(error),
-          detail: shortMessage(error),
-        });
-        return unavailableResponse();
-      }
+    if (route !== `POST ${LIVE_ROUTES.extractions}` && route !== `GET ${LIVE_ROUTES.extraction}`) {
+      return jsonResponse(404, { message: 'Not Found', code: 'route_not_found' });
+    }
+    const tenant = callerTenant(event);
+    if (tenant === undefined) {
+      // API Gateway's IAM authorizer always names the caller: without one the route is not authorized as deployed.
+      log(deps, 'error', 'live request without an IAM principal', { lane: deps.lane.name, outcome: 'rejected', detail: route });
+      return jsonResponse(403, { status: 'rejected', code: 'no_principal', reason: 'no_principal', detail: 'the request names no IAM principal' });
     }
     if (route === `GET ${LIVE_ROUTES.extraction}`) {
       deps.metrics.addMetric('LiveStatusReads', MetricUnit.Count, 1);
-      return statusResponse(event.pathParameters?.jobId, deps);
+      return statusResponse(event.pathParameters?.jobId, deps, readerFor(tenant, deps.lane.live.readers));
     }
-    return jsonResponse(404, { message: 'Not Found', code: 'route_not_found' });
+    try {
+      return await extraction(event, tenant, deps, options);
+    } catch (error) {
+      // Nothing was handed over: the caller repeats the request (same source, same idempotency key).
+      deps.metrics.addMetric('LiveRequests', MetricUnit.Count, 1);
+      deps.metrics.addMetric('LiveServerError', MetricUnit.Count, 1);
+      log(deps, 'error', 'live request failed before a job could be run', {
+        lane: deps.lane.name,
+        outcome: 'failed',
+        error: errorName(error),
+        detail: shortMessage(error),
+      });
+      return unavailableResponse();
+    }
   };
   return middy(base).use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics)) as unknown as LiveHttpHandler;
 }
 
 /** `POST /v1/extractions`. */
-async function extraction(event: APIGatewayProxyEventV2, deps: LiveDeps, options: LiveHandlerOptions): Promise<APIGatewayProxyStructuredResultV2> {
+async function extraction(
+  event: APIGatewayProxyEventV2,
+  tenant: string,
+  deps: LiveDeps,
+  options: LiveHandlerOptions,
+): Promise<APIGatewayProxyStructuredResultV2> {
   const startedAt = deps.now().getTime();
   const live = deps.lane.live;
   const parsed = parseLiveRequest(event);
@@ -93,6 +107,7 @@ async function extraction(event: APIGatewayProxyEventV2, deps: LiveDeps, options
       text,
       sourceId: request.sourceId ?? request.documentRef?.key,
       region: deps.lane.name,
+      tenant,
       schemaVersion: request.schemaVersion,
       promptVersion: request.promptVersion,
     },

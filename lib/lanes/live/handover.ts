@@ -52,6 +52,7 @@ export async function handOver(handover: Handover, budget: LiveBudget, deps: Liv
       deps.ledger.record({
         jobId: job.jobId,
         idempotencyKey: job.idempotencyKey,
+        ...(job.tenant !== undefined ? { tenant: job.tenant } : {}),
         region: job.region,
         schemaVersion: job.schemaVersion,
         promptVersion: job.promptVersion,

@@ -2,26 +2,27 @@
  * `GET /v1/extractions/{jobId}`: one job's state from the lane's results and ledger tables
  * (`lib/store/job-status.ts`), the same view for a live job and a queue job: committed with its
  * result, pending with `eligibleAt`, needs review, rejected, dead-lettered, received, or unknown (404,
- * code `unknown_job`). A read that fails is a 503 (code `unavailable`); its error stays in the log.
+ * code `unknown_job`) — also to a reader who may not read the job (another tenant's: `caller.ts`). A read that fails is a 503 (code `unavailable`); its error stays in the log.
  */
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { withTimeLimit } from '../../platform/abort-scope.js';
 import { errorName, shortMessage } from '../../platform/errors.js';
-import { jobStatus } from '../../store/job-status.js';
+import { jobStatus, type StatusReader } from '../../store/job-status.js';
 import { jsonResponse, unavailableResponse } from './answer.js';
 import type { LiveDeps } from './deps.js';
 
 /** How long a status read may take before the caller is told to try again (ms). */
 const STATUS_READ_TIMEOUT_MS = 5_000;
 
-/** The state of `jobId` as an HTTP response: 200 with the view (its `state` as `status`), 404 for an id this lane never saw. */
+/** The state of `jobId` as `reader` may see it, as an HTTP response: 200 with the view (its `state` as `status`), 404 for an id this lane never saw or the reader may not read. */
 export async function statusResponse(
   jobId: string | undefined,
   deps: Pick<LiveDeps, 'results' | 'ledger' | 'logger'>,
+  reader?: StatusReader,
 ): Promise<APIGatewayProxyStructuredResultV2> {
   if (!jobId) return jsonResponse(400, { status: 'rejected', code: 'bad_input', reason: 'bad_input', detail: 'no job id in the path' });
   try {
-    const view = await withTimeLimit(STATUS_READ_TIMEOUT_MS, () => jobStatus(jobId, deps));
+    const view = await withTimeLimit(STATUS_READ_TIMEOUT_MS, () => jobStatus(jobId, deps, reader));
     const { state, ...rest } = view;
     return state === 'unknown' ? jsonResponse(404, { status: state, code: 'unknown_job', ...rest }) : jsonResponse(200, { status: state, ...rest });
   } catch (error) {

@@ -15,6 +15,8 @@ import { hasOwnIdempotencyKey, idempotencyKeyFor, JOB_CONTRACT_VERSION, jobMessa
 import { DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION } from '../../../lib/contract/schemas/registry.js';
 import { LIVE_ENV } from '../../../lib/platform/environment.js';
 import { englishDocuments, queueCounts } from '../../helpers/consumer-harness.js';
+import { SHIPPED_ACCOUNT } from '../../helpers/shipped-lane.js';
+import { localCallerArn } from '../../../workbench/local-stack/lambda/http-adapter.js';
 import {
   assertStubCallsSane,
   DAILY_KEY,
@@ -39,9 +41,18 @@ const DEADLINE_MS = 20_000;
 const EXTRACTIONS = '/v1/extractions';
 const EMPTY_QUEUE = { visible: 0, notVisible: 0, delayed: 0 };
 
-/** The idempotency key the producer gives a text document with the default versions. */
+/** The tenant of the local HTTP API's caller (its fixed IAM user). */
+const CALLER_TENANT = localCallerArn(SHIPPED_ACCOUNT);
+
+/** The idempotency key of a text document the local caller sends with the default versions. */
 const keyOf = (sourceId: string, text: string) =>
-  idempotencyKeyFor({ sourceId, contentSha256: sha256Hex(text), promptVersion: DEFAULT_PROMPT_VERSION, schemaVersion: DEFAULT_SCHEMA_VERSION });
+  idempotencyKeyFor({
+    sourceId,
+    contentSha256: sha256Hex(text),
+    promptVersion: DEFAULT_PROMPT_VERSION,
+    schemaVersion: DEFAULT_SCHEMA_VERSION,
+    tenant: CALLER_TENANT,
+  });
 
 describe('the shipped live bundle (cdk.out) behind the local HTTP API', () => {
   it('is the synthesized live function, its environment naming the lane queue and the provider secret', () => {

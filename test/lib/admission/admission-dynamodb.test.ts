@@ -188,8 +188,11 @@ describe('admission: the consumer', () => {
 describe('admission: waiting in-process for a near slot', () => {
   it('a batch over the bucket books its calls on the next slots and waits for them: every job committed on its first receive', async () => {
     // Prepare: one key of 2 requests per 1.5 s "minute" (1.9 after the margin: one refills in about
-    // 0.8 s); the test lane's records may wait half its 5 s timeout, less the provider's 2 s timeout
+    // 0.8 s); the lane's records may wait half its 8 s timeout, less the provider's 2 s timeout (room
+    // for two refills and the real time of four records' reads, claims and commits on a loaded machine)
     const t = await provisionTestLane({
+      consumer: { timeoutSeconds: 8 },
+      queue: { visibilityTimeoutSeconds: 48 },
       provider: { keys: [{ id: 'key-1', quotaOwner: 'o1' }], limits: { requestsPerMinute: 2, tokensPerMinute: 1_000_000, requestsPerDay: 100_000 } },
     });
     lanes.push(t);

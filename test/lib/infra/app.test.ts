@@ -78,6 +78,18 @@ describe('lane app', () => {
     }
   });
 
+  it("takes a lane's live readers from context (<lane>LiveReaders, comma-separated ARNs) and refuses one that is no principal ARN", () => {
+    // Act
+    const lanes = lanesFromContext(
+      new App({ context: { usLiveReaders: 'arn:aws:iam::123456789012:role/ops-readers, arn:aws:iam::123456789012:user/support' } }),
+    );
+
+    // Assess
+    assert.deepEqual(lanes.us!.live.readers, ['arn:aws:iam::123456789012:role/ops-readers', 'arn:aws:iam::123456789012:user/support']);
+    assert.equal(lanes.eu!.live.readers, undefined);
+    assert.throws(() => lanesFromContext(new App({ context: { usLiveReaders: 'ops-team' } })), LaneConfigError);
+  });
+
   it('refuses malformed context', () => {
     // Act / Assess
     assert.throws(() => buildLaneApp(new App({ context: { ...LANE_APP_CONTEXT, account: 'prod' } })), AppContextError);

@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { CorpusDocument } from '../../corpus/index.js';
 import type { LaneSet } from '../../../lib/config/lanes.js';
-import { estimateTokens, idempotencyKeyFor, sha256Hex } from '../../../lib/contract/job.js';
+import { estimateTokens, idempotencyKeyFor, sha256Hex, tenantOfPrincipal } from '../../../lib/contract/job.js';
+import { localCallerArn } from '../../local-stack/lambda/http-adapter.js';
 import type { Release } from '../../../lib/contract/releases.js';
 import type { EvaluatedDocument } from './report.js';
 import type { EvalLane } from './report-model.js';
@@ -93,6 +94,9 @@ export async function submitThroughLane(stack: LocalStack, lanes: LaneSet, jobs:
   return { batch };
 }
 
+/** The tenant of the local live API's caller. */
+const LOCAL_TENANT = tenantOfPrincipal(localCallerArn());
+
 async function fireLive(stack: LocalStack, jobs: EvalJob[], run: LaneRun): Promise<LiveCall[]> {
   const calls: LiveCall[] = [];
   let next = 0;
@@ -105,6 +109,8 @@ async function fireLive(stack: LocalStack, jobs: EvalJob[], run: LaneRun): Promi
         continue;
       }
       const { text, sourceId, schemaVersion, promptVersion } = job.input;
+      // A live job belongs to its caller (the local API's fixed one): its key carries that tenant.
+      job.idempotencyKey = idempotencyKeyFor({ sourceId, contentSha256: sha256Hex(job.doc.text), promptVersion, schemaVersion, tenant: LOCAL_TENANT });
       const call = await postExtraction(url, job.region, { text, sourceId, schemaVersion, promptVersion, deadlineMs: run.liveDeadlineMs }, run.liveDeadlineMs);
       if (call.jobId) job.jobIds.add(call.jobId);
       if (call.status === 'rejected') job.refused ??= 'rejected by the live API';

@@ -5,7 +5,7 @@
  *
  * - the event: lower-cased `headers` (repeats joined with commas, cookies moved to `cookies`), repeated
  *   query parameters joined with commas, `pathParameters`, `requestContext.authorizer.iam` (a fixed local
- *   caller: signatures are not checked). The body is text for `text/*`, `application/json`, `application/xml`
+ *   caller, or the principal a request names in {@link LOCAL_CALLER_HEADER}: signatures are not checked). The body is text for `text/*`, `application/json`, `application/xml`
  *   and `application/javascript` only; anything else (no content type, form posts) is base64 (the docs
  *   list no types; the split was checked against AWS in https://github.com/ministackorg/ministack/pull/766);
  * - no route → 404 `{"message":"Not Found"}`; a handler error, function timeout or malformed result → 500
@@ -51,6 +51,23 @@ export class LiveHttpAdapterError extends RatelaneError {
     super(message, options);
     this.retryable = kind === 'unavailable';
   }
+}
+
+/**
+ * The header a local client names its IAM principal with (an ARN), in place of a SigV4 signature API
+ * Gateway would verify: the event's `authorizer.iam.userArn` is then that principal. Local only (the
+ * adapter checks no signature); without it, the server's fixed caller.
+ */
+export const LOCAL_CALLER_HEADER = 'x-ratelane-local-caller';
+
+/** The principal a request names with {@link LOCAL_CALLER_HEADER}, when it is an IAM or STS ARN. */
+function localCaller(value: string | string[] | undefined): string | undefined {
+  return typeof value === 'string' && /^arn:aws[a-z-]*:(iam|sts)::\d{12}:[A-Za-z0-9+=,.@_/-]+$/.test(value) ? value : undefined;
+}
+
+/** The principal of the server's fixed caller in `accountId` (the default account: `000000000000`). */
+export function localCallerArn(accountId = '000000000000'): string {
+  return `arn:aws:iam::${accountId}:user/ratelane-local`;
 }
 
 /** The IAM caller API Gateway puts on `requestContext.authorizer.iam` (a fixed local identity). */
@@ -290,7 +307,7 @@ export async function startLiveHttpServer(options: LiveHttpServerOptions): Promi
   const memoryLimitInMB = options.memoryLimitInMB ?? 512;
   const apiId = options.apiId ?? randomBytes(8).toString('hex').slice(0, 10);
   const user = { accessKey: 'ASIALOCALCALLER00000', callerId: 'AIDALOCALCALLER000000', userId: 'AIDALOCALCALLER000000', cognitoIdentity: null };
-  const caller: LocalIamCaller = { ...user, accountId, principalOrgId: null, userArn: `arn:aws:iam::${accountId}:user/ratelane-local`, ...options.caller };
+  const caller: LocalIamCaller = { ...user, accountId, principalOrgId: null, userArn: localCallerArn(accountId), ...options.caller };
   const stats: LiveHttpStats = { requests: 0, byStatus: {}, handlerErrors: 0, functionTimeouts: 0, integrationTimeouts: 0, inFlight: 0 };
   const running = new Set<AbortController>();
   const invocations = new Set<Promise<unknown>>();
@@ -355,7 +372,8 @@ export async function startLiveHttpServer(options: LiveHttpServerOptions): Promi
     if (body === undefined) return; // the client went away
     if (!match) return answer(res, requestId, gatewayAnswer(404, 'Not Found'));
     if (body === 'too_large') return answer(res, requestId, gatewayAnswer(413, 'Request Entity Too Large'));
-    const event = buildEvent(req, match, body, { accountId, apiId, awsRegion, caller, port, requestId });
+    const as = localCaller(req.headers[LOCAL_CALLER_HEADER]);
+    const event = buildEvent(req, match, body, { accountId, apiId, awsRegion, caller: as ? { ...caller, userArn: as } : caller, port, requestId });
     const payload = JSON.stringify(event); // the function gets what Lambda would: the event as parsed JSON
     if (Buffer.byteLength(payload) > LAMBDA_MAX_REQUEST_BYTES) return answer(res, requestId, gatewayAnswer(413, 'Request Entity Too Large'));
     answer(res, requestId, await invoke(JSON.parse(payload) as LiveHttpEvent));

@@ -9,6 +9,7 @@ import { after, describe, it } from 'node:test';
 import { loadCorpus } from '../../../../workbench/corpus/index.js';
 import { resolveLanes, type LaneOverride } from '../../../../lib/config/lanes.js';
 import { LIVE_ANSWER_SLACK_MS } from '../../../../lib/lanes/live/handler.js';
+import { LOCAL_CALLER_HEADER } from '../../../../workbench/local-stack/lambda/http-adapter.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../../../workbench/local-stack/stack.js';
 import { LIVE_ROUTES } from '../../../../lib/platform/resources.js';
 import { waitUntil } from '../../../helpers/consumer-harness.js';
@@ -57,9 +58,12 @@ async function post(stack: LocalStack, body: unknown, contentType = 'application
   return { httpStatus: response.status, body: (await response.json()) as Answer['body'], ms: performance.now() - started };
 }
 
-async function get(stack: LocalStack, jobId: string): Promise<Answer> {
+/** `GET` a job's state, as the local caller or as `principal` (the local adapter's caller header). */
+async function get(stack: LocalStack, jobId: string, principal?: string): Promise<Answer> {
   const started = performance.now();
-  const response = await fetch(`${stack.lanes.us!.live!.url}${LIVE_ROUTES.extraction.replace('{jobId}', jobId)}`);
+  const response = await fetch(`${stack.lanes.us!.live!.url}${LIVE_ROUTES.extraction.replace('{jobId}', jobId)}`, {
+    headers: principal ? { [LOCAL_CALLER_HEADER]: principal } : {},
+  });
   return { httpStatus: response.status, body: (await response.json()) as Answer['body'], ms: performance.now() - started };
 }
 
@@ -117,6 +121,11 @@ describe('live lane: answers inside one deadline', () => {
     await waitUntil('the queue lane commits the handed-over job', async () => (await get(stack, jobId)).body.status === 'committed', 30_000, 250);
     const results = await stack.lanes.us!.results.scanAll();
     assert.equal(results.filter((r) => r.jobId === jobId).length, 1, 'committed once');
+    // the job the queue lane finished is still its caller's: another principal reads a job never seen
+    const stranger = await get(stack, jobId, 'arn:aws:sts::000000000000:assumed-role/someone-else/s1');
+    const neverSeen = await get(stack, 'no-such-job', 'arn:aws:sts::000000000000:assumed-role/someone-else/s1');
+    assert.equal(stranger.httpStatus, 404, JSON.stringify(stranger.body));
+    assert.deepEqual(stranger.body, { ...neverSeen.body, jobId });
   });
 
   it('a hanging provider is cut off in time to answer 202 before the deadline', async () => {

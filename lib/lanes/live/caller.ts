@@ -1,0 +1,26 @@
+/**
+ * Who calls the live API, and what they may read. Both routes are authorized by API Gateway's IAM
+ * authorizer (SigV4), which puts the verified caller on `requestContext.authorizer.iam.userArn`; the
+ * caller's **tenant** is that principal as `tenantOfPrincipal` names it (sessions of one role are one
+ * tenant).
+ *
+ * A job submitted through the API belongs to its caller's tenant; reading it (`GET`) is allowed to that
+ * tenant and to the principals of the lane's `live.readers` (a lane-wide read, for operators' tools),
+ * and to nobody else: to them it is unknown (404), as a job never seen.
+ */
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { tenantOfPrincipal } from '../../contract/job.js';
+import type { StatusReader } from '../../store/job-status.js';
+
+/** The caller's tenant, from the IAM authorizer's verified principal; `undefined` when the event has none. */
+export function callerTenant(event: Pick<APIGatewayProxyEventV2, 'requestContext'>): string | undefined {
+  const context = event.requestContext as { authorizer?: { iam?: { userArn?: unknown } } } | undefined;
+  const arn = context?.authorizer?.iam?.userArn;
+  return typeof arn === 'string' && arn.length > 0 ? tenantOfPrincipal(arn) : undefined;
+}
+
+/** What `tenant` may read: jobs of its own tenant, or every job of the lane when it is one of `readers`. */
+export function readerFor(tenant: string, readers: readonly string[] = []): StatusReader {
+  const laneWide = readers.some((reader) => tenantOfPrincipal(reader) === tenant);
+  return { mayRead: (owner) => laneWide || owner === tenant };
+}
