@@ -60,6 +60,8 @@ export const BATCH_USAGE = `usage: ratelane batch submit --region <lane> [--dir 
   --dir                submit: every regular file directly inside a folder, sorted by name (repeatable); a
                        file's source id is its name in the folder, never a local path
   --file               submit: a UTF-8 text file (repeatable)
+  --tenant             submit: who the jobs belong to (e.g. a role's ARN): that principal (and the lane's
+                       readers) reads them through the live API; part of each idempotency key
   --reconcile          status: run one reconcile pass first (submit waiting parts when due, poll open jobs,
                        read ended ones); the lane's scheduled reconciler does this in AWS
   --endpoints          local endpoints as JSON {"sqs","s3","dynamodb"}; else env RATELANE_ENDPOINTS; else real AWS
@@ -83,6 +85,7 @@ export interface BatchOptions extends LaneFlags {
   batchId: string | undefined;
   files: string[];
   dirs: string[];
+  tenant: string | undefined;
   reconcile: boolean;
   json: boolean;
 }
@@ -91,6 +94,7 @@ const BATCH_FLAGS = {
   region: stringFlag(),
   file: repeatedFlag(),
   dir: repeatedFlag(),
+  tenant: stringFlag(),
   reconcile: booleanFlag(),
   endpoints: stringFlag(),
   account: stringFlag(),
@@ -128,6 +132,7 @@ export function parseBatchArgs(argv: readonly string[]): BatchOptions {
     region: v.region,
     files: v.file,
     dirs: v.dir,
+    tenant: v.tenant,
     reconcile: v.reconcile,
     endpoints: v.endpoints,
     account: v.account,
@@ -140,12 +145,13 @@ export function parseBatchArgs(argv: readonly string[]): BatchOptions {
 
 /** The documents `--file` and `--dir` name: files first, then each folder's files. @throws {UsageError} */
 async function documentsFrom(options: BatchOptions, io: CommandIo): Promise<Omit<DocumentInput, 'region'>[]> {
-  const documents: Omit<DocumentInput, 'region'>[] = options.files.map((path) => ({ path }));
+  const tenant = options.tenant !== undefined ? { tenant: options.tenant } : {};
+  const documents: Omit<DocumentInput, 'region'>[] = options.files.map((path) => ({ path, ...tenant }));
   for (const dir of options.dirs) {
     const found = await filesInDir(dir);
     if (found.skipped.length > 0) io.stderr.write(`ratelane batch: skipped in ${dir}: ${found.skipped.map((s) => `${s.path} (${s.why})`).join(', ')}\n`);
     if (found.files.length === 0) throw new UsageError(`folder ${dir} has no files`);
-    documents.push(...found.files.map((f) => ({ path: f.path, sourceId: f.sourceId })));
+    documents.push(...found.files.map((f) => ({ path: f.path, sourceId: f.sourceId, ...tenant })));
   }
   return documents;
 }

@@ -50,6 +50,11 @@ export interface Delivery {
   /** How long the message waited in the queue before this receive (ms; 0 for a request). */
   queueAgeMs: number;
   /**
+   * Who sent it: an SQS message's `SenderId` (the sender's IAM unique id, or its account), a live
+   * request's caller (its tenant). Recorded on the job's claim as who submitted the job (its first sender).
+   */
+  senderId?: string | undefined;
+  /**
    * Epoch ms by which the record's work must end (the invocation's or the request's deadline less the
    * lane's settle margin): no model call starts that cannot end by then. Absent: no deadline.
    */

@@ -112,7 +112,13 @@ export async function laneMayCarryOut(found: { outcome: ExtractionOutcome; run?:
  * Returns the rejection when another job holds the id, else `undefined`. Call after {@link falseClaimOf}.
  */
 async function claimJobId(job: Job, delivery: Delivery, deps: ExtractionDeps): Promise<RejectedOutcome | undefined> {
-  const claim = await deps.ledger.claimJob({ jobId: job.jobId, idempotencyKey: job.idempotencyKey, region: deps.lane.name, tenant: job.tenant });
+  const claim = await deps.ledger.claimJob({
+    jobId: job.jobId,
+    idempotencyKey: job.idempotencyKey,
+    region: deps.lane.name,
+    tenant: job.tenant,
+    submittedBy: delivery.senderId,
+  });
   if (!claim.claimed) return rejectUnverified(delivery, deps, 'job_id_reused', 'the job id belongs to another job (another idempotency key)', job);
   return undefined;
 }

@@ -54,7 +54,8 @@ export const CONSUMER_QUEUE_ACTIONS = [
 const CONSUMER_QUEUE_EXTRA_ACTIONS = ['sqs:SendMessage'] as const;
 export const CONSUMER_DLQ_ACTIONS = ['sqs:SendMessage'] as const;
 export const CONSUMER_RESULTS_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem'] as const;
-export const CONSUMER_LEDGER_ACTIONS = ['dynamodb:PutItem'] as const;
+/** Ledger entries (`PutItem`) and the job claim (`claimJob`: a conditional `UpdateItem`). */
+export const CONSUMER_LEDGER_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem'] as const;
 export const CONSUMER_RATE_STATE_ACTIONS = [
   'dynamodb:GetItem',
   'dynamodb:BatchGetItem',

@@ -4,7 +4,15 @@
  * Entries describe outcomes — field paths, rule names, versions, counts — never document text.
  */
 import { randomBytes } from 'node:crypto';
-import { GetItemCommand, PutItemCommand, QueryCommand, ScanCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  ScanCommand,
+  UpdateItemCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { errorName } from '../platform/errors.js';
 import { StoreRecordInvalidError, StoreUnavailableError } from './errors.js';
@@ -110,6 +118,8 @@ export interface JobClaimRecord {
   at: string;
   /** Who the job belongs to, when it has a tenant. */
   tenant?: string;
+  /** Who first submitted it: the first sender's SQS `SenderId`, or a live request's caller. */
+  submittedBy?: string;
 }
 
 /** Append-only access to a lane's ledger table. */
@@ -154,36 +164,51 @@ export class Ledger {
   }
 
   /**
-   * Binds `jobId` to `idempotencyKey` (a conditional put of the job's claim item): the first job to
+   * Binds `jobId` to `idempotencyKey` (a conditional write of the job's claim item): the first job to
    * use an id owns it, and a message that reuses it for another document is refused, so no one can
-   * write into another job's history. Claiming again with the same key succeeds (one write).
+   * write into another job's history. Claiming again with the same key succeeds (one write) and keeps
+   * who first submitted the job (`submittedBy`: a re-sent copy's sender is the lane itself).
    *
    * @throws {@link StoreUnavailableError} when the write fails for another reason.
    */
-  async claimJob(input: { jobId: string; idempotencyKey: string; region: string; tenant?: string | undefined }): Promise<JobClaim> {
+  async claimJob(input: {
+    jobId: string;
+    idempotencyKey: string;
+    region: string;
+    tenant?: string | undefined;
+    submittedBy?: string | undefined;
+  }): Promise<JobClaim> {
     const at = this.#now();
+    const sets = ['idempotencyKey = :key', '#region = :region', '#at = :at', 'expiresAt = :expiresAt'];
+    const values: Record<string, unknown> = {
+      ':key': input.idempotencyKey,
+      ':region': input.region,
+      ':at': at.toISOString(),
+      ':expiresAt': Math.floor(at.getTime() / 1000) + this.#retentionSeconds,
+    };
+    if (input.tenant !== undefined) {
+      sets.push('tenant = :tenant');
+      values[':tenant'] = input.tenant;
+    }
+    if (input.submittedBy !== undefined) {
+      sets.push('submittedBy = if_not_exists(submittedBy, :submittedBy)');
+      values[':submittedBy'] = input.submittedBy;
+    }
     try {
       await this.#dynamodb.send(
-        new PutItemCommand({
+        new UpdateItemCommand({
           TableName: this.tableName,
-          Item: marshall({
-            [LEDGER_TABLE.partitionKey]: input.jobId,
-            [LEDGER_TABLE.sortKey as string]: JOB_CLAIM_ENTRY_ID,
-            idempotencyKey: input.idempotencyKey,
-            region: input.region,
-            ...(input.tenant !== undefined ? { tenant: input.tenant } : {}),
-            at: at.toISOString(),
-            expiresAt: Math.floor(at.getTime() / 1000) + this.#retentionSeconds,
-          }),
+          Key: marshall({ [LEDGER_TABLE.partitionKey]: input.jobId, [LEDGER_TABLE.sortKey as string]: JOB_CLAIM_ENTRY_ID }),
+          UpdateExpression: `SET ${sets.join(', ')}`,
           ConditionExpression: 'attribute_not_exists(#pk) OR idempotencyKey = :key',
-          ExpressionAttributeNames: { '#pk': LEDGER_TABLE.partitionKey },
-          ExpressionAttributeValues: { ':key': { S: input.idempotencyKey } },
+          ExpressionAttributeNames: { '#pk': LEDGER_TABLE.partitionKey, '#region': 'region', '#at': 'at' },
+          ExpressionAttributeValues: marshall(values),
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       return { claimed: true };
     } catch (error) {
-      if (errorName(error) !== 'ConditionalCheckFailedException') throw new StoreUnavailableError('PutItem', this.tableName, { cause: error });
+      if (errorName(error) !== 'ConditionalCheckFailedException') throw new StoreUnavailableError('UpdateItem', this.tableName, { cause: error });
       const old = (error as { Item?: Record<string, AttributeValue> }).Item;
       const key = old ? unmarshall(old).idempotencyKey : undefined;
       return { claimed: false, idempotencyKey: typeof key === 'string' ? key : '(unknown)' };
@@ -212,6 +237,7 @@ export class Ledger {
         region: String(item.region),
         at: String(item.at),
         ...(typeof item.tenant === 'string' ? { tenant: item.tenant } : {}),
+        ...(typeof item.submittedBy === 'string' ? { submittedBy: item.submittedBy } : {}),
       };
     } catch (error) {
       throw new StoreUnavailableError('GetItem', this.tableName, { cause: error });

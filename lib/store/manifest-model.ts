@@ -5,6 +5,7 @@
  * manifest's errors. Pure: no AWS client; `manifest.ts` stores it and re-exports it.
  */
 import { createHash } from 'node:crypto';
+import { TENANT_PATTERN } from '../contract/job.js';
 import { RatelaneError } from '../platform/errors.js';
 import { StoreRecordInvalidError } from './errors.js';
 
@@ -186,6 +187,8 @@ export interface BatchItem {
   itemId: string;
   sourceId: string;
   jobId: string;
+  /** Who the job belongs to, when its producer stated one (`Job.tenant`: part of its idempotency key). */
+  tenant?: string;
   idempotencyKey: string;
   contentSha256: string;
   /** S3 key of the document in the lane's bucket. */
@@ -209,7 +212,10 @@ export type NewBatch = Pick<BatchHeader, 'batchId' | 'lane' | 'schemaVersion' | 
   recordPrefix?: string;
 };
 /** What {@link BatchManifest.createBatch} takes per item; it starts `prepared`, version 1. */
-export type NewBatchItem = Pick<BatchItem, 'itemId' | 'sourceId' | 'jobId' | 'idempotencyKey' | 'contentSha256' | 'documentKey' | 'bytes' | 'estimatedTokens'>;
+export type NewBatchItem = Pick<
+  BatchItem,
+  'itemId' | 'sourceId' | 'jobId' | 'tenant' | 'idempotencyKey' | 'contentSha256' | 'documentKey' | 'bytes' | 'estimatedTokens'
+>;
 /** The header fields {@link BatchManifest.updateHeader} may change. */
 export interface HeaderChange {
   state?: BatchState;
@@ -308,12 +314,18 @@ export function prepareBatch(
     return providerJobRefOf(ref);
   });
   const seen = new Set<string>();
-  const records = items.map(({ itemId, sourceId, jobId, idempotencyKey, contentSha256, documentKey, bytes, estimatedTokens }) => {
-    const ids = ITEM_ID_PATTERN.test(itemId) && !seen.has(itemId) && sourceId.length > 0 && MANIFEST_ID_PATTERN.test(jobId) && documentKey.length > 0;
+  const records = items.map(({ itemId, sourceId, jobId, tenant, idempotencyKey, contentSha256, documentKey, bytes, estimatedTokens }) => {
+    const ids =
+      ITEM_ID_PATTERN.test(itemId) &&
+      !seen.has(itemId) &&
+      sourceId.length > 0 &&
+      MANIFEST_ID_PATTERN.test(jobId) &&
+      (tenant === undefined || TENANT_PATTERN.test(tenant)) &&
+      documentKey.length > 0;
     const sizes = Number.isInteger(bytes) && bytes >= 0 && Number.isInteger(estimatedTokens) && estimatedTokens >= 0;
     check(ids && sizes && HEX64.test(idempotencyKey) && HEX64.test(contentSha256), `item ${itemId} is invalid or repeated`);
     seen.add(itemId);
-    const fields = { sourceId, jobId, idempotencyKey, contentSha256, documentKey, bytes, estimatedTokens };
+    const fields = { sourceId, jobId, ...(tenant !== undefined ? { tenant } : {}), idempotencyKey, contentSha256, documentKey, bytes, estimatedTokens };
     return { batchId: batch.batchId, itemId, ...fields, state: 'prepared', updatedAt, version: 1, expiresAt } satisfies BatchItem;
   });
   check(RECORD_PREFIX_PATTERN.test(batch.recordPrefix ?? ''), 'invalid record prefix');

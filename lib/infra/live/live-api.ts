@@ -62,10 +62,11 @@ export const LIVE_BUCKET_LIST_ACTIONS = ['s3:ListBucket'] as const;
 /** Results: read a committed result (`get`), commit once (a conditional `PutItem`, lib/store/results.ts). */
 export const LIVE_RESULTS_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem'] as const;
 /**
- * Ledger (lib/store/ledger.ts): entries and the job claim (`record`, `claimJob`: `PutItem`), a job's
- * history for `GET` (`entriesFor`: `Query`) and its claim (`claimOf`: `GetItem`); never `Scan` (tests only).
+ * Ledger (lib/store/ledger.ts): entries (`record`: `PutItem`) and the job claim (`claimJob`: a conditional
+ * `UpdateItem`), a job's history for `GET` (`entriesFor`: `Query`) and its claim (`claimOf`: `GetItem`);
+ * never `Scan` (tests only).
  */
-export const LIVE_LEDGER_ACTIONS = ['dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:GetItem'] as const;
+export const LIVE_LEDGER_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query', 'dynamodb:GetItem'] as const;
 /** Rate state: the key pool and token buckets, exactly as the consumer uses them. */
 export const LIVE_RATE_STATE_ACTIONS = CONSUMER_RATE_STATE_ACTIONS;
 /** The hand-over to the lane queue: send only (no receive, delete or visibility change; no DLQ). */

@@ -55,6 +55,7 @@ export function jobOfItem(item: BatchItem, header: BatchHeader, lane: LaneConfig
   return {
     contractVersion: JOB_CONTRACT_VERSION,
     jobId: item.jobId,
+    ...(item.tenant !== undefined ? { tenant: item.tenant } : {}),
     idempotencyKey: item.idempotencyKey,
     region: lane.name,
     input: {

@@ -193,6 +193,7 @@ async function outcomeOf(
           .record({
             jobId: job.jobId,
             idempotencyKey: job.idempotencyKey,
+            ...(job.tenant !== undefined ? { tenant: job.tenant } : {}),
             region: job.region,
             kind: 'validation_failed',
             reason: validation.parseStatus,
@@ -227,6 +228,7 @@ async function recordReview(header: BatchHeader, item: BatchItem, reason: string
     .record({
       jobId: item.jobId,
       idempotencyKey: item.idempotencyKey,
+      ...(item.tenant !== undefined ? { tenant: item.tenant } : {}),
       region: deps.lane.name,
       kind: 'needs_review',
       reason,

@@ -90,6 +90,7 @@ export async function submitBatch(documents: readonly Omit<DocumentInput, 'regio
     itemId: itemIdFor(i),
     sourceId: p.job.input.sourceId,
     jobId: p.job.jobId,
+    ...(p.job.tenant !== undefined ? { tenant: p.job.tenant } : {}),
     idempotencyKey: p.job.idempotencyKey,
     contentSha256: p.job.input.contentSha256,
     documentKey: p.job.input.key,

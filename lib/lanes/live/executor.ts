@@ -46,7 +46,7 @@ export async function runLive(live: LiveJob, budget: LiveBudget, requestId: stri
       workSignal,
       async () => {
         await putDocument(deps.s3, { bucket: job.input.bucket, text, contentSha256: job.input.contentSha256 });
-        return work(live, budget, deliveryFor(requestId, budget, stopCalls, deps), deps);
+        return work(live, budget, deliveryFor(requestId, job.tenant, budget, stopCalls, deps), deps);
       },
       Date.now() + Math.max(0, workLeft),
     );
@@ -60,10 +60,11 @@ export async function runLive(live: LiveJob, budget: LiveBudget, requestId: stri
   return handOver(handover, budget, deps);
 }
 
-/** The core's delivery for a live request: one receive, the work's deadline and stop signal, the measurements. */
-function deliveryFor(requestId: string, budget: LiveBudget, stopCalls: AbortSignal, deps: LiveDeps): Delivery {
+/** The core's delivery for a live request from `caller`: one receive, the work's deadline and stop signal, the measurements. */
+function deliveryFor(requestId: string, caller: string | undefined, budget: LiveBudget, stopCalls: AbortSignal, deps: LiveDeps): Delivery {
   return {
     messageId: requestId,
+    ...(caller !== undefined ? { senderId: caller } : {}),
     receiveCount: 1,
     queueAgeMs: 0,
     deadlineAt: budget.workUntil - deps.callTimes.expectedCommitMs(),

@@ -64,6 +64,7 @@ function queueDelivery(record: SQSRecord, now: Date, scope?: InvocationScope): Q
     messageId: record.messageId,
     receiptHandle: record.receiptHandle,
     receiveCount,
+    ...(record.attributes.SenderId ? { senderId: record.attributes.SenderId } : {}),
     queueAgeMs: Number.isFinite(sent) ? Math.max(0, now.getTime() - sent) : 0,
     settled: false,
     ...(scope

@@ -159,7 +159,7 @@ for (const lane of LANES) {
       assert.ok(!actions.has('dynamodb:Query'), 'the consumer never queries the ledger (only tests and the local scorecard do)');
       assert.ok(!actions.has('dynamodb:Scan'));
       assert.ok(!actions.has('secretsmanager:DescribeSecret'), 'GetSecretValue is all Powertools getSecret calls');
-      assert.deepEqual(CONSUMER_LEDGER_ACTIONS, ['dynamodb:PutItem']);
+      assert.deepEqual(CONSUMER_LEDGER_ACTIONS, ['dynamodb:PutItem', 'dynamodb:UpdateItem']);
       assert.deepEqual(CONSUMER_SECRET_ACTIONS, ['secretsmanager:GetSecretValue']);
     });
 

@@ -234,7 +234,7 @@ for (const lane of LANES) {
       assert.deepEqual(LIVE_QUEUE_ACTIONS, ['sqs:SendMessage']);
       assert.deepEqual(sorted(LIVE_BUCKET_ACTIONS), ['s3:GetObject', 's3:PutObject']);
       assert.deepEqual(sorted(LIVE_RESULTS_ACTIONS), ['dynamodb:GetItem', 'dynamodb:PutItem']);
-      assert.deepEqual(sorted(LIVE_LEDGER_ACTIONS), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query']);
+      assert.deepEqual(sorted(LIVE_LEDGER_ACTIONS), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
       const dlq = getAtt(id(s.stack.queues.deadLetterQueue));
       assert.ok(!JSON.stringify(statements).includes(id(s.stack.queues.deadLetterQueue)), `nothing on the DLQ ${dlq}`);
       const actions = new Set(statements.flatMap(actionsOf));

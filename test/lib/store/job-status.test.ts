@@ -120,6 +120,26 @@ describe('jobStatus on DynamoDB Local', () => {
     });
   });
 
+  it('keeps who first submitted the job and its tenant on the claim; a claim for another key is refused and changes nothing', async () => {
+    // Prepare
+    const job = sampleJob(uniqueName('job'));
+    const tenant = 'arn:aws:iam::000000000000:role/service-a';
+
+    // Act: the producer's delivery, then the lane's own re-sent copy, then a message reusing the id
+    const first = await ledger.claimJob({ jobId: job.jobId, idempotencyKey: job.idempotencyKey, region: 'us', tenant, submittedBy: 'AROAPRODUCER:s1' });
+    const again = await ledger.claimJob({ jobId: job.jobId, idempotencyKey: job.idempotencyKey, region: 'us', tenant, submittedBy: 'AROACONSUMER:s2' });
+    const reused = await ledger.claimJob({ jobId: job.jobId, idempotencyKey: 'f'.repeat(64), region: 'us', submittedBy: 'AROAOTHER:s3' });
+
+    // Assess
+    assert.deepEqual([first, again, reused], [{ claimed: true }, { claimed: true }, { claimed: false, idempotencyKey: job.idempotencyKey }]);
+    const claimed = await ledger.claimOf(job.jobId);
+    assert.deepEqual(claimed, { jobId: job.jobId, idempotencyKey: job.idempotencyKey, region: 'us', at: claimed?.at, tenant, submittedBy: 'AROAPRODUCER:s1' });
+    assert.equal((await status(job.jobId)).state, 'received');
+    const reader = (mine: string) => ({ mayRead: (owner: string | undefined) => owner === mine });
+    assert.equal((await jobStatus(job.jobId, { results, ledger }, reader('arn:aws:iam::000000000000:role/service-b'))).state, 'unknown');
+    assert.equal((await jobStatus(job.jobId, { results, ledger }, reader(tenant))).state, 'received');
+  });
+
   it('is pending after a deferral, with the eligibleAt the deferral recorded', async () => {
     // Prepare
     const job = sampleJob(uniqueName('job'));

@@ -14,6 +14,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { hasOwnIdempotencyKey, idempotencyKeyFor, JobSchema } from '../../../../lib/contract/job.js';
+import { DEFAULT_PROMPT_VERSION as PROMPT, DEFAULT_SCHEMA_VERSION as SCHEMA } from '../../../../lib/contract/schemas/registry.js';
 import { reconcileBatch } from '../../../../lib/lanes/batch/reconcile.js';
 import { redriveBatch } from '../../../../lib/lanes/batch/redrive.js';
 import { submitBatch } from '../../../../lib/lanes/batch/submit.js';
@@ -91,6 +93,32 @@ describe('batch lane: sent once, however many run at once', () => {
     const item = (await l.manifest.item(batchId, itemIdFor(1)))!;
     assert.deepEqual([item.state, item.reason], ['committed', undefined], 'committed, not a duplicate of its own job');
     assert.equal((await l.t.results.get(item.idempotencyKey))?.jobId, item.jobId);
+  });
+
+  it("a batch stated for a tenant keeps it: committed under the tenant's key, its repairs sent as the tenant's jobs", async () => {
+    // Prepare: 10 documents of one tenant; the provider spoils some answers
+    const tenant = 'arn:aws:iam::000000000000:role/backfill-team';
+    const l = await scriptedLane({ ...PACE, invalidRate: 0.4 });
+    const documents = l.documents('tenant', 10).map((d) => ({ ...d, tenant }));
+    const batchId = (await submitBatch(documents, l.submitDeps)).batchId!;
+    await l.untilEnded(batchId);
+
+    // Act
+    await l.reconcileToEnd(batchId);
+    const messages = await l.drainMessages();
+
+    // Assess: every repair is the tenant's job, its key its own; every commit under the tenant's key
+    assert.ok(messages.length >= 1, 'some answers went for their repair');
+    for (const message of messages) {
+      const job = JobSchema.parse(JSON.parse(message.Body!));
+      assert.deepEqual([job.tenant, hasOwnIdempotencyKey(job)], [tenant, true]);
+    }
+    const items = await l.manifest.items(batchId);
+    for (const item of items.filter((i) => i.state === 'committed')) {
+      const key = idempotencyKeyFor({ sourceId: item.sourceId, contentSha256: item.contentSha256, promptVersion: PROMPT, schemaVersion: SCHEMA, tenant });
+      assert.deepEqual([item.tenant, item.idempotencyKey], [tenant, key]);
+      assert.equal((await l.t.results.get(key))?.jobId, item.jobId);
+    }
   });
 
   it('two redrives at once: each unresolved item sent once', async () => {

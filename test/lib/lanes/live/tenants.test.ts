@@ -51,6 +51,9 @@ describe('live lane: tenants apart', () => {
     assert.equal(other.status, 404);
     assert.deepEqual(other.body, { ...neverSeen.body, jobId }, 'the same body as a job never seen');
     assert.equal(JSON.stringify(other.body).includes('invoice'), false, 'nothing of the result');
+    const claim = await t.ledger.claimOf(jobId);
+    const caller = tenantOfPrincipal(TEST_PRINCIPAL);
+    assert.deepEqual([claim?.tenant, claim?.submittedBy], [caller, caller], 'the job records its tenant and who submitted it');
   });
 
   it("two tenants' identical documents are two jobs with two results: neither is answered the other's", async () => {

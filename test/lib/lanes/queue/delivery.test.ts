@@ -53,6 +53,10 @@ describe('consumer: commit once', () => {
     assert.equal(sink.totals.total.Completed, 1);
     assert.equal(sink.totals.total.DuplicateSuppressed, 1);
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 });
+    const claim = await t.ledger.claimOf(item!.jobId);
+    const sender = messages[0]!.Attributes?.SenderId;
+    assert.ok(sender, 'SQS names the sender');
+    assert.equal(claim?.submittedBy, sender, "the job records who sent it (the message's SenderId)");
   });
 
   it('five copies of one job delivered at once to five consumers make one model call; the copies that found the key held come back as duplicates', async () => {
