@@ -3,10 +3,11 @@
  * lane alike. Before a job's first model call the run claims the job's idempotency key for as long as
  * its record may take (`lib/store/claims.ts`: a conditional write, asked beside the document read so
  * it adds no round trip of its own); while another delivery or request holds the key, this copy makes
- * no call: it is deferred until the holder's claim ends at the latest (`in_progress`), and a key whose
- * result is committed makes the copy a duplicate (the holder's job is kept on the run: `keyHeldBy`). When the run ends, the key is marked completed (a
- * commit, or a duplicate found at the commit) or given back (anything else: the next copy may claim it).
- * A holder that crashed is taken over once its hold expires. Commit-once stays the last word.
+ * no call: it is deferred until the holder's claim ends at the latest (`in_progress`; the holder's job
+ * is kept on the run as `keyHeldBy`), and a key whose result is committed makes the copy a duplicate.
+ * When the run ends, the key is marked completed (a commit, or a duplicate found at the commit) or given
+ * back (anything else: the next copy may claim it). A holder that crashed is taken over once its hold
+ * expires. Commit-once stays the last word.
  */
 import { MAX_SETTLE_MARGIN_MS } from './budget.js';
 import { count, log, runLogFields, type JobRun, type Next } from './context.js';
