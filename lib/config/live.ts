@@ -4,6 +4,7 @@
  * function, throttling and alarms.
  */
 import { z } from 'zod';
+import { PRINCIPAL_ARN_PATTERN } from '../contract/job.js';
 
 /**
  * The longest total deadline a live request may ask (ms): API Gateway HTTP APIs end an integration
@@ -38,7 +39,7 @@ export const LiveSettingsSchema = z
      * role's sessions count as the role): they read every job of the lane, others only their own.
      */
     readers: z
-      .array(z.string().regex(/^arn:aws[a-z-]*:(iam|sts)::\d{12}:[A-Za-z0-9+=,.@_/-]+$/, { error: 'a reader is an IAM principal ARN' }))
+      .array(z.string().regex(PRINCIPAL_ARN_PATTERN, { error: 'a reader is an IAM principal ARN' }))
       .max(100)
       .optional(),
     /** The live function's memory (MB). */

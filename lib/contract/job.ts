@@ -37,6 +37,9 @@ const MAX_DEFERRALS = 1_000_000_000;
  */
 export const TENANT_PATTERN = /^[A-Za-z0-9+=,.@_:/-]{1,256}$/;
 
+/** An IAM or STS principal's ARN (a user, a role, an assumed-role session, the root, a federated user). */
+export const PRINCIPAL_ARN_PATTERN = /^arn:aws[a-z-]*:(iam|sts)::\d{12}:[A-Za-z0-9+=,.@_/-]+$/;
+
 const ASSUMED_ROLE = /^arn:(aws[a-z-]*):sts::(\d{12}):assumed-role\/([^/]+)\/[^/]+$/;
 const ROLE = /^arn:(aws[a-z-]*):iam::(\d{12}):role\/(?:[^/]*\/)*([^/]+)$/;
 

@@ -77,13 +77,15 @@ export async function endKeyClaim(run: JobRun, outcome: ExtractionOutcome | unde
   if (!state) return;
   const { deps, job } = run;
   try {
-    // Asked but never awaited (the record ended before its call): given back if it was granted.
-    const held = state.held || (await state.answer.catch(() => undefined));
-    if (!held?.held) return;
-    const nowMs = deps.now().getTime();
-    if (state.held && outcome?.type === 'committed') await deps.claims.complete(job.idempotencyKey, held, job.jobId, nowMs);
-    else if (state.held && outcome?.type === 'duplicate') await deps.claims.complete(job.idempotencyKey, held, outcome.committedBy, nowMs);
-    else await deps.claims.release(job.idempotencyKey, held);
+    if (!state.held) {
+      // Asked but never awaited (the record ended before its call): given back if it was granted.
+      const answer = await state.answer.catch(() => undefined);
+      if (answer?.held) await deps.claims.release(job.idempotencyKey, answer);
+      return;
+    }
+    const committedBy = outcome?.type === 'committed' ? job.jobId : outcome?.type === 'duplicate' ? outcome.committedBy : undefined;
+    if (committedBy === undefined) await deps.claims.release(job.idempotencyKey, state.held);
+    else await deps.claims.complete(job.idempotencyKey, state.held, committedBy, deps.now().getTime());
   } catch (error) {
     log(deps, 'warn', 'could not end the idempotency-key claim (it expires with its hold)', { ...runLogFields(run), error: errorName(error) });
   }

@@ -59,16 +59,16 @@ export interface DocumentRef {
 /** The content type `POST /v1/extractions` takes (UTF-8 JSON; `; charset=utf-8` may be said). */
 export const LIVE_REQUEST_CONTENT_TYPE = 'application/json';
 
-/** The body of `POST /v1/extractions`. */
-const LiveRequestSchema = z
+/** A document already stored in the lane's bucket. */
+const DocumentRefSchema = z.object({ bucket: z.string().min(3).max(63).optional(), key: z.string().min(1).max(1024) }).strict();
+
+/** The fields of `POST /v1/extractions`. */
+const LiveRequestFields = z
   .object({
     /** The document's text (UTF-8). */
     text: z.string().optional(),
     /** A document already stored in the lane's bucket. */
-    documentRef: z
-      .object({ bucket: z.string().min(3).max(63).optional(), key: z.string().min(1).max(1024) })
-      .strict()
-      .optional(),
+    documentRef: DocumentRefSchema.optional(),
     /** The caller's stable identity of the document (default: `text:<sha256>`, or the reference's key). */
     sourceId: z.string().min(1).max(512).optional(),
     schemaVersion: z.string().min(1).max(64).optional(),
@@ -78,8 +78,12 @@ const LiveRequestSchema = z
     /** The lane the caller means (its name or AWS region); another lane's is refused. */
     region: z.string().min(1).max(32).optional(),
   })
-  .strict()
-  .refine((r) => (r.text === undefined) !== (r.documentRef === undefined), { message: 'give exactly one of text or documentRef' });
+  .strict();
+
+/** The body of `POST /v1/extractions`. */
+const LiveRequestSchema = LiveRequestFields.refine((r) => (r.text === undefined) !== (r.documentRef === undefined), {
+  message: 'give exactly one of text or documentRef',
+});
 
 /** A checked request body. */
 export type LiveRequest = z.output<typeof LiveRequestSchema>;
@@ -88,17 +92,7 @@ export type LiveRequest = z.output<typeof LiveRequestSchema>;
 export type ParsedLiveRequest = { ok: true; request: LiveRequest } | { ok: false; refusal: LiveRefusal };
 
 /** The fields a detail may name (anything else a caller sent is not echoed). */
-const FIELD_NAMES: ReadonlySet<string> = new Set([
-  'text',
-  'documentRef',
-  'bucket',
-  'key',
-  'sourceId',
-  'schemaVersion',
-  'promptVersion',
-  'deadlineMs',
-  'region',
-]);
+const FIELD_NAMES: ReadonlySet<string> = new Set([...Object.keys(LiveRequestFields.shape), ...Object.keys(DocumentRefSchema.shape)]);
 
 /**
  * The request's content type, body and JSON, checked; or why it is refused: a content type other than

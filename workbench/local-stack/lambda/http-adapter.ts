@@ -25,6 +25,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayEventRequestContextIAMAuthorizer, APIGatewayEventRequestContextV2, APIGatewayProxyEventV2WithRequestContext } from 'aws-lambda';
+import { PRINCIPAL_ARN_PATTERN } from '../../../lib/contract/job.js';
 import type { LiveHttpHandler } from '../../../lib/lanes/live/handler.js';
 import { RatelaneError, type ErrorKind } from '../../../lib/platform/errors.js';
 import { LIVE_ROUTES } from '../../../lib/platform/resources.js';
@@ -62,7 +63,7 @@ export const LOCAL_CALLER_HEADER = 'x-ratelane-local-caller';
 
 /** The principal a request names with {@link LOCAL_CALLER_HEADER}, when it is an IAM or STS ARN. */
 function localCaller(value: string | string[] | undefined): string | undefined {
-  return typeof value === 'string' && /^arn:aws[a-z-]*:(iam|sts)::\d{12}:[A-Za-z0-9+=,.@_/-]+$/.test(value) ? value : undefined;
+  return typeof value === 'string' && PRINCIPAL_ARN_PATTERN.test(value) ? value : undefined;
 }
 
 /** The principal of the server's fixed caller in `accountId` (the default account: `000000000000`). */
