@@ -6,6 +6,8 @@
  * Environment (set by the lane stack; names and checks in `lib/platform/environment.ts`):
  * - `RATELANE_LANE_CONFIG`: the lane's config as JSON (validated with the lane schema)
  * - `RATELANE_QUEUE_URL`, `RATELANE_DLQ_URL`: the lane's ingress queue and DLQ
+ * - `RATELANE_LANE_SENDERS`: the lane's own senders (its functions' role unique ids, comma-separated),
+ *   which may state a job's tenant besides the producers the lane config grants it
  * - `RATELANE_PROVIDER_SECRET_ARN`: Secrets Manager secret `{ "<key id>": "<api key>", ... }`
  * - `RATELANE_PAUSE_SCHEDULE_GROUP`, `RATELANE_PAUSE_SCHEDULER_ROLE_ARN`, `RATELANE_MAPPING_ID_PARAMETER`:
  *   the lane pause (schedule group, the role the resume schedule runs as, the SSM parameter holding
@@ -82,6 +84,7 @@ async function build(): Promise<SqsHandler> {
   const deps = createConsumerDeps(lane, clients, {
     queueUrl: env[CONSUMER_ENV.queueUrl],
     dlqUrl: env[CONSUMER_ENV.dlqUrl],
+    laneSenders: env[CONSUMER_ENV.laneSenders],
     keys: pool,
     lanePause: admission.pauser,
     logLevel: env[CONSUMER_ENV.logLevel],

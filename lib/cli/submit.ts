@@ -67,7 +67,9 @@ export const SUBMIT_USAGE = `usage: ratelane submit --region <lane> [--file <pat
   --source-id       the document's stable id (only with exactly one document)
   --deadline        process before this instant
   --tenant          who the jobs belong to (e.g. your role's ARN, arn:aws:iam::<account>:role/<name>): that
-                    principal (and the lane's readers) reads them through the live API; part of the key
+                    principal (and the lane's readers) reads them through the live API; part of the key.
+                    The lane must grant your role that tenant (its producers config), else the consumer
+                    rejects the jobs (tenant_not_allowed)
   --account         the lane's AWS account (its bucket is named after it); else env RATELANE_ACCOUNT; else the
                     account of your credentials (STS GetCallerIdentity). Not used with local endpoints.
   --endpoints       local endpoints as JSON {"sqs","s3","dynamodb"}; else env RATELANE_ENDPOINTS; else real AWS

@@ -99,6 +99,8 @@ export type LaneOverride = {
   provider?: Partial<Omit<LaneConfig['provider'], 'limits'>> & { limits?: Partial<ProviderLimits> };
   alarms?: Partial<LaneConfig['alarms']>;
   batch?: Partial<LaneConfig['batch']>;
+  /** Replaces the base's producers (who may state a job's tenant). */
+  producers?: LaneConfig['producers'];
   live?: Partial<Omit<LaneConfig['live'], 'throttle' | 'alarms'>> & {
     throttle?: Partial<LaneConfig['live']['throttle']>;
     alarms?: Partial<LaneConfig['live']['alarms']>;
@@ -143,6 +145,7 @@ export function resolveLanes(overrides: Readonly<Record<string, LaneOverride>> =
       bounds: { ...lane.bounds, ...o.bounds },
       provider,
       alarms: { ...lane.alarms, ...o.alarms },
+      ...(o.producers !== undefined ? { producers: o.producers } : {}),
       // Batches are on by default only where the provider has a batch API ratelane drives (OpenAI's, Bedrock's).
       batch: { ...lane.batch, enabled: batchApiOf(provider) !== undefined, ...o.batch },
       live: { ...lane.live, ...o.live, throttle: { ...lane.live.throttle, ...o.live?.throttle }, alarms: { ...lane.live.alarms, ...o.live?.alarms } },

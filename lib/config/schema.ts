@@ -8,6 +8,8 @@ import { z } from 'zod';
 import { BatchSettingsSchema } from './batch.js';
 import { LiveSettingsSchema } from './live.js';
 import { ProviderConfigSchema } from './provider.js';
+import { TENANT_PATTERN } from '../contract/job.js';
+import { ANY_TENANT, SENDER_PRINCIPAL_PATTERN } from '../policy/index.js';
 
 /** SQS and Lambda hard limits that every lane must respect (AWS's rules, not the emulator's). */
 export const AWS_LIMITS = {
@@ -88,6 +90,27 @@ const JobBoundsSchema = z
   })
   .strict();
 
+/**
+ * A producer allowed to state tenants for its queue jobs (`policy/tenancy.ts`): SQS names every sender
+ * by its IAM unique id, so that is what a grant names (`aws iam get-role --role-name <role> --query
+ * Role.RoleId`; a role deleted and made again has a new id and needs a new grant).
+ */
+const TenantGrantSchema = z
+  .object({
+    /** The producer's IAM unique id: `AROA…` (a role: every session of it), `AIDA…` (a user), or a 12-digit account id. */
+    senderId: z.string().regex(SENDER_PRINCIPAL_PATTERN, {
+      error: 'a senderId is an IAM role or user unique id (AROA… / AIDA…, from `aws iam get-role … --query Role.RoleId`) or a 12-digit account id',
+    }),
+    /** What it may name: this list of tenants, or `["*"]` for any (a platform that submits for many tenants). */
+    tenants: z
+      .array(z.string().regex(TENANT_PATTERN, { error: 'a tenant is 1-256 characters of an ARN (letters, digits, +=,.@_:/-)' }).or(z.literal(ANY_TENANT)))
+      .min(1)
+      .max(1000),
+    /** Who it is, for people reading the config (e.g. the role's name). */
+    note: z.string().max(200).optional(),
+  })
+  .strict();
+
 export const LaneConfigSchema = z
   .object({
     /** Lane name: `us`, `eu`, ... */
@@ -111,6 +134,12 @@ export const LaneConfigSchema = z
     provider: ProviderConfigSchema,
     live: LiveSettingsSchema,
     batch: BatchSettingsSchema,
+    /**
+     * Producers allowed to state a job's tenant on the queue (`Job.tenant`): a queue job that states one
+     * from any other sender is rejected (`tenant_not_allowed`); the lane's own functions may always
+     * (their re-sends carry the tenant the first sender stated). Absent: no producer may state one.
+     */
+    producers: z.array(TenantGrantSchema).max(100).optional(),
     alarms: z
       .object({
         /** The SQS age of the lane's oldest message (restarts with every re-send). */

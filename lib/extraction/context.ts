@@ -39,6 +39,13 @@ export interface ExtractionDeps {
   random: () => number;
   /** Repair calls allowed after a validation failure (default 1). */
   maxRepairAttempts?: number;
+  /**
+   * The lane's own senders' IAM unique ids (its functions' roles), where a job's sender is known but its
+   * tenant is not the lane's to set (the queue lane): a job that states a tenant must come from one of
+   * them or from a producer the lane's `producers` grant it (`policy/tenancy.ts`). Absent: not checked
+   * (the live lane takes the tenant from the caller; the batch lane from its manifest).
+   */
+  laneSenders?: readonly string[];
 }
 
 /** How a job reached the core: one SQS receive (or, for a synchronous lane, one request). */

@@ -54,9 +54,9 @@ export async function intake(body: string, delivery: Delivery, deps: ExtractionD
   const parsed = await parseBody(body, delivery, deps);
   if ('end' in parsed) return { type: 'settled', outcome: parsed.end };
   const job = parsed.go;
-  // What the job claims that can be recomputed (its idempotency key, its document's place): a false
-  // claim is rejected under the message id too.
-  const falseClaim = falseClaimOf(job, deps);
+  // What the job claims that can be recomputed or checked (its idempotency key, its document's place, a
+  // tenant its sender may state): a false claim is rejected under the message id too.
+  const falseClaim = falseClaimOf(job, delivery, deps);
   if (falseClaim) return { type: 'settled', outcome: await rejectUnverified(delivery, deps, falseClaim.reason, falseClaim.detail, job) };
   delivery.onJob?.(job);
   const run = newJobRun(deps, delivery, job, model);

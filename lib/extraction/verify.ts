@@ -13,6 +13,7 @@
  */
 import { hasOwnIdempotencyKey, type Job } from '../contract/job.js';
 import type { RejectionReason } from '../platform/telemetry.js';
+import { mayStateTenant, senderPrincipalId } from '../policy/index.js';
 import { documentKeyFor } from '../store/documents.js';
 import { count, deliveryLogFields, log, type Delivery, type ExtractionDeps, type JobRun } from './context.js';
 import type { ExtractionOutcome, RejectedOutcome } from './outcome.js';
@@ -51,11 +52,23 @@ export async function rejectUnverified(
 }
 
 /**
- * What a parsed job claims that can be recomputed without a call: its idempotency key, and its
- * document's place (the lane's own bucket, under the content key). The rejection's reason and detail
- * when a claim is false, else `undefined`.
+ * What a parsed job claims that can be checked without a call: its idempotency key, its document's
+ * place (the lane's own bucket, under the content key), and — where the lane checks senders (the queue
+ * lane: `ExtractionDeps.laneSenders`) — a tenant its sender may state (`policy/tenancy.ts`). The
+ * rejection's reason and detail when a claim is false, else `undefined`.
  */
-export function falseClaimOf(job: Job, deps: Pick<ExtractionDeps, 'lane'>): { reason: RejectionReason; detail: string } | undefined {
+export function falseClaimOf(
+  job: Job,
+  delivery: Pick<Delivery, 'senderId'>,
+  deps: Pick<ExtractionDeps, 'lane' | 'laneSenders'>,
+): { reason: RejectionReason; detail: string } | undefined {
+  if (job.tenant !== undefined && deps.laneSenders !== undefined) {
+    const allowed = mayStateTenant({ tenant: job.tenant, senderId: delivery.senderId, laneSenders: deps.laneSenders, grants: deps.lane.producers ?? [] });
+    if (!allowed) {
+      const sender = delivery.senderId === undefined ? 'a sender SQS did not name' : `sender ${senderPrincipalId(delivery.senderId)}`;
+      return { reason: 'tenant_not_allowed', detail: `${sender} may not state this tenant: the lane's producers config grants it none` };
+    }
+  }
   if (!hasOwnIdempotencyKey(job)) {
     return { reason: 'idempotency_key_mismatch', detail: 'the idempotency key is not the one of its source id, content hash and versions' };
   }

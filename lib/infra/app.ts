@@ -34,8 +34,23 @@ function stringContext(app: App, key: string): string | undefined {
 }
 
 /**
- * The lanes with regions from context (`<lane>Region`, e.g. `usRegion`) and the live API's lane-wide
- * readers (`<lane>LiveReaders`: principal ARNs, comma-separated), validated by the lane schema.
+ * A context value that is JSON: as `cdk.json` holds it (an object or array), or as `-c key='<json>'` gives
+ * it (a string). `undefined` when unset; the lane schema checks its shape.
+ */
+function jsonContext(app: App, key: string): unknown {
+  const value: unknown = app.node.tryGetContext(key);
+  if (typeof value !== 'string') return value ?? undefined;
+  try {
+    return JSON.parse(value);
+  } catch (error) {
+    throw new AppContextError(`context ${key} must be JSON, got ${JSON.stringify(value.slice(0, 80))}`, { cause: error });
+  }
+}
+
+/**
+ * The lanes with regions from context (`<lane>Region`, e.g. `usRegion`), the live API's lane-wide
+ * readers (`<lane>LiveReaders`: principal ARNs, comma-separated) and the producers that may state a
+ * job's tenant (`<lane>Producers`: JSON, `[{"senderId":"AROA…","tenants":["team-a"]}]`), validated by the lane schema.
  */
 export function lanesFromContext(app: App, base: LaneSet = DEFAULT_LANES): LaneSet {
   const overrides: Record<string, LaneOverride> = {};
@@ -45,7 +60,8 @@ export function lanesFromContext(app: App, base: LaneSet = DEFAULT_LANES): LaneS
       ?.split(',')
       .map((arn) => arn.trim())
       .filter((arn) => arn !== '');
-    overrides[name] = { ...(region ? { region } : {}), ...(readers ? { live: { readers } } : {}) };
+    const producers = jsonContext(app, `${name}Producers`) as LaneOverride['producers'];
+    overrides[name] = { ...(region ? { region } : {}), ...(readers ? { live: { readers } } : {}), ...(producers !== undefined ? { producers } : {}) };
   }
   return resolveLanes(overrides, base);
 }

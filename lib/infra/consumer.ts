@@ -7,7 +7,7 @@
  * later, assumable only by schedules of the lane's own pause group. Every ARN is built with the stack's partition.
  */
 import { join } from 'node:path';
-import { ArnFormat, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Fn, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import { Effect, Policy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -153,6 +153,7 @@ export class LaneConsumer extends Construct {
         [CONSUMER_ENV.laneConfig]: JSON.stringify(lane),
         [CONSUMER_ENV.queueUrl]: queues.queue.queueUrl,
         [CONSUMER_ENV.dlqUrl]: queues.deadLetterQueue.queueUrl,
+        [CONSUMER_ENV.laneSenders]: this.role.roleId,
         ...(storage.providerSecret ? { [CONSUMER_ENV.providerSecretArn]: storage.providerSecret.secretArn } : {}),
         [CONSUMER_ENV.pauseScheduleGroup]: pauseScheduleGroupName,
         [CONSUMER_ENV.pauseSchedulerRoleArn]: this.schedulerRole.roleArn,
@@ -269,5 +270,14 @@ export class LaneConsumer extends Construct {
       reason:
         'A lane pause creates one resume schedule named after its resume time, unknown at deploy time; scheduler:CreateSchedule is limited to this lane’s own schedule group, and the only role it may pass can only update this lane’s mapping.',
     });
+  }
+
+  /**
+   * The lane's other functions that send to its queue (the live function's hand-over, the batch
+   * reconciler's repairs): with the consumer's own role (its re-sends), the senders that may state a
+   * job's tenant (`RATELANE_LANE_SENDERS`: SQS names a role's sender by the role's unique id).
+   */
+  trustLaneSenders(roles: readonly Role[]): void {
+    this.function.addEnvironment(CONSUMER_ENV.laneSenders, Fn.join(',', [this.role.roleId, ...roles.map((role) => role.roleId)]));
   }
 }

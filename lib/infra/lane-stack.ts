@@ -107,6 +107,7 @@ export class LaneStack extends Stack {
     if (oversized !== undefined) Annotations.of(this.consumer).addWarningV2('ratelane:mapping-oversized', oversized);
     this.live = lane.live.enabled ? new LaneLive(this, 'Live', { lane, queues: this.queues, storage: this.storage, logRetention }) : undefined;
     this.batch = lane.batch.enabled ? new LaneBatch(this, 'Batch', { lane, queues: this.queues, storage: this.storage, logRetention }) : undefined;
+    this.consumer.trustLaneSenders([...(this.live ? [this.live.role] : []), ...(this.batch ? [this.batch.role] : [])]);
     const consumerFunction = this.consumer.function;
     this.alarms = new LaneAlarms(this, 'Alarms', {
       lane,

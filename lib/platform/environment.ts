@@ -3,6 +3,7 @@
  * and the zod schema that checks them when the function starts.
  */
 import { z } from 'zod';
+import { SENDER_PRINCIPAL_PATTERN } from '../policy/index.js';
 
 /** The environment variables of a lane's consumer function. */
 export const CONSUMER_ENV = {
@@ -12,6 +13,8 @@ export const CONSUMER_ENV = {
   queueUrl: 'RATELANE_QUEUE_URL',
   /** The lane's DLQ URL (budget spent across re-sends). */
   dlqUrl: 'RATELANE_DLQ_URL',
+  /** The lane's own senders (its functions' role unique ids, comma-separated): they may state a job's tenant. */
+  laneSenders: 'RATELANE_LANE_SENDERS',
   /** The Secrets Manager secret `{ "<key id>": "<api key>" }` (providers that need keys). */
   providerSecretArn: 'RATELANE_PROVIDER_SECRET_ARN',
   /** The lane pause: the schedule group, the role the resume schedule runs as, the mapping-id parameter. */
@@ -46,6 +49,10 @@ export const ConsumerEnvironmentSchema = z.object({
   [CONSUMER_ENV.laneConfig]: z.string().min(2),
   [CONSUMER_ENV.queueUrl]: z.string().url(),
   [CONSUMER_ENV.dlqUrl]: z.string().url(),
+  [CONSUMER_ENV.laneSenders]: z
+    .string()
+    .transform((v) => v.split(',').map((id) => id.trim()))
+    .pipe(z.array(z.string().regex(SENDER_PRINCIPAL_PATTERN, { error: 'each sender is a role or user unique id (AROA…/AIDA…) or an account id' })).min(1)),
   [CONSUMER_ENV.providerSecretArn]: z.string().min(1).optional(),
   [CONSUMER_ENV.pauseScheduleGroup]: z.string().min(1).optional(),
   [CONSUMER_ENV.pauseSchedulerRoleArn]: z.string().min(1).optional(),

@@ -253,6 +253,8 @@ const REJECTION_REASONS = [
   'idempotency_key_mismatch',
   /** The job's id belongs to another job (another idempotency key). */
   'job_id_reused',
+  /** The job states a tenant its sender may not state (the lane's `producers` grant it none). */
+  'tenant_not_allowed',
 ] as const;
 
 /** Why a valid output still needs a person (the reason of a `needs_review` entry besides the validation reasons). */

@@ -27,4 +27,5 @@ export {
   type JobOutcome,
   type JobScheduling,
 } from './outcome.js';
+export { ANY_TENANT, mayStateTenant, SENDER_PRINCIPAL_PATTERN, senderPrincipalId } from './tenancy.js';
 export { isoAt } from './time.js';

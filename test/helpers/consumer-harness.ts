@@ -28,6 +28,7 @@ import { DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION, DOCUMENT_CLOSE, DOCUMEN
 import { createAwsClients, type AwsClients } from '../../lib/platform/clients.js';
 import { extractInvoice } from '../../workbench/fake-provider/extractors/invoice.js';
 import { provisionLane } from '../../workbench/local-stack/services/provision.js';
+import { FAUXQS_SENDER_ID } from '../../workbench/local-stack/services/services.js';
 import { buildSqsEvent } from '../../workbench/local-stack/lambda/sqs-event.js';
 import { createLambdaContext } from '../../workbench/local-stack/lambda/invocation.js';
 import { redirectPowertoolsConsole, TelemetrySink } from '../../workbench/local-stack/lambda/telemetry.js';
@@ -132,12 +133,22 @@ export interface TestDocument {
   text: string;
   sourceId: string;
   deadline?: Date;
+  /** The tenant the producer states (`Job.tenant`). */
+  tenant?: string;
 }
 
 /** Submits documents to the lane with the real producer; every one must be sent. */
 export async function submitTo(t: TestLane, documents: readonly TestDocument[]): Promise<SubmitItemResult[]> {
   const submitted = await submitDocuments(
-    { documents: documents.map((d) => ({ text: d.text, sourceId: d.sourceId, region: 'us', ...(d.deadline ? { deadline: d.deadline } : {}) })) },
+    {
+      documents: documents.map((d) => ({
+        text: d.text,
+        sourceId: d.sourceId,
+        region: 'us',
+        ...(d.deadline ? { deadline: d.deadline } : {}),
+        ...(d.tenant ? { tenant: d.tenant } : {}),
+      })),
+    },
     {
       lanes: { us: t.lane },
       clientsFor: () => ({ sqs: t.clients.sqs, s3: t.clients.s3 }),
@@ -303,6 +314,8 @@ export interface TestConsumerOptions {
   lanePause?: LanePauseRequester;
   /** The configuration check run before each batch (default: none). */
   checkConfiguration?: ConfigurationCheck;
+  /** The lane's own senders (default: fauxqs's one sender, as the local stack has it). */
+  laneSenders?: readonly string[];
 }
 
 /** A consumer handler with real stores and queues, the given model, and Powertools output captured. */
@@ -319,6 +332,7 @@ export function testConsumer(
   const deps = createConsumerDeps(t.lane, t.clients, {
     queueUrl: t.queueUrl,
     dlqUrl: t.dlqUrl,
+    laneSenders: options.laneSenders ?? [FAUXQS_SENDER_ID],
     sqs: options.sqs,
     results: t.results,
     ledger: t.ledger,
@@ -345,15 +359,18 @@ export interface Invocation {
 /**
  * Invokes the handler with the messages as one Lambda SQS event, then (as the event source mapping
  * does) deletes every record the response did not report failed. `ack: false` skips the delete;
- * `timeoutMs` gives the invocation less time than the lane's function timeout.
+ * `timeoutMs` gives the invocation less time than the lane's function timeout; `senderId` is the
+ * `SenderId` SQS would stamp had another principal sent them (fauxqs names every sender by its account).
  */
 export async function invoke(
   t: TestLane,
   handler: SqsHandler,
   messages: readonly Message[],
-  options: { ack?: boolean; timeoutMs?: number } = {},
+  options: { ack?: boolean; timeoutMs?: number; senderId?: string } = {},
 ): Promise<Invocation> {
   const event = buildSqsEvent(messages, { queueArn: t.queueArn, awsRegion: t.lane.region });
+  const { senderId } = options;
+  if (senderId !== undefined) for (const record of event.Records) record.attributes.SenderId = senderId;
   const context = createLambdaContext({
     functionName: `ratelane-test-consumer`,
     awsRegion: t.lane.region,

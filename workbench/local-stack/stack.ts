@@ -24,7 +24,7 @@ import { createEventSourcePoller, type EventSourcePoller } from './poller/poller
 import type { PollerEvent } from './poller/events.js';
 import { onShutdown } from './services/processes.js';
 import { provisionLane, type ProvisionedLane } from './services/provision.js';
-import { startDynamoLocal, startFauxqsLocal, type DynamoLocal, type FauxqsLocal } from './services/services.js';
+import { FAUXQS_SENDER_ID, startDynamoLocal, startFauxqsLocal, type DynamoLocal, type FauxqsLocal } from './services/services.js';
 import { redirectPowertoolsConsole, TelemetrySink } from './lambda/telemetry.js';
 import { invocationAbortSignalOf } from '../../lib/platform/invocation.js';
 import type { LiveHttpServer } from './lambda/http-adapter.js';
@@ -297,6 +297,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           const deps = createConsumerDeps(lane, aws, {
             queueUrl: provisioned.queueUrl,
             dlqUrl: provisioned.dlqUrl,
+            laneSenders: [FAUXQS_SENDER_ID],
             results: own.results,
             ledger: own.ledger,
             model,

@@ -42,6 +42,11 @@ export interface ConsumerWiring extends Partial<Omit<ConsumerDeps, 'lane' | 's3'
   dlqUrl: string;
   /** Admission: the shared key pool (one per consumer instance), or round robin. */
   keys: KeyPool;
+  /**
+   * The lane's own senders' IAM unique ids (`ExtractionDeps.laneSenders`): in AWS the lane's function
+   * roles (`RATELANE_LANE_SENDERS`); an emulator that names every sender by its account, that account.
+   */
+  laneSenders: readonly string[];
   lanePause?: LanePauseRequester | undefined;
   /** Level of the default Logger (ignored when `logger` is given). */
   logLevel?: ConsumerLogLevel | undefined;

@@ -30,6 +30,7 @@ import { LaneConfigSchema, type LaneConfig } from '../../../lib/config/lanes.js'
 import { extractInvoice } from '../../../workbench/fake-provider/extractors/invoice.js';
 import { startFakeProvider, type FakeProvider } from '../../../workbench/fake-provider/index.js';
 import { buildSqsEvent } from '../../../workbench/local-stack/lambda/sqs-event.js';
+import { FAUXQS_SENDER_ID } from '../../../workbench/local-stack/services/services.js';
 import { CONSUMER_ENV } from '../../../lib/platform/environment.js';
 import { startAwsStub, type AwsStub, type StubCall } from '../../helpers/aws-stub.js';
 import { testLaneOf, type TestLane } from '../../helpers/consumer-harness.js';
@@ -108,6 +109,8 @@ export async function deployLane(secretString: string | undefined): Promise<Depl
       if (p.QueueName === templateLane.resources.dlqName) return provisioned.dlqUrl;
     }
     if (resource.Type === 'AWS::SecretsManager::Secret' && attribute === undefined && p.Name === templateLane.resources.providerSecretName) return secretArn;
+    // fauxqs names every sender by its account: the lane's own roles, as the emulator sees them.
+    if (resource.Type === 'AWS::IAM::Role' && attribute === 'RoleId') return FAUXQS_SENDER_ID;
     if (resource.Type === 'AWS::IAM::Role' && attribute === 'Arn') {
       const arn = `arn:aws:iam::${ACCOUNT}:role/${shipped.stack}-${logicalId}`;
       schedulerRoles.push(arn);

@@ -45,6 +45,22 @@ describe('lane config', () => {
     assert.throws(() => resolveLanes({ us: { consumer: { reservedConcurrency: 3, maximumConcurrency: 5 } } }), /at least maximumConcurrency/);
   });
 
+  it('takes producers that may state tenants by IAM unique id, and names the field of a malformed one', () => {
+    // Act
+    const lanes = resolveLanes({ us: { producers: [{ senderId: 'AROAPRODUCERA00000001', tenants: ['team-a', '*'], note: 'svc-a' }] } });
+    // Assess
+    assert.deepEqual(lanes.us!.producers, [{ senderId: 'AROAPRODUCERA00000001', tenants: ['team-a', '*'], note: 'svc-a' }]);
+    assert.equal(DEFAULT_LANES.us!.producers, undefined, 'no producer may state a tenant by default');
+    assert.throws(
+      () => resolveLanes({ us: { producers: [{ senderId: 'arn:aws:iam::123456789012:role/svc-a', tenants: ['team-a'] }] } }),
+      (e: Error) => e instanceof LaneConfigError && /producers\[0\]\.senderId/.test(e.message) && /unique id/.test(e.message),
+    );
+    assert.throws(
+      () => resolveLanes({ us: { producers: [{ senderId: 'AROAPRODUCERA00000001', tenants: [] }] } }),
+      (e: Error) => e instanceof LaneConfigError && /producers\[0\]\.tenants/.test(e.message),
+    );
+  });
+
   it('rejects two lanes in one region and unknown lanes', () => {
     assert.throws(() => resolveLanes({ eu: { region: 'us-east-1' } }), /share a region/);
     assert.throws(() => resolveLanes({ ap: { region: 'ap-south-1' } }), /unknown lane/);

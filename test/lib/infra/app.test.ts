@@ -90,6 +90,20 @@ describe('lane app', () => {
     assert.throws(() => lanesFromContext(new App({ context: { usLiveReaders: 'ops-team' } })), LaneConfigError);
   });
 
+  it("takes a lane's producers from context as JSON (-c string or cdk.json value) and names a malformed one", () => {
+    // Prepare
+    const grant = { senderId: 'AROAPRODUCERA00000001', tenants: ['team-a'] };
+    // Act
+    const fromFlag = lanesFromContext(new App({ context: { usProducers: JSON.stringify([grant]) } }));
+    const fromFile = lanesFromContext(new App({ context: { euProducers: [grant] } }));
+    // Assess
+    assert.deepEqual(fromFlag.us!.producers, [grant]);
+    assert.equal(fromFlag.eu!.producers, undefined);
+    assert.deepEqual(fromFile.eu!.producers, [grant]);
+    assert.throws(() => lanesFromContext(new App({ context: { usProducers: '[{senderId:' } })), /context usProducers must be JSON/);
+    assert.throws(() => lanesFromContext(new App({ context: { usProducers: [{ senderId: 'svc-a', tenants: ['x'] }] } })), /producers\[0\]\.senderId/);
+  });
+
   it('refuses malformed context', () => {
     // Act / Assess
     assert.throws(() => buildLaneApp(new App({ context: { ...LANE_APP_CONTEXT, account: 'prod' } })), AppContextError);

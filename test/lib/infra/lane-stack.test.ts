@@ -141,6 +141,10 @@ for (const lane of LANES) {
       assert.deepEqual(JSON.parse(env.RATELANE_LANE_CONFIG), stack.lane, 'the lane as deployed (account-qualified bucket)');
       assert.deepEqual(env.RATELANE_QUEUE_URL, { Ref: logicalId(stack, stack.queues.queue) });
       assert.deepEqual(env.RATELANE_DLQ_URL, { Ref: logicalId(stack, stack.queues.deadLetterQueue) });
+      // the lane's own senders (they may state a job's tenant): the consumer, live and batch reconciler roles, by unique id
+      const senderRoles = [stack.consumer.role, ...(stack.live ? [stack.live.role] : []), ...(stack.batch ? [stack.batch.role] : [])];
+      assert.equal(senderRoles.length, 3, 'the default lanes have a live API and batches');
+      assert.deepEqual(env.RATELANE_LANE_SENDERS, { 'Fn::Join': [',', senderRoles.map((role) => ({ 'Fn::GetAtt': [logicalId(stack, role), 'RoleId'] }))] });
       assert.deepEqual(env.RATELANE_PROVIDER_SECRET_ARN, { Ref: logicalId(stack, stack.storage.providerSecret) });
       assert.equal(env.POWERTOOLS_SERVICE_NAME, `ratelane-consumer-${lane.name}`);
       assert.equal(env.POWERTOOLS_METRICS_NAMESPACE, 'ratelane');

@@ -103,10 +103,10 @@ describe('infra telemetry contract', () => {
       );
       assert.ok(fn, 'the consumer function');
       const variables = fn.Properties.Environment.Variables as Record<string, unknown>;
-      // Act: tokens (queue URLs, ARNs) become placeholders of the right shape
-      const resolved = Object.fromEntries(
-        Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : 'https://sqs.example.amazonaws.com/123456789012/q']),
-      );
+      // Act: tokens become placeholders of the right shape (queue URLs; the lane's own senders, role unique ids)
+      const placeholder = (name: string) =>
+        name === CONSUMER_ENV.laneSenders ? 'AROAEXAMPLECONSUMER01,AROAEXAMPLELIVE00001' : 'https://sqs.example.amazonaws.com/123456789012/q';
+      const resolved = Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : placeholder(k)]));
       const parsed = ConsumerEnvironmentSchema.safeParse(resolved);
       // Assess
       assert.ok(parsed.success, parsed.success ? '' : parsed.error.message);

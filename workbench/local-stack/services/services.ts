@@ -131,6 +131,12 @@ export async function startDynamoLocal(options: { port?: number; readyTimeoutMs?
 }
 
 /** A running fauxqs (SQS + S3) server. */
+/**
+ * Who fauxqs says sent every message (`SenderId`): its account, whoever sent it (it checks no IAM). The
+ * local lanes so trust it as their own sender: locally any producer may state a job's tenant.
+ */
+export const FAUXQS_SENDER_ID = '000000000000';
+
 export interface FauxqsLocal {
   readonly endpoint: string;
   readonly port: number;

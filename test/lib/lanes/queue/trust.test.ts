@@ -12,6 +12,7 @@ import { ProviderError } from '../../../../lib/providers/model.js';
 import { documentKeyFor } from '../../../../lib/store/documents.js';
 import {
   englishDocuments,
+  freshSqsClient,
   invoke,
   jobOf,
   queueCounts,
@@ -20,10 +21,12 @@ import {
   sendRaw,
   submitTo,
   testConsumer,
+  throttle,
   trackedLanes,
   type TestLane,
 } from '../../../helpers/consumer-harness.js';
-import { inspectQueue } from '../../../helpers/queue-time.js';
+import { inspectQueue, skipDelays } from '../../../helpers/queue-time.js';
+import { virtualClock } from '../../../helpers/virtual-clock.js';
 
 const newLane = trackedLanes();
 
@@ -206,6 +209,72 @@ describe('trust: bounded waits and counters', () => {
     assert.equal(model.calls.length, 0);
     assert.deepEqual(await messageRejections(t), ['invalid_body', 'invalid_body', 'invalid_body']);
     assert.equal(sink.totals.total.AttemptsPerCompletion ?? 0, 0, 'no poisoned attempts metric');
+  });
+});
+
+describe('trust: who may state a tenant', () => {
+  const granted = 'AROAGRANTEDPRODUCER01';
+  const consumerRole = 'AROALANECONSUMERROLE1';
+
+  it('a tenant is believed only from a producer the lane grants it: another tenant, another sender or no sender is refused before any model call; a job without a tenant needs no grant', async () => {
+    // Prepare: one producer may state team-a; the messages as SQS would stamp them for each sender
+    const t = await newLane({ producers: [{ senderId: granted, tenants: ['team-a'], note: 'svc-a' }] });
+    const docs = englishDocuments(5);
+    const cases = [
+      { tag: 'granted', tenant: 'team-a', senderId: `${granted}:svc-a-session`, committed: true },
+      { tag: 'other-tenant', tenant: 'team-b', senderId: `${granted}:svc-a-session`, committed: false },
+      { tag: 'other-sender', tenant: 'team-a', senderId: 'AROASOMEONEELSE000001:x', committed: false },
+      { tag: 'no-sender', tenant: 'team-a', senderId: '', committed: false },
+      { tag: 'no-tenant', tenant: undefined, senderId: 'AIDASOMEUSER000000001', committed: true },
+    ];
+    const model = scriptedModel();
+    const { handler, sink } = testConsumer(t, model, { laneSenders: [consumerRole] });
+    const jobIds: string[] = [];
+    // Act
+    for (const [i, c] of cases.entries()) {
+      const [item] = await submitTo(t, [{ text: docs[i]!.text, sourceId: `${docs[i]!.sourceId}#${c.tag}`, ...(c.tenant ? { tenant: c.tenant } : {}) }]);
+      jobIds.push(item!.jobId);
+      await invoke(t, handler, await receive(t, { max: 1, waitSeconds: 2 }), { senderId: c.senderId });
+    }
+    // Assess
+    assert.equal(model.calls.length, 2, 'a model call for the granted tenant and for the job with none');
+    assert.equal(sink.totals.total.Completed, 2);
+    for (const [i, c] of cases.entries()) {
+      assert.equal((await t.ledger.claimOf(jobIds[i]!)) !== undefined, c.committed, `${c.tag}: its job id is claimed only when believed`);
+    }
+    assert.deepEqual(await messageRejections(t), ['tenant_not_allowed', 'tenant_not_allowed', 'tenant_not_allowed']);
+    const details = (await t.ledger.scanAll()).filter((e) => e.reason === 'tenant_not_allowed').map((e) => e.details ?? '');
+    assert.ok(
+      details.some((d) => d.includes('sender AROASOMEONEELSE000001 may not state')),
+      details.join(' | '),
+    );
+    assert.ok(
+      details.some((d) => d.includes('a sender SQS did not name')),
+      details.join(' | '),
+    );
+  });
+
+  it("the lane's own re-send keeps the tenant its first sender stated: the consumer's role may state any tenant", async () => {
+    // Prepare: a granted producer's job is throttled once; the consumer re-sends it (as its own role)
+    const t = await newLane({ producers: [{ senderId: granted, tenants: ['team-a'] }] });
+    const [doc] = englishDocuments(1);
+    const [item] = await submitTo(t, [{ text: doc!.text, sourceId: `${doc!.sourceId}#resent`, tenant: 'team-a' }]);
+    let calls = 0;
+    const model = scriptedModel(() => (++calls === 1 ? throttle({ kind: 'rate_limit', retryAfterMs: 1_000 }) : undefined));
+    const clock = virtualClock();
+    const sqs = freshSqsClient(t);
+    skipDelays(sqs);
+    const { handler } = testConsumer(t, model, { sqs, now: clock.now, sleep: clock.sleep, laneSenders: [consumerRole] });
+    await invoke(t, handler, await receive(t, { max: 1, waitSeconds: 2 }), { senderId: `${granted}:svc-a` });
+    clock.advance(60_000);
+    // Act: the re-sent copy, stamped with the consumer role's id
+    const resent = await receive(t, { max: 1, waitSeconds: 3 });
+    const second = await invoke(t, handler, resent, { senderId: `${consumerRole}:ratelane-us-consumer` });
+    // Assess
+    assert.equal(jobOf(resent[0]!).tenant, 'team-a');
+    assert.deepEqual(second.response.batchItemFailures, []);
+    assert.equal((await t.results.get(item!.idempotencyKey))?.jobId, item!.jobId);
+    assert.deepEqual(await messageRejections(t), []);
   });
 });
 
