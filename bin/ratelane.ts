@@ -4,8 +4,8 @@
  * the workbench's beside them (workbench/commands.ts: one module each, loaded only when it runs); this
  * entry looks the command up, runs it, and exits with its code.
  */
-import { findCommand, runCommand } from '../lib/cli/index.js';
-import { COMMANDS, USAGE } from '../workbench/commands.js';
+import { runCli } from '../lib/cli/index.js';
+import { COMMANDS, NPM_HELP } from '../workbench/commands.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -16,15 +16,8 @@ async function shutdownInProgress(): Promise<boolean> {
 }
 
 /** Runs the command named by the first argument; resolves the exit code. */
-async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  const entry = findCommand(COMMANDS, name);
-  if (!entry) {
-    const unknown = name !== undefined && name !== '--help';
-    process.stderr.write(unknown ? `unknown command "${name}"\n\n${USAGE}` : USAGE);
-    return unknown ? 2 : 0;
-  }
-  return runCommand(await entry.load(), rest, { stdout: process.stdout, stderr: process.stderr });
+function main(argv: string[]): Promise<number> {
+  return runCli(COMMANDS, argv, { stdout: process.stdout, stderr: process.stderr }, NPM_HELP);
 }
 
 main(process.argv.slice(2)).then(

@@ -1,108 +1,13 @@
 /**
- * The queue-lane consumer Lambda: reads its lane from the environment, builds its adapters once per
- * execution environment, and hands each SQS batch to the handler. Thin on purpose: everything it
- * does is in `lib/lanes/queue` and `lib/extraction`.
- *
- * Environment (set by the lane stack; names and checks in `lib/platform/environment.ts`):
- * - `RATELANE_LANE_CONFIG`: the lane's config as JSON (validated with the lane schema)
- * - `RATELANE_QUEUE_URL`, `RATELANE_DLQ_URL`: the lane's ingress queue and DLQ
- * - `RATELANE_LANE_SENDERS`: the lane's own senders (its functions' role unique ids, comma-separated),
- *   which may state a job's tenant besides the producers the lane config grants it
- * - `RATELANE_PROVIDER_SECRET_ARN`: Secrets Manager secret `{ "<key id>": "<api key>", ... }`
- * - `RATELANE_PAUSE_SCHEDULE_GROUP`, `RATELANE_PAUSE_SCHEDULER_ROLE_ARN`, `RATELANE_MAPPING_ID_PARAMETER`:
- *   the lane pause (schedule group, the role the resume schedule runs as, the SSM parameter holding
- *   the event source mapping's UUID). Without all three the lane never pauses (admission still defers).
- * - optional `RATELANE_ADMISSION_SAFETY_MARGIN` (0..0.5, default 0.05), `RATELANE_ADMISSION_OUTPUT_TOKENS`
- * - Powertools settings (`POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_METRICS_NAMESPACE`, `POWERTOOLS_LOG_LEVEL`)
+ * The queue-lane consumer Lambda entry (SQS event source with ReportBatchItemFailures): its handler is built once, in INIT, from the function's environment
+ * (`lib/lanes/queue/from-environment.ts`, which lists the variables the lane stack sets).
  */
-import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { AwsLanePauseController, sdkPauseCalls } from '../lib/admission/pause/aws-controller.js';
-import { createLaneAdmission, primedPool } from '../lib/admission/index.js';
-import { ProviderKeyRing } from '../lib/admission/keys/key-ring.js';
-import { createAwsClients } from '../lib/platform/clients.js';
 import { buildInInit } from '../lib/platform/lambda-init.js';
-import { LaneConfigSchema, providerNeedsKeySecrets } from '../lib/config/lanes.js';
-import { createConsumerDeps } from '../lib/lanes/queue/deps.js';
-import { providerSecretCheck } from '../lib/lanes/queue/configuration.js';
-import { createConsumerHandler, type SqsHandler } from '../lib/lanes/queue/handler.js';
-import { CONSUMER_ENV, ConsumerEnvironmentSchema } from '../lib/platform/environment.js';
-import { RatelaneError } from '../lib/platform/errors.js';
-
-/** How long a read of the provider secret is reused (s): a rotated key is in use within this. */
-export const SECRET_MAX_AGE_SECONDS = 60;
-
-/** Raised when the function's environment is incomplete or wrong. */
-export class ConsumerEnvironmentError extends RatelaneError {
-  override name = 'ConsumerEnvironmentError';
-  readonly kind = 'config' as const;
-  readonly retryable = false;
-}
-
-function readEnvironment() {
-  const parsed = ConsumerEnvironmentSchema.safeParse(process.env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ConsumerEnvironmentError(`the consumer's environment is not usable: ${problems}`, { cause: parsed.error });
-  }
-  return parsed.data;
-}
-
-async function build(): Promise<SqsHandler> {
-  const env = readEnvironment();
-  const lane = LaneConfigSchema.parse(JSON.parse(env[CONSUMER_ENV.laneConfig]));
-  const region = process.env.AWS_REGION ?? lane.region;
-  if (region !== lane.region) throw new ConsumerEnvironmentError(`function runs in ${region} but its lane is ${lane.name} (${lane.region})`);
-  const clients = createAwsClients(lane.region);
-  const secretArn = env[CONSUMER_ENV.providerSecretArn];
-  const needsSecrets = providerNeedsKeySecrets(lane.provider);
-  if (needsSecrets && !secretArn) throw new ConsumerEnvironmentError(`${CONSUMER_ENV.providerSecretArn} is not set`);
-  // The keys' secrets are (re)read before each batch, cached for SECRET_MAX_AGE_SECONDS: a rotated key is
-  // used within that. Bedrock with IAM and Vertex authenticate with the function's role: their keys
-  // only name quota owners and keep an empty secret.
-  const ring = new ProviderKeyRing(lane.provider.keys);
-  const keys = ring.keys;
-  const scheduleGroup = env[CONSUMER_ENV.pauseScheduleGroup];
-  const schedulerRoleArn = env[CONSUMER_ENV.pauseSchedulerRoleArn];
-  const mappingIdParameter = env[CONSUMER_ENV.mappingIdParameter];
-  const controller =
-    scheduleGroup && schedulerRoleArn && mappingIdParameter
-      ? new AwsLanePauseController({ lane: lane.name, calls: sdkPauseCalls({ region: lane.region, mappingIdParameter }), scheduleGroup, schedulerRoleArn })
-      : undefined;
-  const margin = env[CONSUMER_ENV.admissionSafetyMargin];
-  const outputTokens = env[CONSUMER_ENV.admissionOutputTokens];
-  const admission = createLaneAdmission({
-    lane,
-    dynamodb: clients.dynamodb,
-    keys,
-    settings: { ...(margin !== undefined ? { safetyMargin: margin } : {}), ...(outputTokens !== undefined ? { outputTokenEstimate: outputTokens } : {}) },
-    controller,
-  });
-  // One pool per execution environment: its short cache lives as long as the environment. Primed here,
-  // in INIT: its first take then knows the lane's cooldowns and buckets (`SharedKeyPool.prime`).
-  const pool = await primedPool(admission);
-  const deps = createConsumerDeps(lane, clients, {
-    queueUrl: env[CONSUMER_ENV.queueUrl],
-    dlqUrl: env[CONSUMER_ENV.dlqUrl],
-    laneSenders: env[CONSUMER_ENV.laneSenders],
-    keys: pool,
-    lanePause: admission.pauser,
-    logLevel: env[CONSUMER_ENV.logLevel],
-  });
-  const checkConfiguration =
-    needsSecrets && secretArn
-      ? providerSecretCheck({
-          ring,
-          readSecret: () => getSecret(secretArn, { maxAge: SECRET_MAX_AGE_SECONDS }),
-          store: admission.store,
-          onLifted: (keyIds) => deps.logger.info('auth cooldown lifted: the key was replaced', { lane: lane.name, keyIds }),
-        })
-      : undefined;
-  return createConsumerHandler(deps, { checkConfiguration });
-}
+import { consumerHandlerFromEnvironment } from '../lib/lanes/queue/from-environment.js';
 
 // Built in the environment's INIT (at import), once: see `lib/platform/lambda-init.ts`.
-const built = buildInInit(build);
+const built = buildInInit(consumerHandlerFromEnvironment);
 
 /** The Lambda entry point (SQS event source with ReportBatchItemFailures). */
 export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => (await built())(event, context);

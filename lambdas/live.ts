@@ -1,74 +1,13 @@
 /**
- * The live-lane Lambda behind the lane's HTTP API (IAM auth): `POST /v1/extractions` and
- * `GET /v1/extractions/{jobId}`. Reads its lane from the environment, builds its adapters once per
- * execution environment (admission on the lane's live reserve), and hands each request to the handler.
- * Thin on purpose: everything it does is in `lib/lanes/live` and `lib/extraction`.
- *
- * Environment (set by the lane stack; names and checks in `lib/platform/environment.ts`, `LIVE_ENV`):
- * - `RATELANE_LANE_CONFIG`: the lane's config as JSON (validated with the lane schema)
- * - `RATELANE_QUEUE_URL`: the lane's ingress queue (where a job that cannot finish in time is handed over)
- * - `RATELANE_PROVIDER_SECRET_ARN`: Secrets Manager secret `{ "<key id>": "<api key>", ... }`
- * - optional `RATELANE_ADMISSION_SAFETY_MARGIN`, `RATELANE_ADMISSION_OUTPUT_TOKENS`; Powertools settings
+ * The live-lane Lambda entry behind the lane's HTTP API (IAM auth): its handler is built once, in INIT, from the function's environment
+ * (`lib/lanes/live/from-environment.ts`, which lists the variables the lane stack sets).
  */
-import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { createLaneAdmission, primedPool } from '../lib/admission/index.js';
-import { ProviderKeyRing } from '../lib/admission/keys/key-ring.js';
-import { createAwsClients } from '../lib/platform/clients.js';
 import { buildInInit } from '../lib/platform/lambda-init.js';
-import { LaneConfigSchema, providerNeedsKeySecrets } from '../lib/config/lanes.js';
-import { providerSecretCheck } from '../lib/lanes/queue/configuration.js';
-import { createLiveDeps } from '../lib/lanes/live/deps.js';
-import { createLiveHandler, type LiveHttpHandler } from '../lib/lanes/live/handler.js';
-import { LIVE_ENV, LiveEnvironmentSchema } from '../lib/platform/environment.js';
-import { RatelaneError } from '../lib/platform/errors.js';
-
-/** How long a read of the provider secret is reused (s): a rotated key is in use within this. */
-export const SECRET_MAX_AGE_SECONDS = 60;
-
-/** Raised when the function's environment is incomplete or wrong. */
-export class LiveEnvironmentError extends RatelaneError {
-  override name = 'LiveEnvironmentError';
-  readonly kind = 'config' as const;
-  readonly retryable = false;
-}
-
-async function build(): Promise<LiveHttpHandler> {
-  const parsed = LiveEnvironmentSchema.safeParse(process.env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new LiveEnvironmentError(`the live function's environment is not usable: ${problems}`, { cause: parsed.error });
-  }
-  const env = parsed.data;
-  const lane = LaneConfigSchema.parse(JSON.parse(env[LIVE_ENV.laneConfig]));
-  const region = process.env.AWS_REGION ?? lane.region;
-  if (region !== lane.region) throw new LiveEnvironmentError(`function runs in ${region} but its lane is ${lane.name} (${lane.region})`);
-  const clients = createAwsClients(lane.region);
-  const secretArn = env[LIVE_ENV.providerSecretArn];
-  const needsSecrets = providerNeedsKeySecrets(lane.provider);
-  if (needsSecrets && !secretArn) throw new LiveEnvironmentError(`${LIVE_ENV.providerSecretArn} is not set`);
-  const ring = new ProviderKeyRing(lane.provider.keys);
-  const margin = env[LIVE_ENV.admissionSafetyMargin];
-  const outputTokens = env[LIVE_ENV.admissionOutputTokens];
-  const admission = createLaneAdmission({
-    lane,
-    dynamodb: clients.dynamodb,
-    keys: ring.keys,
-    side: 'live',
-    settings: { ...(margin !== undefined ? { safetyMargin: margin } : {}), ...(outputTokens !== undefined ? { outputTokenEstimate: outputTokens } : {}) },
-  });
-  // Primed in INIT, as the consumer's: the first request's take knows the lane's cooldowns and buckets.
-  const pool = await primedPool(admission);
-  const deps = createLiveDeps(lane, clients, { queueUrl: env[LIVE_ENV.queueUrl], keys: pool, logLevel: env[LIVE_ENV.logLevel] });
-  const checkConfiguration =
-    needsSecrets && secretArn
-      ? providerSecretCheck({ ring, readSecret: () => getSecret(secretArn, { maxAge: SECRET_MAX_AGE_SECONDS }), store: admission.store })
-      : undefined;
-  return createLiveHandler(deps, { checkConfiguration });
-}
+import { liveHandlerFromEnvironment } from '../lib/lanes/live/from-environment.js';
 
 // Built in the environment's INIT (at import), once: see `lib/platform/lambda-init.ts`.
-const built = buildInInit(build);
+const built = buildInInit(liveHandlerFromEnvironment);
 
 /** The Lambda entry point (HTTP API, payload format 2.0). */
 export const handler = async (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> => (await built())(event, context);

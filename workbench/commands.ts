@@ -3,7 +3,7 @@
  * local stack or the simulator) beside the product's (`lib/cli`: `submit`, `resume`, `batch`). Each
  * module is imported only when its command runs, so `ratelane sim` never loads the AWS SDK.
  */
-import { PRODUCT_COMMANDS, usageOf, type Command, type CommandRegistry } from '../lib/cli/index.js';
+import { PRODUCT_COMMANDS, type Command, type CommandRegistry, type HelpHint } from '../lib/cli/index.js';
 
 /** Every command, in the order the usage lists them. */
 export const COMMANDS: CommandRegistry = {
@@ -32,5 +32,5 @@ export const COMMANDS: CommandRegistry = {
   batch: PRODUCT_COMMANDS.batch!,
 };
 
-/** The top-level usage of {@link COMMANDS}. */
-export const USAGE = usageOf(COMMANDS);
+/** In the repository every command runs through npm: `npm run submit -- --help`. */
+export const NPM_HELP: HelpHint = (name) => `npm run ${name} -- --help`;

@@ -4,9 +4,9 @@
  * module only when it runs. The workbench adds its own (`workbench/commands.ts`); `bin/ratelane.ts`
  * runs either.
  */
-import type { Command } from './command.js';
+import { type Command, type CommandIo, runCommand } from './command.js';
 
-export { runCommand, type Command } from './command.js';
+export type { Command } from './command.js';
 
 /** One command of a registry. */
 export interface CommandEntry {
@@ -32,13 +32,18 @@ export const PRODUCT_COMMANDS: CommandRegistry = {
   },
 };
 
+/** How a command's own help is shown: `ratelane submit --help` (the installed CLI) unless a registry runs otherwise. */
+export type HelpHint = (name: string) => string;
+
+const installedHelp: HelpHint = (name) => `ratelane ${name} --help`;
+
 /** The top-level usage of a registry: every command with its summary and where its own help is. */
-export function usageOf(commands: CommandRegistry): string {
+export function usageOf(commands: CommandRegistry, helpHint: HelpHint = installedHelp): string {
   return `Usage: ratelane <command> [options]
 
 Commands:
 ${Object.entries(commands)
-  .map(([name, entry]) => `  ${name.padEnd(8)}  ${entry.summary.padEnd(60)}  (npm run ${name} -- --help)`)
+  .map(([name, entry]) => `  ${name.padEnd(8)}  ${entry.summary.padEnd(60)}  (${helpHint(name)})`)
   .join('\n')}
 `;
 }
@@ -46,4 +51,16 @@ ${Object.entries(commands)
 /** The registry entry of a command name, if there is one. */
 export function findCommand(commands: CommandRegistry, name: string | undefined): CommandEntry | undefined {
   return name !== undefined && Object.hasOwn(commands, name) ? commands[name] : undefined;
+}
+
+/** Runs the command `argv` names from `commands` (or prints the usage); resolves the exit code (2: no such command). */
+export async function runCli(commands: CommandRegistry, argv: readonly string[], io: CommandIo, helpHint?: HelpHint): Promise<number> {
+  const [name, ...rest] = argv;
+  const entry = findCommand(commands, name);
+  if (!entry) {
+    const unknown = name !== undefined && name !== '--help';
+    (unknown ? io.stderr : io.stdout).write(`${unknown ? `unknown command "${name}"\n\n` : ''}${usageOf(commands, helpHint)}`);
+    return unknown ? 2 : 0;
+  }
+  return runCommand(await entry.load(), rest, io);
 }

@@ -17,19 +17,12 @@
 import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createAwsClients, type AwsClients, type ServiceEndpoints } from '../platform/clients.js';
+import type { ServiceEndpoints } from '../platform/clients.js';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { DEFAULT_LANES, laneInAccount, type LaneSet } from '../config/lanes.js';
 import { decodeText } from '../contract/text.js';
-import {
-  SubmissionRejectedError,
-  submitDocuments,
-  type DocumentInput,
-  type LaneClients,
-  type SubmitDeps,
-  type SubmitProgress,
-  type SubmitResult,
-} from '../intake/producer.js';
+import { RatelaneClient } from '../client/client.js';
+import { SubmissionRejectedError, type DocumentInput, type SubmitDeps, type SubmitProgress, type SubmitResult } from '../intake/producer.js';
 import { errorName } from '../platform/errors.js';
 import { UsageError, type Command, type CommandIo } from './command.js';
 import { booleanFlag, endpointsFrom, jsonFlag, parseFlags, repeatedFlag, stringFlag } from './flags.js';
@@ -42,8 +35,6 @@ export interface SubmitWiring {
   sleep?: SubmitDeps['sleep'];
   /** Overrides how the caller's account is found (default: STS `GetCallerIdentity`). */
   callerAccount?: (region: string | undefined) => Promise<string>;
-  /** Overrides client creation (default: {@link createAwsClients} per region, with the endpoints). */
-  clientsFor?: (region: string, endpoints: ServiceEndpoints | undefined) => LaneClients;
 }
 
 /**
@@ -285,24 +276,38 @@ function reportFailure(error: unknown, options: SubmitOptions, io: CommandIo): n
 }
 
 /**
+ * The account the producer's lanes live in (each lane's bucket is named after it): `--account`,
+ * `RATELANE_ACCOUNT`, or the caller's own account; `undefined` with local endpoints (the config's names).
+ */
+async function accountToSubmitTo(
+  options: Pick<SubmitOptions, 'account' | 'region'>,
+  io: CommandIo,
+  endpoints: ServiceEndpoints | undefined,
+  wiring: SubmitWiring,
+  lanes: LaneSet,
+): Promise<string | undefined> {
+  if (endpoints) return undefined;
+  const env = io.env ?? process.env;
+  const account = options.account ?? env.RATELANE_ACCOUNT ?? (await (wiring.callerAccount ?? callerAccount)(lanes[options.region]?.region));
+  if (!/^\d{12}$/.test(account)) throw new UsageError(`the lane's account "${account}" is not a 12-digit AWS account id (set --account or RATELANE_ACCOUNT)`);
+  return account;
+}
+
+/**
  * The lanes as the producer addresses them: locally the config's names; in AWS each lane's bucket is
  * named after the lane's account (`laneInAccount`), from `--account`, `RATELANE_ACCOUNT`, or the
  * caller's own account.
  */
 export async function lanesToSubmitTo(
   lanes: LaneSet,
-  options: SubmitOptions,
+  options: Pick<SubmitOptions, 'account' | 'region'>,
   io: CommandIo,
   endpoints: ServiceEndpoints | undefined,
   wiring: SubmitWiring,
 ): Promise<LaneSet> {
-  if (endpoints) return lanes;
-  const env = io.env ?? process.env;
-  let account = options.account ?? env.RATELANE_ACCOUNT;
-  if (account === undefined) account = await (wiring.callerAccount ?? callerAccount)(lanes[options.region]?.region);
-  if (!/^\d{12}$/.test(account)) throw new UsageError(`the lane's account "${account}" is not a 12-digit AWS account id (set --account or RATELANE_ACCOUNT)`);
-  const withAccount = account;
-  return Object.fromEntries(Object.entries(lanes).map(([name, lane]) => [name, laneInAccount(lane, withAccount)]));
+  const account = await accountToSubmitTo(options, io, endpoints, wiring, lanes);
+  if (account === undefined) return lanes;
+  return Object.fromEntries(Object.entries(lanes).map(([name, lane]) => [name, laneInAccount(lane, account)]));
 }
 
 /** The account of the caller's credentials (STS `GetCallerIdentity`). */
@@ -322,29 +327,21 @@ async function runSubmit(options: SubmitOptions, io: CommandIo, wiring: SubmitWi
   const { documents, skipped } = await documentsFrom(options);
   if (skipped.length > 0)
     io.stderr.write(`ratelane submit: skipped ${skipped.length} folder entr${skipped.length === 1 ? 'y' : 'ies'}: ${describeSkipped(skipped)}\n`);
-  const clients = new Map<string, AwsClients | LaneClients>();
-  const clientsFor = (region: string): LaneClients => {
-    let c = clients.get(region);
-    if (!c) {
-      c = wiring.clientsFor ? wiring.clientsFor(region, endpoints) : createAwsClients(region, endpoints);
-      clients.set(region, c);
-    }
-    return c;
-  };
   io.stderr.write(`ratelane submit: ${documents.length} document(s) to lane ${options.region} (${endpoints ? `local endpoints ${endpoints.sqs}` : 'AWS'})\n`);
+  let client: RatelaneClient | undefined;
   try {
-    const lanes = await lanesToSubmitTo(wiring.lanes ?? DEFAULT_LANES, options, io, endpoints, wiring);
-    const result = await submitDocuments(
-      { documents },
-      {
-        lanes,
-        clientsFor,
-        now: wiring.now ?? (() => new Date()),
-        ...(wiring.sleep ? { sleep: wiring.sleep } : {}),
-        atomic: options.allOrNothing,
-        onProgress: (event) => io.stderr.write(`  ${describeProgress(event)}\n`),
-      },
-    );
+    const lanes = wiring.lanes ?? DEFAULT_LANES;
+    const account = await accountToSubmitTo(options, io, endpoints, wiring, lanes);
+    client = new RatelaneClient({
+      lanes,
+      ...(endpoints ? { endpoints } : { account }),
+      ...(wiring.now ? { now: wiring.now } : {}),
+      ...(wiring.sleep ? { sleep: wiring.sleep } : {}),
+    });
+    const result = await client.submit(documents, {
+      atomic: options.allOrNothing,
+      onProgress: (event) => io.stderr.write(`  ${describeProgress(event)}\n`),
+    });
     if (options.json) io.stdout.write(`${JSON.stringify({ ok: result.failed === 0 && result.rejected === 0, ...result, skipped })}\n`);
     else io.stdout.write(summarize(result));
     if (result.failed > 0) return SUBMIT_EXIT.notAllSent;
@@ -352,9 +349,7 @@ async function runSubmit(options: SubmitOptions, io: CommandIo, wiring: SubmitWi
   } catch (error) {
     return reportFailure(error, options, io);
   } finally {
-    for (const c of clients.values()) {
-      if ('destroy' in c && typeof c.destroy === 'function') c.destroy();
-    }
+    client?.close();
   }
 }
 

@@ -116,6 +116,63 @@ function mergeProvider(base: ProviderConfig, override: LaneOverride['provider'])
   return { ...(kept as ProviderConfig), ...override, limits: { ...base.limits, ...override.limits } };
 }
 
+/** `lane` with `o` deep-merged over it (not yet validated). */
+function mergeLane(lane: LaneConfig, o: LaneOverride): unknown {
+  const name = lane.name;
+  const region = o.region ?? lane.region;
+  const provider = mergeProvider(lane.provider, o.provider);
+  return {
+    ...lane,
+    region,
+    resources: {
+      ...lane.resources,
+      ...(o.region && o.region !== lane.region ? { bucketName: defaultBucketName(name, region) } : {}),
+      ...o.resources,
+    },
+    queue: { ...lane.queue, ...o.queue },
+    consumer: { ...lane.consumer, ...o.consumer },
+    backoff: { ...lane.backoff, ...o.backoff },
+    bounds: { ...lane.bounds, ...o.bounds },
+    provider,
+    alarms: { ...lane.alarms, ...o.alarms },
+    ...(o.producers !== undefined ? { producers: o.producers } : {}),
+    // Batches are on by default only where the provider has a batch API ratelane drives (OpenAI's, Bedrock's).
+    batch: { ...lane.batch, enabled: batchApiOf(provider) !== undefined, ...o.batch },
+    live: { ...lane.live, ...o.live, throttle: { ...lane.live.throttle, ...o.live?.throttle }, alarms: { ...lane.live.alarms, ...o.live?.alarms } },
+  };
+}
+
+/** `merged` checked against the lane schema; {@link LaneConfigError} names the lane and each wrong field. */
+function validLane(name: string, merged: unknown): LaneConfig {
+  const parsed = LaneConfigSchema.safeParse(merged);
+  if (!parsed.success) throw new LaneConfigError(`lane "${name}": ${z.prettifyError(parsed.error)}`, { cause: parsed.error });
+  return parsed.data;
+}
+
+/** A lane as its owner declares it: a name and a region, and whatever differs from the defaults. */
+export type LaneInput = LaneOverride & {
+  /** `us`, `eu`, `apac`…: lowercase letters and digits, 2–10 characters; names every resource of the lane. */
+  name: string;
+  /** The AWS region every resource of the lane lives in. */
+  region: string;
+};
+
+/**
+ * One lane from its declaration: the defaults for its name and region (resource names, queue, consumer,
+ * backoff, an OpenAI-compatible provider, live and batch settings, alarms) with `input` deep-merged over
+ * them, validated. A complete {@link LaneConfig} comes back as it is.
+ *
+ * @throws {@link LaneConfigError} naming the lane and each field that is wrong
+ */
+export function resolveLane(input: LaneInput): LaneConfig {
+  if (typeof input?.name !== 'string' || !/^[a-z][a-z0-9]{1,9}$/.test(input.name)) {
+    throw new LaneConfigError(`a lane's name is 2-10 lowercase letters and digits starting with a letter (e.g. us, eu), got ${JSON.stringify(input?.name)}`);
+  }
+  if (typeof input.region !== 'string') throw new LaneConfigError(`lane "${input.name}": region is required (e.g. us-east-1)`);
+  const { name, region, ...override } = input;
+  return validLane(name, mergeLane(defaultLane(name, region), override));
+}
+
 /**
  * Resolves the lane set: defaults, then per-lane overrides (e.g. regions from CDK context, scaled
  * limits for a local run). A region override renames the bucket so it stays globally unique and
@@ -127,40 +184,24 @@ export function resolveLanes(overrides: Readonly<Record<string, LaneOverride>> =
     throw new LaneConfigError(`unknown lane(s): ${unknown.join(', ')}; known lanes: ${Object.keys(base).join(', ')}`);
   }
   const lanes: Record<string, LaneConfig> = {};
-  for (const [name, lane] of Object.entries(base)) {
-    const o = overrides[name] ?? {};
-    const region = o.region ?? lane.region;
-    const provider = mergeProvider(lane.provider, o.provider);
-    const merged = {
-      ...lane,
-      region,
-      resources: {
-        ...lane.resources,
-        ...(o.region && o.region !== lane.region ? { bucketName: defaultBucketName(name, region) } : {}),
-        ...o.resources,
-      },
-      queue: { ...lane.queue, ...o.queue },
-      consumer: { ...lane.consumer, ...o.consumer },
-      backoff: { ...lane.backoff, ...o.backoff },
-      bounds: { ...lane.bounds, ...o.bounds },
-      provider,
-      alarms: { ...lane.alarms, ...o.alarms },
-      ...(o.producers !== undefined ? { producers: o.producers } : {}),
-      // Batches are on by default only where the provider has a batch API ratelane drives (OpenAI's, Bedrock's).
-      batch: { ...lane.batch, enabled: batchApiOf(provider) !== undefined, ...o.batch },
-      live: { ...lane.live, ...o.live, throttle: { ...lane.live.throttle, ...o.live?.throttle }, alarms: { ...lane.live.alarms, ...o.live?.alarms } },
-    };
-    const parsed = LaneConfigSchema.safeParse(merged);
-    if (!parsed.success) {
-      throw new LaneConfigError(`lane "${name}": ${z.prettifyError(parsed.error)}`, { cause: parsed.error });
-    }
-    lanes[name] = parsed.data;
-  }
-  const regions = Object.values(lanes).map((l) => l.region);
+  for (const [name, lane] of Object.entries(base)) lanes[name] = validLane(name, mergeLane(lane, overrides[name] ?? {}));
+  return laneSetOf(Object.values(lanes));
+}
+
+/**
+ * The lanes as a set keyed by name, frozen.
+ *
+ * @throws {@link LaneConfigError} when two lanes share a name or a region (each lane is its own region)
+ */
+export function laneSetOf(lanes: readonly LaneConfig[]): LaneSet {
+  const names = lanes.map((l) => l.name);
+  const dupName = names.find((n, i) => names.indexOf(n) !== i);
+  if (dupName !== undefined) throw new LaneConfigError(`two lanes are named "${dupName}": a lane's name names its resources`);
+  const regions = lanes.map((l) => l.region);
   if (new Set(regions).size !== regions.length) {
     throw new LaneConfigError(`two lanes share a region (${regions.join(', ')}): each lane must be its own region`);
   }
-  return Object.freeze(lanes);
+  return Object.freeze(Object.fromEntries(lanes.map((l) => [l.name, l])));
 }
 
 /** How many quota owners the lane's keys belong to: each owner has its own limits (keys of one owner share them). */

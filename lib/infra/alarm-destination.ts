@@ -56,7 +56,7 @@ function missingMessage(lane: Pick<LaneConfig, 'name' | 'region'>): string {
     `Add one of: -c ${ALARM_EMAIL_CONTEXT}=<address> (subscribes it to the lane's topic ${topic}; confirm the e-mail AWS sends),`,
     `-c ${alarmTopicContextKey(lane.name)}=arn:${partitionOf(lane.region)}:sns:${lane.region}:<account>:<topic> (an existing topic in ${lane.region}; the alarms go there),`,
     `or -c ${ALARM_DESTINATION_CONTEXT}=none (the alarms go to ${topic} with no subscriber: subscribe to it yourself).`,
-    `In code: LaneStackProps.alarmDestination. See docs/deploying.md, "Where the alarms go".`,
+    `In code: ExtractionLaneProps.alarmDestination (ratelane/cdk). See docs/deploying.md, "Where the alarms go".`,
   ].join(' ');
 }
 

@@ -6,12 +6,10 @@
  * disable/enable this one mapping now, and an EventBridge Scheduler role that may only re-enable it
  * later, assumable only by schedules of the lane's own pause group. Every ARN is built with the stack's partition.
  */
-import { join } from 'node:path';
 import { ArnFormat, Duration, Fn, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import { Effect, Policy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture } from 'aws-cdk-lib/aws-lambda';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { ScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
 import { ParameterTier, StringParameter } from 'aws-cdk-lib/aws-ssm';
@@ -26,15 +24,7 @@ import {
   pauseScheduleGroupName as pauseScheduleGroupOf,
 } from '../platform/resources.js';
 import { consumerServiceName, METRICS_NAMESPACE } from '../platform/telemetry.js';
-import {
-  acknowledgeDocumentPrefixGrant,
-  CONSUMER_RUNTIME,
-  grantBedrockInvoke,
-  laneBedrockTarget,
-  laneFunctionBundling,
-  laneFunctionEntry,
-  PROJECT_ROOT,
-} from './lane-function.js';
+import { acknowledgeDocumentPrefixGrant, grantBedrockInvoke, laneBedrockTarget, laneFunction } from './lane-function.js';
 import type { LaneStorage } from './storage.js';
 
 /**
@@ -84,7 +74,7 @@ export interface LaneConsumerProps {
 }
 
 export class LaneConsumer extends Construct {
-  readonly function: NodejsFunction;
+  readonly function: LambdaFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
   readonly eventSource: SqsEventSource;
@@ -134,15 +124,9 @@ export class LaneConsumer extends Construct {
       description: `EventBridge Scheduler resumes the ratelane ${lane.name} lane: UpdateEventSourceMapping on its one mapping`,
     });
 
-    this.function = new NodejsFunction(this, 'Function', {
+    this.function = laneFunction(this, 'Function', 'consumer', {
       functionName: consumerFunctionName(lane.name),
       description: `ratelane ${lane.name} lane queue consumer (${lane.region})`,
-      entry: laneFunctionEntry('consumer'),
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
-      runtime: CONSUMER_RUNTIME,
-      architecture: Architecture.ARM_64,
       memorySize: lane.consumer.memoryMb,
       timeout: Duration.seconds(lane.consumer.timeoutSeconds),
       // The mapping's MaximumConcurrency caps invocations; reserving is opt-in (see the lane config).
@@ -163,7 +147,6 @@ export class LaneConsumer extends Construct {
         [CONSUMER_ENV.logLevel]: 'INFO',
         NODE_OPTIONS: '--enable-source-maps',
       },
-      bundling: laneFunctionBundling(),
     });
 
     // Grants, one statement per resource, exact actions.

@@ -5,22 +5,37 @@
  * with IAM auth) and the cdk-nag acknowledgement of an object-prefix grant on the lane bucket. Every
  * ARN is built with the stack's partition.
  */
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ArnFormat, Stack, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
-import { Runtime } from 'aws-cdk-lib/aws-lambda';
-import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Code, type FunctionProps, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Construct } from 'constructs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { type BedrockModelTarget, bedrockModelTarget, type LaneConfig } from '../config/lanes.js';
 import { DOCUMENT_PREFIX } from '../platform/resources.js';
 import type { LaneStorage } from './storage.js';
 
-/** The project root (two levels up from lib/infra), where `lambdas/` and the lock file live. */
+/**
+ * Two levels up from lib/infra: the repository's root (where `lambdas/` and the lock file live) when
+ * run from source, the package's `dist/` (where the prebuilt bundles live: {@link PREBUILT_BUNDLES}) when installed.
+ */
 export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
+/**
+ * Where the installed package keeps its lane functions, bundled when it was packed (`npm run build`):
+ * `<name>/index.mjs` each, made with {@link laneFunctionBundling}'s options. From source there are none,
+ * and the functions are bundled at synth with the local esbuild.
+ */
+const PREBUILT_BUNDLES = join(PROJECT_ROOT, 'assets');
+
+/** A lane function's entry: its file under `lambdas/`, and its bundle's folder under {@link PREBUILT_BUNDLES}. */
+export type LaneFunctionName = 'consumer' | 'live' | 'batch-reconciler';
+
 /** The newest Node.js runtime this aws-cdk-lib offers (kept explicit; NODEJS_LATEST lags behind). */
-export const CONSUMER_RUNTIME = Runtime.NODEJS_24_X;
+const CONSUMER_RUNTIME = Runtime.NODEJS_24_X;
 
 /** esbuild target matching {@link CONSUMER_RUNTIME}. */
 const CONSUMER_ESBUILD_TARGET = 'node24';
@@ -35,8 +50,31 @@ const ESM_REQUIRE_BANNER = "import { createRequire as __ratelaneCreateRequire } 
 const BEDROCK_INVOKE_ACTIONS = ['bedrock:InvokeModel'] as const;
 
 /** The entry file of a lane function under `lambdas/`. */
-export function laneFunctionEntry(name: 'consumer' | 'live' | 'batch-reconciler'): string {
+export function laneFunctionEntry(name: LaneFunctionName): string {
   return join(PROJECT_ROOT, 'lambdas', `${name}.ts`);
+}
+
+/** What a lane function is given besides its code: everything a Lambda function takes but the code, handler, runtime and architecture. */
+export type LaneFunctionProps = Omit<FunctionProps, 'code' | 'handler' | 'runtime' | 'architecture'>;
+
+/**
+ * A lane function (Node.js {@link CONSUMER_RUNTIME}, arm64, handler `index.handler`): the package's
+ * prebuilt bundle when there is one (an installed ratelane: no esbuild or TypeScript needed at synth),
+ * else `lambdas/<name>.ts` bundled now with the local esbuild (from source). Either way the same esbuild
+ * options ({@link laneFunctionBundling}) made the code.
+ */
+export function laneFunction(scope: Construct, id: string, name: LaneFunctionName, props: LaneFunctionProps): LambdaFunction {
+  const common = { ...props, runtime: CONSUMER_RUNTIME, architecture: Architecture.ARM_64 };
+  const prebuilt = join(PREBUILT_BUNDLES, name);
+  if (existsSync(join(prebuilt, 'index.mjs'))) return new LambdaFunction(scope, id, { ...common, handler: 'index.handler', code: Code.fromAsset(prebuilt) });
+  return new NodejsFunction(scope, id, {
+    ...common,
+    entry: laneFunctionEntry(name),
+    handler: 'handler',
+    projectRoot: PROJECT_ROOT,
+    depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+    bundling: laneFunctionBundling(),
+  });
 }
 
 /** How every lane function is bundled: the local esbuild, ESM for {@link CONSUMER_RUNTIME}, everything bundled, minified, with source maps. */

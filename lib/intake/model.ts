@@ -37,7 +37,7 @@ export interface SubmitRequest {
 }
 
 /** The SDK clients of one AWS region. */
-export interface LaneClients {
+interface LaneClients {
   sqs: SQSClient;
   s3: S3Client;
 }

@@ -5,7 +5,7 @@ import type { DocumentInput, ItemError, SubmitDeps, SubmitItemResult, SubmitRequ
 import { DEFAULT_SEND_RETRY, sendLane, type SendContext } from './send.js';
 
 export type { RejectedItem } from './checks.js';
-export type { DocumentInput, LaneClients, SubmitDeps, SubmitItemResult, SubmitProgress, SubmitRequest, SubmitResult } from './model.js';
+export type { DocumentInput, SubmitDeps, SubmitItemResult, SubmitProgress, SubmitRequest, SubmitResult } from './model.js';
 export { planBatches } from './send.js';
 
 /**

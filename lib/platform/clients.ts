@@ -7,6 +7,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import { ScopedAbortHttpHandler } from './abort-scope.js';
 import { ScopedRetryStrategy } from './retry.js';
 
@@ -36,15 +37,20 @@ export interface AwsClients {
  *
  * @param endpoints local endpoints; when given, static dummy credentials are used and the SQS client
  *   sends to `endpoints.sqs` instead of the queue URL's host (fauxqs queue URLs do not resolve).
+ * @param credentials for AWS (default: the SDK's default chain).
  */
-export function createAwsClients(region: string, endpoints?: ServiceEndpoints): AwsClients {
+export function createAwsClients(
+  region: string,
+  endpoints?: ServiceEndpoints,
+  credentials?: AwsCredentialIdentity | AwsCredentialIdentityProvider,
+): AwsClients {
   const local = endpoints !== undefined;
   // Each client its own handler (its own sockets), all honouring the scope's abort signal (`abort-scope.ts`).
   const common = () => ({
     region,
     retryStrategy: new ScopedRetryStrategy(),
     requestHandler: new ScopedAbortHttpHandler(),
-    ...(local ? { credentials: LOCAL_CREDENTIALS } : {}),
+    ...(local ? { credentials: LOCAL_CREDENTIALS } : credentials ? { credentials } : {}),
   });
   const sqs = new SQSClient({ ...common(), ...(local ? { endpoint: endpoints.sqs, useQueueUrlAsEndpoint: false } : {}) });
   const s3 = new S3Client({ ...common(), ...(local ? { endpoint: endpoints.s3, forcePathStyle: true } : {}) });

@@ -21,12 +21,10 @@
  *   DLQ: a dropped tick is replaced by the next one, and a reconciler that stops running raises the
  *   `batch-reconciler-stalled` alarm (`batch-alarms.ts`) rather than filling a queue nobody reads.
  */
-import { join } from 'node:path';
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnSchedule, ScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
 import { Construct } from 'constructs';
@@ -45,7 +43,7 @@ import { manifestTableName } from '../../store/manifest-model.js';
 import { MANIFEST_TABLE } from '../../store/tables.js';
 import { createBatchServiceRole, grantBedrockBatchJobs } from './bedrock.js';
 import { CONSUMER_LOG_ACTIONS, CONSUMER_SECRET_ACTIONS } from '../consumer.js';
-import { acknowledgeDocumentPrefixGrant, CONSUMER_RUNTIME, laneFunctionBundling, laneFunctionEntry, PROJECT_ROOT } from '../lane-function.js';
+import { acknowledgeDocumentPrefixGrant, laneFunction } from '../lane-function.js';
 import type { LaneQueues } from '../queues.js';
 import type { LaneStorage } from '../storage.js';
 
@@ -104,7 +102,7 @@ export class LaneBatch extends Construct {
   /** Which batch API the lane's jobs run through. */
   readonly api: BatchApi;
   readonly manifestTable: TableV2;
-  readonly function: NodejsFunction;
+  readonly function: LambdaFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
   readonly scheduleGroup: ScheduleGroup;
@@ -141,15 +139,9 @@ export class LaneBatch extends Construct {
     this.serviceRole = this.api === 'bedrock' ? createBatchServiceRole(this, 'ServiceRole', lane, storage) : undefined;
 
     const interval = Duration.minutes(lane.batch.reconcileEveryMinutes);
-    this.function = new NodejsFunction(this, 'Function', {
+    this.function = laneFunction(this, 'Function', 'batch-reconciler', {
       functionName: batchReconcilerFunctionName(lane.name),
       description: `ratelane ${lane.name} lane batch reconciler (${lane.region}), every ${lane.batch.reconcileEveryMinutes} min`,
-      entry: laneFunctionEntry('batch-reconciler'),
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
-      runtime: CONSUMER_RUNTIME,
-      architecture: Architecture.ARM_64,
       memorySize: BATCH_RECONCILER_MEMORY_MB,
       timeout: Duration.seconds(reconcilerTimeoutSeconds(lane)),
       // Opt-in (lane.batch.reservedConcurrency): an account whose concurrency quota is 10 cannot reserve any.
@@ -168,7 +160,6 @@ export class LaneBatch extends Construct {
         [BATCH_RECONCILER_ENV.logLevel]: 'INFO',
         NODE_OPTIONS: '--enable-source-maps',
       },
-      bundling: laneFunctionBundling(),
     });
 
     // Grants, one statement per resource, exact actions.

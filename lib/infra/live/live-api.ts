@@ -14,15 +14,13 @@
  * and one auth type for the whole URL; the HTTP API throttles at the stage, writes an access log line
  * per request and authorizes each route with IAM (SigV4), for about the same cost.
  */
-import { join } from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpMethod, type HttpRoute, HttpStage, LogGroupLogDestination, PayloadFormatVersion } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { BedrockModelTarget, LaneConfig } from '../../config/lanes.js';
@@ -32,15 +30,7 @@ import { RatelaneError } from '../../platform/errors.js';
 import { DOCUMENT_PREFIX, LIVE_ROUTES, liveApiName, liveFunctionName } from '../../platform/resources.js';
 import { liveServiceName, METRICS_NAMESPACE } from '../../platform/telemetry.js';
 import { CONSUMER_LOG_ACTIONS, CONSUMER_RATE_STATE_ACTIONS, CONSUMER_SECRET_ACTIONS } from '../consumer.js';
-import {
-  acknowledgeDocumentPrefixGrant,
-  CONSUMER_RUNTIME,
-  grantBedrockInvoke,
-  laneBedrockTarget,
-  laneFunctionBundling,
-  laneFunctionEntry,
-  PROJECT_ROOT,
-} from '../lane-function.js';
+import { acknowledgeDocumentPrefixGrant, grantBedrockInvoke, laneBedrockTarget, laneFunction } from '../lane-function.js';
 import type { LaneQueues } from '../queues.js';
 import type { LaneStorage } from '../storage.js';
 
@@ -148,7 +138,7 @@ export class LaneLive extends Construct {
   /** The default stage: access logs and throttling. */
   readonly stage: HttpStage;
   readonly routes: { readonly extractions: HttpRoute; readonly extraction: HttpRoute };
-  readonly function: NodejsFunction;
+  readonly function: LambdaFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
   /** The API's access log group. */
@@ -173,15 +163,9 @@ export class LaneLive extends Construct {
       description: `ratelane ${lane.name} lane live API function: its own documents, tables, queue (send only) and secret`,
     });
 
-    this.function = new NodejsFunction(this, 'Function', {
+    this.function = laneFunction(this, 'Function', 'live', {
       functionName: liveFunctionName(lane.name),
       description: `ratelane ${lane.name} lane live API (${lane.region})`,
-      entry: laneFunctionEntry('live'),
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
-      runtime: CONSUMER_RUNTIME,
-      architecture: Architecture.ARM_64,
       memorySize: live.memoryMb,
       timeout: Duration.seconds(liveFunctionTimeoutSeconds(live)),
       ...(live.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: live.reservedConcurrency }),
@@ -196,7 +180,6 @@ export class LaneLive extends Construct {
         [LIVE_ENV.logLevel]: 'INFO',
         NODE_OPTIONS: '--enable-source-maps',
       },
-      bundling: laneFunctionBundling(),
     });
 
     // Grants, one statement per resource, exact actions.

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { runCommand, UsageError, type Command, type CommandIo } from '../../../lib/cli/command.js';
 import { booleanFlag, endpointsFrom, numberFlag, parseFlags, repeatedFlag, stringFlag } from '../../../lib/cli/flags.js';
-import { findCommand } from '../../../lib/cli/index.js';
-import { COMMANDS, USAGE } from '../../../workbench/commands.js';
+import { findCommand, PRODUCT_COMMANDS, usageOf } from '../../../lib/cli/index.js';
+import { COMMANDS, NPM_HELP } from '../../../workbench/commands.js';
 import { localRunExitCode } from '../../../workbench/drivers/run/command.js';
 import { lanesToSubmitTo } from '../../../lib/cli/submit.js';
 import { DEFAULT_LANES } from '../../../lib/config/lanes.js';
@@ -136,12 +136,16 @@ describe('the registry', () => {
   it('lists every command with its summary and loads each one under its own name', async () => {
     // Act
     const loaded = await Promise.all(Object.entries(COMMANDS).map(async ([name, entry]) => [name, (await entry.load()).name]));
+    const usage = usageOf(COMMANDS, NPM_HELP);
+    const installed = usageOf(PRODUCT_COMMANDS);
     // Assess
     assert.deepEqual(Object.keys(COMMANDS), ['local', 'submit', 'resume', 'soak', 'bench', 'sim', 'eval', 'batch']);
     for (const [name, loadedName] of loaded) {
       assert.equal(loadedName, name);
-      assert.match(USAGE, new RegExp(`\\n  ${name} +\\S.*\\(npm run ${name} -- --help\\)`));
+      assert.match(usage, new RegExp(`\\n  ${name} +\\S.*\\(npm run ${name} -- --help\\)`));
     }
+    assert.deepEqual(Object.keys(PRODUCT_COMMANDS), ['submit', 'resume', 'batch'], 'the installed CLI has the product commands only');
+    for (const name of Object.keys(PRODUCT_COMMANDS)) assert.match(installed, new RegExp(`\\n  ${name} +\\S.*\\(ratelane ${name} --help\\)`));
     assert.equal(findCommand(COMMANDS, 'toString'), undefined);
     assert.equal(findCommand(COMMANDS, undefined), undefined);
   });

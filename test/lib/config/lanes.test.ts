@@ -10,6 +10,8 @@ import {
   INVOCATION_MARGIN_SECONDS,
   LaneConfigError,
   laneByName,
+  laneSetOf,
+  resolveLane,
   laneInAccount,
   requiredFunctionTimeoutSeconds,
   resolveLanes,
@@ -59,6 +61,23 @@ describe('lane config', () => {
       () => resolveLanes({ us: { producers: [{ senderId: 'AROAPRODUCERA00000001', tenants: [] }] } }),
       (e: Error) => e instanceof LaneConfigError && /producers\[0\]\.tenants/.test(e.message),
     );
+  });
+
+  it('declares a new lane from its name and region, defaults for the rest; a set refuses two of one name or region', () => {
+    // Act
+    const apac = resolveLane({ name: 'apac', region: 'ap-southeast-2', live: { enabled: false } });
+    // Assess
+    assert.equal(apac.resources.queueName, 'ratelane-apac-jobs');
+    assert.equal(apac.live.enabled, false);
+    assert.equal(apac.provider.kind, DEFAULT_LANES.us!.provider.kind);
+    assert.deepEqual(resolveLane(apac), apac, 'a complete lane comes back as it is');
+    assert.throws(
+      () => resolveLane({ name: 'apac', region: 'nowhere' }),
+      (e: Error) => e instanceof LaneConfigError && /region/.test(e.message),
+    );
+    assert.throws(() => resolveLane({ name: 'A', region: 'us-east-1' }), LaneConfigError);
+    assert.throws(() => laneSetOf([apac, apac]), /two lanes are named "apac"/);
+    assert.throws(() => laneSetOf([apac, { ...apac, name: 'apac2' }]), /share a region/);
   });
 
   it('rejects two lanes in one region and unknown lanes', () => {

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Match } from 'aws-cdk-lib/assertions';
 import { App } from 'aws-cdk-lib';
-import { DEFAULT_LANES } from '../../../lib/config/lanes.js';
+import { DEFAULT_LANES, LaneConfigError } from '../../../lib/config/lanes.js';
 import { liveFunctionTimeoutSeconds, MAX_LIVE_DEADLINE_MS } from '../../../lib/config/live.js';
 import { DASHBOARD_WIDGET_TITLES } from '../../../lib/infra/dashboard.js';
 import { LaneStack } from '../../../lib/infra/lane-stack.js';
@@ -376,21 +376,25 @@ describe('live API settings from the lane config', () => {
     });
   });
 
-  it('refuses at synth a longest deadline whose function timeout would reach the 30 s integration timeout, even in a lane the schema did not check', () => {
-    // Prepare: the lane schema caps maxDeadlineMs (MAX_LIVE_DEADLINE_MS); the stack checks the timeout itself
+  it('refuses at synth a longest deadline whose function timeout would reach the 30 s integration timeout: the schema names the field, and the deploy check holds for a lane the schema did not check', () => {
+    // Prepare: the lane schema caps maxDeadlineMs (MAX_LIVE_DEADLINE_MS); the deploy check tests the timeout itself
     const base = DEFAULT_LANES.us;
     assert.ok(base);
-    const unchecked = { ...base, live: { ...base.live, maxDeadlineMs: 28_000 } };
+    const tooLong = { ...base, live: { ...base.live, maxDeadlineMs: 28_000 } };
     const message =
       /^lane us: live\.maxDeadlineMs 28000 ms gives the live function a 30 s timeout, not below API Gateway's 30 s HTTP API integration timeout; lower live\.maxDeadlineMs to at most 27000$/;
     // Act / Assess
     assert.throws(
       () =>
         new LaneStack(new App({ context: NO_BUNDLING }), 'TooLong', {
-          lane: unchecked,
+          lane: tooLong,
           env: { region: base.region, account: ACCOUNT },
           alarmDestination: EMAIL_ALARMS,
         }),
+      (error: unknown) => error instanceof LaneConfigError && /live\.maxDeadlineMs/.test(error.message) && /27000/.test(error.message),
+    );
+    assert.throws(
+      () => assertLiveTimeout({ name: 'us', live: tooLong.live }),
       (error: unknown) => error instanceof LiveSettingsError && message.test(error.message),
     );
     assert.throws(() => assertLiveTimeout({ name: 'us', live: { ...base.live, maxDeadlineMs: 27_001 } }), LiveSettingsError);

@@ -12,7 +12,7 @@ describe('lane stack sizing warning', () => {
     const { stack } = synthLane('eu', { consumer: { maximumConcurrency: 1000 } });
     // Assess
     Annotations.fromStack(stack).hasWarning(
-      '/ratelane-eu/Consumer',
+      '/ratelane-eu/Default/Consumer',
       Match.stringLikeRegexp('lane eu: the event source mapping holds up to 10000 records.*at most 22, or add quota owners'),
     );
   });

@@ -63,12 +63,12 @@ describe('cdk-nag AwsSolutions', () => {
     const acks = acknowledgements(app);
     // Assess
     const expected = (lane: string, region: string) => [
-      `ratelane-${lane}/Storage/AccessLogs AwsSolutions-S1`,
-      `ratelane-${lane}/Storage/ProviderKeys AwsSolutions-SMG4`,
-      `ratelane-${lane}/Consumer/Role AwsSolutions-IAM5[Resource::<StorageSource42D3DA3E.Arn>/documents/*]`,
-      `ratelane-${lane}/Live/Role AwsSolutions-IAM5[Resource::<StorageSource42D3DA3E.Arn>/documents/*]`,
-      `ratelane-${lane}/Batch/Role AwsSolutions-IAM5[Resource::<StorageSource42D3DA3E.Arn>/documents/*]`,
-      `ratelane-${lane}/Consumer/PausePolicy AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:${region}:<AWS::AccountId>:schedule/ratelane-${lane}-pause/*]`,
+      `ratelane-${lane}/Default/Storage/AccessLogs AwsSolutions-S1`,
+      `ratelane-${lane}/Default/Storage/ProviderKeys AwsSolutions-SMG4`,
+      `ratelane-${lane}/Default/Consumer/Role AwsSolutions-IAM5[Resource::<StorageSource42D3DA3E.Arn>/documents/*]`,
+      `ratelane-${lane}/Default/Live/Role AwsSolutions-IAM5[Resource::<StorageSource42D3DA3E.Arn>/documents/*]`,
+      `ratelane-${lane}/Default/Batch/Role AwsSolutions-IAM5[Resource::<StorageSource42D3DA3E.Arn>/documents/*]`,
+      `ratelane-${lane}/Default/Consumer/PausePolicy AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:${region}:<AWS::AccountId>:schedule/ratelane-${lane}-pause/*]`,
     ];
     assert.deepEqual(acks.map((a) => `${a.path} ${a.id}`).sort(), [...expected('us', 'us-east-1'), ...expected('eu', 'eu-central-1')].sort());
     for (const a of acks) {

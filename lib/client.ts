@@ -1,0 +1,23 @@
+/**
+ * `ratelane/client`: what a service team's code uses to hand documents to a lane and get results back.
+ *
+ * ```ts
+ * const client = new RatelaneClient({ lanes: [{ name: 'eu', region: 'eu-central-1' }], account: '123456789012' });
+ * const { results: [sent] } = await client.submit({ region: 'eu', path: 'invoice.txt' });
+ * const settled = await client.wait(sent.jobId, { timeoutMs: 120_000 });
+ * if (settled.state === 'committed') use(settled.result);
+ * client.close();
+ * ```
+ */
+export {
+  type ClientErrorCode,
+  RatelaneClient,
+  RatelaneClientError,
+  type RatelaneClientOptions,
+  type SettledStatus,
+  type WaitOptions,
+} from './client/client.js';
+export { type DocumentInput, SubmissionRejectedError, type SubmitProgress, type SubmitResult, type SubmitItemResult } from './intake/producer.js';
+export type { JobStatusView } from './store/job-status.js';
+export type { ServiceEndpoints } from './platform/clients.js';
+export { type LaneConfig, LaneConfigError, type LaneInput, resolveLane } from './config/lanes.js';
