@@ -13,3 +13,4 @@ export { ExtractionLane, type ExtractionLaneProps, LaneRegionError } from './inf
 export { LaneStack, laneStackName, type LaneStackProps } from './infra/lane-stack.js';
 export { type AlarmDestination, AlarmDestinationError } from './infra/alarm-destination.js';
 export { type LaneConfig, LaneConfigError, type LaneInput, resolveLane } from './config/lanes.js';
+export { configuredLanes, readLaneConfigFile } from './config/file.js';

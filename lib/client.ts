@@ -21,3 +21,4 @@ export { type DocumentInput, SubmissionRejectedError, type SubmitProgress, type 
 export type { JobStatusView } from './store/job-status.js';
 export type { ServiceEndpoints } from './platform/clients.js';
 export { type LaneConfig, LaneConfigError, type LaneInput, resolveLane } from './config/lanes.js';
+export { configuredLanes, readLaneConfigFile } from './config/file.js';

@@ -6,3 +6,4 @@ export type { ProviderErrorClassification, ThrottleKind } from './policy/classif
 export { submitDocuments, SubmissionRejectedError, type DocumentInput, type SubmitResult } from './intake/producer.js';
 export { resolveLanes, DEFAULT_LANES, type LaneConfig, type LaneSet } from './config/lanes.js';
 export { JobSchema, parseJob, type Job } from './contract/job.js';
+export { CONFIG_FILE_NAME, CONFIG_FILE_VARIABLE, configuredLanes, type ConfiguredLanes, readLaneConfigFile } from './config/file.js';

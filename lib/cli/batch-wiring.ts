@@ -14,7 +14,8 @@ import { createAwsClients, type ServiceEndpoints } from '../platform/clients.js'
 import { createBedrockBatchProvider } from '../lanes/batch/providers/bedrock.js';
 import { createOpenAiBatchProvider } from '../lanes/batch/providers/openai.js';
 import type { BatchProvider } from '../lanes/batch/providers/provider.js';
-import { DEFAULT_LANES, type LaneConfig, type LaneSet } from '../config/lanes.js';
+import { configuredLanes } from '../config/file.js';
+import type { LaneConfig, LaneSet } from '../config/lanes.js';
 import { findLane } from '../intake/checks.js';
 import { Ledger } from '../store/ledger.js';
 import { BatchManifest } from '../store/manifest.js';
@@ -41,7 +42,7 @@ interface BatchClients {
 
 /** Wiring a test (or another entry point) may pass in; all optional. */
 export interface BatchWiring {
-  /** Lane set (default {@link DEFAULT_LANES}). */
+  /** Lane set (default: the lane config file's, `configuredLanes`). */
   lanes?: LaneSet;
   now?: () => Date;
   /** Overrides how the caller's account is found in AWS (default: STS `GetCallerIdentity`). */
@@ -88,7 +89,7 @@ export interface BatchContext {
 
 /** The lane the flags name, as addressed in AWS (account-named bucket) or locally. @throws {UsageError} */
 async function laneFrom(flags: LaneFlags, io: CommandIo, endpoints: ServiceEndpoints | undefined, wiring: BatchWiring): Promise<LaneConfig> {
-  const lanes = wiring.lanes ?? DEFAULT_LANES;
+  const lanes = wiring.lanes ?? configuredLanes({ env: io.env ?? process.env }).lanes;
   const found = findLane(lanes, flags.region);
   if (!found) throw new UsageError(`unknown region lane "${flags.region}"; known lanes: ${Object.keys(lanes).join(', ')}`);
   const asSubmit: SubmitOptions = {

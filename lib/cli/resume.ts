@@ -18,7 +18,8 @@ import type { LanePauseController } from '../admission/pause/lane-pause.js';
 import { DynamoRateStateStore } from '../admission/dynamodb/rate-state.js';
 import type { RateStateStore } from '../admission/model/store.js';
 import { createAwsClients, type ServiceEndpoints } from '../platform/clients.js';
-import { DEFAULT_LANES, laneByName, type LaneConfig, type LaneSet } from '../config/lanes.js';
+import { configuredLanes } from '../config/file.js';
+import { laneByName, type LaneConfig, type LaneSet } from '../config/lanes.js';
 import { errorName } from '../platform/errors.js';
 import { mappingIdParameterName, pauseScheduleGroupName } from '../platform/resources.js';
 import { runCommand, UsageError, type Command, type CommandIo } from './command.js';
@@ -194,7 +195,7 @@ export function createResumeCommand(wiring: ResumeWiring = {}): Command<ResumeOp
     name: 'resume',
     usage: RESUME_USAGE,
     helpTo: 'stdout',
-    parse: (argv) => parseResumeArgs(argv, wiring.lanes ?? DEFAULT_LANES),
+    parse: (argv) => parseResumeArgs(argv, wiring.lanes ?? configuredLanes().lanes),
     run: (options, io) => runResume(options, io, wiring),
   };
 }

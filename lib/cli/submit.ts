@@ -19,7 +19,8 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ServiceEndpoints } from '../platform/clients.js';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
-import { DEFAULT_LANES, laneInAccount, type LaneSet } from '../config/lanes.js';
+import { configuredLanes } from '../config/file.js';
+import { laneInAccount, type LaneSet } from '../config/lanes.js';
 import { decodeText } from '../contract/text.js';
 import { RatelaneClient } from '../client/client.js';
 import { SubmissionRejectedError, type DocumentInput, type SubmitDeps, type SubmitProgress, type SubmitResult } from '../intake/producer.js';
@@ -29,7 +30,7 @@ import { booleanFlag, endpointsFrom, jsonFlag, parseFlags, repeatedFlag, stringF
 
 /** Wiring a test (or another entry point) may pass in; all optional. */
 export interface SubmitWiring {
-  /** Lane set (default {@link DEFAULT_LANES}). */
+  /** Lane set (default: the lane config file's, `configuredLanes`). */
   lanes?: LaneSet;
   now?: () => Date;
   sleep?: SubmitDeps['sleep'];
@@ -328,9 +329,9 @@ async function runSubmit(options: SubmitOptions, io: CommandIo, wiring: SubmitWi
   if (skipped.length > 0)
     io.stderr.write(`ratelane submit: skipped ${skipped.length} folder entr${skipped.length === 1 ? 'y' : 'ies'}: ${describeSkipped(skipped)}\n`);
   io.stderr.write(`ratelane submit: ${documents.length} document(s) to lane ${options.region} (${endpoints ? `local endpoints ${endpoints.sqs}` : 'AWS'})\n`);
+  const lanes = wiring.lanes ?? configuredLanes({ env: io.env ?? process.env }).lanes;
   let client: RatelaneClient | undefined;
   try {
-    const lanes = wiring.lanes ?? DEFAULT_LANES;
     const account = await accountToSubmitTo(options, io, endpoints, wiring, lanes);
     client = new RatelaneClient({
       lanes,

@@ -7,7 +7,8 @@
  */
 import { type App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { type LaneConfig, type LaneOverride, type LaneSet, DEFAULT_LANES, resolveLanes } from '../config/lanes.js';
+import { configuredLanes } from '../config/file.js';
+import { type LaneConfig, type LaneOverride, type LaneSet, resolveLanes } from '../config/lanes.js';
 import {
   ALARM_DESTINATION_CONTEXT,
   ALARM_EMAIL_CONTEXT,
@@ -33,6 +34,9 @@ function stringContext(app: App, key: string): string | undefined {
   return value;
 }
 
+/** Context: the lane config file (default `ratelane.config.json` in the working folder, else the built-in lanes). */
+const CONFIG_CONTEXT = 'config';
+
 /**
  * A context value that is JSON: as `cdk.json` holds it (an object or array), or as `-c key='<json>'` gives
  * it (a string). `undefined` when unset; the lane schema checks its shape.
@@ -48,11 +52,12 @@ function jsonContext(app: App, key: string): unknown {
 }
 
 /**
- * The lanes with regions from context (`<lane>Region`, e.g. `usRegion`), the live API's lane-wide
+ * The lanes of the lane config file (`-c config=<file>`, `RATELANE_CONFIG`, or `ratelane.config.json` in the
+ * working folder; none: the built-in lanes), with regions from context (`<lane>Region`, e.g. `usRegion`), the live API's lane-wide
  * readers (`<lane>LiveReaders`: principal ARNs, comma-separated) and the producers that may state a
  * job's tenant (`<lane>Producers`: JSON, `[{"senderId":"AROA…","tenants":["team-a"]}]`), validated by the lane schema.
  */
-export function lanesFromContext(app: App, base: LaneSet = DEFAULT_LANES): LaneSet {
+export function lanesFromContext(app: App, base: LaneSet = configuredLanes({ path: stringContext(app, CONFIG_CONTEXT) }).lanes): LaneSet {
   const overrides: Record<string, LaneOverride> = {};
   for (const name of Object.keys(base)) {
     const region = stringContext(app, `${name}Region`);

@@ -4,7 +4,8 @@
  * the keys' limits allow.
  */
 import { loadCorpus } from '../corpus/index.js';
-import { quotaOwnerCount, resolveLanes, type LaneOverride, type LaneSet } from '../../lib/config/lanes.js';
+import { configuredLanes } from '../../lib/config/file.js';
+import { LaneConfigError, quotaOwnerCount, resolveLanes, type LaneOverride, type LaneSet } from '../../lib/config/lanes.js';
 import { CURRENT_RELEASE, getRelease } from '../../lib/contract/releases.js';
 import type { DocumentInput } from '../../lib/intake/producer.js';
 
@@ -27,7 +28,8 @@ export interface LocalLaneSettings {
 const LOCAL_EXPECTED_OUTPUT_TOKENS = 180;
 
 /**
- * The lanes of a local run: provider limits and keys from the settings, and every time setting
+ * The lanes of a local run: the lane config file's (`configuredLanes`: `RATELANE_CONFIG` or
+ * `ratelane.config.json`; it must have `us` and `eu`), with provider limits and keys from the settings, and every time setting
  * (function timeout, visibility timeout, backoff) scaled by `minuteMs / 60 s`, so a scaled run
  * behaves like a real one at a faster clock.
  */
@@ -56,7 +58,14 @@ export function localRunLanes(options: LocalLaneSettings): LaneSet {
       live: { reserveShare: options.liveReserveShare ?? 0 },
     };
   };
-  return resolveLanes({ us: override('us'), eu: override('eu') });
+  const { lanes: base, source } = configuredLanes();
+  const missing = ['us', 'eu'].filter((name) => !(name in base));
+  if (missing.length > 0) {
+    throw new LaneConfigError(
+      `a local run sends its corpus by language to lanes us (English) and eu (German), but the lane config (${source}) has no ${missing.join(' or ')} lane`,
+    );
+  }
+  return resolveLanes(Object.fromEntries(Object.keys(base).map((name) => [name, override(name)])), base);
 }
 
 /**

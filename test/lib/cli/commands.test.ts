@@ -10,7 +10,7 @@ import { findCommand, PRODUCT_COMMANDS, usageOf } from '../../../lib/cli/index.j
 import { COMMANDS, NPM_HELP } from '../../../workbench/commands.js';
 import { localRunExitCode } from '../../../workbench/drivers/run/command.js';
 import { lanesToSubmitTo } from '../../../lib/cli/submit.js';
-import { DEFAULT_LANES } from '../../../lib/config/lanes.js';
+import { DEFAULT_LANES, LaneConfigError } from '../../../lib/config/lanes.js';
 
 /** An io that collects what a command writes. */
 function capture(): { io: CommandIo; out: () => string; err: () => string } {
@@ -43,6 +43,24 @@ describe('runCommand', () => {
     // Assess
     assert.equal(code, 0);
     assert.equal(c.out(), 'n=3\n');
+  });
+
+  it('a wrong lane config is exit 2 with what to fix and no usage (one JSON object with --json)', async () => {
+    // Prepare
+    const failing = echoCommand({
+      jsonUsageErrors: true,
+      run: async () => {
+        throw new LaneConfigError('lane config x.json, lanes[0]: lane "eu": region is required');
+      },
+    });
+    const plain = capture();
+    const json = capture();
+    // Act
+    const codes = [await runCommand(failing, [], plain.io), await runCommand(failing, ['--json'], json.io)];
+    // Assess
+    assert.deepEqual(codes, [2, 2]);
+    assert.equal(plain.err(), 'error: lane config x.json, lanes[0]: lane "eu": region is required\n');
+    assert.deepEqual(JSON.parse(json.out()), { ok: false, error: { kind: 'config', message: 'lane config x.json, lanes[0]: lane "eu": region is required' } });
   });
 
   it("prints the usage for --help and -h on the command's stream and exits 0", async () => {

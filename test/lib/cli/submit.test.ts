@@ -22,6 +22,34 @@ describe('producer: ratelane submit', () => {
     return { out, err, io: { stdout: { write: (s: string) => out.push(s) }, stderr: { write: (s: string) => err.push(s) }, env: {} } };
   };
 
+  it('sends to a lane declared only in the lane config file RATELANE_CONFIG names: no source edit adds a lane', async () => {
+    // Prepare: a lane "apac" of the team's file, on a queue and bucket the run created
+    const t = await setupLanes();
+    const dir = await mkdtemp(join(tmpdir(), 'ratelane-config-'));
+    try {
+      const eu = t.lanes.eu!;
+      const config = join(dir, 'ratelane.config.json');
+      await writeFile(
+        config,
+        JSON.stringify({ lanes: [{ name: 'apac', region: eu.region, resources: { queueName: eu.resources.queueName, bucketName: eu.resources.bucketName } }] }),
+      );
+      const withFile = capture();
+      const without = capture();
+      // Act
+      const args = ['--region', 'apac', '--text', 'invoice for the apac lane', '--json', '--endpoints', JSON.stringify(endpoints)];
+      const code = await submit(args, { ...withFile.io, env: { RATELANE_CONFIG: config } });
+      const refused = await submit(args, without.io);
+      // Assess
+      assert.equal(code, 0, withFile.err.join(''));
+      const [message] = await drain(clientsIn(eu.region).sqs, t.queueUrl.eu);
+      assert.equal(JobSchema.parse(JSON.parse(message!.Body!)).region, 'apac');
+      assert.notEqual(refused, 0);
+      assert.match(without.out.join('') + without.err.join(''), /apac/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('submits files, a folder and text end to end with --json', async () => {
     // Prepare
     const t = await setupLanes();

@@ -4,6 +4,9 @@
  * in a bare Stack.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { App, Stack, Token } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -102,6 +105,32 @@ describe('lane app', () => {
     assert.deepEqual(fromFile.eu!.producers, [grant]);
     assert.throws(() => lanesFromContext(new App({ context: { usProducers: '[{senderId:' } })), /context usProducers must be JSON/);
     assert.throws(() => lanesFromContext(new App({ context: { usProducers: [{ senderId: 'svc-a', tenants: ['x'] }] } })), /producers\[0\]\.senderId/);
+  });
+
+  it('takes the lanes from the lane config file (-c config=<file>): a third lane is a third stack', () => {
+    // Prepare
+    const dir = mkdtempSync(join(tmpdir(), 'ratelane-app-'));
+    const config = join(dir, 'lanes.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        lanes: [
+          { name: 'us', region: 'us-east-1' },
+          { name: 'eu', region: 'eu-central-1' },
+          { name: 'apac', region: 'ap-southeast-2' },
+        ],
+      }),
+    );
+    try {
+      // Act
+      const stacks = buildLaneApp(new App({ context: { ...LANE_APP_CONTEXT, config } }));
+      // Assess
+      assert.deepEqual(Object.keys(stacks), ['us', 'eu', 'apac']);
+      assert.equal(stacks.apac!.region, 'ap-southeast-2');
+      assert.throws(() => buildLaneApp(new App({ context: { ...LANE_APP_CONTEXT, config: join(dir, 'none.json') } })), /none\.json: no such file/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses malformed context', () => {
