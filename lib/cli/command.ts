@@ -4,6 +4,7 @@
  * same way for every command: `--help` prints the usage and exits 0; a {@link UsageError} prints the
  * message and the usage and exits 2.
  */
+import { LaneConfigError } from '../config/errors.js';
 import { RatelaneError } from '../platform/errors.js';
 
 /** Something a command writes text to (a stream, or a test's collector). */
@@ -69,15 +70,15 @@ const USAGE_EXIT_CODE = 2;
  * Parses and runs a command. `--help` prints the usage (on the command's `helpTo` stream) and
  * resolves 0; a {@link UsageError} from `parse` or `run` prints `error: <message>`, a blank line and
  * the usage on stderr (or one JSON object, see {@link Command.jsonUsageErrors}) and resolves 2; so does a
- * configuration error (a wrong lane config file: `kind: 'config'`), with its message and no usage. Any
+ * {@link LaneConfigError} (a wrong lane config file), with its message and no usage. Any
  * other error is thrown.
  */
 export async function runCommand<O>(command: Command<O>, argv: readonly string[], io: CommandIo): Promise<number> {
   try {
     return await command.run(command.parse(argv), io);
   } catch (error) {
-    if (error instanceof RatelaneError && !(error instanceof UsageError) && error.kind === 'config') {
-      // The lane config (a file, the environment) is wrong: what to fix, without the usage.
+    if (error instanceof LaneConfigError) {
+      // The lane config (its file, the environment) is wrong: what to fix, without the usage.
       if (command.jsonUsageErrors && argv.includes('--json'))
         io.stdout.write(`${JSON.stringify({ ok: false, error: { kind: 'config', message: error.message } })}\n`);
       else io.stderr.write(`error: ${error.message}\n`);
