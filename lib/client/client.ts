@@ -5,8 +5,9 @@
  * given); the lanes are the ones deployed (`resolveLane` declarations, or a resolved set), each in
  * its own account's bucket. `endpoints` points the client at the local stack instead of AWS.
  *
- * `status` reads the lane's results and ledger tables (`dynamodb:GetItem` and `Query` on them): for a
- * tenant's own read through IAM, the live API's `GET /v1/extractions/{jobId}` answers only the owner.
+ * `status` reads through the lane's live API when the client is given its URL (`liveApis`: SigV4-signed,
+ * the API answers a job to its owner only), else from the lane's results and ledger tables
+ * (`dynamodb:GetItem` and `Query` on them: an operator's or the producing service's read).
  */
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import { type LaneConfig, type LaneInput, laneInAccount, laneSetOf, type LaneSet, resolveLane } from '../config/lanes.js';
@@ -15,11 +16,12 @@ import { type AwsClients, createAwsClients, type ServiceEndpoints } from '../pla
 import { RatelaneError } from '../platform/errors.js';
 import { realSleep } from '../platform/sleep.js';
 import { jobStatus, type JobStatusView } from '../store/job-status.js';
+import { liveStatus } from './live-status.js';
 import { Ledger } from '../store/ledger.js';
 import { ResultStore } from '../store/results.js';
 
 /** What a {@link RatelaneClientError} is about. */
-export type ClientErrorCode = 'unknown_lane' | 'no_lanes' | 'account_required' | 'wait_timeout' | 'wait_aborted';
+export type ClientErrorCode = 'unknown_lane' | 'no_lanes' | 'account_required' | 'wait_timeout' | 'wait_aborted' | 'forbidden' | 'unavailable';
 
 /** An error of the client itself, with a code to branch on (submission errors: `SubmissionRejectedError`). */
 export class RatelaneClientError extends RatelaneError {
@@ -33,8 +35,8 @@ export class RatelaneClientError extends RatelaneError {
     options: { cause?: unknown; lastStatus?: JobStatusView } = {},
   ) {
     super(message, options);
-    this.kind = code === 'wait_timeout' || code === 'wait_aborted' ? 'unavailable' : code === 'unknown_lane' ? 'input' : 'config';
-    this.retryable = code === 'wait_timeout';
+    this.kind = code === 'wait_timeout' || code === 'wait_aborted' || code === 'unavailable' ? 'unavailable' : code === 'unknown_lane' ? 'input' : 'config';
+    this.retryable = code === 'wait_timeout' || code === 'unavailable';
     this.lastStatus = options.lastStatus;
   }
 
@@ -55,6 +57,12 @@ export interface RatelaneClientOptions {
   endpoints?: ServiceEndpoints;
   /** Credentials for AWS (default: the SDK's default chain). */
   credentials?: AwsCredentialIdentity | AwsCredentialIdentityProvider;
+  /**
+   * Each lane's live API base URL (its stack's `LiveApiUrl` output), by lane name: `status` and `wait` read
+   * through it, signed with the client's credentials, and see only the jobs of their own principal (and
+   * every job for the lane's readers). A lane without one is read from its tables.
+   */
+  liveApis?: Readonly<Record<string, string>>;
   /** The clock and the wait between polls (tests). */
   now?: () => Date;
   sleep?: (ms: number) => Promise<void>;
@@ -123,6 +131,15 @@ export class RatelaneClient {
   async status(jobId: string, options: { lane?: string } = {}): Promise<JobStatusView> {
     const lane = this.laneOf(options.lane);
     const clients = this.clientsOf(lane.region);
+    const api = this.options.liveApis?.[lane.name];
+    if (api !== undefined) {
+      const read = await liveStatus({ baseUrl: api, jobId, region: lane.region, credentials: this.options.credentials ?? clients.dynamodb.config.credentials });
+      if ('view' in read) return read.view;
+      throw new RatelaneClientError(
+        read.failure.kind,
+        `the live API of lane ${lane.name} answered ${read.failure.status || 'nothing'} for job ${jobId}: ${read.failure.detail}`,
+      );
+    }
     return jobStatus(jobId, {
       results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable }),
       ledger: new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable }),

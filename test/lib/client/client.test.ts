@@ -5,8 +5,13 @@
  * carry codes.
  */
 import assert from 'node:assert/strict';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { RatelaneClient, RatelaneClientError } from '../../../lib/client/client.js';
+import { tenantOfPrincipal } from '../../../lib/contract/job.js';
+import { localCallerArn, startLiveHttpServer } from '../../../workbench/local-stack/lambda/http-adapter.js';
+import { testLiveHandler } from '../../helpers/live-harness.js';
 import { englishDocuments, invoke, receive, scriptedModel, testConsumer, trackedLanes } from '../../helpers/consumer-harness.js';
 import { testEndpoints } from '../../helpers/endpoints.js';
 import { virtualClock } from '../../helpers/virtual-clock.js';
@@ -56,6 +61,64 @@ describe('RatelaneClient', () => {
       assert.equal(clock.nowMs() - started, 30_000, 'the whole deadline passed, on the virtual clock');
     } finally {
       client.close();
+    }
+  });
+
+  it("reads through the lane's live API when given its URL, SigV4-signed: its own job committed, another tenant's as never seen", async () => {
+    // Prepare: two committed jobs, one of the local API's fixed caller (the client's principal there), one of another tenant
+    const t = await newLane();
+    const [mine, theirs] = englishDocuments(2);
+    const writer = new RatelaneClient({ lanes: { us: t.lane }, endpoints: testEndpoints() });
+    const submitted = await writer.submit([
+      { region: 'us', text: mine!.text, sourceId: `${mine!.sourceId}#api-mine`, tenant: tenantOfPrincipal(localCallerArn()) },
+      { region: 'us', text: theirs!.text, sourceId: `${theirs!.sourceId}#api-theirs`, tenant: 'arn:aws:iam::000000000000:role/someone-else' },
+    ]);
+    writer.close();
+    const { handler } = testConsumer(t, scriptedModel());
+    await invoke(t, handler, await receive(t, { max: 2, waitSeconds: 2 }));
+    const live = testLiveHandler(t, { model: scriptedModel(), clock: virtualClock() });
+    const api = await startLiveHttpServer({ handler: live.handler, timeoutMs: 5_000 });
+    const client = new RatelaneClient({ lanes: { us: t.lane }, endpoints: testEndpoints(), liveApis: { us: api.url } });
+    const closed = new RatelaneClient({ lanes: { us: t.lane }, endpoints: testEndpoints(), liveApis: { us: 'http://127.0.0.1:9/' } });
+    // What API Gateway would be sent: a server that keeps the request's headers
+    let seen: IncomingHttpHeaders = {};
+    let seenPath = '';
+    const recorder = createServer((request, response) => {
+      seen = request.headers;
+      seenPath = request.url ?? '';
+      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'unknown', code: 'unknown_job', jobId: 'x', history: {} }));
+    });
+    await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve));
+    const recorded = new RatelaneClient({
+      lanes: { us: t.lane },
+      endpoints: testEndpoints(),
+      liveApis: { us: `http://127.0.0.1:${(recorder.address() as AddressInfo).port}/prod` },
+    });
+    try {
+      // Act
+      const own = await client.wait(submitted.results[0]!.jobId, { timeoutMs: 5_000, pollMs: 50 });
+      const other = await client.status(submitted.results[1]!.jobId);
+      const down = await closed.status(submitted.results[0]!.jobId).catch((e: unknown) => e);
+      const unseen = await recorded.status('job 1/2');
+      // Assess
+      assert.equal(own.state, 'committed');
+      assert.ok(own.state === 'committed' && own.result.invoiceNumber !== undefined);
+      assert.equal(other.state, 'unknown', "another tenant's job is one never seen");
+      assert.equal(await t.results.count(), 2, 'both were committed');
+      assert.ok(down instanceof RatelaneClientError && down.code === 'unavailable' && down.retryable);
+      assert.equal(unseen.state, 'unknown');
+      assert.equal(seenPath, '/prod/v1/extractions/job%201%2F2', "under the API's stage, the id one path segment");
+      assert.match(
+        String(seen.authorization),
+        /^AWS4-HMAC-SHA256 Credential=ratelanelocal\/\d{8}\/us-east-1\/execute-api\/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=[0-9a-f]{64}$/,
+      );
+      assert.match(String(seen['x-amz-date']), /^\d{8}T\d{6}Z$/);
+    } finally {
+      client.close();
+      closed.close();
+      recorded.close();
+      await api.stop();
+      await new Promise((resolve) => recorder.close(resolve));
     }
   });
 
