@@ -3,6 +3,7 @@
  * function timeout against one record's worst case, the Bedrock model targets the stack can grant
  * within the lane's geography, and no Vertex AI provider. Re-exported by `lanes.ts`.
  */
+import { endpointProblem } from './endpoints.js';
 import { LaneConfigError } from './errors.js';
 import type { LaneConfig } from './schema.js';
 
@@ -104,7 +105,8 @@ export function bedrockModelTarget(lane: Pick<LaneConfig, 'name' | 'region'>, mo
 
 /**
  * Everything that keeps a valid lane config from running in AWS, as messages naming the lane, the
- * numbers and what to change: the function timeout (see {@link checkFunctionTimeout}), a Vertex AI
+ * numbers and what to change: the function timeout (see {@link checkFunctionTimeout}), a model endpoint
+ * not approved for the lane's geography (`endpoints.ts`), a Vertex AI
  * provider (the stack gives the function no Google credentials), a Bedrock model it cannot grant
  * (see {@link bedrockModelTarget}).
  */
@@ -112,6 +114,8 @@ export function deploymentProblems(lane: LaneConfig): string[] {
   const problems: string[] = [];
   const timeout = checkFunctionTimeout(lane);
   if (timeout) problems.push(timeout);
+  const endpoint = endpointProblem(lane);
+  if (endpoint) problems.push(endpoint);
   const provider = lane.provider;
   if (provider.kind === 'gemini' && provider.vertex) {
     problems.push(

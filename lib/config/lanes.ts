@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { LaneConfigError } from './errors.js';
 import { defaultBatchSettings } from './batch.js';
 import { defaultLiveSettings } from './live.js';
+import { geographyOfRegion } from './endpoints.js';
 import { batchApiOf, defaultBucketName } from './names.js';
 import { KIND_SPECIFIC_PROVIDER_FIELDS, type ProviderConfig, type ProviderLimits } from './provider.js';
 import { LaneConfigSchema, type LaneConfig, type LaneSet } from './schema.js';
@@ -64,6 +65,9 @@ function defaultLane(name: string, region: string): LaneConfig {
     provider: {
       kind: 'openai-compatible',
       model: 'gpt-4o-mini',
+      // A lane's text is processed in its geography (`endpoints.ts`): an EU lane calls OpenAI's European
+      // data-residency host (a project with EU residency), any other the default host.
+      ...(geographyOfRegion(region) === 'eu' ? { baseUrl: 'https://eu.api.openai.com/v1' } : {}),
       keys: [{ id: 'key-1', quotaOwner: `${name}-org` }],
       limits: { requestsPerMinute: 500, tokensPerMinute: 200_000, requestsPerDay: 10_000 },
       // 2 x 25 s (the call and one repair) + 5 s margin fits the 60 s function timeout: see checkFunctionTimeout.
@@ -94,13 +98,15 @@ export type LaneOverride = {
   /**
    * Provider fields replace the base's (`azure`/`vertex` as whole objects; `limits` merge). An
    * override that changes `kind` drops the base's kind-specific fields (dialect, azure, vertex,
-   * auth) unless it sets them itself.
+   * auth, baseUrl) unless it sets them itself.
    */
   provider?: Partial<Omit<LaneConfig['provider'], 'limits'>> & { limits?: Partial<ProviderLimits> };
   alarms?: Partial<LaneConfig['alarms']>;
   batch?: Partial<LaneConfig['batch']>;
   /** Replaces the base's producers (who may state a job's tenant). */
   producers?: LaneConfig['producers'];
+  /** Replaces the base's approved model endpoints. */
+  modelEndpoints?: LaneConfig['modelEndpoints'];
   live?: Partial<Omit<LaneConfig['live'], 'throttle' | 'alarms'>> & {
     throttle?: Partial<LaneConfig['live']['throttle']>;
     alarms?: Partial<LaneConfig['live']['alarms']>;
@@ -113,6 +119,9 @@ function mergeProvider(base: ProviderConfig, override: LaneOverride['provider'])
   if (override.kind !== undefined && override.kind !== base.kind) {
     for (const field of KIND_SPECIFIC_PROVIDER_FIELDS) delete kept[field];
   }
+  // An Azure resource and a base URL exclude each other: the one the override names replaces the other.
+  if (override.azure !== undefined && override.baseUrl === undefined) delete kept.baseUrl;
+  if (override.baseUrl !== undefined && override.azure === undefined) delete kept.azure;
   return { ...(kept as ProviderConfig), ...override, limits: { ...base.limits, ...override.limits } };
 }
 
@@ -136,6 +145,7 @@ function mergeLane(lane: LaneConfig, o: LaneOverride): unknown {
     provider,
     alarms: { ...lane.alarms, ...o.alarms },
     ...(o.producers !== undefined ? { producers: o.producers } : {}),
+    ...(o.modelEndpoints !== undefined ? { modelEndpoints: o.modelEndpoints } : {}),
     // Batches are on by default only where the provider has a batch API ratelane drives (OpenAI's, Bedrock's).
     batch: { ...lane.batch, enabled: batchApiOf(provider) !== undefined, ...o.batch },
     live: { ...lane.live, ...o.live, throttle: { ...lane.live.throttle, ...o.live?.throttle }, alarms: { ...lane.live.alarms, ...o.live?.alarms } },

@@ -142,5 +142,8 @@ export function providerNeedsKeySecrets(provider: ProviderConfig): boolean {
   return true;
 }
 
-/** Provider fields that only make sense for one kind: dropped from a base when an override changes the kind. */
-export const KIND_SPECIFIC_PROVIDER_FIELDS = ['dialect', 'azure', 'vertex', 'auth'] as const;
+/**
+ * Provider fields that only make sense for one kind: dropped from a base when an override changes the kind
+ * (a base URL is one API's: another kind's SDK would send the lane's text to it).
+ */
+export const KIND_SPECIFIC_PROVIDER_FIELDS = ['dialect', 'azure', 'vertex', 'auth', 'baseUrl'] as const;

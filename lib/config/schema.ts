@@ -111,6 +111,18 @@ const TenantGrantSchema = z
   })
   .strict();
 
+/** A model endpoint approved for a lane, and where it processes (as the operator attests it): `config/endpoints.ts`. */
+const ModelEndpointSchema = z
+  .object({
+    /** The host the lane's model calls go to (`eu.api.openai.com`, `my-resource.openai.azure.com`, …). */
+    host: z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, { error: 'a host name, lowercase, no scheme or path' }),
+    /** The geography it processes in, as a region's prefix: `us`, `eu`, `ap`, … */
+    geography: z.string().regex(/^[a-z]{2,4}$/),
+    /** Why it is approved (the provider's residency commitment, a contract), for people reading the config. */
+    note: z.string().max(300).optional(),
+  })
+  .strict();
+
 export const LaneConfigSchema = z
   .object({
     /** Lane name: `us`, `eu`, ... */
@@ -140,6 +152,12 @@ export const LaneConfigSchema = z
      * (their re-sends carry the tenant the first sender stated). Absent: no producer may state one.
      */
     producers: z.array(TenantGrantSchema).max(100).optional(),
+    /**
+     * The model endpoints approved for the lane and the geography each processes in. `cdk synth` refuses a
+     * lane whose model endpoint is not approved for its region's geography. Absent: the hosts whose place
+     * of processing ratelane knows (Bedrock in the lane's region, Vertex AI locations, OpenAI's `api` and `eu.api`).
+     */
+    modelEndpoints: z.array(ModelEndpointSchema).min(1).max(20).optional(),
     alarms: z
       .object({
         /** The SQS age of the lane's oldest message (restarts with every re-send). */

@@ -54,8 +54,9 @@ function jsonContext(app: App, key: string): unknown {
 /**
  * The lanes of the lane config file (`-c config=<file>`, `RATELANE_CONFIG`, or `ratelane.config.json` in the
  * working folder; none: the built-in lanes), with regions from context (`<lane>Region`, e.g. `usRegion`), the live API's lane-wide
- * readers (`<lane>LiveReaders`: principal ARNs, comma-separated) and the producers that may state a
- * job's tenant (`<lane>Producers`: JSON, `[{"senderId":"AROA…","tenants":["team-a"]}]`), validated by the lane schema.
+ * readers (`<lane>LiveReaders`: principal ARNs, comma-separated), the producers that may state a
+ * job's tenant (`<lane>Producers`: JSON, `[{"senderId":"AROA…","tenants":["team-a"]}]`) and the provider's
+ * base URL (`<lane>ProviderBaseUrl`: the synth refuses one not approved for the lane), validated by the lane schema.
  */
 export function lanesFromContext(app: App, base: LaneSet = configuredLanes({ path: stringContext(app, CONFIG_CONTEXT) }).lanes): LaneSet {
   const overrides: Record<string, LaneOverride> = {};
@@ -66,7 +67,13 @@ export function lanesFromContext(app: App, base: LaneSet = configuredLanes({ pat
       .map((arn) => arn.trim())
       .filter((arn) => arn !== '');
     const producers = jsonContext(app, `${name}Producers`) as LaneOverride['producers'];
-    overrides[name] = { ...(region ? { region } : {}), ...(readers ? { live: { readers } } : {}), ...(producers !== undefined ? { producers } : {}) };
+    const baseUrl = stringContext(app, `${name}ProviderBaseUrl`);
+    overrides[name] = {
+      ...(region ? { region } : {}),
+      ...(readers ? { live: { readers } } : {}),
+      ...(producers !== undefined ? { producers } : {}),
+      ...(baseUrl !== undefined ? { provider: { baseUrl } } : {}),
+    };
   }
   return resolveLanes(overrides, base);
 }

@@ -117,7 +117,7 @@ describe('lane app', () => {
         lanes: [
           { name: 'us', region: 'us-east-1' },
           { name: 'eu', region: 'eu-central-1' },
-          { name: 'apac', region: 'ap-southeast-2' },
+          { name: 'apac', region: 'ap-southeast-2', provider: { kind: 'bedrock', model: 'anthropic.claude-3-haiku-20240307-v1:0' } },
         ],
       }),
     );
@@ -131,6 +131,17 @@ describe('lane app', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('refuses at synth an EU lane whose model endpoint a context override moves to the US, naming the lane and the host', () => {
+    // Act / Assess
+    assert.throws(
+      () => buildLaneApp(new App({ context: { ...LANE_APP_CONTEXT, euProviderBaseUrl: 'https://api.openai.com/v1' } })),
+      (e: unknown) =>
+        e instanceof LaneConfigError && /lane eu cannot be deployed/.test(e.message) && /model endpoint api\.openai\.com processes in us/.test(e.message),
+    );
+    const approved = buildLaneApp(new App({ context: { ...LANE_APP_CONTEXT, euProviderBaseUrl: 'https://eu.api.openai.com/v1' } }));
+    assert.equal(approved.eu!.lane.provider.baseUrl, 'https://eu.api.openai.com/v1');
   });
 
   it('refuses malformed context', () => {

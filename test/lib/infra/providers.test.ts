@@ -9,7 +9,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { LaneConfigError, type LaneOverride } from '../../../lib/config/lanes.js';
+import { modelEndpointHost } from '../../../lib/config/endpoints.js';
+import { DEFAULT_LANES, LaneConfigError, type LaneOverride, resolveLane } from '../../../lib/config/lanes.js';
 import { CONSUMER_ENV } from '../../../lib/platform/environment.js';
 import { ACCOUNT, actionsOf, logicalId, partitionArn, regionsNamed, roleStatements, type Statement, type Synthesized, synthLane } from './support.js';
 
@@ -25,7 +26,10 @@ function providerSide({ stack, json }: Synthesized) {
   };
 }
 
-/** Provider kinds that read keys; `batch`: whether ratelane has a batch client for it (else the lane turns batches off). */
+/**
+ * Provider kinds that read keys; `batch`: whether ratelane has a batch client for it (else the lane turns
+ * batches off). Each lane attests where its model host processes (`modelEndpoints`), as an operator would.
+ */
 const KEYED: Array<[string, LaneOverride['provider'], { batch: boolean }]> = [
   ['openai-compatible', { kind: 'openai-compatible', model: 'gpt-4o-mini' }, { batch: true }],
   [
@@ -42,11 +46,17 @@ const KEYED: Array<[string, LaneOverride['provider'], { batch: boolean }]> = [
   ['bedrock with auth api-key', { kind: 'bedrock', model: 'anthropic.claude-3-haiku-20240307-v1:0', auth: 'api-key' }, { batch: true }],
 ];
 
+/** What the operator attests for `provider`'s model host in `lane`: it processes in the lane's geography. */
+function attested(lane: 'us' | 'eu', provider: LaneOverride['provider']): LaneOverride['modelEndpoints'] {
+  const host = modelEndpointHost(resolveLane({ name: lane, region: DEFAULT_LANES[lane]!.region, provider }));
+  return [{ host, geography: lane, note: 'attested by the test' }];
+}
+
 describe('provider kinds in the lane stack', () => {
   for (const [label, provider, { batch }] of KEYED) {
     it(`${label}: a provider-keys secret the consumer may read, no IAM grant on any model, batches only where the provider has a batch API`, () => {
       // Prepare: the lane's batch settings left to their default
-      const synthesized = synthLane('us', { provider });
+      const synthesized = synthLane('us', { provider, modelEndpoints: attested('us', provider) });
       // Act
       const side = providerSide(synthesized);
       // Assess
@@ -139,7 +149,11 @@ describe('provider kinds in the lane stack', () => {
     [
       'a lane asked to take batches whose provider has no batch client (Anthropic)',
       'us',
-      { provider: { kind: 'anthropic', model: 'claude-sonnet-4-5' }, batch: { enabled: true } },
+      {
+        provider: { kind: 'anthropic', model: 'claude-sonnet-4-5' },
+        batch: { enabled: true },
+        modelEndpoints: [{ host: 'api.anthropic.com', geography: 'us' }],
+      },
       /lane us: batch\.enabled is true, but ratelane has no batch client for provider anthropic; .*set batch\.enabled to false for this lane/,
     ],
     [
@@ -152,6 +166,7 @@ describe('provider kinds in the lane stack', () => {
           azure: { endpoint: 'https://ratelane.openai.azure.com', deployment: 'extract', apiVersion: '2024-10-21' },
         },
         batch: { enabled: true },
+        modelEndpoints: [{ host: 'ratelane.openai.azure.com', geography: 'eu' }],
       },
       /lane eu: batch\.enabled is true, but ratelane has no batch client for provider openai-compatible \(Azure OpenAI\)/,
     ],
