@@ -15,21 +15,33 @@ export function geographyOfRegion(region: string): string {
   return region.split('-')[0] ?? region;
 }
 
-/** The host a lane's model calls go to, from its provider settings (the SDK's default host when none is set). */
-export function modelEndpointHost(lane: Pick<LaneConfig, 'provider' | 'region'>): string {
+/**
+ * The base URL a lane's model adapter is given: the provider's `baseUrl`, else the SDK's documented default,
+ * always explicit — an SDK given none reads one from its environment (`OPENAI_BASE_URL`,
+ * `ANTHROPIC_BASE_URL`, `GOOGLE_GEMINI_BASE_URL`, `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`), which would let a changed
+ * variable move the text. `undefined` where the settings name the endpoint themselves (Azure OpenAI's
+ * resource, Vertex AI's location).
+ */
+export function modelBaseUrl(lane: Pick<LaneConfig, 'provider' | 'region'>): string | undefined {
   const p = lane.provider;
-  const hostOf = (url: string) => new URL(url).hostname;
   switch (p.kind) {
     case 'openai-compatible':
-      return p.azure ? hostOf(p.azure.endpoint) : p.baseUrl ? hostOf(p.baseUrl) : 'api.openai.com';
+      return p.azure ? undefined : (p.baseUrl ?? 'https://api.openai.com/v1');
     case 'anthropic':
-      return p.baseUrl ? hostOf(p.baseUrl) : 'api.anthropic.com';
+      return p.baseUrl ?? 'https://api.anthropic.com';
     case 'gemini':
-      if (p.vertex) return p.vertex.location === 'global' ? 'aiplatform.googleapis.com' : `${p.vertex.location}-aiplatform.googleapis.com`;
-      return p.baseUrl ? hostOf(p.baseUrl) : 'generativelanguage.googleapis.com';
+      return p.vertex ? undefined : (p.baseUrl ?? 'https://generativelanguage.googleapis.com/');
     case 'bedrock':
-      return p.baseUrl ? hostOf(p.baseUrl) : `bedrock-runtime.${lane.region}.amazonaws.com`;
+      return p.baseUrl ?? `https://bedrock-runtime.${lane.region}.amazonaws.com`;
   }
+}
+
+/** The host a lane's model calls go to: {@link modelBaseUrl}'s, or the Azure resource's, or Vertex AI's location's. */
+export function modelEndpointHost(lane: Pick<LaneConfig, 'provider' | 'region'>): string {
+  const p = lane.provider;
+  if (p.kind === 'openai-compatible' && p.azure) return new URL(p.azure.endpoint).hostname;
+  if (p.kind === 'gemini' && p.vertex) return p.vertex.location === 'global' ? 'aiplatform.googleapis.com' : `${p.vertex.location}-aiplatform.googleapis.com`;
+  return new URL(modelBaseUrl(lane) as string).hostname;
 }
 
 /** Google Cloud location prefixes → geography. */

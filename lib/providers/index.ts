@@ -1,6 +1,7 @@
 /**
  * Model adapters by provider kind, chosen per lane in the lane config.
  */
+import { modelBaseUrl } from '../config/endpoints.js';
 import { providerDialect, type LaneConfig } from '../config/lanes.js';
 import type { ModelAdapter } from './model.js';
 import { createAnthropicAdapter } from './anthropic.js';
@@ -29,30 +30,30 @@ class UnsupportedProviderError extends RatelaneError {
  */
 export function createModelAdapter(lane: LaneConfig): ModelAdapter {
   const { provider } = lane;
+  // Always explicit: an SDK given no base URL takes one from the environment (see modelBaseUrl).
+  const baseUrl = modelBaseUrl(lane);
   switch (provider.kind) {
     case 'openai-compatible':
       return createOpenAiCompatibleAdapter({
         provider: providerDialect(provider),
         model: provider.model,
-        baseUrl: provider.baseUrl,
-        ...(provider.azure ? { azure: provider.azure } : {}),
+        ...(provider.azure ? { azure: provider.azure } : { baseUrl }),
         timeoutMs: provider.timeoutMs,
       });
     case 'bedrock':
       return createBedrockAdapter({
         model: provider.model,
         region: lane.region,
-        endpoint: provider.baseUrl,
+        endpoint: baseUrl,
         auth: provider.auth ?? 'iam',
         timeoutMs: provider.timeoutMs,
       });
     case 'anthropic':
-      return createAnthropicAdapter({ model: provider.model, baseUrl: provider.baseUrl, timeoutMs: provider.timeoutMs });
+      return createAnthropicAdapter({ model: provider.model, baseUrl, timeoutMs: provider.timeoutMs });
     case 'gemini':
       return createGeminiAdapter({
         model: provider.model,
-        baseUrl: provider.baseUrl,
-        ...(provider.vertex ? { vertex: provider.vertex } : {}),
+        ...(provider.vertex ? { vertex: provider.vertex } : { baseUrl }),
         timeoutMs: provider.timeoutMs,
       });
     default:

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
+import { modelBaseUrl } from '../../../lib/config/endpoints.js';
 import { resolveLanes } from '../../../lib/config/lanes.js';
 import { createBedrockAdapter } from '../../../lib/providers/bedrock.js';
 import { createModelAdapter } from '../../../lib/providers/index.js';
@@ -15,6 +16,36 @@ import { type Canned, extraction, failure, type Loopback, loopback, RESULT, stop
 afterEach(stopAll);
 
 describe('createModelAdapter', () => {
+  it("gives every SDK its base URL explicitly: a lane without one is not moved by the SDKs' environment variables", async () => {
+    // Prepare: each SDK's base-URL variable points at a loopback server; the lanes name no base URL, so
+    // their calls go to the provider's own host (unreachable here: the call fails, but never reaches the loopback)
+    const elsewhere = await loopback(() => ({ status: 200, body: RESULT }));
+    const variables = { OPENAI_BASE_URL: `${elsewhere.url}/v1`, ANTHROPIC_BASE_URL: elsewhere.url, GOOGLE_GEMINI_BASE_URL: elsewhere.url };
+    const saved = Object.fromEntries(Object.keys(variables).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, variables);
+    try {
+      for (const kind of ['openai-compatible', 'anthropic', 'gemini'] as const) {
+        const lane = resolveLanes({ us: { provider: { kind, model: 'some-model', timeoutMs: 2_000 } } }).us!;
+        // Act
+        const outcome = await createModelAdapter(lane)
+          .extract(extraction({ apiKey: 'sk-test-not-a-key' }))
+          .then(
+            () => 'answered',
+            () => 'failed',
+          );
+        // Assess
+        assert.equal(outcome, 'failed', `${kind}: no answer from the provider's real host with a test key`);
+        assert.equal(modelBaseUrl(lane)?.startsWith('https://'), true, `${kind}: an explicit base URL`);
+      }
+      assert.equal(elsewhere.requests.length, 0, 'no SDK followed its environment');
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  });
+
   it('builds the adapter of each provider kind', () => {
     // Prepare
     const kinds = ['openai-compatible', 'bedrock', 'anthropic', 'gemini'] as const;
