@@ -16,11 +16,8 @@ import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import { batchProviderFactory, BatchReconcilerConfigurationError, BatchReconcilerEnvironmentSchema, createBatchReconcilerDeps } from './reconciler-deps.js';
 import { type BatchReconcilerHandler, createBatchReconcilerHandler } from './reconciler-handler.js';
 import { createAwsClients } from '../../platform/clients.js';
-import { LaneConfigSchema } from '../../config/lanes.js';
+import { laneFunctionEnvironment, SECRET_MAX_AGE_SECONDS } from '../function-environment.js';
 import { BATCH_RECONCILER_ENV } from '../../config/names.js';
-
-/** How long a read of the provider secret is reused (s): a rotated key is in use within this. */
-const SECRET_MAX_AGE_SECONDS = 60;
 
 /**
  * Builds the batch reconciler's handler from the function's environment (as the lane stack sets it): reads and checks
@@ -30,15 +27,11 @@ const SECRET_MAX_AGE_SECONDS = 60;
  * @throws when the environment is incomplete or names another region than the function runs in
  */
 export async function batchReconcilerHandlerFromEnvironment(): Promise<BatchReconcilerHandler> {
-  const parsed = BatchReconcilerEnvironmentSchema.safeParse(process.env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new BatchReconcilerConfigurationError(`the batch reconciler's environment is not usable: ${problems}`, { cause: parsed.error });
-  }
-  const env = parsed.data;
-  const lane = LaneConfigSchema.parse(JSON.parse(env[BATCH_RECONCILER_ENV.laneConfig]));
-  const region = process.env.AWS_REGION ?? lane.region;
-  if (region !== lane.region) throw new BatchReconcilerConfigurationError(`function runs in ${region} but its lane is ${lane.name} (${lane.region})`);
+  const { env, lane } = laneFunctionEnvironment(
+    BatchReconcilerEnvironmentSchema,
+    'the batch reconciler',
+    (message, cause) => new BatchReconcilerConfigurationError(message, { cause }),
+  );
   const clients = createAwsClients(lane.region);
   const secretArn = env[BATCH_RECONCILER_ENV.providerSecretArn];
   const provider = batchProviderFactory(lane, {

@@ -14,15 +14,13 @@ import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import { createLaneAdmission, primedPool } from '../../admission/index.js';
 import { ProviderKeyRing } from '../../admission/keys/key-ring.js';
 import { createAwsClients } from '../../platform/clients.js';
-import { LaneConfigSchema, providerNeedsKeySecrets } from '../../config/lanes.js';
+import { providerNeedsKeySecrets } from '../../config/lanes.js';
+import { laneFunctionEnvironment, SECRET_MAX_AGE_SECONDS } from '../function-environment.js';
 import { providerSecretCheck } from '../queue/configuration.js';
 import { createLiveDeps } from './deps.js';
 import { createLiveHandler, type LiveHttpHandler } from './handler.js';
 import { LIVE_ENV, LiveEnvironmentSchema } from '../../platform/environment.js';
 import { RatelaneError } from '../../platform/errors.js';
-
-/** How long a read of the provider secret is reused (s): a rotated key is in use within this. */
-const SECRET_MAX_AGE_SECONDS = 60;
 
 /** Raised when the function's environment is incomplete or wrong. */
 export class LiveEnvironmentError extends RatelaneError {
@@ -39,15 +37,7 @@ export class LiveEnvironmentError extends RatelaneError {
  * @throws when the environment is incomplete or names another region than the function runs in
  */
 export async function liveHandlerFromEnvironment(): Promise<LiveHttpHandler> {
-  const parsed = LiveEnvironmentSchema.safeParse(process.env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new LiveEnvironmentError(`the live function's environment is not usable: ${problems}`, { cause: parsed.error });
-  }
-  const env = parsed.data;
-  const lane = LaneConfigSchema.parse(JSON.parse(env[LIVE_ENV.laneConfig]));
-  const region = process.env.AWS_REGION ?? lane.region;
-  if (region !== lane.region) throw new LiveEnvironmentError(`function runs in ${region} but its lane is ${lane.name} (${lane.region})`);
+  const { env, lane } = laneFunctionEnvironment(LiveEnvironmentSchema, 'the live function', (message, cause) => new LiveEnvironmentError(message, { cause }));
   const clients = createAwsClients(lane.region);
   const secretArn = env[LIVE_ENV.providerSecretArn];
   const needsSecrets = providerNeedsKeySecrets(lane.provider);

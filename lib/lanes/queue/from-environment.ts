@@ -20,30 +20,19 @@ import { AwsLanePauseController, sdkPauseCalls } from '../../admission/pause/aws
 import { createLaneAdmission, primedPool } from '../../admission/index.js';
 import { ProviderKeyRing } from '../../admission/keys/key-ring.js';
 import { createAwsClients } from '../../platform/clients.js';
-import { LaneConfigSchema, providerNeedsKeySecrets } from '../../config/lanes.js';
+import { providerNeedsKeySecrets } from '../../config/lanes.js';
+import { laneFunctionEnvironment, SECRET_MAX_AGE_SECONDS } from '../function-environment.js';
 import { createConsumerDeps } from './deps.js';
 import { providerSecretCheck } from './configuration.js';
 import { createConsumerHandler, type SqsHandler } from './handler.js';
 import { CONSUMER_ENV, ConsumerEnvironmentSchema } from '../../platform/environment.js';
 import { RatelaneError } from '../../platform/errors.js';
 
-/** How long a read of the provider secret is reused (s): a rotated key is in use within this. */
-const SECRET_MAX_AGE_SECONDS = 60;
-
 /** Raised when the function's environment is incomplete or wrong. */
 export class ConsumerEnvironmentError extends RatelaneError {
   override name = 'ConsumerEnvironmentError';
   readonly kind = 'config' as const;
   readonly retryable = false;
-}
-
-function readEnvironment() {
-  const parsed = ConsumerEnvironmentSchema.safeParse(process.env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ConsumerEnvironmentError(`the consumer's environment is not usable: ${problems}`, { cause: parsed.error });
-  }
-  return parsed.data;
 }
 
 /**
@@ -54,10 +43,11 @@ function readEnvironment() {
  * @throws when the environment is incomplete or names another region than the function runs in
  */
 export async function consumerHandlerFromEnvironment(): Promise<SqsHandler> {
-  const env = readEnvironment();
-  const lane = LaneConfigSchema.parse(JSON.parse(env[CONSUMER_ENV.laneConfig]));
-  const region = process.env.AWS_REGION ?? lane.region;
-  if (region !== lane.region) throw new ConsumerEnvironmentError(`function runs in ${region} but its lane is ${lane.name} (${lane.region})`);
+  const { env, lane } = laneFunctionEnvironment(
+    ConsumerEnvironmentSchema,
+    'the consumer',
+    (message, cause) => new ConsumerEnvironmentError(message, { cause }),
+  );
   const clients = createAwsClients(lane.region);
   const secretArn = env[CONSUMER_ENV.providerSecretArn];
   const needsSecrets = providerNeedsKeySecrets(lane.provider);
