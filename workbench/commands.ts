@@ -1,6 +1,6 @@
 /**
  * Every command of `ratelane`: the workbench's (`local`, `soak`, `bench`, `sim`, `eval`: they run the
- * local stack or the simulator) beside the product's (`lib/cli`: `submit`, `resume`, `batch`). Each
+ * local stack or the simulator) beside the product's (`lib/cli`: `submit`, `resume`, `batch`, `review`, `residency`). Each
  * module is imported only when its command runs, so `ratelane sim` never loads the AWS SDK.
  */
 import { PRODUCT_COMMANDS, type Command, type CommandRegistry, type HelpHint } from '../lib/cli/index.js';
@@ -30,6 +30,8 @@ export const COMMANDS: CommandRegistry = {
     load: async () => (await import('./drivers/eval/command.js')).evalCommand as Command<unknown>,
   },
   batch: PRODUCT_COMMANDS.batch!,
+  review: PRODUCT_COMMANDS.review!,
+  residency: PRODUCT_COMMANDS.residency!,
 };
 
 /** In the repository every command runs through npm: `npm run submit -- --help`. */

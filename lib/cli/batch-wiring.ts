@@ -126,9 +126,9 @@ export async function openBatchContext(flags: LaneFlags, io: CommandIo, wiring: 
     lane,
     endpoints,
     clients,
-    manifest: new BatchManifest({ dynamodb: clients.dynamodb, tableName: manifestTableName(lane), retentionDays: lane.batch.retentionDays, now }),
-    results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable }),
-    ledger: new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable }),
+    manifest: new BatchManifest({ dynamodb: clients.dynamodb, tableName: manifestTableName(lane), retentionDays: lane.retention.batchArtifactsDays, now }),
+    results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable, retentionDays: lane.retention.resultsDays }),
+    ledger: new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays }),
     now,
     queueUrl: () => {
       queueUrl ??= clients.sqs.send(new GetQueueUrlCommand({ QueueName: lane.resources.queueName })).then((out) => {

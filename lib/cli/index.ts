@@ -30,6 +30,14 @@ export const PRODUCT_COMMANDS: CommandRegistry = {
     summary: 'batch lane: submit, status, redrive, cancel a batch',
     load: async () => (await import('./batch.js')).batchCommand as Command<unknown>,
   },
+  review: {
+    summary: 'jobs in needs_review: list them, commit a corrected object',
+    load: async () => (await import('./review.js')).reviewCommand as Command<unknown>,
+  },
+  residency: {
+    summary: "where a lane's job data goes, from the synthesized stacks",
+    load: async () => (await import('./residency.js')).residencyCommand as Command<unknown>,
+  },
 };
 
 /** How a command's own help is shown: `ratelane submit --help` (the installed CLI) unless a registry runs otherwise. */

@@ -141,8 +141,8 @@ export class RatelaneClient {
       );
     }
     return jobStatus(jobId, {
-      results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable }),
-      ledger: new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable }),
+      results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable, retentionDays: lane.retention.resultsDays }),
+      ledger: new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays }),
     });
   }
 

@@ -14,8 +14,6 @@ export const BatchSettingsSchema = z
     reconcileEveryMinutes: z.number().int().min(1).max(60),
     /** A batch still open after this many hours raises the batch-age alarm (beyond the window plus a margin). */
     maxBatchAgeHours: z.number().int().min(1).max(336),
-    /** Days a batch's manifest is kept from its creation (TTL: the whole batch expires together). */
-    retentionDays: z.number().int().min(1).max(400),
     /**
      * Optional reserved concurrency of the batch reconciler: `1` makes Lambda run at most one sweep
      * at a time. Off by default, like the consumer's and the live function's: AWS keeps 10 of an
@@ -46,5 +44,5 @@ export type BatchSettings = z.infer<typeof BatchSettingsSchema>;
 
 /** The default batch settings of a lane. */
 export function defaultBatchSettings(): BatchSettings {
-  return { enabled: true, completionWindowHours: 24, reconcileEveryMinutes: 5, maxBatchAgeHours: 26, retentionDays: 90 };
+  return { enabled: true, completionWindowHours: 24, reconcileEveryMinutes: 5, maxBatchAgeHours: 26 };
 }

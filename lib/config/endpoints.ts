@@ -4,7 +4,7 @@
  * lists the endpoints approved for it with the geography each processes in, as the operator attests it
  * (`modelEndpoints`: OpenAI's European data-residency host, an Azure OpenAI resource in an EU region, …).
  * Without a list, the hosts whose processing place is documented by their operator are approved for
- * their own geography: Bedrock's runtime in the lane's own region, Vertex AI in a location, and OpenAI's
+ * their own geography: Bedrock (its runtime, and its control plane for batch jobs) in a region, Vertex AI in a location, and OpenAI's
  * `eu.api.openai.com` (EU) and `api.openai.com` (US). A loopback host (a model on the same machine, the
  * local stack's fake provider) is in the lane wherever it runs. Pure: no SDK, no network.
  */
@@ -60,7 +60,7 @@ const GOOGLE_LOCATIONS: Readonly<Record<string, string>> = {
 function documentedGeography(host: string): string | undefined {
   if (host === 'eu.api.openai.com') return 'eu';
   if (host === 'api.openai.com') return 'us';
-  const bedrock = /^bedrock-runtime(?:-fips)?\.([a-z]{2}(?:-gov)?-[a-z]+-\d)\.amazonaws\.com$/.exec(host);
+  const bedrock = /^bedrock(?:-runtime)?(?:-fips)?\.([a-z]{2}(?:-gov)?-[a-z]+-\d)\.amazonaws\.com$/.exec(host);
   if (bedrock) return geographyOfRegion(bedrock[1]!);
   const vertex = /^([a-z]+)-[a-z]+\d+-aiplatform\.googleapis\.com$/.exec(host);
   if (vertex) return GOOGLE_LOCATIONS[vertex[1]!];
@@ -88,7 +88,12 @@ export function approvedEndpoints(lane: Pick<LaneConfig, 'provider' | 'region' |
 export function endpointProblem(lane: Pick<LaneConfig, 'name' | 'provider' | 'region' | 'modelEndpoints'>, host = modelEndpointHost(lane)): string | undefined {
   if (isLoopback(host)) return undefined;
   const geography = geographyOfRegion(lane.region);
-  const approved = approvedEndpoints(lane).find((e) => e.host === host);
+  const documented = documentedGeography(host);
+  const approved = lane.modelEndpoints
+    ? lane.modelEndpoints.find((e) => e.host === host)
+    : documented === undefined
+      ? undefined
+      : { host, geography: documented };
   if (approved?.geography === geography) return undefined;
   const fix =
     geography === 'eu'

@@ -13,3 +13,20 @@ export class LaneConfigError extends RatelaneError {
     super(message, options);
   }
 }
+
+/**
+ * Raised where a lane's text would go to a model endpoint that is not approved for the lane's geography
+ * (`endpoints.ts`, `endpointProblem`): nothing was sent. A person fixes the lane's config.
+ */
+export class EndpointNotApprovedError extends RatelaneError {
+  override name = 'EndpointNotApprovedError';
+  readonly kind = 'config' as const;
+  readonly retryable = false;
+  constructor(
+    message: string,
+    /** The host that was refused. */
+    readonly host: string,
+  ) {
+    super(message);
+  }
+}

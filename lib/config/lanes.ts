@@ -75,6 +75,8 @@ function defaultLane(name: string, region: string): LaneConfig {
     },
     live: defaultLiveSettings(),
     batch: defaultBatchSettings(),
+    // Documents and ledger outlive the job horizon (35 days) with a margin; results are the product.
+    retention: { documentsDays: 90, resultsDays: 365, ledgerDays: 90, batchArtifactsDays: 90, logsDays: 30, accessLogsDays: 365 },
     // A job older than an hour has been deferred (or failed) many times over, or waits for a long
     // quota reset: either way a person should know. Four times the message-age threshold.
     alarms: { oldestMessageAgeSeconds: 900, oldestJobAgeSeconds: 3600, throttleSharePercent: 20, admissionDenialSharePercent: 25 },
@@ -103,6 +105,7 @@ export type LaneOverride = {
   provider?: Partial<Omit<LaneConfig['provider'], 'limits'>> & { limits?: Partial<ProviderLimits> };
   alarms?: Partial<LaneConfig['alarms']>;
   batch?: Partial<LaneConfig['batch']>;
+  retention?: Partial<LaneConfig['retention']>;
   /** Replaces the base's producers (who may state a job's tenant). */
   producers?: LaneConfig['producers'];
   /** Replaces the base's approved model endpoints. */
@@ -144,6 +147,7 @@ function mergeLane(lane: LaneConfig, o: LaneOverride): unknown {
     bounds: { ...lane.bounds, ...o.bounds },
     provider,
     alarms: { ...lane.alarms, ...o.alarms },
+    retention: { ...lane.retention, ...o.retention },
     ...(o.producers !== undefined ? { producers: o.producers } : {}),
     ...(o.modelEndpoints !== undefined ? { modelEndpoints: o.modelEndpoints } : {}),
     // Batches are on by default only where the provider has a batch API ratelane drives (OpenAI's, Bedrock's).

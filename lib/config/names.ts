@@ -98,6 +98,8 @@ export const BATCH_METRICS = [
   ...Object.values(BATCH_SETTLED_METRICS),
   /** Batches whose pass failed in a sweep (the others went on). */
   'BatchSweepErrors',
+  /** A sweep did not run: the batch client's host is not approved for the lane's geography (nothing sent). */
+  'EndpointMismatch',
 ] as const;
 
 /** One of {@link BATCH_METRICS}. */

@@ -111,6 +111,32 @@ const TenantGrantSchema = z
   })
   .strict();
 
+/** The retentions CloudWatch Logs accepts (days). */
+const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653] as const;
+
+const days = (max: number) => z.number().int().min(1).max(max);
+
+/**
+ * How long the lane keeps what it holds of a job, as one policy: applied by the stack as S3 lifecycle
+ * rules, DynamoDB TTL and log group retention, and shown by `ratelane residency`.
+ */
+const RetentionSchema = z
+  .object({
+    /** The documents' text in the lane's bucket (`documents/`): S3 lifecycle expiry. */
+    documentsDays: days(3650),
+    /** Committed results (results table TTL `expiresAt`, from the commit). */
+    resultsDays: days(3650),
+    /** Ledger entries and job statuses (ledger table TTL `expiresAt`, from each entry). */
+    ledgerDays: days(3650),
+    /** A batch's manifest (TTL from its creation) and its provider files in the bucket (`batch/`, S3 lifecycle). */
+    batchArtifactsDays: days(400),
+    /** The lane functions' log groups (they hold no document text). */
+    logsDays: z.union(LOG_RETENTION_DAYS.map((d) => z.literal(d)) as unknown as [z.ZodLiteral<number>, z.ZodLiteral<number>]),
+    /** The source bucket's server access logs (object keys and requesters, no text). */
+    accessLogsDays: days(3650),
+  })
+  .strict();
+
 /** A model endpoint approved for a lane, and where it processes (as the operator attests it): `config/endpoints.ts`. */
 const ModelEndpointSchema = z
   .object({
@@ -158,6 +184,7 @@ export const LaneConfigSchema = z
      * of processing ratelane knows (Bedrock in the lane's region, Vertex AI locations, OpenAI's `api` and `eu.api`).
      */
     modelEndpoints: z.array(ModelEndpointSchema).min(1).max(20).optional(),
+    retention: RetentionSchema,
     alarms: z
       .object({
         /** The SQS age of the lane's oldest message (restarts with every re-send). */
@@ -184,6 +211,17 @@ export const LaneConfigSchema = z
         path: ['alarms', 'oldestJobAgeSeconds'],
         message: `must be at least alarms.oldestMessageAgeSeconds (${lane.alarms.oldestMessageAgeSeconds}): a job is never younger than its message`,
       });
+    }
+    // A job may wait up to its horizon: its document and its ledger must outlive that wait.
+    const horizonDays = Math.ceil(lane.bounds.horizonSeconds / 86_400);
+    for (const field of ['documentsDays', 'ledgerDays'] as const) {
+      if (lane.retention[field] < horizonDays) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['retention', field],
+          message: `must be at least the job horizon (bounds.horizonSeconds: ${horizonDays} days): a job may wait that long`,
+        });
+      }
     }
     if (lane.queue.visibilityTimeoutSeconds < 6 * lane.consumer.timeoutSeconds) {
       ctx.addIssue({

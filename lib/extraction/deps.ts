@@ -60,8 +60,9 @@ export function extractionDefaults(
   return {
     lane,
     s3: clients.s3,
-    results: given.results ?? new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable }),
-    ledger: given.ledger ?? new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable }),
+    results:
+      given.results ?? new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable, retentionDays: lane.retention.resultsDays }),
+    ledger: given.ledger ?? new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays }),
     claims: given.claims ?? new DynamoKeyClaims({ dynamodb: clients.dynamodb, tableName: lane.resources.rateStateTable, lane: lane.name }),
     model: given.model ?? createModelAdapter(lane),
     now: given.now ?? (() => new Date()),

@@ -8,10 +8,11 @@
 import { estimateTokens, InvalidJobError, parseJob, type Job } from '../contract/job.js';
 import { isKnownPromptVersion } from '../contract/schemas/registry.js';
 import { textOf } from '../contract/text.js';
+import { endpointProblem, modelEndpointHost } from '../config/endpoints.js';
 import { gateBeforeCall } from '../policy/index.js';
 import { readDocumentBytes } from '../store/documents.js';
-import type { Delivery, ExtractionDeps, JobRun, Next } from './context.js';
-import { outOfTime, rejectRun, settleFailure, suppressDuplicate } from './settle.js';
+import { count, log, runLogFields, type Delivery, type ExtractionDeps, type JobRun, type Next } from './context.js';
+import { decideFor, outOfTime, rejectRun, resolveAction, settleFailure, suppressDuplicate } from './settle.js';
 import { rejectUnverified } from './verify.js';
 
 /** The body as a job, or its rejection under the message id (`unknown_version`, `invalid_body`). */
@@ -25,7 +26,11 @@ export async function parseBody(body: string, delivery: Delivery, deps: Extracti
   }
 }
 
-/** Whether the job may go on: its versions registered, and the gate's verdict (region, horizon, deadline, eligibility). */
+/**
+ * Whether the job may go on: its versions registered, the gate's verdict (region, horizon, deadline,
+ * eligibility), and a model endpoint approved for the lane's geography — else the job waits without a
+ * call (`EndpointMismatch`), whatever the function's environment says the endpoint is.
+ */
 export async function admissible(run: JobRun): Promise<Next<void>> {
   const { job, delivery, deps } = run;
   if (!isKnownPromptVersion(job.schemaVersion, job.promptVersion)) {
@@ -35,7 +40,28 @@ export async function admissible(run: JobRun): Promise<Next<void>> {
   const gate = gateBeforeCall(job, deps.lane.name, deps.now(), delivery.receiveCount, deps.lane.bounds.horizonSeconds * 1000);
   if (gate.type === 'reject') return { end: await rejectRun(run, gate) };
   if (gate.type === 'defer') return { end: { type: 'deferred', job, action: gate } };
+  const refused = endpointRefusal(deps);
+  if (refused) {
+    count(deps, 'EndpointMismatch');
+    log(deps, 'error', 'model endpoint not approved for the lane: no call', { ...runLogFields(run), host: refused.host, detail: refused.problem });
+    return { end: await resolveAction(run, decideFor(run, { kind: 'endpoint_not_approved' }), refused.problem) };
+  }
   return { go: undefined };
+}
+
+/** The endpoint verdict of each lane's dependencies (the lane and its adapter do not change). */
+const endpointVerdicts = new WeakMap<ExtractionDeps, { host: string; problem: string } | null>();
+
+/** Why the lane's model host may not receive its text (`config/endpoints.ts`), or null when it may. */
+function endpointRefusal(deps: ExtractionDeps): { host: string; problem: string } | null {
+  let verdict = endpointVerdicts.get(deps);
+  if (verdict === undefined) {
+    const host = deps.model.host ?? modelEndpointHost(deps.lane);
+    const problem = endpointProblem(deps.lane, host);
+    verdict = problem === undefined ? null : { host, problem };
+    endpointVerdicts.set(deps, verdict);
+  }
+  return verdict;
 }
 
 /** Starts reading the job's document (now known to be the lane's own); {@link readText} awaits it. */

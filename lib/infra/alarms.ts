@@ -19,7 +19,7 @@ import { Construct } from 'constructs';
 import { type LaneConfig, providerNeedsKeySecrets } from '../config/lanes.js';
 import type { AlarmDestination } from './alarm-destination.js';
 import type { LaneQueues } from './queues.js';
-import { admissionDenialShare, consumerMetric, throttleShare } from './telemetry.js';
+import { admissionDenialShare, consumerMetric, endpointMismatches, throttleShare } from './telemetry.js';
 
 /** The period of the job-age alarm: a job waiting for its `eligibleAt` comes back (hops) at least every 900 s, so each period sees it. */
 const JOB_AGE_ALARM_PERIOD = Duration.minutes(15);
@@ -42,6 +42,7 @@ export interface LaneAlarmSet {
   readonly oldestJobAge: Alarm;
   readonly deadLetters: Alarm;
   readonly regionMismatch: Alarm;
+  readonly endpointMismatch: Alarm;
   readonly throttleShare: Alarm;
   readonly admissionDenialShare: Alarm;
   readonly waitingForPerson: Alarm;
@@ -53,7 +54,7 @@ export interface LaneAlarmSet {
 }
 
 /** Alarms that report an event, not a state: notified on ALARM only (an "OK" a minute later would read as "fixed"). */
-const EVENT_ALARMS = ['regionMismatch', 'keyAuth', 'billing'] as const satisfies ReadonlyArray<keyof LaneAlarmSet>;
+const EVENT_ALARMS = ['regionMismatch', 'endpointMismatch', 'keyAuth', 'billing'] as const satisfies ReadonlyArray<keyof LaneAlarmSet>;
 
 export class LaneAlarms extends Construct {
   /** The topic every alarm of the lane notifies: the lane's own, or the existing one it was given. */
@@ -118,6 +119,16 @@ export class LaneAlarms extends Construct {
       alarmName: name('region-mismatch'),
       alarmDescription: `A job for another region reached the ${lane.name} lane (${lane.region}); it was rejected before any model call. This must read 0: check the producer.`,
       metric: consumerMetric(lane, 'RegionMismatch'),
+      threshold: 0,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+
+    const endpointMismatch = new Alarm(this, 'EndpointMismatch', {
+      alarmName: name('endpoint-mismatch'),
+      alarmDescription: `The ${lane.name} lane (${lane.region}) was configured to send text to a model endpoint not approved for its geography; no call was made and its jobs wait (EndpointMismatch, the log line names the host). Fix provider.baseUrl or modelEndpoints in the lane config and deploy; the jobs then run.`,
+      metric: endpointMismatches(lane),
       threshold: 0,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,
@@ -220,6 +231,7 @@ export class LaneAlarms extends Construct {
       oldestJobAge,
       deadLetters,
       regionMismatch,
+      endpointMismatch,
       throttleShare: throttle,
       admissionDenialShare: denialShare,
       waitingForPerson,

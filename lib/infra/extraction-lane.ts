@@ -15,7 +15,7 @@
  * `lib/extraction/mapping-size.ts`).
  */
 import { Annotations, CfnOutput, Stack, Token } from 'aws-cdk-lib';
-import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as cxapi from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import { assertDeployable, type LaneConfig, type LaneInput, laneInAccount, resolveLane } from '../config/lanes.js';
@@ -45,12 +45,6 @@ export interface ExtractionLaneProps {
    * refused at synth (`AlarmDestinationError`), since a lane paused for a person would wait for nobody.
    */
   readonly alarmDestination: AlarmDestination;
-  /** Days a source document is kept. @default 90 */
-  readonly documentRetentionDays?: number;
-  /** Days S3 server access logs are kept. @default 365 */
-  readonly accessLogRetentionDays?: number;
-  /** Retention of the lane functions' logs. @default one month */
-  readonly logRetention?: RetentionDays;
   /** Whether to add stack outputs (bucket, queue URL, alarm topic, log groups, live API URL, secret name). @default true */
   readonly outputs?: boolean;
 }
@@ -100,13 +94,10 @@ export class ExtractionLane extends Construct {
     // disabled on new buckets).
     this.node.setContext(cxapi.S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
 
-    this.storage = new LaneStorage(this, 'Storage', {
-      lane,
-      documentRetentionDays: props.documentRetentionDays ?? 90,
-      accessLogRetentionDays: props.accessLogRetentionDays ?? 365,
-    });
+    // What the lane keeps, and for how long, is the lane's `retention` policy.
+    this.storage = new LaneStorage(this, 'Storage', { lane });
     this.queues = new LaneQueues(this, 'Queues', { lane });
-    const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
+    const logRetention = lane.retention.logsDays as RetentionDays;
     this.consumer = new LaneConsumer(this, 'Consumer', { lane, queues: this.queues, storage: this.storage, logRetention });
     const oversized = mappingSizeWarning(lane);
     if (oversized !== undefined) Annotations.of(this.consumer).addWarningV2('ratelane:mapping-oversized', oversized);

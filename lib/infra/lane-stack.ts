@@ -30,7 +30,7 @@ export class LaneStack extends Stack {
     if (props.env?.region !== undefined && props.env.region !== configured.region) {
       throw new LaneRegionError(`stack ${id} targets ${props.env.region} but lane ${configured.name} lives in ${configured.region}`);
     }
-    const { lane, alarmDestination, documentRetentionDays, accessLogRetentionDays, logRetention, outputs, ...stackProps } = props;
+    const { lane, alarmDestination, outputs, ...stackProps } = props;
     super(scope, id, {
       stackName: laneStackName(configured),
       description: `ratelane ${configured.name} lane (${configured.region}): bucket, queues, consumer, tables, secret, alarms, dashboard`,
@@ -41,9 +41,6 @@ export class LaneStack extends Stack {
     this.extraction = new ExtractionLane(this, 'Default', {
       lane,
       alarmDestination,
-      ...(documentRetentionDays !== undefined ? { documentRetentionDays } : {}),
-      ...(accessLogRetentionDays !== undefined ? { accessLogRetentionDays } : {}),
-      ...(logRetention !== undefined ? { logRetention } : {}),
       ...(outputs !== undefined ? { outputs } : {}),
     });
   }

@@ -17,14 +17,12 @@ import { Construct } from 'constructs';
 import { type LaneConfig, providerNeedsKeySecrets } from '../config/lanes.js';
 import { LEDGER_TABLE, RATE_STATE_TABLE, RESULTS_TABLE, type TableShape } from '../store/tables.js';
 
+import { BATCH_PREFIX } from '../config/names.js';
 import { DOCUMENT_PREFIX } from '../platform/resources.js';
 
 export interface LaneStorageProps {
+  /** The lane: its `retention` sets the buckets' lifecycle rules and the tables' TTL use. */
   readonly lane: LaneConfig;
-  /** Days after which a source document expires (jobs reference it only while in flight). */
-  readonly documentRetentionDays: number;
-  /** Days after which S3 server access logs expire. */
-  readonly accessLogRetentionDays: number;
 }
 
 /** The lane's bucket, tables and (when its provider takes API keys) provider secret. */
@@ -48,7 +46,7 @@ export class LaneStorage extends Construct {
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       versioned: false,
       lifecycleRules: [
-        { id: 'expire-access-logs', expiration: Duration.days(props.accessLogRetentionDays), abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        { id: 'expire-access-logs', expiration: Duration.days(lane.retention.accessLogsDays), abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
       removalPolicy: RemovalPolicy.RETAIN,
     });
@@ -70,7 +68,12 @@ export class LaneStorage extends Construct {
         {
           id: 'expire-documents',
           prefix: DOCUMENT_PREFIX,
-          expiration: Duration.days(props.documentRetentionDays),
+          expiration: Duration.days(lane.retention.documentsDays),
+        },
+        {
+          id: 'expire-batch-artifacts',
+          prefix: BATCH_PREFIX,
+          expiration: Duration.days(lane.retention.batchArtifactsDays),
         },
         { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],

@@ -6,6 +6,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { MathExpression, Metric, Stats } from 'aws-cdk-lib/aws-cloudwatch';
 import type { LaneConfig } from '../config/lanes.js';
+import { batchDimensions } from '../config/names.js';
 import { consumerDimensions, type LiveMetricName, liveDimensions, METRICS_NAMESPACE, type ConsumerMetricName } from '../platform/telemetry.js';
 
 export type { ConsumerMetricName } from '../platform/telemetry.js';
@@ -107,5 +108,27 @@ export function livePendingShare(lane: Pick<LaneConfig, 'name' | 'region'>, peri
     },
     period,
     label: 'pending share (%)',
+  });
+}
+
+/**
+ * Jobs and batches kept from a model endpoint not approved for the lane's geography (`EndpointMismatch`),
+ * summed over the consumer and, where the lane has them, the live function and the batch reconciler, per minute.
+ */
+export function endpointMismatches(lane: Pick<LaneConfig, 'name' | 'region' | 'live' | 'batch'>): MathExpression {
+  const of = (dimensionsMap: Record<string, string>) =>
+    new Metric({ namespace: METRICS_NAMESPACE, metricName: 'EndpointMismatch', dimensionsMap, statistic: Stats.SUM, period: Duration.minutes(1) });
+  const usingMetrics: Record<string, Metric> = {
+    queue: of(consumerDimensions(lane)),
+    ...(lane.live.enabled ? { live: of(liveDimensions(lane)) } : {}),
+    ...(lane.batch.enabled ? { batch: of(batchDimensions(lane)) } : {}),
+  };
+  return new MathExpression({
+    expression: Object.keys(usingMetrics)
+      .map((id) => `FILL(${id}, 0)`)
+      .join(' + '),
+    usingMetrics,
+    period: Duration.minutes(1),
+    label: 'kept from an unapproved endpoint',
   });
 }

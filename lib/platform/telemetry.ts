@@ -32,6 +32,8 @@ export const CONSUMER_METRICS = [
   'Rejected',
   /** A job reached a lane that is not its own. */
   'RegionMismatch',
+  /** A job was not sent to the model: the lane's model endpoint is not approved for its geography (it waits). */
+  'EndpointMismatch',
   /** Time the message waited in the queue before this receive (ms). */
   'QueueAgeMs',
   /** Receives and deferrals a committed job took. */
@@ -217,6 +219,8 @@ export interface RecordLogFields {
   eligibleAt?: string;
   visibilityTimeoutSeconds?: number;
   keyId?: string;
+  /** A model endpoint's host (never a URL's path or query). */
+  host?: string;
   cooldown?: { until: string; scope: string; reason: string };
   until?: string;
   committedBy?: string;

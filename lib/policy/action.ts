@@ -26,7 +26,8 @@ export type DeferReason =
   | 'billing'
   | 'auth'
   | 'invocation_deadline'
-  | 'in_progress';
+  | 'in_progress'
+  | 'endpoint_not_approved';
 
 /** Where a deferral's wait came from (for logs and metrics). */
 export type WaitBasis =
@@ -47,7 +48,9 @@ export type WaitBasis =
   /** the invocation has no time left for the call: come back at once in a new message */
   | 'invocation_deadline'
   /** another delivery holds the job's idempotency key: come back when its hold ends at the latest */
-  | 'in_progress';
+  | 'in_progress'
+  /** the lane's model endpoint is not approved for its geography: re-check after the throttle cap (a person fixes the config) */
+  | 'endpoint_cap';
 
 /** Why a key or quota owner cools: a short window, a spent quota, or something only a person fixes. */
 export type CooldownReason = 'rate_limit' | 'quota_exhausted' | 'billing' | 'auth';

@@ -90,6 +90,13 @@ export function decide(input: DecisionInput): Action {
   switch (outcome.kind) {
     case 'region_mismatch':
       return { type: 'reject', reason: 'region_mismatch', detail: `job region "${job.region}" is not this lane "${lane}"` };
+    case 'endpoint_not_approved':
+      return deferOrReject(
+        job,
+        nowMs,
+        { reason: 'endpoint_not_approved', basis: 'endpoint_cap', waitMs: input.backoff.throttleCapSeconds * 1000, deferrals: job.deferrals + 1 },
+        receiveCountOf(input),
+      );
     case 'deadline_passed':
       return rejectDeadline(`deadline ${job.deadline ?? '(none)'} passed (now ${isoAt(nowMs)})`);
     case 'not_yet_eligible':

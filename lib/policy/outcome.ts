@@ -94,6 +94,14 @@ interface NotYetEligibleOutcome {
   kind: 'not_yet_eligible';
 }
 
+/**
+ * The lane's model endpoint is not approved for the lane's geography (`config/endpoints.ts`): no call
+ * is made; the job waits (a deferral) until a person fixes the lane's config.
+ */
+interface EndpointNotApprovedOutcome {
+  kind: 'endpoint_not_approved';
+}
+
 /** The job's deadline has passed (checked before calling). Terminal. */
 interface DeadlinePassedOutcome {
   kind: 'deadline_passed';
@@ -173,6 +181,7 @@ type BodyOutcome = InvalidBodyOutcome | UnknownVersionOutcome;
 /** Outcomes of a parsed job. */
 export type JobOutcome =
   | RegionMismatchOutcome
+  | EndpointNotApprovedOutcome
   | NotYetEligibleOutcome
   | DeadlinePassedOutcome
   | AdmissionDeniedOutcome

@@ -1,7 +1,7 @@
 /**
  * Model adapters by provider kind, chosen per lane in the lane config.
  */
-import { modelBaseUrl } from '../config/endpoints.js';
+import { modelBaseUrl, modelEndpointHost } from '../config/endpoints.js';
 import { providerDialect, type LaneConfig } from '../config/lanes.js';
 import type { ModelAdapter } from './model.js';
 import { createAnthropicAdapter } from './anthropic.js';
@@ -18,7 +18,7 @@ class UnsupportedProviderError extends RatelaneError {
 }
 
 /**
- * Builds the lane's model adapter (SDK retries off; ratelane owns retries). Bedrock's endpoint is
+ * Builds the lane's model adapter (SDK retries off; ratelane owns retries), naming the host its calls go to. Bedrock's endpoint is
  * the lane's region (`baseUrl`, when set, overrides the endpoint: tests and the local stack); the
  * other providers use `baseUrl` as their API base URL.
  *
@@ -29,6 +29,12 @@ class UnsupportedProviderError extends RatelaneError {
  *   errors classified as `vertex`.
  */
 export function createModelAdapter(lane: LaneConfig): ModelAdapter {
+  const adapter = adapterFor(lane);
+  const host = modelEndpointHost(lane);
+  return { provider: adapter.provider, host, extract: (request) => adapter.extract(request) };
+}
+
+function adapterFor(lane: LaneConfig): ModelAdapter {
   const { provider } = lane;
   // Always explicit: an SDK given no base URL takes one from the environment (see modelBaseUrl).
   const baseUrl = modelBaseUrl(lane);

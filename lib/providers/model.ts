@@ -39,6 +39,11 @@ export interface ExtractionResponse {
 /** A model adapter; implementations must not retry: ratelane owns retries. */
 export interface ModelAdapter {
   readonly provider: string;
+  /**
+   * The host its calls go to, checked against the lane's approved endpoints before every job
+   * (`config/endpoints.ts`); absent: the lane's configured model host.
+   */
+  readonly host?: string;
   extract(request: ExtractionRequest): Promise<ExtractionResponse>;
 }
 

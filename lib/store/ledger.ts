@@ -319,3 +319,46 @@ export class Ledger {
     };
   }
 }
+
+/** One page of {@link scanLedgerEntriesOfKind}. */
+export interface LedgerKindPage {
+  /** The page's entries of the kind asked for (never a claim item), in the scan's order. */
+  entries: LedgerEntry[];
+  /** Items the page read, matching or not (DynamoDB's `ScannedCount`). */
+  scanned: number;
+  /** Where the next page starts (`ExclusiveStartKey`); `undefined` once the table is read to its end. */
+  nextKey: Record<string, AttributeValue> | undefined;
+}
+
+/**
+ * One page of a `Scan` of a ledger table for the entries of one `kind` (filtered by DynamoDB; strongly
+ * consistent), reading at most `limit` items. The table has no index by kind: a caller walks it page by
+ * page from `startKey` and bounds how far it goes.
+ *
+ * @throws {@link StoreUnavailableError}
+ */
+export async function scanLedgerEntriesOfKind(
+  dynamodb: DynamoDBClient,
+  tableName: string,
+  kind: LedgerKind,
+  page: { startKey?: Record<string, AttributeValue> | undefined; limit: number },
+): Promise<LedgerKindPage> {
+  try {
+    const out = await dynamodb.send(
+      new ScanCommand({
+        TableName: tableName,
+        ConsistentRead: true,
+        FilterExpression: '#kind = :kind',
+        ExpressionAttributeNames: { '#kind': 'kind' },
+        ExpressionAttributeValues: { ':kind': { S: kind } },
+        Limit: page.limit,
+        ExclusiveStartKey: page.startKey,
+      }),
+    );
+    const entries: LedgerEntry[] = [];
+    for (const item of out.Items ?? []) pushEntry(entries, item);
+    return { entries, scanned: out.ScannedCount ?? 0, nextKey: out.LastEvaluatedKey };
+  } catch (error) {
+    throw new StoreUnavailableError('Scan', tableName, { cause: error });
+  }
+}

@@ -38,6 +38,8 @@ export interface ResultRecord {
   committedAt: string;
   /** The job's own `createdAt` (ISO 8601), so commit latency can be measured from the item alone. */
   jobCreatedAt: string;
+  /** When DynamoDB's TTL may delete it (epoch seconds): the commit plus the lane's `retention.resultsDays`; set by the store. */
+  expiresAt?: number;
 }
 
 /** What {@link ResultStore.commitOnce} did: wrote the item, or found one already there. */
@@ -47,6 +49,8 @@ export type CommitOutcome = { status: 'committed' } | { status: 'duplicate'; exi
 export interface ResultStoreOptions {
   dynamodb: DynamoDBClient;
   tableName: string;
+  /** Days a result is kept from its commit (the table's TTL attribute `expiresAt`); absent: kept until deleted. */
+  retentionDays?: number;
 }
 
 /**
@@ -110,10 +114,12 @@ function approximateItemBytes(item: Record<string, AttributeValue>): number {
 export class ResultStore {
   readonly tableName: string;
   readonly #dynamodb: DynamoDBClient;
+  readonly #retentionSeconds: number | undefined;
 
   constructor(options: ResultStoreOptions) {
     this.#dynamodb = options.dynamodb;
     this.tableName = options.tableName;
+    this.#retentionSeconds = options.retentionDays === undefined ? undefined : Math.round(options.retentionDays * 24 * 3600);
   }
 
   /**
@@ -238,8 +244,11 @@ export class ResultStore {
     if (typeof record.idempotencyKey !== 'string' || record.idempotencyKey.length === 0) {
       throw new StoreRecordInvalidError('result record has no idempotencyKey', this.tableName);
     }
+    const committedMs = Date.parse(record.committedAt);
+    const expiresAt =
+      this.#retentionSeconds !== undefined && Number.isFinite(committedMs) ? { expiresAt: Math.floor(committedMs / 1000) + this.#retentionSeconds } : {};
     try {
-      return marshall(record, { removeUndefinedValues: true, convertClassInstanceToMap: false });
+      return marshall({ ...record, ...expiresAt }, { removeUndefinedValues: true, convertClassInstanceToMap: false });
     } catch (error) {
       // The marshaller's message may quote a value of the result: keep it only as the cause.
       throw new StoreRecordInvalidError(`result record of job ${record.jobId} cannot be stored in DynamoDB`, this.tableName, { cause: error });

@@ -12,7 +12,7 @@ export interface TableShape {
 }
 
 /** Results: one item per idempotency key, written once with a conditional put. */
-export const RESULTS_TABLE: TableShape = { partitionKey: 'idempotencyKey' };
+export const RESULTS_TABLE: TableShape = { partitionKey: 'idempotencyKey', ttlAttribute: 'expiresAt' };
 
 /** Validation and decision ledger: every entry of one job under its jobId, ordered by entry id. */
 export const LEDGER_TABLE: TableShape = { partitionKey: 'jobId', sortKey: 'entryId', ttlAttribute: 'expiresAt' };

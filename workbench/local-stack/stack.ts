@@ -221,8 +221,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       const clients = createAwsClients(lane.region, endpoints);
       stoppers.push(async () => clients.destroy());
       const provisioned = await provisionLane(lane, clients);
-      const results = new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable });
-      const ledger = new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable });
+      const results = new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable, retentionDays: lane.retention.resultsDays });
+      const ledger = new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays });
       const keys: ProviderKey[] = laneKeys.get(lane.name) ?? [];
       const pollers: EventSourcePoller[] = [];
       const allPollers = {
@@ -285,8 +285,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           index === 0
             ? { results, ledger, admission }
             : {
-                results: new ResultStore({ dynamodb: aws.dynamodb, tableName: lane.resources.resultsTable }),
-                ledger: new Ledger({ dynamodb: aws.dynamodb, tableName: lane.resources.ledgerTable }),
+                results: new ResultStore({ dynamodb: aws.dynamodb, tableName: lane.resources.resultsTable, retentionDays: lane.retention.resultsDays }),
+                ledger: new Ledger({ dynamodb: aws.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays }),
                 admission: admissionOf('queue', pause, aws),
               };
         const makeHandler = async (): Promise<SqsHandler> => {

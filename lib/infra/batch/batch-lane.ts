@@ -6,7 +6,7 @@
  *
  * - The manifest table is one of the lane's tables: on demand, AWS-managed encryption, point-in-time
  *   recovery, deletion protection, retained under its fixed name (`manifestTableName(lane)`), TTL on
- *   `expiresAt` (a batch expires whole `lane.batch.retentionDays` after its creation).
+ *   `expiresAt` (a batch expires whole `lane.retention.batchArtifactsDays` after its creation).
  * - The reconciler's role has only what a sweep calls: the manifest (`GetItem`, `Query`, `Scan`,
  *   `UpdateItem`: it never creates a batch), the results table (the commit-once `PutItem` and its
  *   `GetItem`), the ledger (`PutItem`), `sqs:SendMessage` on the lane queue (a repair goes to the queue

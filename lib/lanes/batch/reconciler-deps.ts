@@ -91,9 +91,10 @@ export function createBatchReconcilerDeps(
     s3: clients.s3,
     sqs: clients.sqs,
     manifest:
-      rest.manifest ?? new BatchManifest({ dynamodb: clients.dynamodb, tableName: manifestTableName(lane), retentionDays: lane.batch.retentionDays, now }),
-    results: rest.results ?? new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable }),
-    ledger: rest.ledger ?? new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable }),
+      rest.manifest ??
+      new BatchManifest({ dynamodb: clients.dynamodb, tableName: manifestTableName(lane), retentionDays: lane.retention.batchArtifactsDays, now }),
+    results: rest.results ?? new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable, retentionDays: lane.retention.resultsDays }),
+    ledger: rest.ledger ?? new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays }),
     logger: logger ?? (made as NonNullable<typeof made>).logger,
     metrics: metrics ?? (made as NonNullable<typeof made>).metrics,
     now,

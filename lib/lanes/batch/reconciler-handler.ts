@@ -22,6 +22,7 @@ import { errorName } from '../../platform/errors.js';
 import type { ItemState } from '../../store/manifest-model.js';
 import type { BatchProvider } from './providers/provider.js';
 import { BatchReconcilerConfigurationError, type BatchReconcilerDeps } from './reconciler-deps.js';
+import { refuseUnapprovedEndpoint } from './submit.js';
 import { type SweepReport, sweepBatches } from './sweep.js';
 
 /** What one invocation returns (and logs): counts only. */
@@ -49,6 +50,17 @@ export function createBatchReconcilerHandler(deps: BatchReconcilerDeps): BatchRe
         ...(configuration
           ? { detail: `${(error as Error).message}. The secret holds {"<key id>": "<api key>"}; the batch lane uses key id ${deps.lane.provider.keys[0]?.id}` }
           : {}),
+      });
+      throw error;
+    }
+    try {
+      refuseUnapprovedEndpoint(deps.lane, provider);
+    } catch (error) {
+      count('EndpointMismatch', 1);
+      deps.logger.error('batch client host not approved for the lane: no batch was reconciled or sent', {
+        lane: deps.lane.name,
+        host: provider.host,
+        detail: (error as Error).message,
       });
       throw error;
     }

@@ -15,6 +15,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { endpointProblem } from '../../config/endpoints.js';
+import { EndpointNotApprovedError } from '../../config/errors.js';
 import type { LaneConfig } from '../../config/lanes.js';
 import { getExtractionPrompt, getExtractionSchema } from '../../contract/schemas/registry.js';
 import { prepareDocument, type Prepared, type RejectedItem } from '../../intake/checks.js';
@@ -71,6 +73,7 @@ export interface SubmitBatchReport {
 /** Checks, stores and submits `documents` (each in this lane) as one batch. */
 export async function submitBatch(documents: readonly Omit<DocumentInput, 'region'>[], deps: SubmitBatchDeps): Promise<SubmitBatchReport> {
   const { lane } = deps;
+  refuseUnapprovedEndpoint(lane, deps.provider);
   const newId = deps.newId ?? randomUUID;
   const prepared: Prepared[] = [];
   const rejected: RejectedItem[] = [];
@@ -261,6 +264,7 @@ export async function submitPending(batchId: string, deps: SubmitBatchDeps): Pro
   const now = deps.now().getTime();
   const due = header.providerJobs.filter((p) => p.state === 'pending_submit' && (!p.nextSubmitAt || Date.parse(p.nextSubmitAt) <= now));
   if (due.length === 0) return [];
+  refuseUnapprovedEndpoint(deps.lane, deps.provider);
   const items = new Map((await deps.manifest.items(batchId)).map((i) => [i.itemId, i]));
   const parts: SubmitBatchReport['parts'] = [];
   for (const part of due) {
@@ -280,6 +284,18 @@ export async function submitPending(batchId: string, deps: SubmitBatchDeps): Pro
     parts.push({ partId: ref.partId, state: ref.state, providerJobId: ref.providerJobId, items: partItems.length, nextSubmitAt: ref.nextSubmitAt });
   }
   return parts;
+}
+
+/**
+ * Refuses a batch client whose host is not approved for the lane's geography (`config/endpoints.ts`):
+ * nothing of the batch is stored or sent.
+ *
+ * @throws {EndpointNotApprovedError}
+ */
+export function refuseUnapprovedEndpoint(lane: LaneConfig, provider: Pick<BatchProvider, 'host'>): void {
+  if (provider.host === undefined) return;
+  const problem = endpointProblem(lane, provider.host);
+  if (problem) throw new EndpointNotApprovedError(`batch not sent: ${problem}`, provider.host);
 }
 
 function textOf(item: BatchItem, deps: SubmitBatchDeps): Promise<string> {

@@ -16,7 +16,7 @@ import { LaneStack, type LaneStackProps } from '../../../lib/infra/lane-stack.js
 import { ACCOUNT, ALARM_EMAIL, alarmsByName, LANES, logicalId, NO_BUNDLING, synthDefaultLanes } from './support.js';
 
 /** Alarms that report an event: notified on ALARM only. */
-const EVENT_ALARM = /-(region-mismatch|key-auth|billing|live-over-deadline)$/;
+const EVENT_ALARM = /-(region-mismatch|endpoint-mismatch|key-auth|billing|live-over-deadline)$/;
 
 /** The lane stacks of an app with this context (bundling skipped, ACCOUNT). */
 function lanesWith(context: Record<string, unknown>): Record<string, LaneStack> {

@@ -24,6 +24,7 @@ const ALARM_SUFFIXES = [
   'consumer-errors',
   'consumer-throttles',
   'dlq-messages',
+  'endpoint-mismatch',
   'key-auth',
   'oldest-job-age',
   'oldest-message-age',
@@ -107,7 +108,7 @@ for (const lane of LANES) {
       // Assess
       assert.deepEqual(sorted(alarms.keys()), ALARM_SUFFIXES.map((s) => `ratelane-${lane.name}-${s}`).sort());
       for (const [name, alarm] of alarms) {
-        const event = /-(region-mismatch|key-auth|billing|live-over-deadline)$/.test(name);
+        const event = /-(region-mismatch|endpoint-mismatch|key-auth|billing|live-over-deadline)$/.test(name);
         assert.deepEqual(alarm.AlarmActions, [topic], name);
         assert.deepEqual(alarm.OKActions, event ? undefined : [topic], `${name}: ${event ? 'an event, no OK a minute later' : 'a state, OK when it ends'}`);
         assert.ok(alarm.AlarmDescription.length > 40, `${name} says what happened and what to do`);
@@ -145,6 +146,22 @@ for (const lane of LANES) {
         ['ratelane', 'RegionMismatch', 'Sum', 0],
       );
       assert.deepEqual(get('region-mismatch')?.Dimensions, dims);
+      const endpoint = get('endpoint-mismatch');
+      assert.deepEqual(
+        endpoint?.Metrics.map(
+          (m: { Expression?: string; MetricStat?: { Metric: { MetricName: string; Dimensions: Array<{ Name: string; Value: string }> }; Stat: string } }) =>
+            m.Expression ??
+            `${m.MetricStat?.Metric.MetricName}/${m.MetricStat?.Stat}/${m.MetricStat?.Metric.Dimensions.find((d) => d.Name === 'service')?.Value}`,
+        ),
+        [
+          'FILL(queue, 0) + FILL(live, 0) + FILL(batch, 0)',
+          `EndpointMismatch/Sum/ratelane-consumer-${lane.name}`,
+          `EndpointMismatch/Sum/ratelane-live-${lane.name}`,
+          `EndpointMismatch/Sum/ratelane-batch-${lane.name}`,
+        ],
+        'jobs and batches kept from an unapproved endpoint, by any of the three functions',
+      );
+      assert.equal(endpoint?.Threshold, 0);
       const denials = get('admission-denial-share');
       assert.deepEqual(
         [denials?.Threshold, denials?.EvaluationPeriods, denials?.DatapointsToAlarm, denials?.TreatMissingData],

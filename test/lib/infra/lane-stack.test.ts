@@ -52,6 +52,7 @@ for (const lane of LANES) {
       assert.deepEqual(bucket.Properties.OwnershipControls, { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] });
       assert.deepEqual(bucket.Properties.LifecycleConfiguration.Rules, [
         { Id: 'expire-documents', Prefix: 'documents/', ExpirationInDays: 90, Status: 'Enabled' },
+        { Id: 'expire-batch-artifacts', Prefix: 'batch/', ExpirationInDays: 90, Status: 'Enabled' },
         { Id: 'abort-incomplete-uploads', AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' },
       ]);
       assert.deepEqual(bucket.Properties.LoggingConfiguration, { DestinationBucketName: { Ref: logsId }, LogFilePrefix: 'source/' });

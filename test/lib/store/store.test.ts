@@ -118,6 +118,21 @@ describe('store adapters on DynamoDB Local', () => {
       assert.deepEqual(await store.get(job.idempotencyKey), first);
     });
 
+    it("keeps a result for the lane's retention: expiresAt (the table's TTL attribute) is its commit plus resultsDays", async () => {
+      // Prepare
+      const job = sampleJob(40);
+      const record = recordFor(job);
+      const kept = new ResultStore({ dynamodb: clients.dynamodb, tableName: store.tableName, retentionDays: 365 });
+
+      // Act
+      await kept.commitOnce(record);
+      const stored = await kept.get(job.idempotencyKey);
+
+      // Assess
+      assert.equal(stored?.expiresAt, Math.floor(Date.parse(record.committedAt) / 1000) + 365 * 86_400);
+      assert.equal(RESULTS_TABLE.ttlAttribute, 'expiresAt');
+    });
+
     it('stores every field the consumer needs', async () => {
       // Prepare
       const job = sampleJob(2);

@@ -278,11 +278,13 @@ export function createBedrockBatchProvider(options: BedrockBatchOptions): BatchP
   const hours = options.jobTimeoutHours ?? 24;
   if (!Number.isInteger(hours) || hours < 24 || hours > 168)
     throw new TypeError(`${PROVIDER} batch: jobTimeoutHours must be a whole number of hours in 24..168`);
+  // Always explicit: without one, the SDK would take an endpoint from its environment (AWS_ENDPOINT_URL_BEDROCK).
+  const endpoint = options.endpoint ?? `https://bedrock.${options.region}.amazonaws.com`;
   const bedrock = new BedrockClient({
     region: options.region,
     maxAttempts: 1,
     requestHandler: new ScopedAbortHttpHandler(),
-    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    endpoint,
     ...(options.credentials ? { credentials: options.credentials } : {}),
   });
   const now = () => options.now?.() ?? new Date();
@@ -315,6 +317,7 @@ export function createBedrockBatchProvider(options: BedrockBatchOptions): BatchP
     `${handle.outputRef ?? `s3://${options.bucket}/batch/${handle.batchId}/output/`}${bedrockJobId(handle.jobId)}/`;
 
   return {
+    host: new URL(endpoint).hostname,
     provider: PROVIDER,
     limits,
     prepare: (requests, prepareOptions) => splitRequests(PROVIDER, requests, limits, buildLine, prepareOptions),

@@ -215,7 +215,9 @@ export function mapOpenAiBatchError(error: unknown, operation: string, now: Date
 /** Creates the OpenAI batch client. */
 export function createOpenAiBatchProvider(options: OpenAiBatchOptions): BatchProvider {
   const limits: BatchLimits = { ...OPENAI_BATCH_LIMITS, ...options.limits };
-  const client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseUrl, maxRetries: 0, timeout: options.timeoutMs });
+  // Always explicit: without one, the SDK would take a base URL from its environment (OPENAI_BASE_URL).
+  const baseURL = options.baseUrl ?? 'https://api.openai.com/v1';
+  const client = new OpenAI({ apiKey: options.apiKey, baseURL, maxRetries: 0, timeout: options.timeoutMs });
   const now = () => options.now?.() ?? new Date();
   const call = async <T>(operation: string, fn: () => Promise<T>): Promise<T> => {
     try {
@@ -227,6 +229,7 @@ export function createOpenAiBatchProvider(options: OpenAiBatchOptions): BatchPro
   const retrieve = (handle: ProviderJobHandle) => call('batches.retrieve', () => client.batches.retrieve(handle.jobId));
 
   return {
+    host: new URL(baseURL).hostname,
     provider: PROVIDER,
     limits,
     prepare: (requests, prepareOptions) => splitRequests(PROVIDER, requests, limits, openAiBatchLine, prepareOptions),

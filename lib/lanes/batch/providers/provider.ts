@@ -136,6 +136,8 @@ export type ProviderResultLine = ProviderResultOk | ProviderResultFailed | Provi
 /** What one client does: split, submit, watch, read and cancel provider batch jobs. */
 export interface BatchProvider {
   readonly provider: BatchProviderName;
+  /** The host its input goes to, checked against the lane's approved endpoints before every submission; absent: not checked. */
+  readonly host?: string;
   readonly limits: BatchLimits;
   /**
    * Splits the records into provider jobs by the provider's limits, one model per job.

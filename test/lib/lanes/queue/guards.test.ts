@@ -1,8 +1,8 @@
 /**
  * What the consumer refuses or puts off without a model call, on the local stack through the eval
  * harness (test/helpers/consumer-harness.ts): a job of another region, a body that is not JSON, a job
- * not yet eligible (it hops, a near one comes back and commits), an unregistered prompt version and a
- * missing input document.
+ * not yet eligible (it hops, a near one comes back and commits), an unregistered prompt version, a
+ * missing input document, and a lane whose model endpoint is not approved for its geography.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -77,6 +77,44 @@ describe('consumer: guards', () => {
     assert.equal(sink.totals.total.Rejected, 2);
     assert.equal(sink.totals.total.ModelCalls, undefined);
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 });
+  });
+});
+
+describe('consumer: the model endpoint', () => {
+  it("a lane whose model endpoint is not approved for its geography makes no call: its jobs wait (EndpointMismatch), whatever the function's config says", async () => {
+    // Prepare: the us lane's config moved to OpenAI's EU endpoint (as an edited RATELANE_LANE_CONFIG would)
+    const t = await newLane({ provider: { baseUrl: 'https://eu.api.openai.com/v1' } });
+    const docs = englishDocuments(2);
+    const items = await submitTo(
+      t,
+      docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#endpoint` })),
+    );
+    const model = scriptedModel();
+    const sqs = freshSqsClient(t);
+    const waits = skipDelays(sqs);
+    const { handler, sink } = testConsumer(t, model, { sqs });
+
+    // Act
+    const { response } = await invoke(t, handler, await receive(t, { max: 2, waitSeconds: 1 }));
+
+    // Assess: no call, nothing committed or rejected, both jobs re-sent for later with one more deferral
+    assert.deepEqual(response.batchItemFailures, []);
+    assert.equal(model.calls.length, 0, 'the model was never called');
+    assert.equal(sink.totals.total.EndpointMismatch, 2);
+    assert.equal(sink.totals.total.ModelCalls, undefined);
+    assert.equal(sink.totals.total.Rejected, undefined);
+    assert.equal(await t.results.count(), 0);
+    assert.deepEqual(
+      waits.delays.map((d) => d.delaySeconds),
+      [t.lane.backoff.throttleCapSeconds, t.lane.backoff.throttleCapSeconds],
+    );
+    const waiting = (await receive(t, { max: 2, waitSeconds: 1 })).map(jobOf);
+    assert.deepEqual(waiting.map((j) => j.jobId).sort(), items.map((i) => i.jobId).sort());
+    assert.deepEqual(
+      waiting.map((j) => j.deferrals),
+      [1, 1],
+    );
+    assert.ok(sink.lines.some((l) => l.includes('eu.api.openai.com') && l.includes('model endpoint not approved')));
   });
 });
 
