@@ -32,6 +32,7 @@ export const COMMANDS: CommandRegistry = {
   batch: PRODUCT_COMMANDS.batch!,
   review: PRODUCT_COMMANDS.review!,
   residency: PRODUCT_COMMANDS.residency!,
+  erase: PRODUCT_COMMANDS.erase!,
 };
 
 /** In the repository every command runs through npm: `npm run submit -- --help`. */

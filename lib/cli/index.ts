@@ -38,6 +38,10 @@ export const PRODUCT_COMMANDS: CommandRegistry = {
     summary: "where a lane's job data goes, from the synthesized stacks",
     load: async () => (await import('./residency.js')).residencyCommand as Command<unknown>,
   },
+  erase: {
+    summary: 'erase a source in one lane: its results, ledger, documents',
+    load: async () => (await import('./erase.js')).eraseCommand as Command<unknown>,
+  },
 };
 
 /** How a command's own help is shown: `ratelane submit --help` (the installed CLI) unless a registry runs otherwise. */

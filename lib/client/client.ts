@@ -8,9 +8,13 @@
  * `status` reads through the lane's live API when the client is given its URL (`liveApis`: SigV4-signed,
  * the API answers a job to its owner only), else from the lane's results and ledger tables
  * (`dynamodb:GetItem` and `Query` on them: an operator's or the producing service's read).
+ *
+ * `erase` erases a source in one lane (its results, ledger entries and documents; a tombstone left): an
+ * operator's action, with write access to the lane's tables and bucket.
  */
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import { type LaneConfig, type LaneInput, laneInAccount, laneSetOf, type LaneSet, resolveLane } from '../config/lanes.js';
+import { eraseSource, type ErasureReceipt, laneEraseDeps } from '../erasure/erase.js';
 import { submitDocuments, type DocumentInput, type SubmitProgress, type SubmitResult } from '../intake/producer.js';
 import { type AwsClients, createAwsClients, type ServiceEndpoints } from '../platform/clients.js';
 import { RatelaneError } from '../platform/errors.js';
@@ -18,7 +22,6 @@ import { realSleep } from '../platform/sleep.js';
 import { jobStatus, type JobStatusView } from '../store/job-status.js';
 import { liveStatus } from './live-status.js';
 import { Ledger } from '../store/ledger.js';
-import { ResultStore } from '../store/results.js';
 
 /** What a {@link RatelaneClientError} is about. */
 export type ClientErrorCode = 'unknown_lane' | 'no_lanes' | 'account_required' | 'wait_timeout' | 'wait_aborted' | 'forbidden' | 'unavailable';
@@ -80,10 +83,10 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
-/** A job's state once nothing more happens to it without a person: committed, needs review, rejected or dead-lettered. */
-export type SettledStatus = Extract<JobStatusView, { state: 'committed' | 'needs_review' | 'rejected' | 'dead_lettered' }>;
+/** A job's state once nothing more happens to it without a person: committed, needs review, rejected, dead-lettered or erased. */
+export type SettledStatus = Extract<JobStatusView, { state: 'committed' | 'needs_review' | 'rejected' | 'dead_lettered' | 'erased' }>;
 
-const SETTLED = new Set<JobStatusView['state']>(['committed', 'needs_review', 'rejected', 'dead_lettered']);
+const SETTLED = new Set<JobStatusView['state']>(['committed', 'needs_review', 'rejected', 'dead_lettered', 'erased']);
 const MAX_POLL_MS = 5_000;
 
 /** The client of one set of lanes (see the module's description). Call {@link close} when done. */
@@ -127,7 +130,7 @@ export class RatelaneClient {
     );
   }
 
-  /** The job's state in its lane: `committed` (with the result), `pending`, `received`, `needs_review`, `rejected`, `dead_lettered` or `unknown`. */
+  /** The job's state in its lane: `committed` (with the result), `pending`, `received`, `needs_review`, `rejected`, `dead_lettered`, `erased` or `unknown`. */
   async status(jobId: string, options: { lane?: string } = {}): Promise<JobStatusView> {
     const lane = this.laneOf(options.lane);
     const clients = this.clientsOf(lane.region);
@@ -140,9 +143,11 @@ export class RatelaneClient {
         `the live API of lane ${lane.name} answered ${read.failure.status || 'nothing'} for job ${jobId}: ${read.failure.detail}`,
       );
     }
+    const { erasure, results } = laneEraseDeps(lane, clients);
     return jobStatus(jobId, {
-      results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable, retentionDays: lane.retention.resultsDays }),
+      results,
       ledger: new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays }),
+      erasure,
     });
   }
 
@@ -170,6 +175,25 @@ export class RatelaneClient {
       await sleep(Math.min(pollMs, left));
       pollMs = Math.min(pollMs * 2, MAX_POLL_MS);
     }
+  }
+
+  /**
+   * Erases a source in one lane (`ratelane erase`): lays its tombstone (from then on the lane runs no job of
+   * it), then removes each job of it the lane claimed (its result, its ledger entries) and its documents, and
+   * returns the receipt (`found: false` when the lane held nothing of it). Only that lane is touched: a source
+   * submitted to several lanes is erased in each. Running it again removes what appeared since.
+   *
+   * @param request.by who erases (recorded on the tombstone and each job's erased marker)
+   * @throws {@link RatelaneClientError} `unknown_lane`; `ErasureError` when a store or the bucket failed (what
+   *   was removed stays removed: call it again); a `TypeError` for a source id no job could carry (1-512 characters)
+   */
+  async erase(request: { lane: string; sourceId: string; by: string }): Promise<ErasureReceipt> {
+    const lane = this.laneOf(request.lane);
+    const clients = this.clientsOf(lane.region);
+    return eraseSource(laneEraseDeps(lane, clients, { now: this.options.now, local: this.options.endpoints !== undefined }), {
+      sourceId: request.sourceId,
+      by: request.by,
+    });
   }
 
   /** Closes the SDK clients' sockets. */

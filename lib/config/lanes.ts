@@ -76,6 +76,7 @@ function defaultLane(name: string, region: string): LaneConfig {
     live: defaultLiveSettings(),
     batch: defaultBatchSettings(),
     // Documents and ledger outlive the job horizon (35 days) with a margin; results are the product.
+    erasure: { afterErasure: 'refuse' },
     retention: { documentsDays: 90, resultsDays: 365, ledgerDays: 90, batchArtifactsDays: 90, logsDays: 30, accessLogsDays: 365 },
     // A job older than an hour has been deferred (or failed) many times over, or waits for a long
     // quota reset: either way a person should know. Four times the message-age threshold.
@@ -106,6 +107,7 @@ export type LaneOverride = {
   alarms?: Partial<LaneConfig['alarms']>;
   batch?: Partial<LaneConfig['batch']>;
   retention?: Partial<LaneConfig['retention']>;
+  erasure?: Partial<LaneConfig['erasure']>;
   /** Replaces the base's producers (who may state a job's tenant). */
   producers?: LaneConfig['producers'];
   /** Replaces the base's approved model endpoints. */
@@ -148,6 +150,7 @@ function mergeLane(lane: LaneConfig, o: LaneOverride): unknown {
     provider,
     alarms: { ...lane.alarms, ...o.alarms },
     retention: { ...lane.retention, ...o.retention },
+    erasure: { ...lane.erasure, ...o.erasure },
     ...(o.producers !== undefined ? { producers: o.producers } : {}),
     ...(o.modelEndpoints !== undefined ? { modelEndpoints: o.modelEndpoints } : {}),
     // Batches are on by default only where the provider has a batch API ratelane drives (OpenAI's, Bedrock's).

@@ -185,6 +185,12 @@ export const LaneConfigSchema = z
      */
     modelEndpoints: z.array(ModelEndpointSchema).min(1).max(20).optional(),
     retention: RetentionSchema,
+    /**
+     * What the lane does with a job of an erased source (`ratelane erase`) created after the erasure:
+     * `refuse` (the default: the source stays erased) or `accept` (a new submission of it runs again).
+     * Jobs created before the erasure are never committed either way.
+     */
+    erasure: z.object({ afterErasure: z.enum(['refuse', 'accept']) }).strict(),
     alarms: z
       .object({
         /** The SQS age of the lane's oldest message (restarts with every re-send). */

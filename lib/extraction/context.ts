@@ -12,6 +12,7 @@ import type { Job } from '../contract/job.js';
 import type { ModelAdapter, TokenUsage } from '../providers/model.js';
 import type { Sleep } from '../platform/sleep.js';
 import type { ConsumerMetricName, RecordLogFields } from '../platform/telemetry.js';
+import type { ErasureLedger } from '../store/erasure.js';
 import type { Ledger, LedgerEntryInput } from '../store/ledger.js';
 import type { ClaimResult, HeldClaim, KeyClaims } from '../store/claims.js';
 import type { ResultStore } from '../store/results.js';
@@ -28,6 +29,8 @@ export interface ExtractionDeps {
   ledger: Ledger;
   /** The in-progress claims of idempotency keys: one model call per key at a time (see `claim.ts`). */
   claims: KeyClaims;
+  /** The lane's erasure records: a job of an erased source is never called for nor committed (`erased.ts`). */
+  erasure: ErasureLedger;
   model: ModelAdapter;
   /** Admission: a key for each model call, or when to come back (see `lib/admission`). */
   keys: KeyPool;

@@ -13,6 +13,7 @@ import { createModelAdapter } from '../providers/index.js';
 import { realSleep } from '../platform/sleep.js';
 import { METRICS_NAMESPACE } from '../platform/telemetry.js';
 import { DynamoKeyClaims } from '../store/claims.js';
+import { ErasureLedger } from '../store/erasure.js';
 import { Ledger } from '../store/ledger.js';
 import { ResultStore } from '../store/results.js';
 import type { ExtractionDeps } from './context.js';
@@ -63,6 +64,13 @@ export function extractionDefaults(
     results:
       given.results ?? new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable, retentionDays: lane.retention.resultsDays }),
     ledger: given.ledger ?? new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays }),
+    erasure:
+      given.erasure ??
+      new ErasureLedger({
+        dynamodb: clients.dynamodb,
+        tableName: given.ledger?.tableName ?? lane.resources.ledgerTable,
+        retentionDays: lane.retention.ledgerDays,
+      }),
     claims: given.claims ?? new DynamoKeyClaims({ dynamodb: clients.dynamodb, tableName: lane.resources.rateStateTable, lane: lane.name }),
     model: given.model ?? createModelAdapter(lane),
     now: given.now ?? (() => new Date()),

@@ -19,9 +19,10 @@ import { commit, extractionOf } from './commit.js';
 import { newJobRun, type Delivery, type ExtractionDeps, type JobRun, type ModelTime } from './context.js';
 import { admissible, parseBody, readText, startReading } from './intake.js';
 import type { ExtractionOutcome } from './outcome.js';
-import { settleInvalidAnswer } from './settle.js';
+import { settleFailure, settleInvalidAnswer } from './settle.js';
 import { validateOutput } from './validate.js';
 import { falseClaimOf, rejectUnverified } from './verify.js';
+import { settleErased, startErasureCheck } from './erased.js';
 
 /**
  * Intake's result: a job ready for extraction with its text, or an outcome already reached (with the
@@ -67,18 +68,33 @@ export async function intake(body: string, delivery: Delivery, deps: ExtractionD
   // The document is read while the first call's admission is taken; a redelivery (it may have been
   // committed already) takes after its duplicate check instead.
   // The job's idempotency key is claimed beside the read too (one call per key at a time: `claim.ts`).
+  // The source's tombstone is read beside the document: an erased source's job makes no call.
+  const erasing = startErasureCheck(run);
   const reading = startReading(run);
   startKeyClaim(run);
   if (delivery.receiveCount === 1) takeEarly(run);
-  const text = await readText(run, reading).catch(async (error: unknown) => {
-    await Promise.all([releaseEarlyAdmission(run), endKeyClaim(run, undefined)]);
-    throw error;
-  });
+  const text = await erasedAtReceive(run, erasing)
+    .then((erased) => erased ?? readText(run, reading))
+    .catch(async (error: unknown) => {
+      await Promise.all([releaseEarlyAdmission(run), endKeyClaim(run, undefined)]);
+      throw error;
+    });
   if ('end' in text) {
     await Promise.all([releaseEarlyAdmission(run), endKeyClaim(run, text.end)]);
     return settled(text.end);
   }
   return { type: 'ready', run, text: text.go };
+}
+
+/** The erased outcome when the run's source is erased (its tombstone read failing fails the record like a document read). */
+async function erasedAtReceive(run: JobRun, erasing: Promise<boolean>): Promise<{ end: ExtractionOutcome } | undefined> {
+  let erased: boolean;
+  try {
+    erased = await erasing;
+  } catch (error) {
+    return { end: await settleFailure(run, 'document_read', error) };
+  }
+  return erased ? { end: await settleErased(run, 'receive') } : undefined;
 }
 
 /**

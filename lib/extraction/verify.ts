@@ -131,6 +131,7 @@ async function claimJobId(job: Job, delivery: Delivery, deps: ExtractionDeps): P
     region: deps.lane.name,
     tenant: job.tenant,
     submittedBy: delivery.senderId,
+    source: { sourceId: job.input.sourceId, contentSha256: job.input.contentSha256 },
   });
   if (!claim.claimed) return rejectUnverified(delivery, deps, 'job_id_reused', 'the job id belongs to another job (another idempotency key)', job);
   return undefined;

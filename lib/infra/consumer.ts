@@ -44,8 +44,20 @@ export const CONSUMER_QUEUE_ACTIONS = [
 const CONSUMER_QUEUE_EXTRA_ACTIONS = ['sqs:SendMessage'] as const;
 export const CONSUMER_DLQ_ACTIONS = ['sqs:SendMessage'] as const;
 export const CONSUMER_RESULTS_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem'] as const;
-/** Ledger entries (`PutItem`) and the job claim (`claimJob`: a conditional `UpdateItem`). */
-export const CONSUMER_LEDGER_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem'] as const;
+/**
+ * Ledger entries (`PutItem`) and the job claim (`claimJob`: a conditional `UpdateItem`, `claimOf`:
+ * `GetItem`); erasure (lib/store/erasure.ts): a source's tombstone (`GetItem`, and `ConditionCheckItem` in
+ * the commit's transaction), and the records of a job of an erased source removed (`Query` of its own
+ * partition, `BatchWriteItem` deletes) with its marker left (`PutItem`).
+ */
+export const CONSUMER_LEDGER_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:GetItem',
+  'dynamodb:Query',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:ConditionCheckItem',
+] as const;
 export const CONSUMER_RATE_STATE_ACTIONS = [
   'dynamodb:GetItem',
   'dynamodb:BatchGetItem',
@@ -54,7 +66,8 @@ export const CONSUMER_RATE_STATE_ACTIONS = [
   'dynamodb:DeleteItem',
 ] as const;
 export const CONSUMER_SECRET_ACTIONS = ['secretsmanager:GetSecretValue'] as const;
-export const CONSUMER_BUCKET_ACTIONS = ['s3:GetObject'] as const;
+/** Documents: read a job's; delete the document of a job of an erased source (lib/extraction/erased.ts). */
+export const CONSUMER_BUCKET_ACTIONS = ['s3:GetObject', 's3:DeleteObject'] as const;
 /**
  * On the bucket itself, limited by `s3:prefix` to the documents prefix: without `s3:ListBucket`, S3
  * answers a GetObject of a missing key with 403 AccessDenied (it will not say whether a key exists to

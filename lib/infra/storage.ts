@@ -111,6 +111,15 @@ function laneTable(scope: Construct, id: string, tableName: string, shape: Table
     partitionKey: { name: shape.partitionKey, type: AttributeType.STRING },
     ...(shape.sortKey ? { sortKey: { name: shape.sortKey, type: AttributeType.STRING } } : {}),
     ...(shape.ttlAttribute ? { timeToLiveAttribute: shape.ttlAttribute } : {}),
+    ...(shape.indexes?.length
+      ? {
+          globalSecondaryIndexes: shape.indexes.map((index) => ({
+            indexName: index.name,
+            partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+            ...(index.sortKey ? { sortKey: { name: index.sortKey, type: AttributeType.STRING } } : {}),
+          })),
+        }
+      : {}),
     billing: Billing.onDemand(),
     encryption: TableEncryptionV2.awsManagedKey(),
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },

@@ -34,6 +34,8 @@ export const CONSUMER_METRICS = [
   'RegionMismatch',
   /** A job was not sent to the model: the lane's model endpoint is not approved for its geography (it waits). */
   'EndpointMismatch',
+  /** A job of an erased source was stopped (at receive or at its commit): nothing of it is kept but its erased marker. */
+  'Erased',
   /** Time the message waited in the queue before this receive (ms). */
   'QueueAgeMs',
   /** Receives and deferrals a committed job took. */
@@ -257,6 +259,8 @@ const REJECTION_REASONS = [
   'idempotency_key_mismatch',
   /** The job's id belongs to another job (another idempotency key). */
   'job_id_reused',
+  /** The job's source was erased (`ratelane erase`): its records are removed and it is never committed. */
+  'erased',
   /** The job states a tenant its sender may not state (the lane's `producers` grant it none). */
   'tenant_not_allowed',
 ] as const;

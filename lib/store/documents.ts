@@ -11,7 +11,7 @@
  * stack may choose SSE-KMS with a bucket key); a per-request `AES256` header would silently
  * override a KMS default with a weaker one.
  */
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { sha256Hex } from '../contract/job.js';
 import { errorCode, RatelaneError } from '../platform/errors.js';
 import { DOCUMENT_PREFIX } from '../platform/resources.js';
@@ -84,6 +84,26 @@ export async function putDocument(s3: S3Client, input: { bucket: string; text: s
     );
   }
   return { bucket: input.bucket, key, contentSha256, bytes: body.byteLength };
+}
+
+/**
+ * Deletes the document of `contentSha256` from `bucket` (idempotent: S3 answers a missing key the same).
+ *
+ * @throws {@link DocumentStoreError}
+ */
+export async function deleteDocument(s3: S3Client, input: { bucket: string; contentSha256: string }): Promise<string> {
+  const key = documentKeyFor(input.contentSha256);
+  try {
+    await s3.send(new DeleteObjectCommand({ Bucket: input.bucket, Key: key }));
+  } catch (error) {
+    const code = errorCode(error);
+    throw new DocumentStoreError(
+      `could not delete document ${key} from bucket ${input.bucket}: ${code}`,
+      { bucket: input.bucket, key, code },
+      { cause: error },
+    );
+  }
+  return key;
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   UpdateTimeToLiveCommand,
   type AttributeDefinition,
   type DynamoDBClient,
+  type GlobalSecondaryIndex,
   type KeySchemaElement,
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
@@ -25,12 +26,18 @@ export interface EnsureTableOptions {
   pollIntervalMs?: number;
 }
 
-function keySchemaOf(shape: TableShape): KeySchemaElement[] {
+function keySchemaOf(shape: Pick<TableShape, 'partitionKey' | 'sortKey'>): KeySchemaElement[] {
   return [{ AttributeName: shape.partitionKey, KeyType: 'HASH' }, ...(shape.sortKey ? [{ AttributeName: shape.sortKey, KeyType: 'RANGE' as const }] : [])];
 }
 
 function attributeDefinitionsOf(shape: TableShape): AttributeDefinition[] {
-  return keySchemaOf(shape).map((k) => ({ AttributeName: k.AttributeName, AttributeType: 'S' }));
+  const names = new Set([...keySchemaOf(shape), ...(shape.indexes ?? []).flatMap(keySchemaOf)].map((k) => k.AttributeName as string));
+  return [...names].map((name) => ({ AttributeName: name, AttributeType: 'S' }));
+}
+
+function indexesOf(shape: TableShape): GlobalSecondaryIndex[] | undefined {
+  if (!shape.indexes?.length) return undefined;
+  return shape.indexes.map((index) => ({ IndexName: index.name, KeySchema: keySchemaOf(index), Projection: { ProjectionType: 'ALL' } }));
 }
 
 async function call<T>(operation: StoreOperation, tableName: string, run: () => Promise<T>): Promise<T> {
@@ -49,6 +56,9 @@ function assertKeySchema(tableName: string, shape: TableShape, table: TableDescr
   if (have !== want) {
     throw new TableShapeMismatchError(`table ${tableName} exists with key schema [${have}], expected [${want}]`, tableName);
   }
+  const indexes = new Set((table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName));
+  const missing = (shape.indexes ?? []).filter((i) => !indexes.has(i.name)).map((i) => i.name);
+  if (missing.length > 0) throw new TableShapeMismatchError(`table ${tableName} exists without the index(es) ${missing.join(', ')}`, tableName);
 }
 
 async function waitUntilActive(dynamodb: DynamoDBClient, tableName: string, timeoutMs: number, pollIntervalMs: number): Promise<TableDescription> {
@@ -96,6 +106,7 @@ export async function ensureTable(dynamodb: DynamoDBClient, tableName: string, s
         BillingMode: 'PAY_PER_REQUEST',
         KeySchema: keySchemaOf(shape),
         AttributeDefinitions: attributeDefinitionsOf(shape),
+        GlobalSecondaryIndexes: indexesOf(shape),
       }),
     );
   } catch (error) {

@@ -10,6 +10,8 @@ export type StoreOperation =
   | 'GetItem'
   | 'UpdateItem'
   | 'DeleteItem'
+  | 'BatchWriteItem'
+  | 'TransactWriteItems'
   | 'Query'
   | 'Scan'
   | 'CreateTable'

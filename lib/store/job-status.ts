@@ -15,9 +15,16 @@
  *   anything: a deferred copy come back), or a latest entry that is not an outcome (a validation failure
  *   before the repair, a transport failure).
  *
+ * - Erased (`ratelane erase`, the live API's `DELETE`): the erasure removed the job's claim and entries and
+ *   left its `#erased` marker (`lib/store/erasure.ts`). Read only when the stores include `erasure`; a job
+ *   with a claim or entries is never `erased`. The marker names no tenant: to a reader it is `erased` only
+ *   when the reader may read jobs of whoever erased it (the live API's `DELETE` records the owner's
+ *   tenant), else `unknown`.
+ *
  * Views carry reasons (machine-readable codes), times, counts and, once committed, the validated result;
  * never a ledger entry's `details` nor any document text.
  */
+import type { ErasureLedger } from './erasure.js';
 import { LEDGER_KINDS, type Ledger, type LedgerEntry, type LedgerKind } from './ledger.js';
 import type { ResultStore, TokenUsage } from './results.js';
 
@@ -101,13 +108,24 @@ interface UnknownView extends ViewBase {
   state: 'unknown';
 }
 
+/** The job's source was erased: its result, claim and entries are removed; only its erased marker is left. */
+interface ErasedView extends ViewBase {
+  state: 'erased';
+  /** When its records were removed (ISO 8601). */
+  erasedAt: string;
+  /** Who erased it (the live API's caller's tenant, an operator, or the lane stopping a job of an erased source). */
+  erasedBy: string;
+}
+
 /** One job's state; `state` tells which. */
-export type JobStatusView = CommittedView | NeedsReviewView | RejectedView | DeadLetteredView | PendingView | ReceivedView | UnknownView;
+export type JobStatusView = CommittedView | NeedsReviewView | RejectedView | DeadLetteredView | PendingView | ReceivedView | UnknownView | ErasedView;
 
 /** What {@link jobStatus} reads. */
 export interface JobStatusStores {
   results: Pick<ResultStore, 'get'>;
   ledger: Pick<Ledger, 'claimOf' | 'entriesFor'>;
+  /** The lane's erasure records: with them, a job whose records an erasure removed is `erased` (without: `unknown`). */
+  erasure?: Pick<ErasureLedger, 'erasedJob'> | undefined;
 }
 
 /**
@@ -130,9 +148,10 @@ export function ledgerHistory(entries: readonly Pick<LedgerEntry, 'kind'>[]): Le
 }
 
 /**
- * The state of `jobId` in one lane: its claim and ledger entries (strongly consistent reads), then the
- * result of its idempotency key. An id DynamoDB could not hold as a key (empty, over 2 KB) is `unknown`
- * without a read; so is a job `reader` may not read (after the same two reads as a job never seen).
+ * The state of `jobId` in one lane: its claim and ledger entries (strongly consistent reads; its erased
+ * marker beside them when the stores include `erasure`), then the result of its idempotency key. An id
+ * DynamoDB could not hold as a key (empty, over 2 KB) is `unknown` without a read; so is a job `reader`
+ * may not read (after the same reads as a job never seen).
  *
  * @throws {@link StoreUnavailableError} when a table cannot be read.
  */
@@ -140,10 +159,18 @@ export async function jobStatus(jobId: string, stores: JobStatusStores, reader?:
   const empty = (): UnknownView => ({ jobId, state: 'unknown', history: ledgerHistory([]) });
   if (jobId.length === 0 || Buffer.byteLength(jobId, 'utf8') > MAX_KEY_BYTES) return empty();
   // The ledger first, the result second: a commit that lands in between is seen.
-  const [claim, entries] = await Promise.all([stores.ledger.claimOf(jobId), stores.ledger.entriesFor(jobId)]);
+  // The erased marker is read beside them (not after), so a job never seen costs the same reads as any other.
+  const [claim, entries, erased] = await Promise.all([
+    stores.ledger.claimOf(jobId),
+    stores.ledger.entriesFor(jobId),
+    stores.erasure ? stores.erasure.erasedJob(jobId) : undefined,
+  ]);
   const latest = entries.at(-1);
   const idempotencyKey = claim?.idempotencyKey ?? latest?.idempotencyKey;
-  if (idempotencyKey === undefined) return empty();
+  if (idempotencyKey === undefined) {
+    if (!erased || (reader && !reader.mayRead(erased.erasedBy))) return empty();
+    return { jobId, state: 'erased', history: ledgerHistory([]), erasedAt: erased.erasedAt, erasedBy: erased.erasedBy };
+  }
   if (reader && !reader.mayRead(claim?.tenant ?? entries.find((e) => e.tenant !== undefined)?.tenant)) return empty();
   const history = ledgerHistory(entries);
   const committed = await stores.results.get(idempotencyKey);

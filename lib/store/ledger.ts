@@ -16,6 +16,7 @@ import {
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { errorName } from '../platform/errors.js';
 import { StoreRecordInvalidError, StoreUnavailableError } from './errors.js';
+import { sourceKeyOf } from './source-key.js';
 import { LEDGER_TABLE } from './tables.js';
 
 /** What a ledger entry records. */
@@ -93,10 +94,10 @@ export interface LedgerOptions {
   now?: () => Date;
 }
 
-/** Adds a stored item to `entries` unless it is a job's claim item. */
+/** Adds a stored item to `entries` unless it is a job's claim item or another marker (entry ids starting with `#`). */
 function pushEntry(entries: LedgerEntry[], item: Record<string, AttributeValue>): void {
   const entry = unmarshall(item) as LedgerEntry;
-  if (entry.entryId !== JOB_CLAIM_ENTRY_ID) entries.push(entry);
+  if (!entry.entryId.startsWith('#')) entries.push(entry);
 }
 
 /** Entries whose times are this close behind the previous one are ordered by recording order. */
@@ -120,6 +121,8 @@ export interface JobClaimRecord {
   tenant?: string;
   /** Who first submitted it: the first sender's SQS `SenderId`, or a live request's caller. */
   submittedBy?: string;
+  /** The job's source id, on a claim written since erasure exists (lib/store/erasure.ts); absent on an older claim. */
+  sourceId?: string;
 }
 
 /** Append-only access to a lane's ledger table. */
@@ -177,6 +180,8 @@ export class Ledger {
     region: string;
     tenant?: string | undefined;
     submittedBy?: string | undefined;
+    /** The job's source and content hash: the claim is indexed by source (`bySource`), so erasure finds the job. */
+    source?: { sourceId: string; contentSha256: string } | undefined;
   }): Promise<JobClaim> {
     const at = this.#now();
     const sets = ['idempotencyKey = :key', '#region = :region', '#at = :at', 'expiresAt = :expiresAt'];
@@ -193,6 +198,12 @@ export class Ledger {
     if (input.submittedBy !== undefined) {
       sets.push('submittedBy = if_not_exists(submittedBy, :submittedBy)');
       values[':submittedBy'] = input.submittedBy;
+    }
+    if (input.source !== undefined) {
+      sets.push('sourceKey = :sourceKey', 'sourceId = :sourceId', 'contentSha256 = :contentSha256');
+      values[':sourceKey'] = sourceKeyOf(input.source.sourceId);
+      values[':sourceId'] = input.source.sourceId;
+      values[':contentSha256'] = input.source.contentSha256;
     }
     try {
       await this.#dynamodb.send(
@@ -238,6 +249,7 @@ export class Ledger {
         at: String(item.at),
         ...(typeof item.tenant === 'string' ? { tenant: item.tenant } : {}),
         ...(typeof item.submittedBy === 'string' ? { submittedBy: item.submittedBy } : {}),
+        ...(typeof item.sourceId === 'string' ? { sourceId: item.sourceId } : {}),
       };
     } catch (error) {
       throw new StoreUnavailableError('GetItem', this.tableName, { cause: error });

@@ -2,7 +2,16 @@
  * The results table: one item per idempotency key, written once. This class only turns its methods into
  * DynamoDB calls; the consumer decides what a duplicate or a failed write means for the message.
  */
-import { GetItemCommand, PutItemCommand, ScanCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  ScanCommand,
+  TransactWriteItemsCommand,
+  type AttributeValue,
+  type ConditionCheck,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Job } from '../contract/job.js';
 import { errorName } from '../platform/errors.js';
@@ -43,7 +52,7 @@ export interface ResultRecord {
 }
 
 /** What {@link ResultStore.commitOnce} did: wrote the item, or found one already there. */
-export type CommitOutcome = { status: 'committed' } | { status: 'duplicate'; existing: ResultRecord };
+export type CommitOutcome = { status: 'committed' } | { status: 'duplicate'; existing: ResultRecord } | { status: 'erased' };
 
 /** Construction options of {@link ResultStore}. */
 export interface ResultStoreOptions {
@@ -125,12 +134,14 @@ export class ResultStore {
   /**
    * Writes `record` only if no item with its `idempotencyKey` exists (conditional `PutItem`). A second
    * write of the same key returns `duplicate` with the item that is already there and changes nothing.
+   * With `unlessErased` (the job's source's tombstone condition, `erasure.ts`), the put and that condition
+   * are one transaction: while the source's tombstone holds nothing is written and `erased` comes back.
    *
    * @throws {@link StoreRecordInvalidError} when the record cannot be represented in DynamoDB, is over its
    *   item limit, or DynamoDB refuses it (`ValidationException`): retrying will not help.
    * @throws {@link StoreUnavailableError} for any other failure: nothing may be assumed written.
    */
-  async commitOnce(record: ResultRecord): Promise<CommitOutcome> {
+  async commitOnce(record: ResultRecord, options: { unlessErased?: ConditionCheck } = {}): Promise<CommitOutcome> {
     const item = this.#toItem(record);
     const bytes = approximateItemBytes(item);
     if (bytes > MAX_RESULT_ITEM_BYTES) {
@@ -139,16 +150,16 @@ export class ResultStore {
         this.tableName,
       );
     }
+    const put = {
+      TableName: this.tableName,
+      Item: item,
+      ConditionExpression: 'attribute_not_exists(#key)',
+      ExpressionAttributeNames: { '#key': RESULTS_TABLE.partitionKey },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+    };
+    if (options.unlessErased) return this.#commitUnlessErased(record, put, options.unlessErased);
     try {
-      await this.#dynamodb.send(
-        new PutItemCommand({
-          TableName: this.tableName,
-          Item: item,
-          ConditionExpression: 'attribute_not_exists(#key)',
-          ExpressionAttributeNames: { '#key': RESULTS_TABLE.partitionKey },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
+      await this.#dynamodb.send(new PutItemCommand(put));
       return { status: 'committed' };
     } catch (error) {
       if (errorName(error) === 'ValidationException') {
@@ -160,16 +171,54 @@ export class ResultStore {
       if (errorName(error) !== 'ConditionalCheckFailedException') {
         throw new StoreUnavailableError('PutItem', this.tableName, { cause: error });
       }
-      const oldItem = (error as { Item?: Record<string, AttributeValue> }).Item;
-      // AWS returns the old item with ALL_OLD; read it back when a service does not.
-      const existing = oldItem ? (unmarshall(oldItem) as ResultRecord) : await this.get(record.idempotencyKey);
-      if (!existing) {
-        throw new StoreUnavailableError('PutItem', this.tableName, {
-          cause: error,
-          message: `PutItem on table ${this.tableName}: condition failed but the existing item could not be read`,
-        });
+      return this.#duplicate(record, error, (error as { Item?: Record<string, AttributeValue> }).Item, 'PutItem');
+    }
+  }
+
+  /** The put and the tombstone condition as one transaction (see {@link commitOnce}). */
+  async #commitUnlessErased(record: ResultRecord, put: ConstructorParameters<typeof PutItemCommand>[0], unlessErased: ConditionCheck): Promise<CommitOutcome> {
+    try {
+      await this.#dynamodb.send(new TransactWriteItemsCommand({ TransactItems: [{ ConditionCheck: unlessErased }, { Put: put }] }));
+      return { status: 'committed' };
+    } catch (error) {
+      if (errorName(error) !== 'TransactionCanceledException') throw new StoreUnavailableError('TransactWriteItems', this.tableName, { cause: error });
+      const reasons = (error as { CancellationReasons?: Array<{ Code?: string; Item?: Record<string, AttributeValue> }> }).CancellationReasons ?? [];
+      if (reasons[0]?.Code === 'ConditionalCheckFailed') return { status: 'erased' };
+      if (reasons[1]?.Code === 'ConditionalCheckFailed') return this.#duplicate(record, error, reasons[1].Item, 'TransactWriteItems');
+      if (reasons.some((r) => r.Code === 'ValidationError')) {
+        throw new StoreRecordInvalidError(`result record of job ${record.jobId} was refused by DynamoDB (ValidationError)`, this.tableName, { cause: error });
       }
-      return { status: 'duplicate', existing };
+      // A conflicting transaction or a throttle: nothing was written, the lane retries.
+      throw new StoreUnavailableError('TransactWriteItems', this.tableName, { cause: error });
+    }
+  }
+
+  /** The `duplicate` outcome: the item already there (AWS returns it with ALL_OLD; read back when a service does not). */
+  async #duplicate(
+    record: ResultRecord,
+    error: unknown,
+    oldItem: Record<string, AttributeValue> | undefined,
+    operation: 'PutItem' | 'TransactWriteItems',
+  ): Promise<CommitOutcome> {
+    const existing = oldItem ? (unmarshall(oldItem) as ResultRecord) : await this.get(record.idempotencyKey);
+    if (!existing) {
+      throw new StoreUnavailableError(operation, this.tableName, {
+        cause: error,
+        message: `${operation} on table ${this.tableName}: condition failed but the existing item could not be read`,
+      });
+    }
+    return { status: 'duplicate', existing };
+  }
+
+  /** Deletes the result of `idempotencyKey`; whether there was one. @throws {@link StoreUnavailableError} */
+  async delete(idempotencyKey: string): Promise<boolean> {
+    try {
+      const out = await this.#dynamodb.send(
+        new DeleteItemCommand({ TableName: this.tableName, Key: { [RESULTS_TABLE.partitionKey]: { S: idempotencyKey } }, ReturnValues: 'ALL_OLD' }),
+      );
+      return out.Attributes !== undefined;
+    } catch (error) {
+      throw new StoreUnavailableError('DeleteItem', this.tableName, { cause: error });
     }
   }
 

@@ -3,19 +3,31 @@
  * create exactly the same tables.
  */
 
-/** Attribute definitions of one table: partition key, optional sort key, optional TTL attribute. */
+/** A global secondary index of a table (string keys, every attribute projected). */
+export interface IndexShape {
+  name: string;
+  partitionKey: string;
+  sortKey?: string;
+}
+
+/** Attribute definitions of one table: partition key, optional sort key, optional TTL attribute, indexes. */
 export interface TableShape {
   partitionKey: string;
   sortKey?: string;
   /** Attribute holding an epoch-seconds expiry, enabled as the table's TTL. */
   ttlAttribute?: string;
+  /** Global secondary indexes (sparse: only items with the index's keys are in it). */
+  indexes?: readonly IndexShape[];
 }
+
+/** The ledger's index of job claims by source (`sourceKey`, a hash of the source id): what erasure finds a source's jobs by. */
+export const LEDGER_SOURCE_INDEX: IndexShape = { name: 'bySource', partitionKey: 'sourceKey', sortKey: 'jobId' };
 
 /** Results: one item per idempotency key, written once with a conditional put. */
 export const RESULTS_TABLE: TableShape = { partitionKey: 'idempotencyKey', ttlAttribute: 'expiresAt' };
 
 /** Validation and decision ledger: every entry of one job under its jobId, ordered by entry id. */
-export const LEDGER_TABLE: TableShape = { partitionKey: 'jobId', sortKey: 'entryId', ttlAttribute: 'expiresAt' };
+export const LEDGER_TABLE: TableShape = { partitionKey: 'jobId', sortKey: 'entryId', ttlAttribute: 'expiresAt', indexes: [LEDGER_SOURCE_INDEX] };
 
 /** Rate state: key cooldowns, token buckets and lane pause records; they expire by TTL. */
 export const RATE_STATE_TABLE: TableShape = { partitionKey: 'pk', ttlAttribute: 'expiresAt' };

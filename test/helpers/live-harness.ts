@@ -105,17 +105,27 @@ export function livePost(body: string | Buffer | object, options: LiveRequestOpt
 
 /** `GET /v1/extractions/{jobId}` by a principal ({@link TEST_PRINCIPAL} unless named; `null`: none). */
 export function liveGet(jobId: string, options: Pick<LiveRequestOptions, 'principal'> = {}): APIGatewayProxyEventV2 {
+  return jobRequest('GET', jobId, options);
+}
+
+/** `DELETE /v1/extractions/{jobId}` by a principal ({@link TEST_PRINCIPAL} unless named; `null`: none). */
+export function liveDelete(jobId: string, options: Pick<LiveRequestOptions, 'principal'> = {}): APIGatewayProxyEventV2 {
+  return jobRequest('DELETE', jobId, options);
+}
+
+/** A request on one job's route (`/v1/extractions/{jobId}`), without a body. */
+function jobRequest(method: 'GET' | 'DELETE', jobId: string, options: Pick<LiveRequestOptions, 'principal'>): APIGatewayProxyEventV2 {
   const path = LIVE_ROUTES.extraction.replace('{jobId}', encodeURIComponent(jobId));
   return {
     version: '2.0',
-    routeKey: `GET ${LIVE_ROUTES.extraction}`,
+    routeKey: `${method} ${LIVE_ROUTES.extraction}`,
     rawPath: path,
     rawQueryString: '',
     headers: {},
     pathParameters: { jobId },
     requestContext: {
-      http: { method: 'GET', path },
-      requestId: 'req-live-get',
+      http: { method, path },
+      requestId: `req-live-${method.toLowerCase()}`,
       ...authorizerOf(options.principal === undefined ? TEST_PRINCIPAL : options.principal),
     },
     isBase64Encoded: false,

@@ -1,12 +1,13 @@
 /**
- * A lane's live API: an API Gateway HTTP API with IAM authorization on its two routes
- * (`POST /v1/extractions`, `GET /v1/extractions/{jobId}`), a Lambda proxy integration (payload format
- * 2.0) to the live function, and the default stage with JSON access logs and throttling from the lane
- * config. The live function (`lambdas/live.ts`, bundled like the consumer) has a role with only what
- * it calls on the lane's own resources: documents under `documents/` (read, write, and list to confirm one missing), the results,
- * ledger and rate-state tables, `sqs:SendMessage` on the lane queue (the hand-over of a job that did
- * not finish within its deadline; never the DLQ, never a receive), the provider secret or the lane's
- * Bedrock model.
+ * A lane's live API: an API Gateway HTTP API with IAM authorization on its three routes
+ * (`POST /v1/extractions`, `GET /v1/extractions/{jobId}`, `DELETE /v1/extractions/{jobId}`: the job's
+ * owner erases its source), a Lambda proxy integration (payload format 2.0) to the live function, and
+ * the default stage with JSON access logs and throttling from the lane config. The live function
+ * (`lambdas/live.ts`, bundled like the consumer) has a role with only what it calls on the lane's own
+ * resources: documents under `documents/` (read, write, delete an erased source's, and list to confirm
+ * one missing), the results, ledger (and its `bySource` index) and rate-state tables,
+ * `sqs:SendMessage` on the lane queue (the hand-over of a job that did not finish within its deadline;
+ * never the DLQ, never a receive), the provider secret or the lane's Bedrock model.
  *
  * Why an HTTP API rather than a Lambda function URL: a function URL has no stage throttling (only the
  * function's reserved concurrency, which turns excess into 429s without a steady rate and burst), no
@@ -28,6 +29,7 @@ import { liveFunctionTimeoutSeconds } from '../../config/live.js';
 import { LIVE_ENV } from '../../platform/environment.js';
 import { RatelaneError } from '../../platform/errors.js';
 import { DOCUMENT_PREFIX, LIVE_ROUTES, liveApiName, liveFunctionName } from '../../platform/resources.js';
+import { LEDGER_SOURCE_INDEX } from '../../store/tables.js';
 import { liveServiceName, METRICS_NAMESPACE } from '../../platform/telemetry.js';
 import { CONSUMER_LOG_ACTIONS, CONSUMER_RATE_STATE_ACTIONS, CONSUMER_SECRET_ACTIONS } from '../consumer.js';
 import { acknowledgeDocumentPrefixGrant, grantBedrockInvoke, laneBedrockTarget, laneFunction } from '../lane-function.js';
@@ -40,8 +42,11 @@ export const HTTP_API_INTEGRATION_TIMEOUT_SECONDS = 30;
 /** The name of an HTTP API's default stage (served at the API's root URL). */
 const DEFAULT_STAGE_NAME = '$default';
 
-/** Documents: read a stored one (GET and the in-request extraction), store an inline one before a hand-over. */
-export const LIVE_BUCKET_ACTIONS = ['s3:GetObject', 's3:PutObject'] as const;
+/**
+ * Documents: read a stored one (GET and the in-request extraction), store an inline one before a hand-over,
+ * delete an erased source's (`DELETE`, and a job of an erased source stopped: lib/extraction/erased.ts).
+ */
+export const LIVE_BUCKET_ACTIONS = ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'] as const;
 /**
  * Listing under `documents/` only (`s3:prefix`, the condition key S3 documents for ListObjectsV2): a
  * `documentRef` whose read answered 403 is `document_not_found` once a listing with its exact key as
@@ -49,14 +54,28 @@ export const LIVE_BUCKET_ACTIONS = ['s3:GetObject', 's3:PutObject'] as const;
  * condition to the implicit listing check behind a 404 (undocumented): either answer is handled.
  */
 export const LIVE_BUCKET_LIST_ACTIONS = ['s3:ListBucket'] as const;
-/** Results: read a committed result (`get`), commit once (a conditional `PutItem`, lib/store/results.ts). */
-export const LIVE_RESULTS_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem'] as const;
+/**
+ * Results: read a committed result (`get`), commit once (a conditional `PutItem`, lib/store/results.ts),
+ * remove an erased source's result (`DELETE`: `delete`, a `DeleteItem`).
+ */
+export const LIVE_RESULTS_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'] as const;
 /**
  * Ledger (lib/store/ledger.ts): entries (`record`: `PutItem`) and the job claim (`claimJob`: a conditional
  * `UpdateItem`), a job's history for `GET` (`entriesFor`: `Query`) and its claim (`claimOf`: `GetItem`);
- * never `Scan` (tests only).
+ * erasure as the consumer has it (a tombstone's `GetItem` and `ConditionCheckItem`, a stopped job's records
+ * removed with `BatchWriteItem`), and a `DELETE`'s erasure (the tombstone's `UpdateItem`, each job's items
+ * read with `Query`, removed with `BatchWriteItem`, its marker `PutItem`); never `Scan` (tests only).
  */
-export const LIVE_LEDGER_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query', 'dynamodb:GetItem'] as const;
+export const LIVE_LEDGER_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:Query',
+  'dynamodb:GetItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:ConditionCheckItem',
+] as const;
+/** The ledger's `bySource` index (lib/store/tables.ts): a `DELETE` finds the jobs of the source it erases (`jobsOf`). */
+export const LIVE_LEDGER_INDEX_ACTIONS = ['dynamodb:Query'] as const;
 /** Rate state: the key pool and token buckets, exactly as the consumer uses them. */
 export const LIVE_RATE_STATE_ACTIONS = CONSUMER_RATE_STATE_ACTIONS;
 /** The hand-over to the lane queue: send only (no receive, delete or visibility change; no DLQ). */
@@ -137,7 +156,7 @@ export class LaneLive extends Construct {
   readonly api: HttpApi;
   /** The default stage: access logs and throttling. */
   readonly stage: HttpStage;
-  readonly routes: { readonly extractions: HttpRoute; readonly extraction: HttpRoute };
+  readonly routes: { readonly extractions: HttpRoute; readonly extraction: HttpRoute; readonly erasure: HttpRoute };
   readonly function: LambdaFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
@@ -190,6 +209,7 @@ export class LaneLive extends Construct {
     grant('ConfirmMissingDocuments', LIVE_BUCKET_LIST_ACTIONS, storage.bucket.bucketArn, { StringLike: { 's3:prefix': `${DOCUMENT_PREFIX}*` } });
     grant('CommitResults', LIVE_RESULTS_ACTIONS, storage.resultsTable.tableArn);
     grant('WriteReadLedger', LIVE_LEDGER_ACTIONS, storage.ledgerTable.tableArn);
+    grant('FindJobsOfSource', LIVE_LEDGER_INDEX_ACTIONS, `${storage.ledgerTable.tableArn}/index/${LEDGER_SOURCE_INDEX.name}`);
     grant('ReadWriteRateState', LIVE_RATE_STATE_ACTIONS, storage.rateStateTable.tableArn);
     grant('HandOverToOwnQueue', LIVE_QUEUE_ACTIONS, queues.queue.queueArn);
     if (storage.providerSecret) grant('ReadProviderKeys', LIVE_SECRET_ACTIONS, storage.providerSecret.secretArn);
@@ -198,12 +218,12 @@ export class LaneLive extends Construct {
     acknowledgeDocumentPrefixGrant(
       this.role,
       storage,
-      'Documents are content-addressed (documents/<sha256>.txt): the live function stores a request’s inline document under its hash before handing the job over, and reads stored ones, so the keys cannot be listed at deploy time; the grant is s3:GetObject and s3:PutObject only, on the documents/ prefix of this lane’s own bucket.',
+      'Documents are content-addressed (documents/<sha256>.txt): the live function stores a request’s inline document under its hash before handing the job over, reads stored ones, and deletes those of a source its owner erases, so the keys cannot be listed at deploy time; the grant is s3:GetObject, s3:PutObject and s3:DeleteObject only, on the documents/ prefix of this lane’s own bucket.',
     );
 
     this.api = new HttpApi(this, 'Api', {
       apiName: liveApiName(lane.name),
-      description: `ratelane ${lane.name} lane live API (${lane.region}): POST ${LIVE_ROUTES.extractions}, GET ${LIVE_ROUTES.extraction}; IAM (SigV4) auth`,
+      description: `ratelane ${lane.name} lane live API (${lane.region}): POST ${LIVE_ROUTES.extractions}, GET and DELETE ${LIVE_ROUTES.extraction}; IAM (SigV4) auth`,
       createDefaultStage: false,
     });
     this.stage = new HttpStage(this, 'DefaultStage', {
@@ -220,8 +240,10 @@ export class LaneLive extends Construct {
     const authorizer = new HttpIamAuthorizer();
     const [extractions] = this.api.addRoutes({ path: LIVE_ROUTES.extractions, methods: [HttpMethod.POST], integration, authorizer });
     const [extraction] = this.api.addRoutes({ path: LIVE_ROUTES.extraction, methods: [HttpMethod.GET], integration, authorizer });
-    if (!extractions || !extraction) throw new LiveSettingsError(`lane ${lane.name}: the live API routes were not created`);
-    this.routes = { extractions, extraction };
+    // The job's owner erases its source: the same IAM authorization as GET; the owner check is the function's (lib/lanes/live/erase.ts).
+    const [erasure] = this.api.addRoutes({ path: LIVE_ROUTES.extraction, methods: [HttpMethod.DELETE], integration, authorizer });
+    if (!extractions || !extraction || !erasure) throw new LiveSettingsError(`lane ${lane.name}: the live API routes were not created`);
+    this.routes = { extractions, extraction, erasure };
   }
 
   /** The API's base URL (the default stage). */
@@ -229,11 +251,12 @@ export class LaneLive extends Construct {
     return this.stage.url;
   }
 
-  /** The `execute-api:Invoke` ARNs of the two routes on the default stage: what a caller's IAM policy must allow. */
+  /** The `execute-api:Invoke` ARNs of the three routes on the default stage: what a caller's IAM policy must allow (DELETE only for a caller that erases). */
   get invokeArns(): string[] {
     return [
       this.api.arnForExecuteApi(HttpMethod.POST, LIVE_ROUTES.extractions, DEFAULT_STAGE_NAME),
       this.api.arnForExecuteApi(HttpMethod.GET, `${LIVE_ROUTES.extractions}/*`, DEFAULT_STAGE_NAME),
+      this.api.arnForExecuteApi(HttpMethod.DELETE, `${LIVE_ROUTES.extractions}/*`, DEFAULT_STAGE_NAME),
     ];
   }
 }

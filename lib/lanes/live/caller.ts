@@ -1,12 +1,13 @@
 /**
- * Who calls the live API, and what they may read. Both routes are authorized by API Gateway's IAM
+ * Who calls the live API, and what they may read. Every route is authorized by API Gateway's IAM
  * authorizer (SigV4), which puts the verified caller on `requestContext.authorizer.iam.userArn`; the
  * caller's **tenant** is that principal as `tenantOfPrincipal` names it (sessions of one role are one
  * tenant).
  *
  * A job submitted through the API belongs to its caller's tenant; reading it (`GET`) is allowed to that
  * tenant and to the principals of the lane's `live.readers` (a lane-wide read, for operators' tools),
- * and to nobody else: to them it is unknown (404), as a job never seen.
+ * and to nobody else: to them it is unknown (404), as a job never seen. Erasing its source (`DELETE`,
+ * `erase.ts`) is its tenant's alone.
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { tenantOfPrincipal } from '../../contract/job.js';

@@ -5,7 +5,9 @@
  *   (`executor.ts`); answered committed, needs review, rejected, or pending after a hand-over to the
  *   queue lane;
  * - `GET /v1/extractions/{jobId}`: the job's state, the same view a queue job gets (`status.ts`), to its
- *   tenant or a lane-wide reader only (`caller.ts`).
+ *   tenant or a lane-wide reader only (`caller.ts`);
+ * - `DELETE /v1/extractions/{jobId}`: the job's tenant erases the job's source in this lane and gets the
+ *   receipt (`erase.ts`); to anyone else the job is what `GET` answers them.
  * A job belongs to its caller's IAM principal (the tenant); a request that names none is refused (403).
  * middy with Powertools Logger and Metrics around it; one answer metric per request.
  */
@@ -24,6 +26,7 @@ import { answerResponse, jsonResponse, refusalResponse, unavailableResponse, typ
 import { effectiveDeadlineMs, liveBudget, overDeadline, type LiveBudget } from './deadline.js';
 import { readReferencedText } from './document-ref.js';
 import type { LiveDeps } from './deps.js';
+import { eraseResponse } from './erase.js';
 import { runLive } from './executor.js';
 import { handOver } from './handover.js';
 import { checkDeadline, checkLane, parseLiveRequest, type LiveRefusal } from './request.js';
@@ -49,7 +52,7 @@ export function createLiveHandler(deps: LiveDeps, options: LiveHandlerOptions = 
   const base = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     const method = event.requestContext?.http?.method ?? 'GET';
     const route = event.routeKey ?? `${method} ${event.rawPath}`;
-    if (route !== `POST ${LIVE_ROUTES.extractions}` && route !== `GET ${LIVE_ROUTES.extraction}`) {
+    if (route !== `POST ${LIVE_ROUTES.extractions}` && route !== `GET ${LIVE_ROUTES.extraction}` && route !== `DELETE ${LIVE_ROUTES.extraction}`) {
       return jsonResponse(404, { message: 'Not Found', code: 'route_not_found' });
     }
     const tenant = callerTenant(event);
@@ -62,6 +65,7 @@ export function createLiveHandler(deps: LiveDeps, options: LiveHandlerOptions = 
       deps.metrics.addMetric('LiveStatusReads', MetricUnit.Count, 1);
       return statusResponse(event.pathParameters?.jobId, deps, readerFor(tenant, deps.lane.live.readers));
     }
+    if (route === `DELETE ${LIVE_ROUTES.extraction}`) return eraseResponse(event.pathParameters?.jobId, tenant, deps);
     try {
       return await extraction(event, tenant, deps, options);
     } catch (error) {

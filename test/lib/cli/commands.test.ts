@@ -157,12 +157,16 @@ describe('the registry', () => {
     const usage = usageOf(COMMANDS, NPM_HELP);
     const installed = usageOf(PRODUCT_COMMANDS);
     // Assess
-    assert.deepEqual(Object.keys(COMMANDS), ['local', 'submit', 'resume', 'soak', 'bench', 'sim', 'eval', 'batch', 'review', 'residency']);
+    assert.deepEqual(Object.keys(COMMANDS), ['local', 'submit', 'resume', 'soak', 'bench', 'sim', 'eval', 'batch', 'review', 'residency', 'erase']);
     for (const [name, loadedName] of loaded) {
       assert.equal(loadedName, name);
       assert.match(usage, new RegExp(`\\n  ${name} +\\S.*\\(npm run ${name} -- --help\\)`));
     }
-    assert.deepEqual(Object.keys(PRODUCT_COMMANDS), ['submit', 'resume', 'batch', 'review', 'residency'], 'the installed CLI has the product commands only');
+    assert.deepEqual(
+      Object.keys(PRODUCT_COMMANDS),
+      ['submit', 'resume', 'batch', 'review', 'residency', 'erase'],
+      'the installed CLI has the product commands only',
+    );
     for (const name of Object.keys(PRODUCT_COMMANDS)) assert.match(installed, new RegExp(`\\n  ${name} +\\S.*\\(ratelane ${name} --help\\)`));
     assert.equal(findCommand(COMMANDS, 'toString'), undefined);
     assert.equal(findCommand(COMMANDS, undefined), undefined);

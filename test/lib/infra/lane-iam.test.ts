@@ -75,7 +75,7 @@ for (const lane of LANES) {
       for (const [resource, actions] of expected) assert.deepEqual(sorted(byResource.get(resource) ?? []), sorted(actions), resource);
       // the DLQ only receives, the bucket is only read (and listed below documents/, see below)
       assert.deepEqual(CONSUMER_DLQ_ACTIONS, ['sqs:SendMessage']);
-      assert.deepEqual(CONSUMER_BUCKET_ACTIONS, ['s3:GetObject']);
+      assert.deepEqual(CONSUMER_BUCKET_ACTIONS, ['s3:GetObject', 's3:DeleteObject']);
       // no provider grant for an OpenAI-compatible lane: its keys are in the secret
       assert.ok(!statements.some((s) => actionsOf(s).some((a) => a.startsWith('bedrock:'))));
       // PassRole only to EventBridge Scheduler
@@ -150,16 +150,28 @@ for (const lane of LANES) {
       assert.deepEqual(listing[0]?.Condition, { StringLike: { 's3:prefix': `${DOCUMENT_PREFIX}*` } });
     });
 
-    it('grants nothing the consumer does not call: no ledger Query, no DescribeSecret', () => {
+    it("grants nothing the consumer does not call: no ledger Scan, no Query of the ledger's indexes, no DescribeSecret", () => {
       // Prepare
       const { stack, json } = of(lane);
       // Act
       const actions = new Set(roleStatements(json, logicalId(stack, stack.consumer.role)).flatMap(actionsOf));
       // Assess
-      assert.ok(!actions.has('dynamodb:Query'), 'the consumer never queries the ledger (only tests and the local scorecard do)');
+      // It queries one job's own ledger partition (a job of an erased source), never an index of the ledger.
+      const ledgerQuery = roleStatements(json, logicalId(stack, stack.consumer.role)).filter((st) => actionsOf(st).includes('dynamodb:Query'));
+      assert.deepEqual(
+        ledgerQuery.map((st) => st.Resource),
+        [{ 'Fn::GetAtt': [logicalId(stack, stack.storage.ledgerTable), 'Arn'] }],
+      );
       assert.ok(!actions.has('dynamodb:Scan'));
       assert.ok(!actions.has('secretsmanager:DescribeSecret'), 'GetSecretValue is all Powertools getSecret calls');
-      assert.deepEqual(CONSUMER_LEDGER_ACTIONS, ['dynamodb:PutItem', 'dynamodb:UpdateItem']);
+      assert.deepEqual(CONSUMER_LEDGER_ACTIONS, [
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:GetItem',
+        'dynamodb:Query',
+        'dynamodb:BatchWriteItem',
+        'dynamodb:ConditionCheckItem',
+      ]);
       assert.deepEqual(CONSUMER_SECRET_ACTIONS, ['secretsmanager:GetSecretValue']);
     });
 

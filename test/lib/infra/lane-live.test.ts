@@ -1,5 +1,5 @@
 /**
- * The live lane's infrastructure as CloudFormation: the HTTP API (IAM auth on both routes, a Lambda
+ * The live lane's infrastructure as CloudFormation: the HTTP API (IAM auth on its three routes, a Lambda
  * proxy integration, the default stage's throttling and JSON access logs), the live function
  * (timeout below the integration's, memory, environment), its role (exact actions on the lane's own
  * resources: send-only on the queue, nothing on the DLQ), region integrity, a lane without the live
@@ -20,6 +20,7 @@ import {
   LIVE_BUCKET_ACTIONS,
   LIVE_BUCKET_LIST_ACTIONS,
   LIVE_LEDGER_ACTIONS,
+  LIVE_LEDGER_INDEX_ACTIONS,
   LIVE_LOG_ACTIONS,
   LIVE_QUEUE_ACTIONS,
   LIVE_RATE_STATE_ACTIONS,
@@ -72,7 +73,7 @@ for (const lane of LANES) {
   assert.ok(other);
 
   describe(`lane stack ${lane.name} (${lane.region}) live API`, () => {
-    it('has an HTTP API with IAM auth on exactly the two routes, both to the live function (proxy, payload 2.0)', () => {
+    it('has an HTTP API with IAM auth on exactly the three routes (POST, GET, DELETE), all to the live function (proxy, payload 2.0)', () => {
       // Prepare
       const s = of(lane);
       const live = liveOf(s);
@@ -95,23 +96,26 @@ for (const lane of LANES) {
         PayloadFormatVersion: '2.0',
       });
       assert.equal(integration.Properties.TimeoutInMillis, undefined, 'the HTTP API default: 30 s, also its maximum');
-      assert.deepEqual(sorted(routes.map((r) => r.RouteKey)), sorted([`POST ${LIVE_ROUTES.extractions}`, `GET ${LIVE_ROUTES.extraction}`]));
+      assert.deepEqual(
+        sorted(routes.map((r) => r.RouteKey)),
+        sorted([`POST ${LIVE_ROUTES.extractions}`, `GET ${LIVE_ROUTES.extraction}`, `DELETE ${LIVE_ROUTES.extraction}`]),
+      );
       for (const route of routes) {
         assert.equal(route.AuthorizationType, 'AWS_IAM', `${route.RouteKey} is IAM (SigV4) authorized`);
         assert.equal(route.AuthorizerId, undefined);
         assert.deepEqual(route.ApiId, { Ref: apiId });
         assert.deepEqual(route.Target, { 'Fn::Join': ['', ['integrations/', { Ref: integrationId }]] });
       }
-      // API Gateway may invoke the function for these two routes of this API only
+      // API Gateway may invoke the function for these routes of this API only (one permission per route; GET and DELETE share a path)
       const permissions = resourcesOfType(s.json, 'AWS::Lambda::Permission').map(([, p]) => p.Properties);
-      assert.equal(permissions.length, 2);
+      assert.equal(permissions.length, 3);
       for (const p of permissions) {
         assert.deepEqual([p.Action, p.Principal, p.FunctionName], ['lambda:InvokeFunction', 'apigateway.amazonaws.com', { 'Fn::GetAtt': [fnId, 'Arn'] }]);
       }
       assert.deepEqual(
         sorted(permissions.map((p) => JSON.stringify(p.SourceArn))),
         sorted(
-          [LIVE_ROUTES.extractions, LIVE_ROUTES.extraction].map((path) =>
+          [LIVE_ROUTES.extractions, LIVE_ROUTES.extraction, LIVE_ROUTES.extraction].map((path) =>
             JSON.stringify({
               'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:execute-api:${lane.region}:${s.stack.account}:`, { Ref: apiId }, `/*/*${path}`]],
             }),
@@ -120,7 +124,7 @@ for (const lane of LANES) {
       );
     });
 
-    it('names the execute-api:Invoke ARNs a caller needs: the two routes on the default stage of this API', () => {
+    it('names the execute-api:Invoke ARNs a caller needs: the three routes on the default stage of this API', () => {
       // Prepare
       const s = of(lane);
       const live = liveOf(s);
@@ -130,7 +134,7 @@ for (const lane of LANES) {
       // Act
       const arns = live.invokeArns.map((a) => s.stack.resolve(a));
       // Assess
-      assert.deepEqual(arns, [arn('/$default/POST/v1/extractions'), arn('/$default/GET/v1/extractions/*')]);
+      assert.deepEqual(arns, [arn('/$default/POST/v1/extractions'), arn('/$default/GET/v1/extractions/*'), arn('/$default/DELETE/v1/extractions/*')]);
     });
 
     it('throttles the default stage from the lane config and writes JSON access logs without bodies to a retained log group', () => {
@@ -215,6 +219,7 @@ for (const lane of LANES) {
       const live = liveOf(s);
       const id = (c: { node: { defaultChild?: unknown } } | undefined) => logicalId(s.stack, c);
       const objectsArn = JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [id(s.stack.storage.bucket), 'Arn'] }, '/documents/*']] });
+      const sourceIndexArn = JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [id(s.stack.storage.ledgerTable), 'Arn'] }, '/index/bySource']] });
       // Act
       const statements = roleStatements(s.json, id(live.role));
       const byResource = actionsByResource(statements);
@@ -225,6 +230,7 @@ for (const lane of LANES) {
         [getAtt(id(s.stack.storage.bucket)), LIVE_BUCKET_LIST_ACTIONS],
         [getAtt(id(s.stack.storage.resultsTable)), LIVE_RESULTS_ACTIONS],
         [getAtt(id(s.stack.storage.ledgerTable)), LIVE_LEDGER_ACTIONS],
+        [sourceIndexArn, LIVE_LEDGER_INDEX_ACTIONS],
         [getAtt(id(s.stack.storage.rateStateTable)), LIVE_RATE_STATE_ACTIONS],
         [getAtt(id(s.stack.queues.queue)), LIVE_QUEUE_ACTIONS],
         [ref(id(s.stack.storage.providerSecret)), LIVE_SECRET_ACTIONS],
@@ -232,20 +238,21 @@ for (const lane of LANES) {
       assert.deepEqual(sorted(byResource.keys()), sorted(expected.keys()), 'the live role reaches exactly these resources');
       for (const [resource, actions] of expected) assert.deepEqual(sorted(byResource.get(resource) ?? []), sorted(actions), resource);
       assert.deepEqual(LIVE_QUEUE_ACTIONS, ['sqs:SendMessage']);
-      assert.deepEqual(sorted(LIVE_BUCKET_ACTIONS), ['s3:GetObject', 's3:PutObject']);
-      assert.deepEqual(sorted(LIVE_RESULTS_ACTIONS), ['dynamodb:GetItem', 'dynamodb:PutItem']);
-      assert.deepEqual(sorted(LIVE_LEDGER_ACTIONS), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+      assert.deepEqual(sorted(LIVE_BUCKET_ACTIONS), ['s3:DeleteObject', 's3:GetObject', 's3:PutObject']);
+      assert.deepEqual(sorted(LIVE_RESULTS_ACTIONS), ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem']);
+      assert.deepEqual(LIVE_LEDGER_INDEX_ACTIONS, ['dynamodb:Query'], 'the source index: read only');
+      assert.deepEqual(sorted(LIVE_LEDGER_ACTIONS), [
+        'dynamodb:BatchWriteItem',
+        'dynamodb:ConditionCheckItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+      ]);
       const dlq = getAtt(id(s.stack.queues.deadLetterQueue));
       assert.ok(!JSON.stringify(statements).includes(id(s.stack.queues.deadLetterQueue)), `nothing on the DLQ ${dlq}`);
       const actions = new Set(statements.flatMap(actionsOf));
-      for (const forbidden of [
-        'sqs:ReceiveMessage',
-        'sqs:DeleteMessage',
-        'sqs:ChangeMessageVisibility',
-        'dynamodb:Scan',
-        's3:DeleteObject',
-        'lambda:UpdateEventSourceMapping',
-      ]) {
+      for (const forbidden of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'dynamodb:Scan', 'lambda:UpdateEventSourceMapping']) {
         assert.ok(!actions.has(forbidden), forbidden);
       }
       const listing = statements.find((st) => actionsOf(st).includes('s3:ListBucket'));

@@ -195,15 +195,34 @@ for (const lane of LANES) {
           { AttributeName: shape.partitionKey, KeyType: 'HASH' },
           ...(shape.sortKey ? [{ AttributeName: shape.sortKey, KeyType: 'RANGE' }] : []),
         ]);
+        const keys = [shape.partitionKey, ...(shape.sortKey ? [shape.sortKey] : [])];
+        const indexKeys = (shape.indexes ?? []).flatMap((i) => [i.partitionKey, ...(i.sortKey ? [i.sortKey] : [])]);
         assert.deepEqual(
           table.AttributeDefinitions,
-          [shape.partitionKey, ...(shape.sortKey ? [shape.sortKey] : [])].map((a) => ({ AttributeName: a, AttributeType: 'S' })),
+          [...new Set([...keys, ...indexKeys])].map((a) => ({ AttributeName: a, AttributeType: 'S' })),
+        );
+        assert.deepEqual(
+          (table.GlobalSecondaryIndexes ?? []).map((i: { IndexName: string; KeySchema: unknown; Projection: unknown }) => [
+            i.IndexName,
+            i.KeySchema,
+            i.Projection,
+          ]),
+          (shape.indexes ?? []).map((i) => [
+            i.name,
+            [{ AttributeName: i.partitionKey, KeyType: 'HASH' }, ...(i.sortKey ? [{ AttributeName: i.sortKey, KeyType: 'RANGE' }] : [])],
+            { ProjectionType: 'ALL' },
+          ]),
         );
         assert.equal(table.BillingMode, 'PAY_PER_REQUEST');
         assert.deepEqual(table.SSESpecification, { SSEEnabled: true, SSEType: 'KMS' });
         assert.deepEqual(table.TimeToLiveSpecification, shape.ttlAttribute ? { AttributeName: shape.ttlAttribute, Enabled: true } : undefined);
         assert.deepEqual(table.Replicas, [
-          { Region: lane.region, PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true }, DeletionProtectionEnabled: true },
+          {
+            Region: lane.region,
+            PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+            DeletionProtectionEnabled: true,
+            ...(shape.indexes ? { GlobalSecondaryIndexes: shape.indexes.map((i) => ({ IndexName: i.name })) } : {}),
+          },
         ]);
         assert.equal(tables[0].DeletionPolicy, 'Retain');
       });

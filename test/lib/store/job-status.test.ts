@@ -1,6 +1,7 @@
 /**
  * One job's state read from a lane's results table and ledger on the run's DynamoDB Local: every state
- * (unknown, received, pending, needs_review, rejected, dead_lettered, committed, a duplicate's commit),
+ * (unknown, received, pending, needs_review, rejected, dead_lettered, committed, a duplicate's commit,
+ * erased when the erasure records are read),
  * the precedence (a commit always wins, else the latest entry, a later claim meaning "at work"), the
  * history counts, and no document text in any view.
  */
@@ -10,6 +11,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createAwsClients, LOCAL_CREDENTIALS, type AwsClients } from '../../../lib/platform/clients.js';
 import { idempotencyKeyFor, sha256Hex, type Job } from '../../../lib/contract/job.js';
 import { ensureTable } from '../../../lib/store/ensure-table.js';
+import { ErasureLedger } from '../../../lib/store/erasure.js';
 import { StoreUnavailableError } from '../../../lib/store/errors.js';
 import { jobStatus, ledgerHistory, type JobStatusView } from '../../../lib/store/job-status.js';
 import { Ledger, type LedgerEntryInput, type LedgerKind } from '../../../lib/store/ledger.js';
@@ -48,6 +50,7 @@ describe('jobStatus on DynamoDB Local', () => {
   let clients: AwsClients;
   let ledger: Ledger;
   let results: ResultStore;
+  let erasure: ErasureLedger;
   /** The ledger's clock: every claim and entry one second after the one before. */
   let clock = Date.parse('2030-01-01T00:00:00.000Z');
   const tick = () => new Date((clock += 1000));
@@ -58,6 +61,7 @@ describe('jobStatus on DynamoDB Local', () => {
     await Promise.all([ensureTable(clients.dynamodb, names.ledgerTable, LEDGER_TABLE), ensureTable(clients.dynamodb, names.resultsTable, RESULTS_TABLE)]);
     ledger = new Ledger({ dynamodb: clients.dynamodb, tableName: names.ledgerTable, now: tick });
     results = new ResultStore({ dynamodb: clients.dynamodb, tableName: names.resultsTable });
+    erasure = new ErasureLedger({ dynamodb: clients.dynamodb, tableName: names.ledgerTable, retentionDays: 90, now: tick });
   });
   after(() => clients.destroy());
 
@@ -335,6 +339,51 @@ describe('jobStatus on DynamoDB Local', () => {
     );
     assert.ok(!shown.includes('ACME'), shown);
     assert.ok(!shown.includes('details'), shown);
+  });
+
+  it('is erased once an erasure removed its records (read with the erasure records; without them unknown, as before)', async () => {
+    // Prepare: a committed job of service-a whose source service-a erased (the claim and entries removed, the marker left)
+    const job = sampleJob(uniqueName('job'));
+    const tenant = 'arn:aws:iam::000000000000:role/service-a';
+    const source = { sourceId: job.input.sourceId, contentSha256: job.input.contentSha256 };
+    await ledger.claimJob({ jobId: job.jobId, idempotencyKey: job.idempotencyKey, region: 'us', tenant, source });
+    await record(job, 'validation_failed', 'schema_invalid');
+    await commit(job);
+    assert.equal((await ledger.claimOf(job.jobId))?.sourceId, job.input.sourceId, 'the claim names its source');
+    await results.delete(job.idempotencyKey);
+    const removed = await erasure.eraseJob(job.jobId, job.input.sourceId, tenant);
+    const reader = (mine: string) => ({ mayRead: (owner: string | undefined) => owner === mine });
+
+    // Act
+    const view = await jobStatus(job.jobId, { results, ledger, erasure });
+    const withoutErasure = await jobStatus(job.jobId, { results, ledger });
+    const toEraser = await jobStatus(job.jobId, { results, ledger, erasure }, reader(tenant));
+    const toOther = await jobStatus(job.jobId, { results, ledger, erasure }, reader('arn:aws:iam::000000000000:role/service-b'));
+    const neverSeen = await jobStatus(uniqueName('job'), { results, ledger, erasure });
+
+    // Assess
+    assert.equal(removed, 2, 'the claim and the entry');
+    const marker = await erasure.erasedJob(job.jobId);
+    assert.ok(marker);
+    assert.deepEqual(view, { jobId: job.jobId, state: 'erased', history: historyWith({}), erasedAt: marker.erasedAt, erasedBy: tenant });
+    assert.deepEqual(withoutErasure, { jobId: job.jobId, state: 'unknown', history: historyWith({}) });
+    assert.deepEqual(toEraser, view);
+    assert.deepEqual(toOther, withoutErasure, 'to a reader who may not read jobs of whoever erased it: a job never seen');
+    assert.equal(neverSeen.state, 'unknown');
+  });
+
+  it('is not erased while the job has a claim or entries (the id claimed again after an erasure)', async () => {
+    // Prepare
+    const job = sampleJob(uniqueName('job'));
+    await erasure.eraseJob(job.jobId, job.input.sourceId, 'operator');
+    await claim(job);
+
+    // Act
+    const view = await jobStatus(job.jobId, { results, ledger, erasure });
+
+    // Assess
+    assert.equal(view.state, 'received');
+    assert.deepEqual(await ledger.entriesFor(job.jobId), [], 'the marker is not an entry');
   });
 
   it('reports an unreachable store as StoreUnavailableError', async () => {

@@ -11,6 +11,8 @@ import { defaultLiveSettings, MAX_LIVE_DEADLINE_MS, MIN_LIVE_DEADLINE_MS } from 
 import { UsageError, type Command, type CommandIo } from '../../../lib/cli/command.js';
 import { booleanFlag, jsonFlag, numberFlag, parseFlags, ROUND_DOWN, stringFlag, type FlagValues } from '../../../lib/cli/flags.js';
 import type { BatchLoadOptions } from './batch-load.js';
+import type { ErasureFigures } from './erase-load.js';
+import { corpusDocuments } from '../lanes.js';
 import { commandLine, markdownTable, printedBlock, startMeasuredRun, type DocsTarget } from '../docs-page.js';
 
 /** Usage text of `ratelane local`. */
@@ -52,6 +54,12 @@ a scorecard. Everything started is stopped at the end, on Ctrl-C and on a crash.
                         the queue lane (as ratelane batch redrive does) and wait for their outcome; the
                         scorecard adds batchRedriven, batchRedriveCommitted, batchRedriveNeedsReview,
                         batchRedriveWaiting and batchUnresolvedAfterRedrive
+  --erase N             erase N sources of the queue jobs mid-run (0..the jobs): once a third of the jobs
+                        committed, sources of committed, in-flight and still-queued jobs are erased in
+                        the lane each was submitted to (as ratelane erase does); their jobs end erased.
+                        The scorecard adds erasure: erased, committedAfterErase, leftoverDocuments,
+                        leftoverResults, leftoverLedgerItems, leftoverStatuses (exit 1 unless all but
+                        erased are 0)
   --seed N              seed of the fake provider's faults and latencies (default 42)
   --time-limit S        stop waiting after S seconds (default 600)
   --log-file PATH       where consumer logs and EMF metrics go (default .cache/local-run/consumer.log)
@@ -89,6 +97,7 @@ const LOCAL_FLAGS = {
   'batch-invalid': numberFlag({ min: 0, max: 1 }),
   'batch-minutes': numberFlag({ min: 0.05, max: 1440 }),
   'batch-redrive': booleanFlag(),
+  erase: numberFlag({ min: 0, max: 100_000, integer: true }),
   seed: numberFlag({ min: 0, max: 2 ** 31, fallback: 42, ...ROUND_DOWN }),
   'time-limit': numberFlag({ min: 5, max: 24 * 3600, fallback: 600 }),
   'log-file': stringFlag(),
@@ -105,6 +114,8 @@ function parseLocalArgs(argv: readonly string[]): LocalCommandOptions {
   const minuteMs = v['minute-ms'];
   const batch = batchOptions(v);
   if (v.jobs === 0 && batch.jobs === 0) throw new UsageError('--jobs 0 submits no queue jobs: give --batch-jobs N as well, or more --jobs');
+  if (v.erase !== undefined && v.jobs !== undefined && v.erase > v.jobs)
+    throw new UsageError(`--erase ${v.erase} is more sources than the ${v.jobs} jobs of --jobs`);
   return {
     jobs: v.jobs ?? 'corpus',
     keys: v.keys,
@@ -122,6 +133,7 @@ function parseLocalArgs(argv: readonly string[]): LocalCommandOptions {
     live: { requests: v['live-requests'], rps: v['live-rps'], deadlineMs: v['live-deadline-ms'] },
     liveReserveShare: v['live-reserve'] ?? (v['live-requests'] > 0 ? defaultLiveSettings().reserveShare : 0),
     batch,
+    ...(v.erase !== undefined ? { erase: v.erase } : {}),
     ...(v['write-docs']
       ? {
           writeDocs: { section: { page: 'local-run.md', id: v['no-admission'] ? 'local-run-no-admission' : 'local-run' }, command: commandLine('local', argv) },
@@ -155,6 +167,10 @@ export const localCommand: Command<LocalCommandOptions> = {
   helpTo: 'stderr',
   parse: parseLocalArgs,
   async run(options, io) {
+    // Without --jobs the run submits the corpus once: --erase is checked against its size here (parse reads no files).
+    if (options.erase !== undefined && options.jobs === 'corpus' && options.erase > corpusDocuments(0).length) {
+      throw new UsageError(`--erase ${options.erase} is more sources than the ${corpusDocuments(0).length} jobs of the corpus (give --jobs N)`);
+    }
     const docs = options.writeDocs && startMeasuredRun(options.writeDocs, io);
     const card = await runLocal(options, docs ? docs.io : io);
     const code = localRunExitCode(card, io);
@@ -181,12 +197,14 @@ function withoutAdmissionTable(card: Scorecard): string {
  * add up, its unresolved items are not the ones the provider dropped or errored, or one has an object,
  * or the items sent to the queue lane for a repair are not the lines the provider made invalid; with
  * `--batch-redrive`, the redrive did not send exactly the unresolved items, a redriven item is neither
- * committed nor in review at the end, or a batch item's idempotency key has more than one result).
+ * committed nor in review at the end, or a batch item's idempotency key has more than one result), or,
+ * with `--erase`, an erasure did not hold (a source not erased, a result committed after it, anything
+ * of an erased source left, a job of one not ended).
  */
 export function localRunExitCode(
   card: Pick<Scorecard, 'lost' | 'timedOut' | 'submitted' | 'deadLettered'> &
     Partial<Pick<LiveFigures, 'liveOverDeadline' | 'livePendingUnfinished'>> &
-    Partial<Pick<BatchFigures, 'batchProblems'>>,
+    Partial<Pick<BatchFigures, 'batchProblems'>> & { erasure?: Pick<ErasureFigures, 'problems'> },
   io: Pick<CommandIo, 'stderr'>,
 ): number {
   if (card.submitted > 0 && card.deadLettered === card.submitted) {
@@ -201,6 +219,10 @@ export function localRunExitCode(
   }
   if ((card.batchProblems?.length ?? 0) > 0) {
     for (const problem of card.batchProblems ?? []) io.stderr.write(`ratelane local: ${problem}\n`);
+    return 1;
+  }
+  if ((card.erasure?.problems.length ?? 0) > 0) {
+    for (const problem of card.erasure?.problems ?? []) io.stderr.write(`ratelane local: ${problem}\n`);
     return 1;
   }
   return card.lost === 0 && !card.timedOut ? 0 : 1;

@@ -38,6 +38,7 @@ import {
   type BatchFigures,
   type BatchRedriveFigures,
 } from './batch-scorecard.js';
+import { erasureFigures, formatErasureFigures, startEraseLoad, type EraseLoad, type ErasedEnds, type ErasureFigures } from './erase-load.js';
 
 /** Options of one local run (the CLI flags). */
 export interface LocalRunOptions extends LocalLaneSettings {
@@ -56,6 +57,8 @@ export interface LocalRunOptions extends LocalLaneSettings {
   live?: LiveLoadOptions | undefined;
   /** Documents sent through the batch lane while the queue lane runs (absent or 0 jobs: none). */
   batch?: BatchLoadOptions | undefined;
+  /** Sources of the queue jobs to erase mid-run (`--erase N`; absent: none, and no `erasure` block). */
+  erase?: number | undefined;
 }
 
 /**
@@ -63,7 +66,7 @@ export interface LocalRunOptions extends LocalLaneSettings {
  * (`lost` counts queue jobs, batch items and redriven items found nowhere; the redrive's problems are
  * part of `batchProblems`).
  */
-export type LocalRunScorecard = Scorecard & LiveFigures & BatchFigures & BatchRedriveFigures & { release: ReleaseStamp };
+export type LocalRunScorecard = Scorecard & LiveFigures & BatchFigures & BatchRedriveFigures & { release: ReleaseStamp; erasure?: ErasureFigures };
 
 /** Where consumer logs and EMF metrics go by default. */
 const LOCAL_RUN_LOG_FILE = '.cache/local-run/consumer.log';
@@ -88,30 +91,42 @@ export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise
     const documents = options.jobs === 0 ? [] : corpusDocuments(options.jobs === 'corpus' ? 0 : options.jobs);
     const submission = documents.length > 0 ? await submitToStack(stack, lanes, documents) : noSubmission();
     say(documents.length > 0 ? submittedLine(lanes, submission, documents.length) : '  no queue jobs (--jobs 0)');
+    // Erased mid-run: once a third of the jobs committed (or the stack went quiet first).
+    const eraseLoad: EraseLoad | undefined =
+      options.erase === undefined ? undefined : startEraseLoad(stack, submission, documents, { sources: options.erase, deadline, say });
     // The live requests end first: their hand-overs are part of what must drain.
     const calls = await liveLoad;
     // The batch lane's redrives go through the queue lane: the drain waits for the batch load to end.
     const watched = await watchUntilDrained(stack, {
       intervalMs: 1000,
       deadline,
-      mayEnd: () => batchLoad?.ended ?? true,
+      mayEnd: () => (batchLoad?.ended ?? true) && (eraseLoad?.ended ?? true),
       onCheck: (snapshot, end) => {
-        say(progressLine(stack, submission, snapshot, started) + (batchLoad ? batchProgress(batchLoad) : ''));
+        if (snapshot.waiting === 0 && !snapshot.busy) eraseLoad?.now();
+        say(progressLine(stack, submission, snapshot, started) + (batchLoad ? batchProgress(batchLoad) : '') + (eraseLoad?.progress() ?? ''));
         if (end === 'timeLimit') say(`  time limit of ${options.timeLimitSeconds} s reached; ${snapshot.waiting} job(s) still waiting`);
       },
     });
     const batchRun = batchLoad ? await batchLoad.done : undefined;
+    const eraseRun = eraseLoad ? await eraseLoad.done : undefined;
     const timedOut = watched.timedOut || (batchRun?.timedOut ?? false);
     await stopPollers(stack);
     const unfinished = timedOut ? calls.filter((c) => c.status === 'pending').length : (await unfinishedPending(stack, calls)).length;
     const live = liveFigures(calls, unfinished, liveOptions.requests > 0 ? liveOptions.deadlineMs : null);
     const final = await collectFinalState(stack);
-    const queueCard = scorecardOf(stack, final, submission, {
-      metrics: stack.telemetry.totals.total,
-      elapsedMs: Date.now() - started,
-      timedOut,
-      quotaBoundMinimumMs: quotaBoundMinimumMs(lanes, submission.submitted, options.minuteMs),
-    });
+    const erasure = eraseRun ? await erasureFigures(stack, eraseRun, final, stack.telemetry.totals.total) : undefined;
+    // A job of an erased source has its own end (erased): the queue lane's figures are the other jobs'.
+    const kept = erasure ? { ...submission, submitted: submission.submitted.filter((j) => !erasure.ends.jobIds.has(j.jobId)) } : submission;
+    const queueCard = withErasedJobs(
+      scorecardOf(stack, final, kept, {
+        metrics: stack.telemetry.totals.total,
+        elapsedMs: Date.now() - started,
+        timedOut,
+        quotaBoundMinimumMs: quotaBoundMinimumMs(lanes, submission.submitted, options.minuteMs),
+      }),
+      submission.submitted.length,
+      erasure?.ends,
+    );
     // With a redrive, the batch figures are the ones read before it; the redrive's are read now.
     const batchInputs = batchRun ? (batchRun.redrive?.before ?? (await batchScorecardInputs(stack, batchRun, final))) : undefined;
     const batch = batchInputs ? computeBatchFigures(batchInputs) : noBatchFigures();
@@ -127,11 +142,13 @@ export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise
       ...batch,
       batchProblems: [...batch.batchProblems, ...redrive.problems],
       ...redrive.figures,
+      ...(erasure ? { erasure: erasure.figures } : {}),
     };
     say('');
     io.stdout.write(`  ${releaseLine(card)}\n${formatScorecard(card)}\n`);
     if (live.liveRequests > 0) io.stdout.write(`${formatLiveFigures(live)}\n`);
     if (batchInputs) io.stdout.write(`${formatBatchFigures(batch, batchInputs.batches, batchRedriveRows(redrive.figures, batch.batchUnresolved))}\n`);
+    if (erasure) io.stdout.write(`${formatErasureFigures(erasure.figures)}\n`);
     say(`  consumer logs and EMF metrics: ${logFile}`);
     if (options.json) io.stdout.write(`${JSON.stringify(card)}\n`);
     return card;
@@ -177,6 +194,15 @@ async function startLive(stack: LocalStack, live: LiveLoadOptions, say: (line: s
       say(`  live: ${done}/${live.requests} answered (${[...tally].map(([s, n]) => `${s} ${n}`).join(', ')})`);
     }
   });
+}
+
+/**
+ * The queue lane's scorecard with the jobs of erased sources back in: `submitted` counts every job, and
+ * one of them still waiting, dead-lettered or found nowhere counts there (the others ended erased).
+ */
+function withErasedJobs(card: Scorecard, submitted: number, ends: ErasedEnds | undefined): Scorecard {
+  if (!ends) return card;
+  return { ...card, submitted, waiting: card.waiting + ends.waiting, deadLettered: card.deadLettered + ends.deadLettered, lost: card.lost + ends.lost };
 }
 
 /** The submission of a run without queue jobs. */

@@ -38,7 +38,7 @@ export const LAMBDA_MAX_REQUEST_BYTES = 6 * 1024 * 1024;
 /** An HTTP API's longest integration timeout (ms); also its default. */
 const HTTP_API_MAX_INTEGRATION_TIMEOUT_MS = 30_000;
 /** The live lane's route keys, as the stack declares them. */
-const LIVE_ROUTE_KEYS: readonly string[] = [`POST ${LIVE_ROUTES.extractions}`, `GET ${LIVE_ROUTES.extraction}`];
+const LIVE_ROUTE_KEYS: readonly string[] = [`POST ${LIVE_ROUTES.extractions}`, `GET ${LIVE_ROUTES.extraction}`, `DELETE ${LIVE_ROUTES.extraction}`];
 
 /** Options AWS would refuse (`config`), or the port cannot be listened on (`unavailable`). */
 export class LiveHttpAdapterError extends RatelaneError {

@@ -1,0 +1,159 @@
+/**
+ * Erasing a source in one lane (`ratelane erase`, `RatelaneClient.erase`): its tombstone is laid first —
+ * from then on no job of the source is called for or committed in the lane (checked at receive and in
+ * the commit's own transaction: lib/extraction/erased.ts) — then what the lane holds of it is removed:
+ * every claimed job's result, ledger entries and status (a marker `erased` left per job), and the source's
+ * documents. A job still queued is stopped when it is received (its document removed then). Idempotent: an
+ * erasure run again removes what appeared since and adds to the tombstone's count. It touches the lane's
+ * own tables and bucket only; in a lane that holds nothing of the source it finds nothing and says so.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { LaneConfig } from '../config/lanes.js';
+import { RatelaneError } from '../platform/errors.js';
+import { realSleep } from '../platform/sleep.js';
+import { deleteDocument, DocumentStoreError } from '../store/documents.js';
+import { ErasureLedger, type SourceJob, type Tombstone } from '../store/erasure.js';
+import { ResultStore } from '../store/results.js';
+
+/** What an erasure reads and writes: the lane's ledger (erasure records), results and bucket. */
+export interface EraseDeps {
+  lane: LaneConfig;
+  erasure: ErasureLedger;
+  results: ResultStore;
+  s3: S3Client;
+  now: () => Date;
+  /** Waits between the two passes (default: the real sleep). */
+  sleep?: (ms: number) => Promise<void>;
+  /**
+   * How long the second pass waits for the ledger's source index (default 1 s: DynamoDB's global secondary
+   * indexes are eventually consistent). 0 against DynamoDB Local, whose indexes are updated with the write.
+   */
+  indexSettleMs?: number;
+}
+
+/**
+ * The erasure dependencies of `lane` on its own tables and bucket. `local`: the clients point at the
+ * local stack (DynamoDB Local updates its indexes with the write: no second pass to wait for).
+ */
+export function laneEraseDeps(
+  lane: LaneConfig,
+  clients: { dynamodb: DynamoDBClient; s3: S3Client },
+  options: { now?: (() => Date) | undefined; local?: boolean | undefined } = {},
+): EraseDeps {
+  const now = options.now ?? (() => new Date());
+  return {
+    lane,
+    erasure: new ErasureLedger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays, now }),
+    results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable, retentionDays: lane.retention.resultsDays }),
+    s3: clients.s3,
+    now,
+    ...(options.local ? { indexSettleMs: 0 } : {}),
+  };
+}
+
+/** One job of the source, as the erasure left it. */
+export interface ErasedJob {
+  jobId: string;
+  idempotencyKey: string;
+  /** Whether a committed result was removed. */
+  resultRemoved: boolean;
+  /** Ledger items removed (the claim and every entry; its `erased` marker is left). */
+  ledgerItemsRemoved: number;
+}
+
+/** The receipt of one erasure: what it removed, and the tombstone it left. No document text. */
+export interface ErasureReceipt {
+  lane: string;
+  region: string;
+  sourceId: string;
+  /** Who ran this erasure, and when (ISO 8601). */
+  by: string;
+  at: string;
+  /** Whether the lane held anything of the source (a job it claimed, or a document an earlier erasure or stopped job recorded). */
+  found: boolean;
+  jobs: ErasedJob[];
+  /** The document keys removed from the lane's bucket (`documents/<sha256>`). */
+  documents: string[];
+  /** The tombstone as it stands after this erasure: first erased when and by whom, how many erasures. */
+  tombstone: Tombstone;
+  /** What the lane does with a new job of the source (`erasure.afterErasure`). */
+  afterErasure: LaneConfig['erasure']['afterErasure'];
+}
+
+/** Raised when an erasure cannot go on; what it removed so far stays removed, and running it again finishes it (callers say so). */
+export class ErasureError extends RatelaneError {
+  override name = 'ErasureError';
+  readonly kind = 'unavailable' as const;
+  readonly retryable = true;
+}
+
+/** How long the second pass waits for the ledger's source index to settle (ms). */
+const INDEX_SETTLE_MS = 1_000;
+
+/** Erases the jobs of the source the index shows now that `jobs` does not hold yet; returns them. */
+async function eraseClaimed(deps: EraseDeps, sourceId: string, by: string, jobs: ErasedJob[]): Promise<SourceJob[]> {
+  const done = new Set(jobs.map((j) => j.jobId));
+  const found = (await deps.erasure.jobsOf(sourceId)).filter((j) => !done.has(j.jobId));
+  // Their documents' hashes go on the tombstone before their claims go: an erasure cut off after this
+  // still finds the documents when it runs again.
+  await deps.erasure.recordHashes(
+    sourceId,
+    found.map((j) => j.contentSha256),
+  );
+  for (const job of found) {
+    const resultRemoved = await deps.results.delete(job.idempotencyKey);
+    const ledgerItemsRemoved = await deps.erasure.eraseJob(job.jobId, sourceId, by);
+    jobs.push({ jobId: job.jobId, idempotencyKey: job.idempotencyKey, resultRemoved, ledgerItemsRemoved });
+  }
+  return found;
+}
+
+/** A source id as a job carries one: 1–512 characters (`lib/contract/job.ts`). */
+const MAX_SOURCE_ID = 512;
+
+/**
+ * Erases `sourceId` in the lane (see the module's description) and returns the receipt.
+ *
+ * @throws {@link ErasureError} (a store or the bucket failed: run it again), or a `TypeError` for a source id
+ *   no job could carry (empty, or over 512 characters)
+ */
+export async function eraseSource(deps: EraseDeps, request: { sourceId: string; by: string }): Promise<ErasureReceipt> {
+  const { sourceId, by } = request;
+  if (sourceId.length === 0 || sourceId.length > MAX_SOURCE_ID) throw new TypeError(`a source id is 1-${MAX_SOURCE_ID} characters, as a job carries it`);
+  const at = deps.now().toISOString();
+  try {
+    // The tombstone first: a job that commits after this point cannot, one that committed before is found below.
+    const laid = await deps.erasure.layTombstone(sourceId, by, []);
+    const jobs: ErasedJob[] = [];
+    const claimed = await eraseClaimed(deps, sourceId, by, jobs);
+    // The source index is eventually consistent: a job claimed just before the tombstone may show only
+    // a moment later. A second pass after the index settles finds it (and anything still missed is
+    // stopped at its commit or next receive, and found by running the erasure again).
+    const settleMs = deps.indexSettleMs ?? INDEX_SETTLE_MS;
+    if (settleMs > 0) await (deps.sleep ?? realSleep)(settleMs);
+    claimed.push(...(await eraseClaimed(deps, sourceId, by, jobs)));
+    const hashes = [...new Set([...laid.contentSha256s, ...claimed.map((j) => j.contentSha256)])].sort();
+    const documents: string[] = [];
+    for (const contentSha256 of hashes) documents.push(await deleteDocument(deps.s3, { bucket: deps.lane.resources.bucketName, contentSha256 }));
+    await deps.erasure.recordHashes(sourceId, hashes);
+    const tombstone = (await deps.erasure.tombstone(sourceId)) ?? laid;
+    return {
+      lane: deps.lane.name,
+      region: deps.lane.region,
+      sourceId,
+      by,
+      at,
+      found: jobs.length > 0 || hashes.length > 0,
+      jobs,
+      documents,
+      tombstone,
+      afterErasure: deps.lane.erasure.afterErasure,
+    };
+  } catch (error) {
+    if (error instanceof RatelaneError && (error.kind === 'unavailable' || error instanceof DocumentStoreError)) {
+      throw new ErasureError(`erasing a source in lane ${deps.lane.name} stopped: ${error.message}`, { cause: error });
+    }
+    throw error;
+  }
+}
