@@ -175,9 +175,7 @@ function describeItem(item: ReviewItem): string {
 function formatList(list: ReviewList): string {
   const lines = list.reviews.map(describeItem);
   const more = list.nextCursor ? `; more may wait: go on with --cursor ${list.nextCursor}` : '';
-  lines.push(
-    `lane ${list.lane} (${list.region}): ${list.reviews.length} job(s) in needs_review (${list.candidates} looked at, ${list.scannedItems} ledger item(s) read)${more}`,
-  );
+  lines.push(`lane ${list.lane} (${list.region}): ${list.reviews.length} job(s) in needs_review (${list.candidates} looked at)${more}`);
   if (list.reviews.length > 0) lines.push(`resolve one with: ratelane review resolve <jobId> --lane ${list.lane} --file <corrected.json>`);
   return `${lines.join('\n')}\n`;
 }

@@ -33,7 +33,7 @@ export function modelCallFits(lane: Pick<LaneConfig, 'provider'>, nowMs: number,
 
 /**
  * The longest a queue record waits in-process for a booked admission slot (ms): as long as the wait
- * costs its function no more than a re-send (`waitWorthMs`: about 520 ms at 512 MB), but at least
+ * costs its function no more than a re-send (`waitWorthMs`: about 540 ms at 512 MB), but at least
  * {@link MIN_ADMISSION_WAIT_MS}, and at most half the function's timeout (the other half holds the
  * call that follows; the booking window also keeps the provider's timeout before the record's
  * deadline: see `Delivery.admissionWaitMs`). A later slot is deferred: SQS holds the job for free,

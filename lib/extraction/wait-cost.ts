@@ -11,19 +11,21 @@ import { PRICES } from '../platform/aws-prices.js';
 /**
  * The requests one re-send of a job adds: the `SendMessage`, and the receive and delete of the message
  * that comes back (counted whole: a batch shares them, a lone record does not); the deferral's ledger
- * line, the job id's claim at the next receive and the take made again; the document read again.
+ * line, the job id's claim at the next receive and the take made again; the document and its source's
+ * erasure tombstone read again.
  */
-const RESEND_REQUESTS = { sqs: 3, dynamoWrites: 3, s3Gets: 1 } as const;
+const RESEND_REQUESTS = { sqs: 3, dynamoWrites: 3, dynamoReads: 1, s3Gets: 1 } as const;
 
 /** What one re-send of a job costs in AWS requests (USD). */
 export const RESEND_COST_USD =
   RESEND_REQUESTS.sqs * PRICES.sqsRequest.usd +
   RESEND_REQUESTS.dynamoWrites * PRICES.dynamoWriteRequestUnit.usd +
+  RESEND_REQUESTS.dynamoReads * PRICES.dynamoReadRequestUnit.usd +
   RESEND_REQUESTS.s3Gets * PRICES.s3GetRequest.usd;
 
 /**
  * The longest in-process wait (ms) that costs a function of `memoryMb` (arm64) no more than one
- * re-send: about 520 ms at 512 MB, 2.1 s at 128 MB. A record whose invocation would run as long anyway
+ * re-send: about 540 ms at 512 MB, 2.2 s at 128 MB. A record whose invocation would run as long anyway
  * (its batch waits for a later slot) waits for free; this bound is for the record that waits alone.
  */
 export function waitWorthMs(memoryMb: number): number {

@@ -1,13 +1,12 @@
 /**
- * `listReviews`: the lane's jobs in `needs_review`, from its ledger. The ledger has no index by kind
- * (yet): the list walks the table with a filtered `Scan` in pages, bounded by `limit` jobs and
- * `maxScannedItems` items read, and hands back a cursor to go on. Each job found with a `needs_review`
- * entry is then read as `jobStatus` reads it, so a job since committed (a redrive, a resolved review) or
- * back at work is left out. What it shows: ids, tenant, versions, reason, detail, times, the failing
+ * `listReviews`: the lane's jobs in `needs_review`, from its ledger's open-reviews index (`needsReview`:
+ * a `needs_review` entry is in it until its review is resolved), oldest first, in pages of at most `limit`
+ * jobs, with a cursor to go on. Each job found is then read as `jobStatus` reads it, so a job since
+ * committed (a redrive) or back at work is left out. What it shows: ids, tenant, versions, reason, detail, times, the failing
  * fields and rules, the idempotency key — never document text.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { type LedgerEntry, scanLedgerEntriesOfKind } from '../store/ledger.js';
+import { type LedgerEntry, openReviewEntries } from '../store/ledger.js';
 import { ReviewError } from './errors.js';
 import { lastValidationFailure, readJob, reviewEntryOf, storeError } from './job.js';
 import type { ReviewLane } from './lane.js';
@@ -46,10 +45,6 @@ export interface ListReviewsOptions {
   limit?: number;
   /** Where an earlier list stopped (its `nextCursor`). */
   cursor?: string | undefined;
-  /** The most ledger items one list reads (default 20 000). */
-  maxScannedItems?: number;
-  /** Items one `Scan` page reads (default 1000). */
-  pageSize?: number;
 }
 
 /** What {@link listReviews} found. */
@@ -58,11 +53,9 @@ export interface ReviewList {
   region: string;
   /** The jobs in `needs_review`, oldest review first. */
   reviews: ReviewItem[];
-  /** Jobs with a `needs_review` entry that were looked at (some may since be committed or at work). */
+  /** Jobs with an open review entry that were looked at (some may since be committed or at work). */
   candidates: number;
-  /** Ledger items read. */
-  scannedItems: number;
-  /** Set when the ledger was not read to its end: pass it as `cursor` to go on. */
+  /** Set when the index was not read to its end: pass it as `cursor` to go on. */
   nextCursor?: string;
 }
 
@@ -70,22 +63,21 @@ export interface ReviewList {
 export const DEFAULT_REVIEW_LIMIT = 100;
 /** The most jobs one list looks at. */
 export const MAX_REVIEW_LIMIT = 1000;
-const DEFAULT_MAX_SCANNED = 20_000;
-const DEFAULT_PAGE_SIZE = 1000;
 /** Jobs read at once. */
 const READ_CONCURRENCY = 8;
 
-/** A ledger key as a cursor: base64url of `{"jobId","entryId"}`. */
+/** An index key as a cursor: base64url of `{"jobId","entryId","reviewLane"}`. */
 function cursorOf(key: Record<string, AttributeValue>): string {
-  return Buffer.from(JSON.stringify({ jobId: key.jobId?.S, entryId: key.entryId?.S }), 'utf8').toString('base64url');
+  return Buffer.from(JSON.stringify({ jobId: key.jobId?.S, entryId: key.entryId?.S, reviewLane: key.reviewLane?.S }), 'utf8').toString('base64url');
 }
 
 /** The ledger key of a cursor. @throws {@link ReviewError} `bad_cursor` */
 function keyOf(cursor: string): Record<string, AttributeValue> {
   try {
-    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { jobId?: unknown; entryId?: unknown };
-    if (typeof parsed.jobId === 'string' && parsed.jobId !== '' && typeof parsed.entryId === 'string' && parsed.entryId !== '') {
-      return { jobId: { S: parsed.jobId }, entryId: { S: parsed.entryId } };
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { jobId?: unknown; entryId?: unknown; reviewLane?: unknown };
+    const { jobId, entryId, reviewLane } = parsed;
+    if ([jobId, entryId, reviewLane].every((v) => typeof v === 'string' && v !== '')) {
+      return { jobId: { S: jobId as string }, entryId: { S: entryId as string }, reviewLane: { S: reviewLane as string } };
     }
   } catch {
     // reported below
@@ -102,38 +94,36 @@ function checkedLimit(limit: number | undefined): number {
   return value;
 }
 
+/** Index items one page reads. */
+const PAGE_SIZE = 200;
+
 /**
- * The job ids with a `needs_review` entry, in scan order, at most `limit`, from `startKey` on; and the
- * key to go on from when the table was not read to its end. A page that holds more jobs than fit is cut
- * after the last entry of the last job that fits: the cursor resumes right there.
+ * The job ids with an open review entry, oldest first, at most `limit`, from `startKey` on; and the key
+ * to go on from when the index was not read to its end (right after the last entry of the last job taken).
  */
 async function candidatesFrom(
   lane: ReviewLane,
   startKey: Record<string, AttributeValue> | undefined,
-  bounds: { limit: number; maxScanned: number; pageSize: number },
-): Promise<{ jobIds: string[]; scanned: number; nextKey: Record<string, AttributeValue> | undefined }> {
+  limit: number,
+): Promise<{ jobIds: string[]; nextKey: Record<string, AttributeValue> | undefined }> {
   const jobIds: string[] = [];
   const seen = new Set<string>();
-  let scanned = 0;
+  const keyOfEntry = (e: LedgerEntry) => ({ jobId: { S: e.jobId }, entryId: { S: e.entryId }, reviewLane: { S: lane.lane.name } });
   let key = startKey;
   do {
-    const page = await scanLedgerEntriesOfKind(lane.dynamodb, lane.lane.resources.ledgerTable, 'needs_review', {
-      startKey: key,
-      limit: Math.max(1, Math.min(bounds.pageSize, bounds.maxScanned - scanned)),
-    });
-    scanned += page.scanned;
+    const page = await openReviewEntries(lane.dynamodb, lane.lane.resources.ledgerTable, lane.lane.name, { startKey: key, limit: PAGE_SIZE });
     let last: LedgerEntry | undefined;
     for (const entry of page.entries) {
       if (!seen.has(entry.jobId)) {
-        if (jobIds.length === bounds.limit) return { jobIds, scanned, nextKey: last ? { jobId: { S: last.jobId }, entryId: { S: last.entryId } } : key };
+        if (jobIds.length === limit) return { jobIds, nextKey: last ? keyOfEntry(last) : key };
         seen.add(entry.jobId);
         jobIds.push(entry.jobId);
       }
       last = entry;
     }
     key = page.nextKey;
-  } while (key && jobIds.length < bounds.limit && scanned < bounds.maxScanned);
-  return { jobIds, scanned, nextKey: key };
+  } while (key && jobIds.length < limit);
+  return { jobIds, nextKey: key };
 }
 
 /** The review item of a job in review, or `undefined` when it is no longer in review. */
@@ -160,18 +150,17 @@ async function itemOf(lane: ReviewLane, jobId: string): Promise<ReviewItem | und
 }
 
 /**
- * The lane's jobs in `needs_review` (see the module's description): at most `limit` jobs looked at,
- * at most `maxScannedItems` ledger items read; `nextCursor` goes on from there.
+ * The lane's jobs in `needs_review` (see the module's description): at most `limit` jobs looked at;
+ * `nextCursor` goes on from there.
  *
  * @throws {@link ReviewError} `bad_limit`, `bad_cursor`, `store_unavailable`
  */
 export async function listReviews(lane: ReviewLane, options: ListReviewsOptions = {}): Promise<ReviewList> {
   const limit = checkedLimit(options.limit);
   const startKey = options.cursor !== undefined ? keyOf(options.cursor) : undefined;
-  const bounds = { limit, maxScanned: options.maxScannedItems ?? DEFAULT_MAX_SCANNED, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE };
   let found: Awaited<ReturnType<typeof candidatesFrom>>;
   try {
-    found = await candidatesFrom(lane, startKey, bounds);
+    found = await candidatesFrom(lane, startKey, limit);
   } catch (error) {
     throw storeError(error, `the ledger of lane ${lane.lane.name}`);
   }
@@ -186,7 +175,6 @@ export async function listReviews(lane: ReviewLane, options: ListReviewsOptions 
     region: lane.lane.region,
     reviews,
     candidates: found.jobIds.length,
-    scannedItems: found.scanned,
     ...(found.nextKey ? { nextCursor: cursorOf(found.nextKey) } : {}),
   };
 }

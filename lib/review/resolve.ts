@@ -153,6 +153,9 @@ export async function resolveReview(lane: ReviewLane, request: ResolveReviewRequ
       { cause: error },
     );
   }
+  // Out of the open-reviews index. Should this write fail, `review list` still leaves the job out (it
+  // reads each job's state); the entry only costs the list a read until the ledger's retention ends.
+  await lane.ledger.closeReview(jobId, entry.entryId).catch(() => undefined);
   return {
     lane: lane.lane.name,
     jobId,

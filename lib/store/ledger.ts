@@ -17,7 +17,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { errorName } from '../platform/errors.js';
 import { StoreRecordInvalidError, StoreUnavailableError } from './errors.js';
 import { sourceKeyOf } from './source-key.js';
-import { LEDGER_TABLE } from './tables.js';
+import { LEDGER_REVIEW_INDEX, LEDGER_TABLE } from './tables.js';
 
 /** What a ledger entry records. */
 export const LEDGER_KINDS = [
@@ -96,7 +96,8 @@ export interface LedgerOptions {
 
 /** Adds a stored item to `entries` unless it is a job's claim item or another marker (entry ids starting with `#`). */
 function pushEntry(entries: LedgerEntry[], item: Record<string, AttributeValue>): void {
-  const entry = unmarshall(item) as LedgerEntry;
+  // `reviewLane` only keys the open-reviews index.
+  const { reviewLane: _index, ...entry } = unmarshall(item) as LedgerEntry & { reviewLane?: string };
   if (!entry.entryId.startsWith('#')) entries.push(entry);
 }
 
@@ -157,13 +158,36 @@ export class Ledger {
       await this.#dynamodb.send(
         new PutItemCommand({
           TableName: this.tableName,
-          Item: marshall(entry, { removeUndefinedValues: true }),
+          // A job sent to review is in the open-reviews index until its review is resolved (`closeReview`).
+          Item: marshall(entry.kind === 'needs_review' ? { ...entry, reviewLane: entry.region } : entry, { removeUndefinedValues: true }),
         }),
       );
     } catch (error) {
       throw new StoreUnavailableError('PutItem', this.tableName, { cause: error });
     }
     return entry;
+  }
+
+  /**
+   * Takes a resolved review's `needs_review` entry out of the open-reviews index (its entry stays in the
+   * job's history). Nothing happens to an entry that is gone.
+   *
+   * @throws {@link StoreUnavailableError}
+   */
+  async closeReview(jobId: string, entryId: string): Promise<void> {
+    try {
+      await this.#dynamodb.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: marshall({ [LEDGER_TABLE.partitionKey]: jobId, [LEDGER_TABLE.sortKey as string]: entryId }),
+          UpdateExpression: 'REMOVE reviewLane',
+          ConditionExpression: 'attribute_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': LEDGER_TABLE.partitionKey },
+        }),
+      );
+    } catch (error) {
+      if (errorName(error) !== 'ConditionalCheckFailedException') throw new StoreUnavailableError('UpdateItem', this.tableName, { cause: error });
+    }
   }
 
   /**
@@ -332,45 +356,43 @@ export class Ledger {
   }
 }
 
-/** One page of {@link scanLedgerEntriesOfKind}. */
-export interface LedgerKindPage {
-  /** The page's entries of the kind asked for (never a claim item), in the scan's order. */
+/** One page of {@link openReviewEntries}. */
+export interface ReviewEntriesPage {
+  /** The page's `needs_review` entries whose review is open, oldest first. */
   entries: LedgerEntry[];
-  /** Items the page read, matching or not (DynamoDB's `ScannedCount`). */
-  scanned: number;
-  /** Where the next page starts (`ExclusiveStartKey`); `undefined` once the table is read to its end. */
+  /** Where the next page starts (`ExclusiveStartKey`); `undefined` at the index's end. */
   nextKey: Record<string, AttributeValue> | undefined;
 }
 
 /**
- * One page of a `Scan` of a ledger table for the entries of one `kind` (filtered by DynamoDB; strongly
- * consistent), reading at most `limit` items. The table has no index by kind: a caller walks it page by
- * page from `startKey` and bounds how far it goes.
+ * One page of the lane's open reviews: the `needs_review` entries of the ledger's `needsReview` index for
+ * `lane`, oldest first, at most `limit`, from `startKey` on.
  *
  * @throws {@link StoreUnavailableError}
  */
-export async function scanLedgerEntriesOfKind(
+export async function openReviewEntries(
   dynamodb: DynamoDBClient,
   tableName: string,
-  kind: LedgerKind,
+  lane: string,
   page: { startKey?: Record<string, AttributeValue> | undefined; limit: number },
-): Promise<LedgerKindPage> {
+): Promise<ReviewEntriesPage> {
   try {
     const out = await dynamodb.send(
-      new ScanCommand({
+      new QueryCommand({
         TableName: tableName,
-        ConsistentRead: true,
-        FilterExpression: '#kind = :kind',
-        ExpressionAttributeNames: { '#kind': 'kind' },
-        ExpressionAttributeValues: { ':kind': { S: kind } },
+        IndexName: LEDGER_REVIEW_INDEX.name,
+        KeyConditionExpression: '#lane = :lane',
+        ExpressionAttributeNames: { '#lane': LEDGER_REVIEW_INDEX.partitionKey },
+        ExpressionAttributeValues: { ':lane': { S: lane } },
+        ScanIndexForward: true,
         Limit: page.limit,
         ExclusiveStartKey: page.startKey,
       }),
     );
     const entries: LedgerEntry[] = [];
     for (const item of out.Items ?? []) pushEntry(entries, item);
-    return { entries, scanned: out.ScannedCount ?? 0, nextKey: out.LastEvaluatedKey };
+    return { entries, nextKey: out.LastEvaluatedKey };
   } catch (error) {
-    throw new StoreUnavailableError('Scan', tableName, { cause: error });
+    throw new StoreUnavailableError('Query', tableName, { cause: error });
   }
 }

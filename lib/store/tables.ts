@@ -27,7 +27,18 @@ export const LEDGER_SOURCE_INDEX: IndexShape = { name: 'bySource', partitionKey:
 export const RESULTS_TABLE: TableShape = { partitionKey: 'idempotencyKey', ttlAttribute: 'expiresAt' };
 
 /** Validation and decision ledger: every entry of one job under its jobId, ordered by entry id. */
-export const LEDGER_TABLE: TableShape = { partitionKey: 'jobId', sortKey: 'entryId', ttlAttribute: 'expiresAt', indexes: [LEDGER_SOURCE_INDEX] };
+/**
+ * The ledger's index of open reviews: a `needs_review` entry carries `reviewLane` (its lane) until its review
+ * is resolved, oldest first by entry id (`ratelane review list`).
+ */
+export const LEDGER_REVIEW_INDEX: IndexShape = { name: 'needsReview', partitionKey: 'reviewLane', sortKey: 'entryId' };
+
+export const LEDGER_TABLE: TableShape = {
+  partitionKey: 'jobId',
+  sortKey: 'entryId',
+  ttlAttribute: 'expiresAt',
+  indexes: [LEDGER_SOURCE_INDEX, LEDGER_REVIEW_INDEX],
+};
 
 /** Rate state: key cooldowns, token buckets and lane pause records; they expire by TTL. */
 export const RATE_STATE_TABLE: TableShape = { partitionKey: 'pk', ttlAttribute: 'expiresAt' };

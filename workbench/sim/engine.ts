@@ -373,8 +373,10 @@ class Simulation extends SimulatedLane {
     const receiveCount = this.sqs.receiveCountOf(message);
     const job = this.jobs.scheduling(j, LANE);
     // Intake (`lib/extraction/intake.ts`): the job id's claim (a conditional PutItem on the ledger,
-    // 1 write unit) while the document is read (an S3 GET), for every receive; then the gate.
+    // 1 write unit) while the document is read (an S3 GET) and its source's erasure tombstone (a strongly
+    // consistent GetItem, 1 read unit: `lib/extraction/erased.ts`), for every receive; then the gate.
     this.tally.dynamoWrites += 1;
+    this.tally.dynamoReads += 1;
     this.tally.s3Gets += 1;
     const gate = gateBeforeCall(job, LANE, now, receiveCount);
     if (gate.type !== 'proceed') return this.act(j, message, receiveCount, gate, now + this.timing.quickRecordMs);
@@ -442,8 +444,10 @@ class Simulation extends SimulatedLane {
   private act(j: number, message: number, receiveCount: number, action: Action, at: number): number {
     switch (action.type) {
       case 'commit':
-        // The conditional PutItem of the result (an item up to 1 KB: 1 write unit).
-        this.tally.dynamoWrites += 1;
+        // The result's conditional put and the check that its source has no tombstone, as one transaction
+        // (`ResultStore.commitOnce`): DynamoDB bills each item of a transaction twice (prepare and commit),
+        // so 2 write units for the put and, counted as a write too (an upper bound), 2 for the check.
+        this.tally.dynamoWrites += 4;
         this.jobs.settle(j, ST_COMMITTED, at);
         return at;
       case 'defer':

@@ -192,10 +192,7 @@ describe('ratelane erase', () => {
 
     // Assess
     assert.equal(run.code, ERASE_EXIT.failed);
-    assert.match(
-      run.err,
-      /^ratelane erase: erasing a source in lane us stopped: .*\. What was removed stays removed: run the same command again\.\n$/,
-    );
+    assert.match(run.err, /^ratelane erase: erasing a source in lane us stopped: .*\. What was removed stays removed: run the same command again\.\n$/);
     assert.equal(json.code, ERASE_EXIT.failed);
     assert.deepEqual([JSON.parse(json.out).ok, JSON.parse(json.out).error.retryable], [false, true]);
   });
