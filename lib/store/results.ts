@@ -213,11 +213,18 @@ export class ResultStore {
   /** Deletes the result of `idempotencyKey`; whether there was one. @throws {@link StoreUnavailableError} */
   async delete(idempotencyKey: string): Promise<boolean> {
     try {
-      const out = await this.#dynamodb.send(
-        new DeleteItemCommand({ TableName: this.tableName, Key: { [RESULTS_TABLE.partitionKey]: { S: idempotencyKey } }, ReturnValues: 'ALL_OLD' }),
+      // Conditional: of two deletes at once exactly one finds the item.
+      await this.#dynamodb.send(
+        new DeleteItemCommand({
+          TableName: this.tableName,
+          Key: { [RESULTS_TABLE.partitionKey]: { S: idempotencyKey } },
+          ConditionExpression: 'attribute_exists(#key)',
+          ExpressionAttributeNames: { '#key': RESULTS_TABLE.partitionKey },
+        }),
       );
-      return out.Attributes !== undefined;
+      return true;
     } catch (error) {
+      if (errorName(error) === 'ConditionalCheckFailedException') return false;
       throw new StoreUnavailableError('DeleteItem', this.tableName, { cause: error });
     }
   }
