@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { runCommand, UsageError } from '../../../lib/cli/command.js';
 import { localCommand } from '../../../workbench/drivers/run/command.js';
+import type { ErasureFigures } from '../../../workbench/drivers/run/erase-load.js';
 
 const CLI = ['--import', 'tsx', 'bin/ratelane.ts', 'local'];
 
@@ -22,25 +23,6 @@ function runLocal(args: string[]): Promise<{ code: number | null; out: string; e
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out, err })));
 }
 
-/** The erasure block of the JSON scorecard (the last line of stdout). */
-interface ErasureBlock {
-  requested: number;
-  erased: number;
-  atCommits: number | null;
-  erasedWhile: { committed: number; inFlight: number; queued: number };
-  jobs: number;
-  erasedJobs: number;
-  resultsRemoved: number;
-  stoppedByConsumer: number;
-  committedAfterErase: number;
-  leftoverDocuments: number;
-  leftoverResults: number;
-  leftoverLedgerItems: number;
-  leftoverStatuses: number;
-  documentsSharedWithKeptJobs: number;
-  problems: string[];
-}
-
 /** Matches a usage error (exit code 2) whose message matches `message`. */
 function usage(message: RegExp): (error: unknown) => boolean {
   return (error) => error instanceof UsageError && !error.help && message.test(error.message);
@@ -52,7 +34,7 @@ describe('npm run local --erase', () => {
     const run = await runLocal(['--jobs', '30', '--erase', '6', '--json', '--log-file', '.cache/test-local-run-erase/a.log']);
     // Assess
     assert.equal(run.code, 0, run.err);
-    const card = JSON.parse(run.out.trim().split('\n').at(-1) ?? '{}') as Record<string, number> & { erasure: ErasureBlock };
+    const card = JSON.parse(run.out.trim().split('\n').at(-1) ?? '{}') as Record<string, number> & { erasure: ErasureFigures };
     const erasure = card.erasure;
     assert.ok(erasure, 'the scorecard has an erasure block');
     assert.equal(erasure.requested, 6);

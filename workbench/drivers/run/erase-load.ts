@@ -17,11 +17,11 @@
 import { QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { sha256Hex } from '../../../lib/contract/job.js';
-import { eraseSource, ErasureError, type ErasureReceipt } from '../../../lib/erasure/erase.js';
+import { type EraseDeps, eraseSource, ErasureError, type ErasureReceipt, laneEraseDeps } from '../../../lib/erasure/erase.js';
 import type { DocumentInput } from '../../../lib/intake/producer.js';
 import { errorName } from '../../../lib/platform/errors.js';
 import { documentKeyFor } from '../../../lib/store/documents.js';
-import { ErasureLedger } from '../../../lib/store/erasure.js';
+import type { ErasureLedger } from '../../../lib/store/erasure.js';
 import { jobStatus } from '../../../lib/store/job-status.js';
 import { LEDGER_TABLE } from '../../../lib/store/tables.js';
 import type { LocalLane, LocalStack } from '../../local-stack/stack.js';
@@ -215,21 +215,13 @@ function pickSpread(jobs: readonly PhasedJob[], count: number): PhasedJob[] {
   return [...picked.values()];
 }
 
-/** The lane's erasure access (its own ledger table, results, bucket). */
-function eraseDepsOf(lane: LocalLane): Parameters<typeof eraseSource>[0] {
-  return {
-    lane: lane.lane,
-    erasure: erasureLedgerOf(lane),
-    results: lane.results,
-    s3: lane.clients.s3,
-    now: () => new Date(),
-    // DynamoDB Local updates the source index with the write: no wait for it to settle.
-    indexSettleMs: 0,
-  };
+/** The lane's erasure access (its own ledger table, results, bucket) on the local stack. */
+function eraseDepsOf(lane: LocalLane): EraseDeps {
+  return { ...laneEraseDeps(lane.lane, lane.clients, { local: true }), results: lane.results };
 }
 
 function erasureLedgerOf(lane: LocalLane): ErasureLedger {
-  return new ErasureLedger({ dynamodb: lane.clients.dynamodb, tableName: lane.lane.resources.ledgerTable, retentionDays: lane.lane.retention.ledgerDays });
+  return laneEraseDeps(lane.lane, lane.clients, { local: true }).erasure;
 }
 
 /** Erases one source, again when it stopped; its receipt, or the last error. */
