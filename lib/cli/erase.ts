@@ -135,6 +135,12 @@ function formatReceipt(receipt: ErasureReceipt, reviewer?: Reviewer): string {
       `    ${job.jobId}  result ${job.resultRemoved ? 'removed' : 'none (not committed)'}, ${job.ledgerItemsRemoved} ledger item(s) removed (its erased marker left)`,
     );
   }
+  if (receipt.batchItems !== null) {
+    lines.push(`  ${receipt.batchItems.length} batch item(s)${receipt.batchItems.length > 0 ? ':' : ''}`);
+    for (const item of receipt.batchItems) {
+      lines.push(`    ${item.batchId}/${item.itemId} (job ${item.jobId})  result ${item.resultRemoved ? 'removed' : 'none (not committed)'}`);
+    }
+  }
   lines.push(`  ${receipt.documents.length} document(s) removed${receipt.documents.length > 0 ? ':' : ''}`);
   for (const key of receipt.documents) lines.push(`    ${key}`);
   lines.push(`  ${tombstone}`, `  ${afterErasureText(receipt)}`);

@@ -14,6 +14,8 @@ import { RatelaneError } from '../platform/errors.js';
 import { realSleep } from '../platform/sleep.js';
 import { deleteDocument, DocumentStoreError } from '../store/documents.js';
 import { ErasureLedger, type SourceJob, type Tombstone } from '../store/erasure.js';
+import { BatchManifest } from '../store/manifest.js';
+import { manifestTableName } from '../store/manifest-model.js';
 import { ResultStore } from '../store/results.js';
 
 /** What an erasure reads and writes: the lane's ledger (erasure records), results and bucket. */
@@ -23,6 +25,11 @@ export interface EraseDeps {
   results: ResultStore;
   s3: S3Client;
   now: () => Date;
+  /**
+   * The lane's batch manifest, when the erasure is to reach the source's batch items (their jobs'
+   * results and ledger entries; an operator's erasure). Absent: the queue and live lanes' jobs only.
+   */
+  manifest?: Pick<BatchManifest, 'itemsOfSource'> | undefined;
   /** Waits between the two passes (default: the real sleep). */
   sleep?: (ms: number) => Promise<void>;
   /**
@@ -33,8 +40,8 @@ export interface EraseDeps {
 }
 
 /**
- * The erasure dependencies of `lane` on its own tables and bucket. `local`: the clients point at the
- * local stack (DynamoDB Local updates its indexes with the write: no second pass to wait for).
+ * The erasure dependencies of `lane` on its own tables and bucket (its batch manifest too, when the lane
+ * takes batches). `local`: the clients point at the local stack (DynamoDB Local updates its indexes with the write: no second pass to wait for).
  */
 export function laneEraseDeps(
   lane: LaneConfig,
@@ -44,6 +51,16 @@ export function laneEraseDeps(
   const now = options.now ?? (() => new Date());
   return {
     lane,
+    ...(lane.batch.enabled
+      ? {
+          manifest: new BatchManifest({
+            dynamodb: clients.dynamodb,
+            tableName: manifestTableName(lane),
+            retentionDays: lane.retention.batchArtifactsDays,
+            now,
+          }),
+        }
+      : {}),
     erasure: new ErasureLedger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays, now }),
     results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable, retentionDays: lane.retention.resultsDays }),
     s3: clients.s3,
@@ -62,6 +79,17 @@ export interface ErasedJob {
   ledgerItemsRemoved: number;
 }
 
+/** A batch item of the source, as the erasure left it (the manifest keeps its ids and hashes until its retention). */
+export interface ErasedBatchItem {
+  batchId: string;
+  itemId: string;
+  jobId: string;
+  /** Whether a committed result was removed. */
+  resultRemoved: boolean;
+  /** Ledger items of its job removed. */
+  ledgerItemsRemoved: number;
+}
+
 /** The receipt of one erasure: what it removed, and the tombstone it left. No document text. */
 export interface ErasureReceipt {
   lane: string;
@@ -73,6 +101,13 @@ export interface ErasureReceipt {
   /** Whether the lane held anything of the source (a job it claimed, or a document an earlier erasure or stopped job recorded). */
   found: boolean;
   jobs: ErasedJob[];
+  /**
+   * The source's batch items (when the erasure read the manifest: `null` when it did not). A batch still
+   * at the provider commits none of them (its commit checks the tombstone); the provider's input and output
+   * files keep their lines until `retention.batchArtifactsDays` (Bedrock's under `batch/`) or the provider's
+   * own file retention (OpenAI's).
+   */
+  batchItems: ErasedBatchItem[] | null;
   /** The document keys removed from the lane's bucket (`documents/<sha256>`). */
   documents: string[];
   /** The tombstone as it stands after this erasure: first erased when and by whom, how many erasures. */
@@ -109,6 +144,29 @@ async function eraseClaimed(deps: EraseDeps, sourceId: string, by: string, jobs:
   return found;
 }
 
+/** Removes the results and ledger entries of the source's batch items' jobs (those not already among `jobs`). */
+async function eraseBatchItems(
+  deps: EraseDeps,
+  sourceId: string,
+  by: string,
+  jobs: readonly ErasedJob[],
+): Promise<Array<ErasedBatchItem & { contentSha256: string }>> {
+  const items = await (deps.manifest as NonNullable<EraseDeps['manifest']>).itemsOfSource(sourceId);
+  await deps.erasure.recordHashes(
+    sourceId,
+    items.map((i) => i.contentSha256),
+  );
+  const done = new Map(jobs.map((j) => [j.jobId, j]));
+  const erased: Array<ErasedBatchItem & { contentSha256: string }> = [];
+  for (const item of items) {
+    const job = done.get(item.jobId);
+    const resultRemoved = job ? job.resultRemoved : await deps.results.delete(item.idempotencyKey);
+    const ledgerItemsRemoved = job ? 0 : await deps.erasure.eraseJob(item.jobId, sourceId, by);
+    erased.push({ batchId: item.batchId, itemId: item.itemId, jobId: item.jobId, resultRemoved, ledgerItemsRemoved, contentSha256: item.contentSha256 });
+  }
+  return erased;
+}
+
 /** A source id as a job carries one: 1–512 characters (`lib/contract/job.ts`). */
 const MAX_SOURCE_ID = 512;
 
@@ -133,7 +191,8 @@ export async function eraseSource(deps: EraseDeps, request: { sourceId: string; 
     const settleMs = deps.indexSettleMs ?? INDEX_SETTLE_MS;
     if (settleMs > 0) await (deps.sleep ?? realSleep)(settleMs);
     claimed.push(...(await eraseClaimed(deps, sourceId, by, jobs)));
-    const hashes = [...new Set([...laid.contentSha256s, ...claimed.map((j) => j.contentSha256)])].sort();
+    const batchItems = deps.manifest ? await eraseBatchItems(deps, sourceId, by, jobs) : null;
+    const hashes = [...new Set([...laid.contentSha256s, ...claimed.map((j) => j.contentSha256), ...(batchItems ?? []).map((i) => i.contentSha256)])].sort();
     const documents: string[] = [];
     for (const contentSha256 of hashes) documents.push(await deleteDocument(deps.s3, { bucket: deps.lane.resources.bucketName, contentSha256 }));
     await deps.erasure.recordHashes(sourceId, hashes);
@@ -144,8 +203,9 @@ export async function eraseSource(deps: EraseDeps, request: { sourceId: string; 
       sourceId,
       by,
       at,
-      found: jobs.length > 0 || hashes.length > 0,
+      found: jobs.length > 0 || hashes.length > 0 || (batchItems?.length ?? 0) > 0,
       jobs,
+      batchItems: batchItems?.map(({ contentSha256: _, ...item }) => item) ?? null,
       documents,
       tombstone,
       afterErasure: deps.lane.erasure.afterErasure,

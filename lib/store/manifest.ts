@@ -173,6 +173,35 @@ export class BatchManifest {
     return items;
   }
 
+  /**
+   * Every batch item of `sourceId` in the lane's batches (a filtered, paginated `Scan`: the manifest has no
+   * index by source; an operator's erasure reads it, never a hot path).
+   *
+   * @throws {@link StoreUnavailableError}
+   */
+  async itemsOfSource(sourceId: string): Promise<BatchItem[]> {
+    const items: BatchItem[] = [];
+    let startKey: Item | undefined;
+    do {
+      try {
+        const page = await this.#dynamodb.send(
+          new ScanCommand({
+            TableName: this.tableName,
+            ConsistentRead: true,
+            FilterExpression: 'sourceId = :sourceId',
+            ExpressionAttributeValues: { ':sourceId': { S: sourceId } },
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        for (const item of page.Items ?? []) items.push(itemOf(item));
+        startKey = page.LastEvaluatedKey;
+      } catch (error) {
+        throw unavailable('Scan', this.tableName, error);
+      }
+    } while (startKey);
+    return items;
+  }
+
   /** How many items of a batch are in each state (every state present, zero or more). @throws {@link StoreUnavailableError} */
   async counts(batchId: string): Promise<Record<ItemState, number>> {
     const counts = Object.fromEntries(ITEM_STATES.map((s) => [s, 0])) as Record<ItemState, number>;

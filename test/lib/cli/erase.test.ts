@@ -124,6 +124,7 @@ describe('ratelane erase', () => {
       [
         `erased source ${JSON.stringify(sources[0])} in lane us (us-east-1), by os-user (os_user) at ${/ at (\S+)\n/.exec(text.out)?.[1]}`,
         '  0 job(s) (none claimed since the last erasure)',
+        '  0 batch item(s)',
         '  1 document(s) removed:',
         `    ${documentKeyFor(shas[0]!)}`,
         `  tombstone: first erased ${first.tombstone.erasedAt} by alice; 3 erasure(s) so far`,

@@ -7,9 +7,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
-import { eraseSource, type EraseDeps } from '../../../lib/erasure/erase.js';
+import { eraseSource, type EraseDeps, laneEraseDeps } from '../../../lib/erasure/erase.js';
+import { BatchManifest } from '../../../lib/store/manifest.js';
+import { itemIdFor, manifestTableName } from '../../../lib/store/manifest-model.js';
 import type { ModelAdapter } from '../../../lib/providers/model.js';
-import { sha256Hex } from '../../../lib/contract/job.js';
+import { idempotencyKeyFor, sha256Hex } from '../../../lib/contract/job.js';
 import { documentKeyFor } from '../../../lib/store/documents.js';
 import { ErasureLedger } from '../../../lib/store/erasure.js';
 import { jobStatus } from '../../../lib/store/job-status.js';
@@ -152,6 +154,54 @@ describe('erasure: what the lane keeps of an erased source', () => {
     assert.ok(await t.results.get(items[1]!.idempotencyKey), 'the other source is untouched');
     assert.equal(await documentExists(t, sha256Hex(docs[1]!.text)), true);
     assert.deepEqual([again.found, again.tombstone.erasures, again.jobs.length, again.tombstone.erasedAt], [true, 3, 0, receipt.tombstone.erasedAt]);
+  });
+
+  it("an operator's erasure reaches the source's batch items: their results and ledger entries go, the receipt lists them", async () => {
+    // Prepare: a batch item of the source whose result the batch lane committed (no job claim: batches claim none)
+    const t = await newLane();
+    const [doc] = englishDocuments(1);
+    const sourceId = `${doc!.sourceId}#batch`;
+    const contentSha256 = sha256Hex(doc!.text);
+    const deps = laneEraseDeps(t.lane, t.clients, { local: true });
+    const manifest = new BatchManifest({ dynamodb: t.clients.dynamodb, tableName: manifestTableName(t.lane) });
+    const idempotencyKey = idempotencyKeyFor({ sourceId, contentSha256, promptVersion: 'invoice-extract@3', schemaVersion: 'invoice@1' });
+    await manifest.createBatch({ batchId: 'b-erase', lane: t.lane.name, schemaVersion: 'invoice@1', promptVersion: 'invoice-extract@3' }, [
+      {
+        itemId: itemIdFor(0),
+        sourceId,
+        jobId: 'job-batch-0',
+        idempotencyKey,
+        contentSha256,
+        documentKey: documentKeyFor(contentSha256),
+        bytes: 10,
+        estimatedTokens: 5,
+      },
+    ]);
+    await t.results.commitOnce({
+      idempotencyKey,
+      jobId: 'job-batch-0',
+      region: t.lane.name,
+      schemaVersion: 'invoice@1',
+      promptVersion: 'invoice-extract@3',
+      result: {},
+      usage: { inputTokens: 1, outputTokens: 1 },
+      model: 'batch',
+      attempt: 0,
+      deferrals: 0,
+      modelCalls: 1,
+      committedAt: new Date().toISOString(),
+      jobCreatedAt: new Date().toISOString(),
+    });
+
+    // Act
+    const receipt = await eraseSource(deps, { sourceId, by: 'ops@example.com' });
+
+    // Assess
+    assert.equal(receipt.found, true);
+    assert.deepEqual(receipt.jobs, []);
+    assert.deepEqual(receipt.batchItems, [{ batchId: 'b-erase', itemId: itemIdFor(0), jobId: 'job-batch-0', resultRemoved: true, ledgerItemsRemoved: 0 }]);
+    assert.deepEqual(receipt.documents, [documentKeyFor(contentSha256)]);
+    assert.equal(await t.results.get(idempotencyKey), undefined);
   });
 
   it('with afterErasure accept, a submission made after the erasure runs again; the default refuses it', async () => {
