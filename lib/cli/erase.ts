@@ -141,6 +141,10 @@ function formatReceipt(receipt: ErasureReceipt, reviewer?: Reviewer): string {
       lines.push(`    ${item.batchId}/${item.itemId} (job ${item.jobId})  result ${item.resultRemoved ? 'removed' : 'none (not committed)'}`);
     }
   }
+  for (const files of receipt.batchFiles ?? []) {
+    const large = files.tooLarge.length > 0 ? `; ${files.tooLarge.length} file(s) too large to rewrite here: ${files.tooLarge.join(', ')}` : '';
+    lines.push(`  batch ${files.batchId}: ${files.linesRemoved} line(s) removed from ${files.filesRewritten.length} file(s)${large}`);
+  }
   lines.push(`  ${receipt.documents.length} document(s) removed${receipt.documents.length > 0 ? ':' : ''}`);
   for (const key of receipt.documents) lines.push(`    ${key}`);
   lines.push(`  ${tombstone}`, `  ${afterErasureText(receipt)}`);

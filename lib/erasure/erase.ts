@@ -10,12 +10,14 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { LaneConfig } from '../config/lanes.js';
-import { RatelaneError } from '../platform/errors.js';
+import { errorName, RatelaneError } from '../platform/errors.js';
 import { realSleep } from '../platform/sleep.js';
 import { deleteDocument, DocumentStoreError } from '../store/documents.js';
 import { ErasureLedger, type SourceJob, type Tombstone } from '../store/erasure.js';
 import { BatchManifest } from '../store/manifest.js';
-import { manifestTableName } from '../store/manifest-model.js';
+import { manifestTableName, recordIdOf } from '../store/manifest-model.js';
+import { batchApiOf } from '../config/names.js';
+import { type BatchFilesErased, eraseBatchFileLines } from './batch-files.js';
 import { ResultStore } from '../store/results.js';
 
 /** What an erasure reads and writes: the lane's ledger (erasure records), results and bucket. */
@@ -29,7 +31,7 @@ export interface EraseDeps {
    * The lane's batch manifest, when the erasure is to reach the source's batch items (their jobs'
    * results and ledger entries; an operator's erasure). Absent: the queue and live lanes' jobs only.
    */
-  manifest?: Pick<BatchManifest, 'itemsOfSource'> | undefined;
+  manifest?: Pick<BatchManifest, 'itemsOfSource' | 'header'> | undefined;
   /** Waits between the two passes (default: the real sleep). */
   sleep?: (ms: number) => Promise<void>;
   /**
@@ -103,11 +105,16 @@ export interface ErasureReceipt {
   jobs: ErasedJob[];
   /**
    * The source's batch items (when the erasure read the manifest: `null` when it did not). A batch still
-   * at the provider commits none of them (its commit checks the tombstone); the provider's input and output
-   * files keep their lines until `retention.batchArtifactsDays` (Bedrock's under `batch/`) or the provider's
-   * own file retention (OpenAI's).
+   * at the provider commits none of them (its commit checks the tombstone). OpenAI's copies of its batch
+   * files are the provider's to delete.
    */
   batchItems: ErasedBatchItem[] | null;
+  /**
+   * The batch files in the lane's bucket rewritten without the source's records (a Bedrock lane's input and
+   * output JSONL under `batch/<batchId>/`); `null` when the erasure did not read the manifest or the lane's
+   * batches are not Bedrock's (OpenAI holds its batch files itself).
+   */
+  batchFiles: BatchFilesErased[] | null;
   /** The document keys removed from the lane's bucket (`documents/<sha256>`). */
   documents: string[];
   /** The tombstone as it stands after this erasure: first erased when and by whom, how many erasures. */
@@ -167,6 +174,28 @@ async function eraseBatchItems(
   return erased;
 }
 
+/** Rewrites the Bedrock batch files of the items' batches without their records. */
+async function eraseBedrockLines(deps: EraseDeps, items: readonly ErasedBatchItem[]): Promise<BatchFilesErased[]> {
+  const byBatch = new Map<string, string[]>();
+  for (const item of items) byBatch.set(item.batchId, [...(byBatch.get(item.batchId) ?? []), item.itemId]);
+  const erased: BatchFilesErased[] = [];
+  for (const [batchId, itemIds] of byBatch) {
+    const header = await (deps.manifest as NonNullable<EraseDeps['manifest']>).header(batchId);
+    const recordIds = new Set(itemIds.map((itemId) => recordIdOf(header ?? {}, itemId)));
+    try {
+      erased.push(await eraseBatchFileLines(deps.s3, deps.lane.resources.bucketName, batchId, recordIds));
+    } catch (error) {
+      throw new ErasureError(
+        `erasing a source in lane ${deps.lane.name} stopped: the files of batch ${batchId} could not be rewritten (${errorName(error) ?? 'Error'})`,
+        {
+          cause: error,
+        },
+      );
+    }
+  }
+  return erased;
+}
+
 /** A source id as a job carries one: 1–512 characters (`lib/contract/job.ts`). */
 const MAX_SOURCE_ID = 512;
 
@@ -192,6 +221,7 @@ export async function eraseSource(deps: EraseDeps, request: { sourceId: string; 
     if (settleMs > 0) await (deps.sleep ?? realSleep)(settleMs);
     claimed.push(...(await eraseClaimed(deps, sourceId, by, jobs)));
     const batchItems = deps.manifest ? await eraseBatchItems(deps, sourceId, by, jobs) : null;
+    const batchFiles = batchItems && batchApiOf(deps.lane.provider) === 'bedrock' ? await eraseBedrockLines(deps, batchItems) : null;
     const hashes = [...new Set([...laid.contentSha256s, ...claimed.map((j) => j.contentSha256), ...(batchItems ?? []).map((i) => i.contentSha256)])].sort();
     const documents: string[] = [];
     for (const contentSha256 of hashes) documents.push(await deleteDocument(deps.s3, { bucket: deps.lane.resources.bucketName, contentSha256 }));
@@ -206,6 +236,7 @@ export async function eraseSource(deps: EraseDeps, request: { sourceId: string; 
       found: jobs.length > 0 || hashes.length > 0 || (batchItems?.length ?? 0) > 0,
       jobs,
       batchItems: batchItems?.map(({ contentSha256: _, ...item }) => item) ?? null,
+      batchFiles,
       documents,
       tombstone,
       afterErasure: deps.lane.erasure.afterErasure,

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { eraseSource, type EraseDeps, laneEraseDeps } from '../../../lib/erasure/erase.js';
 import { BatchManifest } from '../../../lib/store/manifest.js';
 import { itemIdFor, manifestTableName } from '../../../lib/store/manifest-model.js';
@@ -202,6 +202,48 @@ describe('erasure: what the lane keeps of an erased source', () => {
     assert.deepEqual(receipt.batchItems, [{ batchId: 'b-erase', itemId: itemIdFor(0), jobId: 'job-batch-0', resultRemoved: true, ledgerItemsRemoved: 0 }]);
     assert.deepEqual(receipt.documents, [documentKeyFor(contentSha256)]);
     assert.equal(await t.results.get(idempotencyKey), undefined);
+  });
+
+  it("in a Bedrock lane, the source's records leave the batch's input and output files in the lane's bucket; the others stay", async () => {
+    // Prepare: a batch of two sources' items, its input and output JSONL as Bedrock has them
+    const t = await newLane({ provider: { kind: 'bedrock', model: 'anthropic.claude-3-5-haiku-20241022-v1:0' } });
+    const docs = englishDocuments(2);
+    const sourceIds = docs.map((d, i) => `${d.sourceId}#bedrock-${i}`);
+    const manifest = new BatchManifest({ dynamodb: t.clients.dynamodb, tableName: manifestTableName(t.lane) });
+    await manifest.createBatch(
+      { batchId: 'b-bedrock', lane: t.lane.name, schemaVersion: 'invoice@1', promptVersion: 'invoice-extract@3' },
+      docs.map((d, i) => {
+        const contentSha256 = sha256Hex(d.text);
+        return {
+          itemId: itemIdFor(i),
+          sourceId: sourceIds[i]!,
+          jobId: `job-bedrock-${i}`,
+          idempotencyKey: idempotencyKeyFor({ sourceId: sourceIds[i]!, contentSha256, promptVersion: 'invoice-extract@3', schemaVersion: 'invoice@1' }),
+          contentSha256,
+          documentKey: documentKeyFor(contentSha256),
+          bytes: d.text.length,
+          estimatedTokens: 100,
+        };
+      }),
+    );
+    const line = (i: number, extra: object) => JSON.stringify({ recordId: itemIdFor(i), modelInput: { text: `document ${i}` }, ...extra });
+    const input = `${line(0, {})}\n${line(1, {})}\n`;
+    const output = `${line(0, { modelOutput: { answer: 0 } })}\n${line(1, { modelOutput: { answer: 1 } })}\n`;
+    const put = (Key: string, Body: string) => t.clients.s3.send(new PutObjectCommand({ Bucket: t.lane.resources.bucketName, Key, Body }));
+    await put('batch/b-bedrock/input/0.jsonl', input);
+    await put('batch/b-bedrock/output/job1/0.jsonl.out', output);
+    const read = async (Key: string) =>
+      (await (await t.clients.s3.send(new GetObjectCommand({ Bucket: t.lane.resources.bucketName, Key }))).Body?.transformToString()) ?? '';
+
+    // Act
+    const receipt = await eraseSource(laneEraseDeps(t.lane, t.clients, { local: true }), { sourceId: sourceIds[0]!, by: 'ops' });
+
+    // Assess
+    assert.deepEqual(receipt.batchFiles, [
+      { batchId: 'b-bedrock', filesRewritten: ['batch/b-bedrock/input/0.jsonl', 'batch/b-bedrock/output/job1/0.jsonl.out'], linesRemoved: 2, tooLarge: [] },
+    ]);
+    assert.equal(await read('batch/b-bedrock/input/0.jsonl'), `${line(1, {})}\n`);
+    assert.equal(await read('batch/b-bedrock/output/job1/0.jsonl.out'), `${line(1, { modelOutput: { answer: 1 } })}\n`);
   });
 
   it('with afterErasure accept, a submission made after the erasure runs again; the default refuses it', async () => {
