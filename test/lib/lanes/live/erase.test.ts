@@ -102,6 +102,9 @@ describe('live lane: DELETE /v1/extractions/{jobId} erases the job’s source', 
         at: '',
         found: true,
         jobs: [{ jobId: job.jobId, idempotencyKey: job.idempotencyKey, resultRemoved: true, ledgerItemsRemoved: 2 }],
+        // The live function does not read the batch manifest (an operator's erase does).
+        batchItems: null,
+        batchFiles: null,
         documents: [documentKeyFor(sha256Hex(job.text))],
         tombstone: {
           sourceId: job.sourceId,
