@@ -16,6 +16,7 @@ import {
   UpdateItemCommand,
   type AttributeValue,
   type DynamoDBClient,
+  type ScanCommandInput,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
@@ -180,26 +181,8 @@ export class BatchManifest {
    * @throws {@link StoreUnavailableError}
    */
   async itemsOfSource(sourceId: string): Promise<BatchItem[]> {
-    const items: BatchItem[] = [];
-    let startKey: Item | undefined;
-    do {
-      try {
-        const page = await this.#dynamodb.send(
-          new ScanCommand({
-            TableName: this.tableName,
-            ConsistentRead: true,
-            FilterExpression: 'sourceId = :sourceId',
-            ExpressionAttributeValues: { ':sourceId': { S: sourceId } },
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        for (const item of page.Items ?? []) items.push(itemOf(item));
-        startKey = page.LastEvaluatedKey;
-      } catch (error) {
-        throw unavailable('Scan', this.tableName, error);
-      }
-    } while (startKey);
-    return items;
+    const items = await this.#scan({ FilterExpression: 'sourceId = :sourceId', ExpressionAttributeValues: { ':sourceId': { S: sourceId } } });
+    return items.map(itemOf);
   }
 
   /** How many items of a batch are in each state (every state present, zero or more). @throws {@link StoreUnavailableError} */
@@ -220,26 +203,12 @@ export class BatchManifest {
    * @throws {@link StoreUnavailableError}
    */
   async listBatches(lane: string): Promise<BatchHeader[]> {
-    const headers: BatchHeader[] = [];
-    let startKey: Item | undefined;
-    do {
-      try {
-        const page = await this.#dynamodb.send(
-          new ScanCommand({
-            TableName: this.tableName,
-            ConsistentRead: true,
-            FilterExpression: '#sk = :header AND #lane = :lane',
-            ExpressionAttributeNames: { '#sk': SK, '#lane': 'lane' },
-            ExpressionAttributeValues: { ':header': { S: HEADER_ITEM_ID }, ':lane': { S: lane } },
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        for (const item of page.Items ?? []) headers.push(headerOf(item));
-        startKey = page.LastEvaluatedKey;
-      } catch (error) {
-        throw unavailable('Scan', this.tableName, error);
-      }
-    } while (startKey);
+    const items = await this.#scan({
+      FilterExpression: '#sk = :header AND #lane = :lane',
+      ExpressionAttributeNames: { '#sk': SK, '#lane': 'lane' },
+      ExpressionAttributeValues: { ':header': { S: HEADER_ITEM_ID }, ':lane': { S: lane } },
+    });
+    const headers = items.map(headerOf);
     return headers.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.batchId.localeCompare(b.batchId));
   }
 
@@ -452,6 +421,22 @@ export class BatchManifest {
     } catch (error) {
       throw unavailable('GetItem', this.tableName, error);
     }
+  }
+
+  /** Every item a filtered, paginated, strongly consistent `Scan` of the table returns. */
+  async #scan(filter: Pick<ScanCommandInput, 'FilterExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'>): Promise<Item[]> {
+    const items: Item[] = [];
+    let startKey: Item | undefined;
+    do {
+      try {
+        const page = await this.#dynamodb.send(new ScanCommand({ TableName: this.tableName, ConsistentRead: true, ...filter, ExclusiveStartKey: startKey }));
+        items.push(...(page.Items ?? []));
+        startKey = page.LastEvaluatedKey;
+      } catch (error) {
+        throw unavailable('Scan', this.tableName, error);
+      }
+    } while (startKey);
+    return items;
   }
 
   async #queryItems(batchId: string, stateOnly: boolean, onPage: (items: Item[]) => void): Promise<void> {
