@@ -17,13 +17,14 @@ import type { BatchProvider } from '../lanes/batch/providers/provider.js';
 import { configuredLanes } from '../config/file.js';
 import type { LaneConfig, LaneSet } from '../config/lanes.js';
 import { findLane } from '../intake/checks.js';
-import { Ledger } from '../store/ledger.js';
+import type { Ledger } from '../store/ledger.js';
 import { BatchManifest } from '../store/manifest.js';
 import { manifestTableName } from '../store/manifest-model.js';
-import { ResultStore } from '../store/results.js';
+import type { ResultStore } from '../store/results.js';
 import { UsageError, type CommandIo } from './command.js';
 import { endpointsFrom } from './flags.js';
 import { lanesToSubmitTo, type SubmitOptions, type SubmitWiring } from './submit.js';
+import { laneStores } from '../store/lane-stores.js';
 
 /** The env variable the provider key is read from when `--api-key-env` names none. */
 export const PROVIDER_KEY_VARIABLE = 'RATELANE_PROVIDER_KEY';
@@ -120,6 +121,7 @@ export async function openBatchContext(flags: LaneFlags, io: CommandIo, wiring: 
   const lane = await laneFrom(flags, io, endpoints, wiring);
   const clients = wiring.clientsFor ? wiring.clientsFor(lane.region, endpoints) : createAwsClients(lane.region, endpoints);
   const now = wiring.now ?? (() => new Date());
+  const stores = laneStores(lane, clients.dynamodb);
   let queueUrl: Promise<string> | undefined;
   let provider: BatchProvider | undefined;
   return {
@@ -127,8 +129,8 @@ export async function openBatchContext(flags: LaneFlags, io: CommandIo, wiring: 
     endpoints,
     clients,
     manifest: new BatchManifest({ dynamodb: clients.dynamodb, tableName: manifestTableName(lane), retentionDays: lane.retention.batchArtifactsDays, now }),
-    results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable, retentionDays: lane.retention.resultsDays }),
-    ledger: new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays }),
+    results: stores.results,
+    ledger: stores.ledger,
     now,
     queueUrl: () => {
       queueUrl ??= clients.sqs.send(new GetQueueUrlCommand({ QueueName: lane.resources.queueName })).then((out) => {

@@ -21,7 +21,7 @@ import { RatelaneError } from '../platform/errors.js';
 import { realSleep } from '../platform/sleep.js';
 import { jobStatus, type JobStatusView } from '../store/job-status.js';
 import { liveStatus } from './live-status.js';
-import { Ledger } from '../store/ledger.js';
+import { laneStores } from '../store/lane-stores.js';
 
 /** What a {@link RatelaneClientError} is about. */
 export type ClientErrorCode = 'unknown_lane' | 'no_lanes' | 'account_required' | 'wait_timeout' | 'wait_aborted' | 'forbidden' | 'unavailable';
@@ -143,12 +143,8 @@ export class RatelaneClient {
         `the live API of lane ${lane.name} answered ${read.failure.status || 'nothing'} for job ${jobId}: ${read.failure.detail}`,
       );
     }
-    const { erasure, results } = laneEraseDeps(lane, clients);
-    return jobStatus(jobId, {
-      results,
-      ledger: new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays }),
-      erasure,
-    });
+    const { erasure, results, ledger } = laneStores(lane, clients.dynamodb);
+    return jobStatus(jobId, { results, ledger, erasure });
   }
 
   /**

@@ -13,12 +13,13 @@ import type { LaneConfig } from '../config/lanes.js';
 import { errorName, RatelaneError } from '../platform/errors.js';
 import { realSleep } from '../platform/sleep.js';
 import { deleteDocument, DocumentStoreError } from '../store/documents.js';
-import { ErasureLedger, type SourceJob, type Tombstone } from '../store/erasure.js';
-import { BatchManifest } from '../store/manifest.js';
-import { manifestTableName, recordIdOf } from '../store/manifest-model.js';
+import type { ErasureLedger, SourceJob, Tombstone } from '../store/erasure.js';
+import { laneStores } from '../store/lane-stores.js';
+import type { BatchManifest } from '../store/manifest.js';
+import { recordIdOf } from '../store/manifest-model.js';
 import { batchApiOf } from '../config/names.js';
 import { type BatchFilesErased, eraseBatchFileLines } from './batch-files.js';
-import { ResultStore } from '../store/results.js';
+import type { ResultStore } from '../store/results.js';
 
 /** What an erasure reads and writes: the lane's ledger (erasure records), results and bucket. */
 export interface EraseDeps {
@@ -51,20 +52,12 @@ export function laneEraseDeps(
   options: { now?: (() => Date) | undefined; local?: boolean | undefined } = {},
 ): EraseDeps {
   const now = options.now ?? (() => new Date());
+  const { manifest, erasure, results } = laneStores(lane, clients.dynamodb, { now });
   return {
     lane,
-    ...(lane.batch.enabled
-      ? {
-          manifest: new BatchManifest({
-            dynamodb: clients.dynamodb,
-            tableName: manifestTableName(lane),
-            retentionDays: lane.retention.batchArtifactsDays,
-            now,
-          }),
-        }
-      : {}),
-    erasure: new ErasureLedger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays, now }),
-    results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable, retentionDays: lane.retention.resultsDays }),
+    ...(lane.batch.enabled ? { manifest } : {}),
+    erasure,
+    results,
     s3: clients.s3,
     now,
     ...(options.local ? { indexSettleMs: 0 } : {}),

@@ -13,9 +13,7 @@ import { createModelAdapter } from '../providers/index.js';
 import { realSleep } from '../platform/sleep.js';
 import { METRICS_NAMESPACE } from '../platform/telemetry.js';
 import { DynamoKeyClaims } from '../store/claims.js';
-import { ErasureLedger } from '../store/erasure.js';
-import { Ledger } from '../store/ledger.js';
-import { ResultStore } from '../store/results.js';
+import { laneStores } from '../store/lane-stores.js';
 import type { ExtractionDeps } from './context.js';
 
 /** Log levels of a lane function's Logger (`POWERTOOLS_LOG_LEVEL`). */
@@ -58,19 +56,13 @@ export function extractionDefaults(
   telemetry: { serviceName: string; logLevel?: LaneLogLevel | undefined },
 ): Omit<ExtractionDeps, 'keys'> {
   const made = given.logger && given.metrics ? undefined : createLaneTelemetry(lane, telemetry);
+  const stores = laneStores(lane, clients.dynamodb);
   return {
     lane,
     s3: clients.s3,
-    results:
-      given.results ?? new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable, retentionDays: lane.retention.resultsDays }),
-    ledger: given.ledger ?? new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays }),
-    erasure:
-      given.erasure ??
-      new ErasureLedger({
-        dynamodb: clients.dynamodb,
-        tableName: given.ledger?.tableName ?? lane.resources.ledgerTable,
-        retentionDays: lane.retention.ledgerDays,
-      }),
+    results: given.results ?? stores.results,
+    ledger: given.ledger ?? stores.ledger,
+    erasure: given.erasure ?? stores.erasure,
     claims: given.claims ?? new DynamoKeyClaims({ dynamodb: clients.dynamodb, tableName: lane.resources.rateStateTable, lane: lane.name }),
     model: given.model ?? createModelAdapter(lane),
     now: given.now ?? (() => new Date()),

@@ -6,9 +6,10 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { LaneConfig, LaneSet } from '../config/lanes.js';
 import { createAwsClients, type ServiceEndpoints } from '../platform/clients.js';
-import { Ledger } from '../store/ledger.js';
-import { ResultStore } from '../store/results.js';
+import type { Ledger } from '../store/ledger.js';
+import type { ResultStore } from '../store/results.js';
 import { ReviewError } from './errors.js';
+import { laneStores } from '../store/lane-stores.js';
 
 /** An open review lane ({@link openReviewLane}); {@link ReviewLane.close} when done. */
 export interface ReviewLane {
@@ -51,11 +52,12 @@ export function openReviewLane(options: OpenReviewLaneOptions): ReviewLane {
   }
   const clients = options.dynamodbFor ? options.dynamodbFor(lane.region, options.endpoints) : createAwsClients(lane.region, options.endpoints);
   const now = options.now ?? (() => new Date());
+  const { ledger, results } = laneStores(lane, clients.dynamodb, { now });
   return {
     lane,
     dynamodb: clients.dynamodb,
-    ledger: new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays, now }),
-    results: new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable, retentionDays: lane.retention.resultsDays }),
+    ledger,
+    results,
     now,
     close: () => clients.destroy(),
   };

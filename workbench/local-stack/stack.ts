@@ -14,8 +14,8 @@ import { roundRobinKeys, type ProviderKey } from '../../lib/admission/keys/key-p
 import type { ConsumerDeps } from '../../lib/lanes/queue/process-record.js';
 import { createModelAdapter } from '../../lib/providers/index.js';
 import { laneKeysVariable, loadLocalProviderKeys, PROVIDER_KEYS_FILE_VARIABLE } from './keys.js';
-import { Ledger } from '../../lib/store/ledger.js';
-import { ResultStore } from '../../lib/store/results.js';
+import type { Ledger } from '../../lib/store/ledger.js';
+import type { ResultStore } from '../../lib/store/results.js';
 import { createAwsClients, type AwsClients, type ServiceEndpoints } from '../../lib/platform/clients.js';
 import { RatelaneError } from '../../lib/platform/errors.js';
 import { startFakeProvider, type FakeProvider, type FakeProviderOptions } from '../fake-provider/index.js';
@@ -30,6 +30,7 @@ import { invocationAbortSignalOf } from '../../lib/platform/invocation.js';
 import type { LiveHttpServer } from './lambda/http-adapter.js';
 import { startLocalLive } from './live.js';
 import { marginForSkew } from '../../lib/admission/config/settings.js';
+import { laneStores } from '../../lib/store/lane-stores.js';
 
 /**
  * The skew between admission's buckets and the fake provider's that a local run absorbs (ms): this
@@ -221,8 +222,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       const clients = createAwsClients(lane.region, endpoints);
       stoppers.push(async () => clients.destroy());
       const provisioned = await provisionLane(lane, clients);
-      const results = new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable, retentionDays: lane.retention.resultsDays });
-      const ledger = new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays });
+      const { results, ledger } = laneStores(lane, clients.dynamodb);
       const keys: ProviderKey[] = laneKeys.get(lane.name) ?? [];
       const pollers: EventSourcePoller[] = [];
       const allPollers = {
@@ -285,8 +285,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           index === 0
             ? { results, ledger, admission }
             : {
-                results: new ResultStore({ dynamodb: aws.dynamodb, tableName: lane.resources.resultsTable, retentionDays: lane.retention.resultsDays }),
-                ledger: new Ledger({ dynamodb: aws.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays }),
+                ...laneStores(lane, aws.dynamodb),
                 admission: admissionOf('queue', pause, aws),
               };
         const makeHandler = async (): Promise<SqsHandler> => {

@@ -22,13 +22,14 @@ import { BATCH_RECONCILER_ENV, batchApiOf, batchServiceName } from '../../config
 import { createLaneTelemetry, type LaneLogLevel } from '../../extraction/deps.js';
 import { ConsumerEnvironmentSchema } from '../../platform/environment.js';
 import { RatelaneError } from '../../platform/errors.js';
-import { Ledger } from '../../store/ledger.js';
+import type { Ledger } from '../../store/ledger.js';
 import { BatchManifest } from '../../store/manifest.js';
 import { manifestTableName } from '../../store/manifest-model.js';
-import { ResultStore } from '../../store/results.js';
+import type { ResultStore } from '../../store/results.js';
 import { createBedrockBatchProvider } from './providers/bedrock.js';
 import { createOpenAiBatchProvider } from './providers/openai.js';
 import type { BatchProvider } from './providers/provider.js';
+import { laneStores } from '../../store/lane-stores.js';
 
 /** The shortest timeout of one batch API call (ms): uploads and result files are larger than one model call. */
 const MIN_BATCH_CALL_TIMEOUT_MS = 60_000;
@@ -85,6 +86,7 @@ export function createBatchReconcilerDeps(
   const { logLevel, logger, metrics, ...rest } = wiring;
   const made = logger && metrics ? undefined : createLaneTelemetry(lane, { serviceName: batchServiceName(lane), logLevel });
   const now = rest.now ?? (() => new Date());
+  const stores = laneStores(lane, clients.dynamodb);
   return {
     ...rest,
     lane,
@@ -93,8 +95,8 @@ export function createBatchReconcilerDeps(
     manifest:
       rest.manifest ??
       new BatchManifest({ dynamodb: clients.dynamodb, tableName: manifestTableName(lane), retentionDays: lane.retention.batchArtifactsDays, now }),
-    results: rest.results ?? new ResultStore({ dynamodb: clients.dynamodb, tableName: lane.resources.resultsTable, retentionDays: lane.retention.resultsDays }),
-    ledger: rest.ledger ?? new Ledger({ dynamodb: clients.dynamodb, tableName: lane.resources.ledgerTable, retentionDays: lane.retention.ledgerDays }),
+    results: rest.results ?? stores.results,
+    ledger: rest.ledger ?? stores.ledger,
     logger: logger ?? (made as NonNullable<typeof made>).logger,
     metrics: metrics ?? (made as NonNullable<typeof made>).metrics,
     now,
