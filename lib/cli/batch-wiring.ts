@@ -14,6 +14,7 @@ import { createAwsClients, type ServiceEndpoints } from '../platform/clients.js'
 import { createBedrockBatchProvider } from '../lanes/batch/providers/bedrock.js';
 import { createOpenAiBatchProvider } from '../lanes/batch/providers/openai.js';
 import type { BatchProvider } from '../lanes/batch/providers/provider.js';
+import { batchFileExpirySeconds } from '../lanes/batch/reconciler-deps.js';
 import { configuredLanes } from '../config/file.js';
 import type { LaneConfig, LaneSet } from '../config/lanes.js';
 import { findLane } from '../intake/checks.js';
@@ -179,5 +180,10 @@ function defaultProvider(lane: LaneConfig, access: ProviderAccess): BatchProvide
     throw new UsageError(`lane ${lane.name}: ratelane has no batch client for provider ${p.kind}${p.azure ? ' (Azure OpenAI)' : ''}`);
   }
   if (!access.apiKey) throw new UsageError(`the provider key is missing: set ${PROVIDER_KEY_VARIABLE} or name another variable with --api-key-env`);
-  return createOpenAiBatchProvider({ apiKey: access.apiKey, timeoutMs, ...(access.baseUrl ? { baseUrl: access.baseUrl } : {}) });
+  return createOpenAiBatchProvider({
+    apiKey: access.apiKey,
+    timeoutMs,
+    fileExpirySeconds: batchFileExpirySeconds(lane),
+    ...(access.baseUrl ? { baseUrl: access.baseUrl } : {}),
+  });
 }

@@ -145,6 +145,11 @@ function formatReceipt(receipt: ErasureReceipt, reviewer?: Reviewer): string {
     const large = files.tooLarge.length > 0 ? `; ${files.tooLarge.length} file(s) too large to rewrite here: ${files.tooLarge.join(', ')}` : '';
     lines.push(`  batch ${files.batchId}: ${files.linesRemoved} line(s) removed from ${files.filesRewritten.length} file(s)${large}`);
   }
+  if (receipt.batchRecordsPending?.length) {
+    lines.push(
+      `  the provider's files of batch(es) ${receipt.batchRecordsPending.join(', ')}: the lane's reconciler removes the source's records there once the jobs holding them have ended`,
+    );
+  }
   lines.push(`  ${receipt.documents.length} document(s) removed${receipt.documents.length > 0 ? ':' : ''}`);
   for (const key of receipt.documents) lines.push(`    ${key}`);
   lines.push(`  ${tombstone}`, `  ${afterErasureText(receipt)}`);

@@ -17,8 +17,8 @@ import type { ErasureLedger, SourceJob, Tombstone } from '../store/erasure.js';
 import { laneStores } from '../store/lane-stores.js';
 import type { BatchManifest } from '../store/manifest.js';
 import { recordIdOf } from '../store/manifest-model.js';
-import { batchApiOf } from '../config/names.js';
-import { type BatchFilesErased, eraseBatchFileLines } from './batch-files.js';
+import { BATCH_PREFIX, batchApiOf } from '../config/names.js';
+import { type BatchFilesErased, eraseBatchFileLines } from '../lanes/batch/providers/bedrock-files.js';
 import type { ResultStore } from '../store/results.js';
 
 /** What an erasure reads and writes: the lane's ledger (erasure records), results and bucket. */
@@ -32,7 +32,7 @@ export interface EraseDeps {
    * The lane's batch manifest, when the erasure is to reach the source's batch items (their jobs'
    * results and ledger entries; an operator's erasure). Absent: the queue and live lanes' jobs only.
    */
-  manifest?: Pick<BatchManifest, 'itemsOfSource' | 'header'> | undefined;
+  manifest?: Pick<BatchManifest, 'itemsOfSource' | 'header' | 'settleItem' | 'markErased'> | undefined;
   /** Waits between the two passes (default: the real sleep). */
   sleep?: (ms: number) => Promise<void>;
   /**
@@ -97,15 +97,21 @@ export interface ErasureReceipt {
   found: boolean;
   jobs: ErasedJob[];
   /**
-   * The source's batch items (when the erasure read the manifest: `null` when it did not). A batch still
-   * at the provider commits none of them (its commit checks the tombstone). OpenAI's copies of its batch
-   * files are the provider's to delete.
+   * The source's batch items (when the erasure read the manifest: `null` when it did not). One not yet
+   * answered is settled `rejected` (reason `erased`): never sent again nor handed on; a batch still at
+   * the provider commits none of them (its commit checks the tombstone).
    */
   batchItems: ErasedBatchItem[] | null;
   /**
+   * The batches whose provider may still keep the source's records (OpenAI's input, output and error
+   * files; a Bedrock job's output written after this erasure): the lane's reconciler removes them once the
+   * jobs holding them have ended (`lib/lanes/batch/erased-records.ts`); `null` when the manifest was not read.
+   */
+  batchRecordsPending: string[] | null;
+  /**
    * The batch files in the lane's bucket rewritten without the source's records (a Bedrock lane's input and
    * output JSONL under `batch/<batchId>/`); `null` when the erasure did not read the manifest or the lane's
-   * batches are not Bedrock's (OpenAI holds its batch files itself).
+   * batches are not Bedrock's (OpenAI holds its batch files itself: see `batchRecordsPending`).
    */
   batchFiles: BatchFilesErased[] | null;
   /** The document keys removed from the lane's bucket (`documents/<sha256>`). */
@@ -151,7 +157,8 @@ async function eraseBatchItems(
   by: string,
   jobs: readonly ErasedJob[],
 ): Promise<Array<ErasedBatchItem & { contentSha256: string }>> {
-  const items = await (deps.manifest as NonNullable<EraseDeps['manifest']>).itemsOfSource(sourceId);
+  const manifest = deps.manifest as NonNullable<EraseDeps['manifest']>;
+  const items = await manifest.itemsOfSource(sourceId);
   await deps.erasure.recordHashes(
     sourceId,
     items.map((i) => i.contentSha256),
@@ -159,24 +166,32 @@ async function eraseBatchItems(
   const done = new Map(jobs.map((j) => [j.jobId, j]));
   const erased: Array<ErasedBatchItem & { contentSha256: string }> = [];
   for (const item of items) {
+    // Not answered yet: never sent again (its document goes below) nor handed on; one being handed on is stopped at its receive.
+    await manifest.settleItem(item.batchId, item.itemId, { from: ['prepared', 'submitted', 'unresolved'], to: 'rejected', reason: 'erased' });
     const job = done.get(item.jobId);
     const resultRemoved = job ? job.resultRemoved : await deps.results.delete(item.idempotencyKey);
     const ledgerItemsRemoved = job ? 0 : await deps.erasure.eraseJob(item.jobId, sourceId, by);
     erased.push({ batchId: item.batchId, itemId: item.itemId, jobId: item.jobId, resultRemoved, ledgerItemsRemoved, contentSha256: item.contentSha256 });
   }
+  for (const [batchId, itemIds] of itemIdsByBatch(items)) await manifest.markErased(batchId, itemIds);
   return erased;
+}
+
+function itemIdsByBatch(items: ReadonlyArray<{ batchId: string; itemId: string }>): Map<string, string[]> {
+  const byBatch = new Map<string, string[]>();
+  for (const item of items) byBatch.set(item.batchId, [...(byBatch.get(item.batchId) ?? []), item.itemId]);
+  return byBatch;
 }
 
 /** Rewrites the Bedrock batch files of the items' batches without their records. */
 async function eraseBedrockLines(deps: EraseDeps, items: readonly ErasedBatchItem[]): Promise<BatchFilesErased[]> {
-  const byBatch = new Map<string, string[]>();
-  for (const item of items) byBatch.set(item.batchId, [...(byBatch.get(item.batchId) ?? []), item.itemId]);
   const erased: BatchFilesErased[] = [];
-  for (const [batchId, itemIds] of byBatch) {
+  for (const [batchId, itemIds] of itemIdsByBatch(items)) {
     const header = await (deps.manifest as NonNullable<EraseDeps['manifest']>).header(batchId);
     const recordIds = new Set(itemIds.map((itemId) => recordIdOf(header ?? {}, itemId)));
     try {
-      erased.push(await eraseBatchFileLines(deps.s3, deps.lane.resources.bucketName, batchId, recordIds));
+      const location = { bucket: deps.lane.resources.bucketName, batchId, prefix: `${BATCH_PREFIX}${batchId}/` };
+      erased.push(await eraseBatchFileLines(deps.s3, location, recordIds));
     } catch (error) {
       throw new ErasureError(
         `erasing a source in lane ${deps.lane.name} stopped: the files of batch ${batchId} could not be rewritten (${errorName(error) ?? 'Error'})`,
@@ -229,6 +244,7 @@ export async function eraseSource(deps: EraseDeps, request: { sourceId: string; 
       found: jobs.length > 0 || hashes.length > 0 || (batchItems?.length ?? 0) > 0,
       jobs,
       batchItems: batchItems?.map(({ contentSha256: _, ...item }) => item) ?? null,
+      batchRecordsPending: batchItems ? [...new Set(batchItems.map((i) => i.batchId))].sort() : null,
       batchFiles,
       documents,
       tombstone,

@@ -12,6 +12,8 @@
 import { approvedEndpoints, endpointProblem, geographyOfRegion, modelBaseUrl, modelEndpointHost } from '../config/endpoints.js';
 import { batchApiOf, batchReconcilerFunctionName, laneInAccount } from '../config/names.js';
 import type { LaneConfig } from '../config/schema.js';
+import { openAiFileExpirySeconds } from '../lanes/batch/providers/openai.js';
+import { batchFileExpirySeconds } from '../lanes/batch/reconciler-deps.js';
 import { manifestTableName } from '../store/manifest-model.js';
 import { bucketRetention } from './describe.js';
 import type { LaneResidency, PlaceKind, ResidencyFlag, ResidencyMap, ResidencyPlace, ResidencySource } from './model.js';
@@ -112,7 +114,7 @@ function batchPlace(
         name: `${endpoint.place.name}: Files and Batch API`,
         holds,
         encryption: `${endpoint.place.encryption}; at rest: the provider's`,
-        retention: "the provider's file retention (not in the template)",
+        retention: `${openAiFileExpirySeconds(batchFileExpirySeconds(lane)) / 86_400} d after each file's creation (retention.batchArtifactsDays, sent as the files' expiry; OpenAI keeps one 30 d at most); an erased source's batch files deleted by the reconciler once the batch has ended`,
       },
       why: `the batch files go to the model endpoint: ${endpoint.problem ?? 'outside the lane'}`,
     };

@@ -174,7 +174,15 @@ export interface BatchHeader {
   /** In `partId` order. */
   providerJobs: ProviderJobRef[];
   reason?: string;
-  /** Optimistic concurrency: every header write adds one. */
+  /**
+   * Items whose sources were erased while the provider may still keep their records (its files): the
+   * reconciler removes those records there once the items' provider jobs have ended, then takes the ids
+   * off ({@link BatchManifest.markErased}). Absent: none waiting.
+   */
+  erasedItems?: string[];
+  /** When the reconciler last removed erased records from the provider's files (ISO 8601). */
+  providerRecordsErasedAt?: string;
+  /** Optimistic concurrency: every header write adds one, but the erasure marks (commutative set updates). */
   version: number;
   /** TTL, epoch seconds. */
   expiresAt: number;

@@ -80,9 +80,10 @@ function unavailable(operation: Operation, tableName: string, cause: unknown, me
 }
 
 function headerOf(item: Item): BatchHeader {
-  const { itemId: _sk, providerJobs, ...rest } = unmarshall(item);
+  const { itemId: _sk, providerJobs, erasedItems, ...rest } = unmarshall(item);
   const jobs = Object.values((providerJobs ?? {}) as Record<string, ProviderJobRef>).sort((a, b) => (a.partId < b.partId ? -1 : 1));
-  return { ...rest, providerJobs: jobs } as BatchHeader;
+  const erased = erasedItems instanceof Set ? [...(erasedItems as Set<string>)].sort() : [];
+  return { ...rest, providerJobs: jobs, ...(erased.length > 0 ? { erasedItems: erased } : {}) } as BatchHeader;
 }
 
 const itemOf = (item: Item): BatchItem => unmarshall(item) as BatchItem;
@@ -232,6 +233,51 @@ export class BatchManifest {
       values[':reason'] = { S: reasonOf(change.reason) as string };
     }
     return this.#updateHeader(batchId, sets, '#version = :expected', names, values);
+  }
+
+  /**
+   * Adds `itemIds` to the batch's erased items waiting for the reconciler ({@link BatchHeader.erasedItems}):
+   * a set update, so two erasures at once both stay marked. Nothing for a batch that does not exist.
+   *
+   * @throws {@link StoreUnavailableError}
+   */
+  async markErased(batchId: string, itemIds: readonly string[]): Promise<void> {
+    await this.#erasedItems(batchId, 'ADD', itemIds);
+  }
+
+  /**
+   * Takes `itemIds` off the batch's erased items once their records are gone from the provider's files
+   * (an erasure marking others meanwhile keeps them marked), and records when.
+   *
+   * @throws {@link StoreUnavailableError}
+   */
+  async clearErased(batchId: string, itemIds: readonly string[]): Promise<void> {
+    await this.#erasedItems(batchId, 'DELETE', itemIds);
+  }
+
+  async #erasedItems(batchId: string, action: 'ADD' | 'DELETE', itemIds: readonly string[]): Promise<void> {
+    if (itemIds.length === 0) return;
+    const now = this.#now().toISOString();
+    try {
+      await this.#dynamodb.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: { [PK]: { S: batchId }, [SK]: { S: HEADER_ITEM_ID } },
+          UpdateExpression: `${action} #erased :ids SET #updatedAt = :now${action === 'DELETE' ? ', #erasedAt = :now' : ''}`,
+          ConditionExpression: 'attribute_exists(#pk)',
+          ExpressionAttributeNames: {
+            '#pk': PK,
+            '#erased': 'erasedItems',
+            '#updatedAt': 'updatedAt',
+            ...(action === 'DELETE' ? { '#erasedAt': 'providerRecordsErasedAt' } : {}),
+          },
+          ExpressionAttributeValues: { ':ids': { SS: [...new Set(itemIds)] }, ':now': { S: now } },
+        }),
+      );
+    } catch (error) {
+      if (errorName(error) === 'ConditionalCheckFailedException') return;
+      throw unavailable('UpdateItem', this.tableName, error);
+    }
   }
 
   /**

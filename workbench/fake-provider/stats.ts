@@ -36,6 +36,7 @@ function emptyBatchStats(): FakeProviderBatchStats {
     failed: 0,
     expired: 0,
     cancelled: 0,
+    filesDeleted: 0,
     linesAnswered: 0,
     linesErrored: 0,
     linesDropped: 0,

@@ -203,6 +203,8 @@ export interface FakeProviderBatchStats {
   expired: number;
   /** Batches that ended `cancelled`. */
   cancelled: number;
+  /** Files deleted (`DELETE /v1/files/{id}` answered 200). */
+  filesDeleted: number;
   /** Request lines answered with an output line (status 200). */
   linesAnswered: number;
   /** Request lines answered with an error line (injected 500, or a 4xx/5xx of the request itself). */

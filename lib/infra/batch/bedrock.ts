@@ -34,8 +34,8 @@ const RECONCILER_BEDROCK_CREATE_ACTIONS = ['bedrock:CreateModelInvocationJob'] a
 const RECONCILER_BEDROCK_JOB_ACTIONS = ['bedrock:GetModelInvocationJob', 'bedrock:StopModelInvocationJob'] as const;
 /** The reconciler: write a job's input file (a part submitted again after a throttle). */
 const RECONCILER_BATCH_INPUT_ACTIONS = ['s3:PutObject'] as const;
-/** The reconciler: read a job's output files. */
-const RECONCILER_BATCH_OUTPUT_ACTIONS = ['s3:GetObject'] as const;
+/** The reconciler: read a job's output files, and write them back without erased records (`erased-records.ts`). */
+const RECONCILER_BATCH_OUTPUT_ACTIONS = ['s3:GetObject', 's3:PutObject'] as const;
 /** The reconciler: list a job's output folder. */
 const RECONCILER_BATCH_LIST_ACTIONS = ['s3:ListBucket'] as const;
 
@@ -124,7 +124,7 @@ export function grantBedrockBatchJobs(role: Role, lane: LaneConfig, storage: Lan
   grant('WatchBatchJobs', RECONCILER_BEDROCK_JOB_ACTIONS, [jobs]);
   grant('PassBatchServiceRole', ['iam:PassRole'], [serviceRole.roleArn], { StringEquals: { 'iam:PassedToService': 'bedrock.amazonaws.com' } });
   grant('WriteJobInput', RECONCILER_BATCH_INPUT_ACTIONS, [storage.bucket.arnForObjects(BATCH_INPUT_KEYS)]);
-  grant('ReadJobOutput', RECONCILER_BATCH_OUTPUT_ACTIONS, [storage.bucket.arnForObjects(BATCH_OUTPUT_KEYS)]);
+  grant('ReadAndEraseJobOutput', RECONCILER_BATCH_OUTPUT_ACTIONS, [storage.bucket.arnForObjects(BATCH_OUTPUT_KEYS)]);
   grant('ListJobOutput', RECONCILER_BATCH_LIST_ACTIONS, [storage.bucket.bucketArn], { StringLike: { 's3:prefix': BATCH_OUTPUT_KEYS } });
 
   const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
@@ -150,6 +150,6 @@ export function grantBedrockBatchJobs(role: Role, lane: LaneConfig, storage: Lan
     role,
     storage,
     BATCH_OUTPUT_KEYS,
-    `${jobKeys}; the reconciler may only read (s3:GetObject) output under batch/*/output/ of this lane’s own bucket.`,
+    `${jobKeys}; the reconciler may only read output under batch/*/output/ of this lane’s own bucket (s3:GetObject), and write it back without an erased source’s records (s3:PutObject).`,
   );
 }

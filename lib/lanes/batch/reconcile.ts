@@ -52,7 +52,8 @@ export interface ReconcileReport {
   state: BatchHeader['state'];
 }
 
-const ENDED: ReadonlySet<ProviderJobState> = new Set(['finished', 'expired', 'cancelled', 'failed']);
+/** The provider job states a part no longer runs in. */
+export const ENDED: ReadonlySet<ProviderJobState> = new Set(['finished', 'expired', 'cancelled', 'failed']);
 const OPEN_PARTS: ReadonlySet<ProviderJobRef['state']> = new Set(['submitted', 'in_progress']);
 
 /**

@@ -117,6 +117,11 @@ export interface BatchProviderSource {
   timeoutMs?: number | undefined;
 }
 
+/** How long the batch provider keeps a lane's batch files (s): the lane's `retention.batchArtifactsDays` (OpenAI keeps at most 30 days). */
+export function batchFileExpirySeconds(lane: Pick<LaneConfig, 'retention'>): number {
+  return lane.retention.batchArtifactsDays * 86_400;
+}
+
 /**
  * The lane's batch client per invocation. Checks at once what can be checked without a call (the
  * provider has a batch client, the role or secret is given): an OpenAI lane's secret is read at each
@@ -154,7 +159,12 @@ export function batchProviderFactory(lane: LaneConfig, source: BatchProviderSour
       if (current?.secret !== secret) {
         current = {
           secret,
-          provider: createOpenAiBatchProvider({ apiKey: secret, timeoutMs, ...(lane.provider.baseUrl ? { baseUrl: lane.provider.baseUrl } : {}) }),
+          provider: createOpenAiBatchProvider({
+            apiKey: secret,
+            timeoutMs,
+            fileExpirySeconds: batchFileExpirySeconds(lane),
+            ...(lane.provider.baseUrl ? { baseUrl: lane.provider.baseUrl } : {}),
+          }),
         };
       }
       return current.provider;

@@ -271,6 +271,12 @@ export async function submitPending(batchId: string, deps: SubmitBatchDeps): Pro
     const partItems = [...items.values()].filter(
       (i) => i.itemId >= part.items.first && i.itemId <= part.items.last && (i.state === 'prepared' || i.state === 'submitted'),
     );
+    if (partItems.length === 0) {
+      // Nothing of it is left to send (its items' sources were erased): it ends unsent, as a cancelled part does.
+      await cancelPendingPart(header, part, deps);
+      parts.push({ partId: part.partId, state: 'cancelled', items: 0 });
+      continue;
+    }
     const requests = await Promise.all(
       partItems.map(async (item) =>
         requestFor(recordIdOf(header, item.itemId), await textOf(item, deps), header.schemaVersion, header.promptVersion, deps.lane.provider.model),

@@ -7,11 +7,13 @@
  * pass went on with its other items; the next sweep tries them again). The report also carries what
  * the lane's gauges need: the items left `unresolved` across the batches that are not cancelled (a
  * finished batch keeps them until a person hands them on, or its retention ends) and the age of the
- * oldest batch still open.
+ * oldest batch still open. Every batch (done ones too) with items of erased sources marked has their
+ * records removed from the provider's files once the jobs holding them have ended (`erased-records.ts`).
  * Logs and reports carry ids, states, counts and error names only, never document text.
  */
 import { errorName } from '../../platform/errors.js';
 import type { BatchHeader, BatchState, ItemState } from '../../store/manifest-model.js';
+import { eraseProviderRecords } from './erased-records.js';
 import { batchPass } from './index.js';
 import type { ReconcileDeps } from './reconcile.js';
 import type { SubmitBatchDeps } from './submit.js';
@@ -56,6 +58,11 @@ interface SweptBatch {
   unresolved: number | undefined;
   /** Items its pass could not settle or send (tried again by the next sweep). */
   failedItems: number;
+  /**
+   * Its items of erased sources: their records `erased` from the provider's files by this sweep, or
+   * `waiting` for the jobs holding them to end; undefined when none is marked.
+   */
+  erasedRecords?: 'erased' | 'waiting';
   /** The name of the error its pass threw (no message: it may quote a provider's text). */
   error?: string;
 }
@@ -72,6 +79,9 @@ export interface SweepReport {
   errors: number;
   /** Batches left for the next sweep. */
   skipped: number;
+  /** Batches whose erased items' records this sweep removed from the provider's files, and batches still waiting to. */
+  erasedRecords: number;
+  erasedRecordsWaiting: number;
   /** Batches not done or cancelled after the sweep. */
   open: number;
   /** Items in state `unresolved` across the batches counted (see {@link SweptBatch.unresolved}). */
@@ -93,6 +103,8 @@ export async function sweepBatches(deps: SweepDeps): Promise<SweepReport> {
     settled: 0,
     errors: 0,
     skipped: 0,
+    erasedRecords: 0,
+    erasedRecordsWaiting: 0,
     open: 0,
     unresolvedItems: 0,
     oldestOpenAgeSeconds: 0,
@@ -108,6 +120,8 @@ export async function sweepBatches(deps: SweepDeps): Promise<SweepReport> {
       passes += 1;
       await passOne(swept, deps);
     }
+    const timeLeft = deps.timeLeftMs === undefined || deps.timeLeftMs() >= reserveMs;
+    if (header.erasedItems?.length && timeLeft && swept.outcome !== 'skipped' && swept.outcome !== 'failed') await eraseRecords(swept, deps);
     add(report, swept);
   }
   return report;
@@ -151,6 +165,22 @@ async function passOne(swept: SweptBatch, deps: SweepDeps): Promise<void> {
   if (swept.state !== 'cancelled') await countUnresolved(swept, deps);
 }
 
+/** Removes the batch's erased records from the provider's files (its header read again: the pass may have ended parts); a failure is recorded on `swept`. */
+async function eraseRecords(swept: SweptBatch, deps: SweepDeps): Promise<void> {
+  try {
+    const header = await deps.manifest.header(swept.batchId);
+    const pass = header && (await eraseProviderRecords(header, deps));
+    if (!pass) return;
+    swept.erasedRecords = pass.state;
+    if (pass.state === 'erased') {
+      const { batchId: _, state: __, ...done } = pass;
+      deps.logger.info("erased sources' records removed from the provider's files", { lane: deps.lane.name, batchId: swept.batchId, ...done });
+    }
+  } catch (error) {
+    fail(swept, "removing erased sources' records from the provider's files failed", error, deps);
+  }
+}
+
 async function countUnresolved(swept: SweptBatch, deps: SweepDeps): Promise<void> {
   try {
     swept.unresolved = (await deps.manifest.counts(swept.batchId)).unresolved;
@@ -173,6 +203,8 @@ function add(report: SweepReport, swept: SweptBatch): void {
   }
   if (swept.outcome === 'failed' || swept.failedItems > 0) report.errors += 1;
   if (swept.outcome === 'skipped') report.skipped += 1;
+  if (swept.erasedRecords === 'erased') report.erasedRecords += 1;
+  if (swept.erasedRecords === 'waiting') report.erasedRecordsWaiting += 1;
   if (!FINAL_BATCH_STATES.has(swept.state)) {
     report.open += 1;
     report.oldestOpenAgeSeconds = Math.max(report.oldestOpenAgeSeconds, swept.ageSeconds);

@@ -86,7 +86,7 @@ describe('batch lane of a Bedrock lane', () => {
     // Act
     const statements = roleStatements(json, logicalId(stack, batch.role));
     const bedrockSide = statements.filter((s) =>
-      ['CreateBatchJobs', 'WatchBatchJobs', 'PassBatchServiceRole', 'WriteJobInput', 'ReadJobOutput', 'ListJobOutput'].includes(s.Sid ?? ''),
+      ['CreateBatchJobs', 'WatchBatchJobs', 'PassBatchServiceRole', 'WriteJobInput', 'ReadAndEraseJobOutput', 'ListJobOutput'].includes(s.Sid ?? ''),
     );
     const env = json.Resources[logicalId(stack, batch.function)].Properties.Environment.Variables;
     // Assess
@@ -106,7 +106,7 @@ describe('batch lane of a Bedrock lane', () => {
         Condition: { StringEquals: { 'iam:PassedToService': 'bedrock.amazonaws.com' } },
       },
       { Sid: 'WriteJobInput', Effect: 'Allow', Action: 's3:PutObject', Resource: objects(bucketId, '/batch/*/input/*') },
-      { Sid: 'ReadJobOutput', Effect: 'Allow', Action: 's3:GetObject', Resource: objects(bucketId, '/batch/*/output/*') },
+      { Sid: 'ReadAndEraseJobOutput', Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: objects(bucketId, '/batch/*/output/*') },
       {
         Sid: 'ListJobOutput',
         Effect: 'Allow',

@@ -162,6 +162,8 @@ describe('residencyMap: the places of a template', () => {
     );
     const batch = place(lane.places, 'batch-files');
     assert.deepEqual([batch.name, batch.geography, batch.inLaneGeography], ['eu.api.openai.com: Files and Batch API', 'eu', true]);
+    // The lane keeps batch artifacts 90 d; OpenAI keeps a file 30 d at most.
+    assert.match(batch.retention, /^30 d after each file's creation \(retention\.batchArtifactsDays/);
     const review = place(lane.places, 'review');
     assert.equal(review.name, 'ratelane review: ratelane-eu-ledger and ratelane-eu-results, via DynamoDB in eu-central-1');
     assert.deepEqual(

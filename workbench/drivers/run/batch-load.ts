@@ -12,6 +12,7 @@
 import { createOpenAiBatchProvider } from '../../../lib/lanes/batch/providers/openai.js';
 import { batchPass } from '../../../lib/lanes/batch/index.js';
 import type { ReconcileDeps } from '../../../lib/lanes/batch/reconcile.js';
+import { batchFileExpirySeconds } from '../../../lib/lanes/batch/reconciler-deps.js';
 import { redriveBatch } from '../../../lib/lanes/batch/redrive.js';
 import { batchStatus, type BatchStatusReport } from '../../../lib/lanes/batch/status.js';
 import { submitBatch, type SubmitBatchDeps } from '../../../lib/lanes/batch/submit.js';
@@ -148,7 +149,12 @@ function laneDeps(stack: LocalStack, local: LocalLane): LaneDeps {
   const manifest = new BatchManifest({ dynamodb: local.clients.dynamodb, tableName: manifestTableName(lane) });
   const { logger } = createLaneTelemetry(lane, { serviceName: `ratelane-batch-${lane.name}` });
   redirectPowertoolsConsole(logger, stack.telemetry.console());
-  const provider = createOpenAiBatchProvider({ apiKey: key.secret, baseUrl: stack.provider.baseUrl, timeoutMs: Math.max(10_000, lane.provider.timeoutMs) });
+  const provider = createOpenAiBatchProvider({
+    apiKey: key.secret,
+    baseUrl: stack.provider.baseUrl,
+    timeoutMs: Math.max(10_000, lane.provider.timeoutMs),
+    fileExpirySeconds: batchFileExpirySeconds(lane),
+  });
   const now = () => new Date();
   const deps = {
     lane,

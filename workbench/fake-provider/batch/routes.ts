@@ -1,13 +1,14 @@
 /**
  * The HTTP side of the fake Batch API, behind the same bearer keys as the chat route:
- * - `POST /v1/files` (multipart: `purpose=batch`, `file`), `GET /v1/files/{id}`, `GET /v1/files/{id}/content`;
+ * - `POST /v1/files` (multipart: `purpose=batch`, `file`, optional `expires_after[anchor]`/`expires_after[seconds]`),
+ *   `GET /v1/files/{id}`, `GET /v1/files/{id}/content`, `DELETE /v1/files/{id}`;
  * - `POST /v1/batches`, `GET /v1/batches` (`limit`, `after`), `GET /v1/batches/{id}`, `POST /v1/batches/{id}/cancel`.
  * Paths and methods as the `openai` SDK calls them (`resources/files.js`, `resources/batches.js`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BatchCaller } from './run.js';
 import type { BatchStore } from './store.js';
-import { fileTooLargeBody, missingParameterBody } from './wire.js';
+import { checkExpiresAfter, fileTooLargeBody, missingParameterBody } from './wire.js';
 import type { WireReply } from '../wire/dialect.js';
 import { errorBody, invalidUrlBody } from '../wire/openai.js';
 
@@ -56,6 +57,15 @@ function modelIn(prefix: Buffer): string {
   return /"model"\s*:\s*"([^"]{1,100})"/.exec(prefix.subarray(0, 64 * 1024).toString('utf8'))?.[1] ?? 'requested';
 }
 
+/** The upload's `expires_after` as the SDK sends it in the form (`expires_after[anchor]`, `expires_after[seconds]`). */
+function expiresAfterOf(form: FormData): { ok: true; seconds: number | undefined } | { ok: false; reply: WireReply } {
+  const anchor = form.get('expires_after[anchor]');
+  const seconds = form.get('expires_after[seconds]');
+  if (anchor === null && seconds === null) return { ok: true, seconds: undefined };
+  const checked = checkExpiresAfter('expires_after', { anchor, seconds: typeof seconds === 'string' ? Number(seconds) : seconds });
+  return checked.ok ? { ok: true, seconds: checked.seconds } : checked;
+}
+
 /** Routes `/v1/files…` and `/v1/batches…` to the {@link BatchStore}. */
 export class BatchRoutes {
   constructor(
@@ -83,6 +93,8 @@ export class BatchRoutes {
 
     if (upload) return sendJson(response, await this.upload(request, caller, body), own);
     const file = method === 'GET' ? FILE_ROUTE.exec(path) : null;
+    const deleted = method === 'DELETE' ? FILE_ROUTE.exec(path) : null;
+    if (deleted && !deleted[2]) return sendJson(response, this.store.deleteFile(caller, decodeURIComponent(deleted[1] ?? '')), own);
     if (file) {
       const fileId = decodeURIComponent(file[1] ?? '');
       if (!file[2]) return sendJson(response, this.store.file(caller, fileId), own);
@@ -118,7 +130,9 @@ export class BatchRoutes {
     const purpose = form.get('purpose');
     if (file === null || typeof file === 'string') return { status: 400, body: missingParameterBody('file') };
     if (purpose === null || typeof purpose !== 'string') return { status: 400, body: missingParameterBody('purpose') };
-    return this.store.upload(caller, file.name, purpose, Buffer.from(await file.arrayBuffer()), this.now());
+    const expiry = expiresAfterOf(form);
+    if (!expiry.ok) return expiry.reply;
+    return this.store.upload(caller, file.name, purpose, Buffer.from(await file.arrayBuffer()), this.now(), expiry.seconds);
   }
 
   private list(url: URL, caller: BatchCaller, now: number): WireReply {

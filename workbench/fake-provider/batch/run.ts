@@ -70,7 +70,7 @@ export interface BatchEnvironment {
   /** Prompt tokens `owner` has enqueued for `model` in unfinished batches other than `self`. */
   enqueuedTokens(owner: string, model: string, self: BatchRun): number;
   /** Stores a result file (`purpose=batch_output`) and returns its id. */
-  storeFile(owner: string, filename: string, lines: BatchOutputLine[], now: number): string;
+  storeFile(owner: string, filename: string, lines: BatchOutputLine[], now: number, expiresAfterSeconds?: number): string;
 }
 
 /** What `POST /v1/batches` asked for. */
@@ -79,6 +79,8 @@ export interface BatchRequest {
   endpoint: string;
   completionWindow: string;
   metadata: Record<string, string> | null;
+  /** `output_expires_after.seconds`: how long its output and error files are kept. */
+  outputExpiresAfterSeconds?: number;
 }
 
 type Fate = 'answer' | 'drop' | 'error' | 'invalid';
@@ -328,8 +330,9 @@ export class BatchRun {
     this.cursor = this.lines.length;
     this.status = status;
     this.at[status] = t;
-    if (this.output.length > 0) this.outputFileId = this.env.storeFile(this.caller.owner, `batch_${this.id}_output.jsonl`, this.output, t);
-    if (this.errorLines.length > 0) this.errorFileId = this.env.storeFile(this.caller.owner, `batch_${this.id}_error.jsonl`, this.errorLines, t);
+    const keep = this.request.outputExpiresAfterSeconds;
+    if (this.output.length > 0) this.outputFileId = this.env.storeFile(this.caller.owner, `batch_${this.id}_output.jsonl`, this.output, t, keep);
+    if (this.errorLines.length > 0) this.errorFileId = this.env.storeFile(this.caller.owner, `batch_${this.id}_error.jsonl`, this.errorLines, t, keep);
     stats.recordBatch((b) => {
       b[status] += 1;
       if (status === 'expired') b.linesExpired += unanswered.length;

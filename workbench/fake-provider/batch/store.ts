@@ -11,6 +11,8 @@ import {
   type BatchBody,
   type BatchOutputLine,
   cannotCancelBody,
+  checkExpiresAfter,
+  fileDeletedBody,
   type FileObjectBody,
   invalidTypeBody,
   invalidValueBody,
@@ -134,8 +136,15 @@ export class BatchStore {
       },
       enqueuedTokens: (owner, model, self) =>
         this.batches.filter((b) => b !== self && b.enqueued && b.caller.owner === owner && b.model === model).reduce((t, b) => t + b.inputTokens, 0),
-      storeFile: (owner, filename, lines: BatchOutputLine[], now) =>
-        this.storeFile(owner, filename, 'batch_output', Buffer.from(lines.map((line) => `${JSON.stringify(line)}\n`).join(''), 'utf8'), now).id,
+      storeFile: (owner, filename, lines: BatchOutputLine[], now, expiresAfterSeconds) =>
+        this.storeFile(
+          owner,
+          filename,
+          'batch_output',
+          Buffer.from(lines.map((line) => `${JSON.stringify(line)}\n`).join(''), 'utf8'),
+          now,
+          expiresAfterSeconds,
+        ).id,
     };
   }
 
@@ -162,12 +171,20 @@ export class BatchStore {
     for (const batch of this.batches) batch.catchUp(now);
   }
 
-  /** `POST /v1/files`: stores a `purpose=batch` JSONL file after OpenAI's upload checks. */
-  upload(caller: BatchCaller, filename: string, purpose: string, bytes: Buffer, now: number): WireReply {
+  /** `POST /v1/files`: stores a `purpose=batch` JSONL file after OpenAI's upload checks; `expiresAfterSeconds` from its `expires_after`. */
+  upload(caller: BatchCaller, filename: string, purpose: string, bytes: Buffer, now: number, expiresAfterSeconds?: number): WireReply {
     if (purpose !== 'batch') return { status: 400, body: invalidValueBody('purpose', purpose, ['batch']) };
     const refusal = checkUpload(bytes, this.settings);
     if (refusal) return refusal;
-    return { status: 200, body: { ...this.storeFile(caller.owner, filename, 'batch', bytes, now) } };
+    return { status: 200, body: { ...this.storeFile(caller.owner, filename, 'batch', bytes, now, expiresAfterSeconds) } };
+  }
+
+  /** `DELETE /v1/files/{id}`: the file is gone (its batch keeps naming it, as OpenAI's does); 404 for an unknown or foreign id. */
+  deleteFile(caller: BatchCaller, fileId: string): WireReply {
+    if (!this.ownFile(caller, fileId)) return { status: 404, body: noSuchFileBody(fileId) };
+    this.files.delete(fileId);
+    this.env.stats.recordBatch((b) => (b.filesDeleted += 1));
+    return { status: 200, body: fileDeletedBody(fileId) };
   }
 
   /** `GET /v1/files/{id}`. */
@@ -211,7 +228,10 @@ export class BatchStore {
     }
     const metadata = parseMetadata(body.metadata);
     if (!metadata.ok) return metadata.reply;
-    const batch = new BatchRun(caller, { inputFileId, endpoint, completionWindow, metadata: metadata.metadata }, now, this.env);
+    const expiry = body.output_expires_after === undefined ? undefined : checkExpiresAfter('output_expires_after', body.output_expires_after);
+    if (expiry && !expiry.ok) return expiry.reply;
+    const request = { inputFileId, endpoint, completionWindow, metadata: metadata.metadata, ...(expiry ? { outputExpiresAfterSeconds: expiry.seconds } : {}) };
+    const batch = new BatchRun(caller, request, now, this.env);
     this.batches.push(batch);
     this.env.stats.recordBatch((b) => (b.created += 1));
     return { status: 200, body: batch.body() };
@@ -246,7 +266,16 @@ export class BatchStore {
     };
   }
 
-  private storeFile(owner: string, filename: string, purpose: 'batch' | 'batch_output', bytes: Buffer, now: number): FileObjectBody {
+  private storeFile(
+    owner: string,
+    filename: string,
+    purpose: 'batch' | 'batch_output',
+    bytes: Buffer,
+    now: number,
+    expiresAfterSeconds?: number,
+  ): FileObjectBody {
+    // Seconds on the fake's scaled clock: its window (`windowMs`) stands for OpenAI's 24 hours.
+    const expiresInMs = expiresAfterSeconds === undefined ? 30 * this.settings.windowMs : (expiresAfterSeconds / 86_400) * this.settings.windowMs;
     const body: FileObjectBody = {
       id: newObjectId('file-', 22),
       object: 'file',
@@ -256,7 +285,7 @@ export class BatchStore {
       purpose,
       status: 'processed',
       // files.d.ts: "By default, files with purpose=batch expire after 30 days" (30 scaled days here).
-      expires_at: unixSeconds(now + 30 * this.settings.windowMs),
+      expires_at: unixSeconds(now + expiresInMs),
       status_details: null,
     };
     this.files.set(body.id, { body, owner, bytes });

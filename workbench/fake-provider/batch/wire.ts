@@ -16,6 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { errorBody, type OpenAiErrorBody } from '../wire/openai.js';
+import type { WireReply } from '../wire/dialect.js';
 
 /** The statuses of a batch (the SDK's `Batch.status` union). */
 export type BatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
@@ -230,4 +231,21 @@ export function tooManyRequestsBody(count: number, max: number): OpenAiErrorBody
     'invalid_request_error',
     'file',
   );
+}
+
+/** A file's expiry as OpenAI bounds it: anchor `created_at`, 3600..2592000 seconds (`FileCreateParams.ExpiresAfter`). */
+export function checkExpiresAfter(param: string, value: unknown): { ok: true; seconds: number } | { ok: false; reply: WireReply } {
+  const v = (typeof value === 'object' && value !== null ? value : {}) as { anchor?: unknown; seconds?: unknown };
+  if (v.anchor !== 'created_at') return { ok: false, reply: { status: 400, body: invalidValueBody(`${param}.anchor`, String(v.anchor), ['created_at']) } };
+  const seconds = v.seconds;
+  if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 3_600 || seconds > 2_592_000) {
+    const message = `Invalid '${param}.seconds': expected an integer between 3600 and 2592000.`;
+    return { ok: false, reply: { status: 400, body: errorBody(message, 'invalid_request_error', `${param}.seconds`, 'invalid_value') } };
+  }
+  return { ok: true, seconds };
+}
+
+/** `DELETE /v1/files/{id}`: OpenAI's `FileDeleted`. */
+export function fileDeletedBody(fileId: string): { id: string; object: 'file'; deleted: true } {
+  return { id: fileId, object: 'file', deleted: true };
 }

@@ -50,6 +50,7 @@ import {
 } from '@aws-sdk/client-bedrock';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
 import { ScopedAbortHttpHandler } from '../../../platform/abort-scope.js';
+import { eraseBatchFileLines } from './bedrock-files.js';
 import { ANTHROPIC_DEFAULT_MAX_TOKENS } from '../../../providers/anthropic.js';
 import { bedrockToolName } from '../../../providers/bedrock.js';
 import { classifyProviderError } from '../../../providers/classify/classify.js';
@@ -77,6 +78,7 @@ import {
   type ParsedLine,
   type ProviderInput,
   type ProviderJobHandle,
+  type ProviderRecordsErased,
   type ProviderJobState,
   type ProviderJobStatus,
   type ProviderResultLine,
@@ -400,6 +402,31 @@ export function createBedrockBatchProvider(options: BedrockBatchOptions): BatchP
 
     async cancel(handle: ProviderJobHandle): Promise<void> {
       await send('StopModelInvocationJob', (abortSignal) => bedrock.send(new StopModelInvocationJobCommand({ jobIdentifier: handle.jobId }), { abortSignal }));
+    },
+
+    async eraseRecords(handles: readonly ProviderJobHandle[], recordIds: ReadonlySet<string>): Promise<ProviderRecordsErased> {
+      const erased: ProviderRecordsErased = { filesDeleted: [], filesRewritten: [], linesRemoved: 0, tooLarge: [], refused: [] };
+      for (const handle of handles) {
+        const job = await getJob(handle);
+        const status = bedrockJobStatus(job, outputFolderOf(handle));
+        if (status.state === 'submitted' || status.state === 'in_progress') {
+          throw new BatchJobNotFinishedError(`${PROVIDER}: job ${safeCode(bedrockJobId(handle.jobId))} is ${status.providerState}`, PROVIDER, status.state);
+        }
+        if (foreignJob(job, handle)) {
+          erased.refused.push(handle.jobId);
+          continue;
+        }
+        const prefix = outputFolderOf(handle).slice(`s3://${options.bucket}/`.length);
+        const rewritten = await eraseBatchFileLines(options.s3, { bucket: options.bucket, batchId: handle.batchId, prefix }, recordIds).catch(
+          (error: unknown) => {
+            throw mapBedrockBatchError(error, 'PutObject', now(), false);
+          },
+        );
+        erased.filesRewritten.push(...rewritten.filesRewritten);
+        erased.linesRemoved += rewritten.linesRemoved;
+        erased.tooLarge.push(...rewritten.tooLarge);
+      }
+      return erased;
     },
   };
 }

@@ -2,7 +2,9 @@
  * The OpenAI Batch API client of the batch lane, through the official `openai` SDK with its retries
  * off (`maxRetries: 0`) and a timeout: a JSONL file of Chat Completions requests is uploaded
  * (`files.create`, purpose `batch`), a batch is created on it (`batches.create`, window `24h`),
- * watched (`batches.retrieve`), read (`files.content` of its output and error files) or cancelled.
+ * watched (`batches.retrieve`), read (`files.content` of its output and error files) or cancelled; once it
+ * has ended, its files can be deleted (`files.delete`: what erasing a source of the batch asks). Every file
+ * expires after the lane's batch artifact retention when one is given (`expires_after`, `output_expires_after`).
  *
  * Each line's body is what `lib/providers/openai-compatible.ts` sends for one call: `model`,
  * `messages`, `response_format: { type: 'json_schema', json_schema: { name, schema, strict: true } }`
@@ -48,6 +50,7 @@ import {
   type ProviderInput,
   type ProviderJobHandle,
   type ProviderJobState,
+  type ProviderRecordsErased,
   type ProviderJobStatus,
   type ProviderResultLine,
 } from './provider.js';
@@ -78,6 +81,12 @@ export interface OpenAiBatchOptions {
   timeoutMs: number;
   /** Tighter limits than OpenAI's (tests, a smaller enqueued-token budget). */
   limits?: Partial<BatchLimits>;
+  /**
+   * How long OpenAI keeps a batch's input, output and error files (s), from each file's creation: sent as
+   * the upload's `expires_after` and the batch's `output_expires_after`, kept within OpenAI's 3600..2592000
+   * (1 h to 30 d). Absent: OpenAI's default (batch files expire after 30 days).
+   */
+  fileExpirySeconds?: number;
   now?: () => Date;
 }
 
@@ -212,6 +221,14 @@ export function mapOpenAiBatchError(error: unknown, operation: string, now: Date
   return new BatchInputRejectedError(what, PROVIDER, options);
 }
 
+/** OpenAI's bounds of a batch file's expiry: 1 hour to 30 days (`FileCreateParams.ExpiresAfter`, `BatchCreateParams.OutputExpiresAfter`). */
+const FILE_EXPIRY_SECONDS = { min: 3_600, max: 2_592_000 } as const;
+
+/** `seconds` (whole, at least 0) kept within what OpenAI takes as a batch file's expiry. */
+export function openAiFileExpirySeconds(seconds: number): number {
+  return Math.min(FILE_EXPIRY_SECONDS.max, Math.max(FILE_EXPIRY_SECONDS.min, Math.round(seconds)));
+}
+
 /** Creates the OpenAI batch client. */
 export function createOpenAiBatchProvider(options: OpenAiBatchOptions): BatchProvider {
   const limits: BatchLimits = { ...OPENAI_BATCH_LIMITS, ...options.limits };
@@ -227,6 +244,11 @@ export function createOpenAiBatchProvider(options: OpenAiBatchOptions): BatchPro
     }
   };
   const retrieve = (handle: ProviderJobHandle) => call('batches.retrieve', () => client.batches.retrieve(handle.jobId));
+  const expirySeconds = options.fileExpirySeconds === undefined ? undefined : openAiFileExpirySeconds(options.fileExpirySeconds);
+  const expiry = <K extends string>(key: K) =>
+    (expirySeconds === undefined ? {} : { [key]: { anchor: 'created_at', seconds: expirySeconds } }) as Partial<
+      Record<K, { anchor: 'created_at'; seconds: number }>
+    >;
 
   return {
     host: new URL(baseURL).hostname,
@@ -237,7 +259,7 @@ export function createOpenAiBatchProvider(options: OpenAiBatchOptions): BatchPro
     async submit(input: ProviderInput): Promise<ProviderJobHandle> {
       const data = Buffer.from(input.lines.map((line) => `${line}\n`).join(''), 'utf8');
       const upload = await toFile(data, `ratelane-${input.batchId}-${input.index}.jsonl`, { type: 'application/jsonl' });
-      const file = await call('files.create', () => client.files.create({ file: upload, purpose: 'batch' }));
+      const file = await call('files.create', () => client.files.create({ file: upload, purpose: 'batch', ...expiry('expires_after') }));
       let batch: Batch;
       try {
         batch = await call('batches.create', () =>
@@ -246,6 +268,7 @@ export function createOpenAiBatchProvider(options: OpenAiBatchOptions): BatchPro
             endpoint: OPENAI_BATCH_ENDPOINT,
             completion_window: '24h',
             metadata: { ratelane_batch_id: input.batchId, ratelane_part: String(input.index) },
+            ...expiry('output_expires_after'),
           }),
         );
       } catch (error) {
@@ -295,6 +318,32 @@ export function createOpenAiBatchProvider(options: OpenAiBatchOptions): BatchPro
 
     async cancel(handle: ProviderJobHandle): Promise<void> {
       await call('batches.cancel', () => client.batches.cancel(handle.jobId));
+    },
+
+    async eraseRecords(handles: readonly ProviderJobHandle[]): Promise<ProviderRecordsErased> {
+      const erased: ProviderRecordsErased = { filesDeleted: [], filesRewritten: [], linesRemoved: 0, tooLarge: [], refused: [] };
+      for (const handle of handles) {
+        const batch = await retrieve(handle);
+        const status = openAiJobStatus(batch);
+        if (status.state === 'submitted' || status.state === 'in_progress') {
+          throw new BatchJobNotFinishedError(`${PROVIDER}: batch ${safeCode(handle.jobId)} is ${status.providerState}`, PROVIDER, status.state);
+        }
+        if (foreignBatch(batch, handle)) {
+          erased.refused.push(handle.jobId);
+          continue;
+        }
+        for (const fileId of [batch.input_file_id, batch.output_file_id, batch.error_file_id]) {
+          if (typeof fileId !== 'string' || fileId === '') continue;
+          try {
+            await client.files.delete(fileId);
+          } catch (error) {
+            // Already gone (deleted before, or expired): what was asked holds.
+            if (!(error instanceof APIError && error.status === 404)) throw mapOpenAiBatchError(error, 'files.delete', now());
+          }
+          erased.filesDeleted.push(fileId);
+        }
+      }
+      return erased;
     },
   };
 }

@@ -157,6 +157,29 @@ export interface BatchProvider {
   readResults(handle: ProviderJobHandle): AsyncIterable<ProviderResultLine>;
   /** Asks the provider to stop the job. @throws a {@link BatchClientError} */
   cancel(handle: ProviderJobHandle): Promise<void>;
+  /**
+   * Removes what the provider keeps of `recordIds` (erased sources' records) for ended jobs of one batch.
+   * OpenAI keeps the files itself and cannot edit one: each job's input, output and error files are
+   * deleted (a file already gone counts as deleted; a job whose batch is not the one the part sent is
+   * left alone and named in `refused`). Bedrock's output is in the lane's bucket: each job's output
+   * files are rewritten without those records. Running it again removes nothing more.
+   *
+   * @throws a `BatchJobNotFinishedError` for a job still running, a {@link BatchClientError} for a failed call
+   */
+  eraseRecords(handles: readonly ProviderJobHandle[], recordIds: ReadonlySet<string>): Promise<ProviderRecordsErased>;
+}
+
+/** What {@link BatchProvider.eraseRecords} removed. Ids and keys only. */
+export interface ProviderRecordsErased {
+  /** Files deleted at the provider (OpenAI file ids). */
+  filesDeleted: string[];
+  /** Files rewritten without the records (S3 keys), and the lines removed from them. */
+  filesRewritten: string[];
+  linesRemoved: number;
+  /** Files not rewritten: too large to rewrite in memory (their lines stay until the lifecycle rule removes them). */
+  tooLarge: string[];
+  /** Jobs left alone: the provider answered for a batch the part did not send. */
+  refused: string[];
 }
 
 const RECORD_ID = /^[A-Za-z0-9_.:-]{1,128}$/;

@@ -232,6 +232,35 @@ describe('Bedrock batch client on the wire', () => {
     );
   });
 
+  it("rewrites an ended job's output files without erased records, and leaves a running job's alone", async () => {
+    // Prepare: a job whose output Bedrock wrote after its source was erased
+    let state = 'InProgress';
+    const server = await loopback(
+      controlPlane(
+        () => 'b-wire-erase',
+        () => state,
+      ),
+    );
+    const provider = client(server);
+    const [input] = provider.prepare(requests(3), { batchId: 'b-wire-erase' });
+    const handle = await provider.submit(input!);
+    const folder = `batch/b-wire-erase/output/${JOB_ID}/`;
+    const line = (id: string) => JSON.stringify({ recordId: id, modelOutput: { content: [{ type: 'text', text: '{}' }] } });
+    await aws.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${folder}0.jsonl.out`, Body: ['job-0', 'job-1', 'job-2'].map(line).join('\n') }));
+    const read = async (key: string) => (await aws.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
+    // Act
+    const running = await provider.eraseRecords([handle], new Set(['job-1'])).catch((error: unknown) => error);
+    state = 'Completed';
+    const erased = await provider.eraseRecords([handle], new Set(['job-1']));
+    const again = await provider.eraseRecords([handle], new Set(['job-1']));
+    // Assess
+    assert.ok(running instanceof BatchJobNotFinishedError);
+    assert.deepEqual(erased, { filesDeleted: [], filesRewritten: [`${folder}0.jsonl.out`], linesRemoved: 1, tooLarge: [], refused: [] });
+    assert.equal(await read(`${folder}0.jsonl.out`), ['job-0', 'job-2'].map(line).join('\n'));
+    assert.deepEqual([again.filesRewritten, again.linesRemoved], [[], 0], 'nothing more to remove');
+    assert.equal(await read('batch/b-wire-erase/input/0.jsonl'), `${input!.lines.join('\n')}\n`, "the input is the erasure's to rewrite, not the reconciler's");
+  });
+
   it('maps a throttled, an over-quota and an invalid CreateModelInvocationJob, sending one request each', async () => {
     // Prepare
     const answers = [

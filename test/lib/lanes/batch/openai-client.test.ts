@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
+import OpenAI from 'openai';
 import { BatchJobNotFinishedError, BatchProviderRefusedError, BatchSubmitThrottledError } from '../../../../lib/lanes/batch/providers/errors.js';
 import { createOpenAiBatchProvider } from '../../../../lib/lanes/batch/providers/openai.js';
 import type {
@@ -141,6 +142,37 @@ describe('OpenAI batch client against the fake Batch API', () => {
         ['job-1', 'batch_cancelled'],
         ['job-2', 'batch_cancelled'],
       ],
+    );
+  });
+
+  it("sends the lane's file expiry, and deletes a batch's files only once it has ended (a file already gone counts as deleted)", async () => {
+    // Prepare: a client keeping files 2 days (files expire on the fake's scaled clock: its window stands for 24 h)
+    const { server, clock } = await start({ ...FAST, errorRate: 0.5 });
+    const client = createOpenAiBatchProvider({ apiKey: KEY, baseUrl: server.baseUrl, timeoutMs: 5_000, fileExpirySeconds: 2 * 86_400 });
+    const sdk = new OpenAI({ apiKey: KEY, baseURL: server.baseUrl, maxRetries: 0 });
+    const handle = await client.submit(client.prepare(requests(6))[0]!);
+    // Act: erasing while it runs, then after it ended, twice
+    const running = await client.eraseRecords([handle], new Set(['job-0'])).catch((error: unknown) => error);
+    const ended = await until(clock, client, handle, ['finished']);
+    const first = await client.eraseRecords([handle], new Set(['job-0']));
+    const again = await client.eraseRecords([handle], new Set(['job-0']));
+    // Assess
+    assert.ok(running instanceof BatchJobNotFinishedError, 'a running batch keeps its files');
+    const files = [handle.inputRef, ended.outputRef, ended.errorRef];
+    assert.ok(
+      files.every((id) => typeof id === 'string' && id.startsWith('file-')),
+      'the batch had an output and an error file',
+    );
+    assert.deepEqual(first, { filesDeleted: files, filesRewritten: [], linesRemoved: 0, tooLarge: [], refused: [] });
+    assert.deepEqual(again.filesDeleted, files, 'deleting again finds them gone, which is what was asked');
+    assert.equal(server.stats().batches.filesDeleted, 3);
+    for (const id of files) await assert.rejects(sdk.files.retrieve(id!), (error) => error instanceof OpenAI.NotFoundError);
+    const other = await client.submit(client.prepare(requests(1), { batchId: 'b-kept' })[0]!);
+    const kept = await sdk.files.retrieve(other.inputRef);
+    const windowMs = 1440 * 600; // the fake's 24 h: a day of its 600 ms minutes
+    assert.ok(
+      Math.abs((kept.expires_at ?? 0) - kept.created_at - (2 * windowMs) / 1000) <= 1,
+      `expires 2 scaled days after upload: ${kept.created_at} → ${kept.expires_at}`,
     );
   });
 

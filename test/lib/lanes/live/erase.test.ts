@@ -105,6 +105,7 @@ describe('live lane: DELETE /v1/extractions/{jobId} erases the job’s source', 
         // The live function does not read the batch manifest (an operator's erase does).
         batchItems: null,
         batchFiles: null,
+        batchRecordsPending: null,
         documents: [documentKeyFor(sha256Hex(job.text))],
         tombstone: {
           sourceId: job.sourceId,

@@ -1,12 +1,10 @@
 /**
- * The lines of an erased source in the batch files the lane's bucket holds: Bedrock batch inference reads
+ * The lines of erased records in the batch files the lane's bucket holds: Bedrock batch inference reads
  * its input from `batch/<batchId>/input/*.jsonl` and writes `batch/<batchId>/output/…/*.jsonl.out`, each line
- * a JSON object with the record's `recordId` (its text, and its answer, derived from the text). Erasure
- * rewrites each such file without the source's records; a file with none of them is left as it is. OpenAI's
- * batch files are held by OpenAI, not the lane: they are not touched here.
+ * a JSON object with the record's `recordId` (its text, and its answer, derived from the text). Each such
+ * file under a prefix is rewritten without those records; a file with none of them is left as it is.
  */
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { BATCH_PREFIX } from '../config/names.js';
 
 /** The largest batch file rewritten in memory; a larger one is reported, not rewritten. */
 const MAX_REWRITE_BYTES = 512 * 1024 * 1024;
@@ -33,15 +31,21 @@ function recordIdOfLine(line: string): string | undefined {
 }
 
 /**
- * Rewrites every JSONL file under `batch/<batchId>/` in `bucket` without the lines of `recordIds`.
+ * Rewrites every JSONL file of batch `batchId` under `prefix` (the batch's `batch/<batchId>/`, or its output
+ * folder) in `bucket` without the lines of `recordIds`.
  *
- * @throws what S3 throws (the caller reports it; running the erasure again finishes it)
+ * @throws what S3 throws (the caller reports it; running it again finishes it)
  */
-export async function eraseBatchFileLines(s3: S3Client, bucket: string, batchId: string, recordIds: ReadonlySet<string>): Promise<BatchFilesErased> {
+export async function eraseBatchFileLines(
+  s3: S3Client,
+  location: { bucket: string; batchId: string; prefix: string },
+  recordIds: ReadonlySet<string>,
+): Promise<BatchFilesErased> {
+  const { bucket, batchId, prefix } = location;
   const erased: BatchFilesErased = { batchId, filesRewritten: [], linesRemoved: 0, tooLarge: [] };
   let token: string | undefined;
   do {
-    const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${BATCH_PREFIX}${batchId}/`, ContinuationToken: token }));
+    const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
     for (const object of page.Contents ?? []) {
       const key = object.Key;
       if (!key || !/\.jsonl(\.out)?$/.test(key)) continue;
