@@ -10,6 +10,7 @@
  * ```
  */
 export {
+  type CancelResult,
   type ClientErrorCode,
   RatelaneClient,
   RatelaneClientError,
@@ -22,6 +23,7 @@ export type { JobStatusView } from './store/job-status.js';
 export type { BatchFilesErased } from './lanes/batch/providers/bedrock-files.js';
 export { type ErasedBatchItem, type ErasedJob, ErasureError, type ErasureReceipt } from './erasure/erase.js';
 export type { Tombstone } from './store/erasure.js';
+export type { CancelMarker, CancelOutcome } from './store/cancellation.js';
 export type { ServiceEndpoints } from './platform/clients.js';
 export { type LaneConfig, LaneConfigError, type LaneInput, resolveLane } from './config/lanes.js';
 export { configuredLanes, readLaneConfigFile } from './config/file.js';

@@ -33,6 +33,9 @@ export const COMMANDS: CommandRegistry = {
   review: PRODUCT_COMMANDS.review!,
   residency: PRODUCT_COMMANDS.residency!,
   erase: PRODUCT_COMMANDS.erase!,
+  cancel: PRODUCT_COMMANDS.cancel!,
+  jobs: PRODUCT_COMMANDS.jobs!,
+  redrive: PRODUCT_COMMANDS.redrive!,
 };
 
 /** In the repository every command runs through npm: `npm run submit -- --help`. */

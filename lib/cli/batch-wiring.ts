@@ -25,6 +25,7 @@ import type { ResultStore } from '../store/results.js';
 import { UsageError, type CommandIo } from './command.js';
 import { endpointsFrom } from './flags.js';
 import { lanesToSubmitTo, type SubmitOptions, type SubmitWiring } from './submit.js';
+import type { Cancellations } from '../store/cancellation.js';
 import { laneStores } from '../store/lane-stores.js';
 
 /** The env variable the provider key is read from when `--api-key-env` names none. */
@@ -81,6 +82,7 @@ export interface BatchContext {
   manifest: BatchManifest;
   results: ResultStore;
   ledger: Ledger;
+  cancellations: Cancellations;
   now: () => Date;
   /** The lane's queue URL (resolved once, on first use). */
   queueUrl(): Promise<string>;
@@ -132,6 +134,7 @@ export async function openBatchContext(flags: LaneFlags, io: CommandIo, wiring: 
     manifest: new BatchManifest({ dynamodb: clients.dynamodb, tableName: manifestTableName(lane), retentionDays: lane.retention.batchArtifactsDays, now }),
     results: stores.results,
     ledger: stores.ledger,
+    cancellations: stores.cancellations,
     now,
     queueUrl: () => {
       queueUrl ??= clients.sqs.send(new GetQueueUrlCommand({ QueueName: lane.resources.queueName })).then((out) => {

@@ -229,6 +229,7 @@ async function reconcileDeps(ctx: BatchContext) {
     provider: ctx.provider(),
     results: ctx.results,
     ledger: ctx.ledger,
+    cancellations: ctx.cancellations,
     sqs: ctx.clients.sqs,
     queueUrl: await ctx.queueUrl(),
     logger: quiet,

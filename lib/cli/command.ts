@@ -97,3 +97,35 @@ export async function runCommand<O>(command: Command<O>, argv: readonly string[]
     return USAGE_EXIT_CODE;
   }
 }
+
+/** What an operator's command prints, and its exit code. */
+export interface CommandOutcome {
+  code: number;
+  /** Printed as one object with `--json`. */
+  json: Record<string, unknown>;
+  /** Printed otherwise: on stdout when `code` is 0, else on stderr. */
+  text: string;
+}
+
+/**
+ * Runs `act` and writes its outcome (one JSON object on stdout with `json`; else its text, on stderr unless
+ * its code is 0); anything `act` throws becomes `failureOf`'s outcome, but bad usage and a wrong lane config,
+ * which {@link runCommand} reports (exit 2). Returns the exit code.
+ */
+export async function writeOutcome(
+  json: boolean,
+  io: CommandIo,
+  act: () => Promise<CommandOutcome>,
+  failureOf: (error: unknown) => CommandOutcome,
+): Promise<number> {
+  let outcome: CommandOutcome;
+  try {
+    outcome = await act();
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof LaneConfigError) throw error;
+    outcome = failureOf(error);
+  }
+  if (json) io.stdout.write(`${JSON.stringify(outcome.json)}\n`);
+  else (outcome.code === 0 ? io.stdout : io.stderr).write(outcome.text);
+  return outcome.code;
+}

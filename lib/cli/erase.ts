@@ -11,17 +11,15 @@
  * a new submission of the source. It touches the named lane only; never prints document text.
  * Exit codes: see {@link ERASE_EXIT}.
  */
-import { LaneConfigError } from '../config/errors.js';
-import { configuredLanes } from '../config/file.js';
-import type { LaneConfig, LaneSet } from '../config/lanes.js';
+import type { LaneSet } from '../config/lanes.js';
 import { type ErasureReceipt, ErasureError, eraseSource, laneEraseDeps } from '../erasure/erase.js';
-import { createAwsClients, type ServiceEndpoints } from '../platform/clients.js';
+import { createAwsClients } from '../platform/clients.js';
 import { errorName } from '../platform/errors.js';
 import { ReviewError } from '../review/errors.js';
 import { type Reviewer, type ReviewerLookup, reviewerOf } from '../review/reviewer.js';
-import { UsageError, type Command, type CommandIo } from './command.js';
+import { type Command, type CommandIo, type CommandOutcome, UsageError, writeOutcome } from './command.js';
 import { endpointsFrom, jsonFlag, parseFlags, stringFlag } from './flags.js';
-import { lanesToSubmitTo, type SubmitWiring } from './submit.js';
+import { namedLane, type SubmitWiring } from './submit.js';
 
 /**
  * Exit codes of `ratelane erase`: 0 done (whether the lane held anything of the source or not); 1 a store or
@@ -92,12 +90,7 @@ function parseEraseArgs(argv: readonly string[]): EraseOptions {
   return { lane: v.lane, sourceId, by: v.by, account: v.account, endpoints: v.endpoints, json: v.json };
 }
 
-/** What the command prints, and its exit code. */
-interface Outcome {
-  code: number;
-  json: Record<string, unknown>;
-  text: string;
-}
+type Outcome = CommandOutcome;
 
 /** A source id as text prints it: quoted, its control characters escaped. */
 function quoted(sourceId: string): string {
@@ -156,24 +149,10 @@ function formatReceipt(receipt: ErasureReceipt, reviewer?: Reviewer): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The lane `options.lane` names, as addressed (its bucket named after its account in AWS). @throws {UsageError} */
-async function laneToErase(options: EraseOptions, io: CommandIo, endpoints: ServiceEndpoints | undefined, wiring: EraseWiring): Promise<LaneConfig> {
-  const lanes = wiring.lanes ?? configuredLanes({ env: io.env ?? process.env }).lanes;
-  const found = Object.hasOwn(lanes, options.lane) ? lanes[options.lane] : undefined;
-  if (!found) {
-    const known = Object.keys(lanes);
-    throw new UsageError(`unknown lane "${options.lane}"; known lanes: ${known.length > 0 ? known.join(', ') : '(none)'}`);
-  }
-  const addressed = await lanesToSubmitTo({ [found.name]: found }, { region: found.name, account: options.account }, io, endpoints, {
-    ...(wiring.callerAccount ? { callerAccount: wiring.callerAccount } : {}),
-  });
-  return addressed[found.name] as LaneConfig;
-}
-
 /** Erases the source in the lane; resolves the outcome. @throws {UsageError} for an unknown lane, bad endpoints or account */
 async function erase(options: EraseOptions, io: CommandIo, wiring: EraseWiring): Promise<Outcome> {
   const endpoints = endpointsFrom(options.endpoints, io.env ?? process.env);
-  const lane = await laneToErase(options, io, endpoints, wiring);
+  const lane = await namedLane(options, io, endpoints, wiring);
   const reviewer = await reviewerOf({
     given: options.by,
     region: lane.region,
@@ -208,21 +187,6 @@ function failureOf(error: unknown): Outcome {
   return { code: ERASE_EXIT.failed, json: { ok: false, error: { kind: 'internal', message } }, text: `ratelane erase: ${message}; run it again\n` };
 }
 
-/** Runs one erasure; writes the receipt (one JSON object with `--json`; else text, errors on stderr). */
-async function runErase(options: EraseOptions, io: CommandIo, wiring: EraseWiring): Promise<number> {
-  let outcome: Outcome;
-  try {
-    outcome = await erase(options, io, wiring);
-  } catch (error) {
-    // Bad usage (an unknown lane, bad endpoints or account) and a wrong lane config: runCommand reports them (exit 2).
-    if (error instanceof UsageError || error instanceof LaneConfigError) throw error;
-    outcome = failureOf(error);
-  }
-  if (options.json) io.stdout.write(`${JSON.stringify(outcome.json)}\n`);
-  else (outcome.code === ERASE_EXIT.ok ? io.stdout : io.stderr).write(outcome.text);
-  return outcome.code;
-}
-
 /** `ratelane erase` with its wiring (lanes, clock, identity); {@link eraseCommand} is the default one. */
 export function createEraseCommand(wiring: EraseWiring = {}): Command<EraseOptions> {
   return {
@@ -231,7 +195,7 @@ export function createEraseCommand(wiring: EraseWiring = {}): Command<EraseOptio
     helpTo: 'stdout',
     jsonUsageErrors: true,
     parse: parseEraseArgs,
-    run: (options, io) => runErase(options, io, wiring),
+    run: (options, io) => writeOutcome(options.json, io, () => erase(options, io, wiring), failureOf),
   };
 }
 

@@ -42,6 +42,18 @@ export const PRODUCT_COMMANDS: CommandRegistry = {
     summary: 'erase a source in one lane: its results, ledger, documents',
     load: async () => (await import('./erase.js')).eraseCommand as Command<unknown>,
   },
+  cancel: {
+    summary: 'cancel a job that is not committed: no further call, never committed',
+    load: async () => (await import('./cancel.js')).cancelCommand as Command<unknown>,
+  },
+  jobs: {
+    summary: "look a job up (its whole story), list a lane's jobs in one state",
+    load: async () => (await import('./jobs.js')).jobsCommand as Command<unknown>,
+  },
+  redrive: {
+    summary: "a lane's dead-letter queue by reason, moved back (never a settled job)",
+    load: async () => (await import('./redrive.js')).redriveCommand as Command<unknown>,
+  },
 };
 
 /** How a command's own help is shown: `ratelane submit --help` (the installed CLI) unless a registry runs otherwise. */

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import type { ServiceEndpoints } from '../platform/clients.js';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { configuredLanes } from '../config/file.js';
-import { laneInAccount, type LaneSet } from '../config/lanes.js';
+import { type LaneConfig, laneInAccount, type LaneSet } from '../config/lanes.js';
 import { decodeText } from '../contract/text.js';
 import { RatelaneClient } from '../client/client.js';
 import { SubmissionRejectedError, type DocumentInput, type SubmitDeps, type SubmitProgress, type SubmitResult } from '../intake/producer.js';
@@ -309,6 +309,30 @@ export async function lanesToSubmitTo(
   const account = await accountToSubmitTo(options, io, endpoints, wiring, lanes);
   if (account === undefined) return lanes;
   return Object.fromEntries(Object.entries(lanes).map(([name, lane]) => [name, laneInAccount(lane, account)]));
+}
+
+/**
+ * The one lane an operator's command names (`--lane`), as addressed (its bucket named after its account in
+ * AWS): `erase`, `cancel`.
+ *
+ * @throws {UsageError} for a lane the config does not have
+ */
+export async function namedLane(
+  options: { lane: string; account: string | undefined },
+  io: CommandIo,
+  endpoints: ServiceEndpoints | undefined,
+  wiring: { lanes?: LaneSet | undefined; callerAccount?: SubmitWiring['callerAccount'] | undefined },
+): Promise<LaneConfig> {
+  const lanes = wiring.lanes ?? configuredLanes({ env: io.env ?? process.env }).lanes;
+  const found = Object.hasOwn(lanes, options.lane) ? lanes[options.lane] : undefined;
+  if (!found) {
+    const known = Object.keys(lanes);
+    throw new UsageError(`unknown lane "${options.lane}"; known lanes: ${known.length > 0 ? known.join(', ') : '(none)'}`);
+  }
+  const addressed = await lanesToSubmitTo({ [found.name]: found }, { region: found.name, account: options.account }, io, endpoints, {
+    ...(wiring.callerAccount ? { callerAccount: wiring.callerAccount } : {}),
+  });
+  return addressed[found.name] as LaneConfig;
 }
 
 /** The account of the caller's credentials (STS `GetCallerIdentity`). */

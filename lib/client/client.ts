@@ -10,7 +10,8 @@
  * (`dynamodb:GetItem` and `Query` on them: an operator's or the producing service's read).
  *
  * `erase` erases a source in one lane (its results, ledger entries and documents; a tombstone left): an
- * operator's action, with write access to the lane's tables and bucket.
+ * operator's action, with write access to the lane's tables and bucket. `cancel` cancels a job that is not
+ * committed (its cancel marker in the lane's ledger: no further model call, never committed).
  */
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import { type LaneConfig, type LaneInput, laneInAccount, laneSetOf, type LaneSet, resolveLane } from '../config/lanes.js';
@@ -19,6 +20,7 @@ import { submitDocuments, type DocumentInput, type SubmitProgress, type SubmitRe
 import { type AwsClients, createAwsClients, type ServiceEndpoints } from '../platform/clients.js';
 import { RatelaneError } from '../platform/errors.js';
 import { realSleep } from '../platform/sleep.js';
+import type { CancelOutcome } from '../store/cancellation.js';
 import { jobStatus, type JobStatusView } from '../store/job-status.js';
 import { liveStatus } from './live-status.js';
 import { laneStores } from '../store/lane-stores.js';
@@ -83,10 +85,13 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
-/** A job's state once nothing more happens to it without a person: committed, needs review, rejected, dead-lettered or erased. */
-export type SettledStatus = Extract<JobStatusView, { state: 'committed' | 'needs_review' | 'rejected' | 'dead_lettered' | 'erased' }>;
+/** A job's state once nothing more happens to it without a person: committed, needs review, rejected, dead-lettered, erased or cancelled. */
+export type SettledStatus = Extract<JobStatusView, { state: 'committed' | 'needs_review' | 'rejected' | 'dead_lettered' | 'erased' | 'cancelled' }>;
 
-const SETTLED = new Set<JobStatusView['state']>(['committed', 'needs_review', 'rejected', 'dead_lettered', 'erased']);
+const SETTLED = new Set<JobStatusView['state']>(['committed', 'needs_review', 'rejected', 'dead_lettered', 'erased', 'cancelled']);
+
+/** What {@link RatelaneClient.cancel} did, in which lane. */
+export type CancelResult = CancelOutcome & { lane: string; region: string; jobId: string };
 const MAX_POLL_MS = 5_000;
 
 /** The client of one set of lanes (see the module's description). Call {@link close} when done. */
@@ -130,7 +135,7 @@ export class RatelaneClient {
     );
   }
 
-  /** The job's state in its lane: `committed` (with the result), `pending`, `received`, `needs_review`, `rejected`, `dead_lettered`, `erased` or `unknown`. */
+  /** The job's state in its lane: `committed` (with the result), `pending`, `received`, `needs_review`, `rejected`, `dead_lettered`, `erased`, `cancelled` or `unknown`. */
   async status(jobId: string, options: { lane?: string } = {}): Promise<JobStatusView> {
     const lane = this.laneOf(options.lane);
     const clients = this.clientsOf(lane.region);
@@ -143,8 +148,8 @@ export class RatelaneClient {
         `the live API of lane ${lane.name} answered ${read.failure.status || 'nothing'} for job ${jobId}: ${read.failure.detail}`,
       );
     }
-    const { erasure, results, ledger } = laneStores(lane, clients.dynamodb);
-    return jobStatus(jobId, { results, ledger, erasure });
+    const { erasure, results, ledger, cancellations } = laneStores(lane, clients.dynamodb);
+    return jobStatus(jobId, { results, ledger, erasure, cancellations });
   }
 
   /**
@@ -190,6 +195,22 @@ export class RatelaneClient {
       sourceId: request.sourceId,
       by: request.by,
     });
+  }
+
+  /**
+   * Cancels a job in its lane (`ratelane cancel`) unless it is committed: `cancelled` (from then on it makes
+   * no model call and is never committed; a job still queued is stopped when it is received),
+   * `already_cancelled`, or `committed` (nothing changed). An operator's action, with write access to the
+   * lane's ledger.
+   *
+   * @param request.by who cancels (recorded on the job's cancel marker)
+   * @throws {@link RatelaneClientError} `unknown_lane`; `StoreUnavailableError` when the lane's tables failed (call it again)
+   */
+  async cancel(request: { lane: string; jobId: string; by: string }): Promise<CancelResult> {
+    const lane = this.laneOf(request.lane);
+    const { cancellations } = laneStores(lane, this.clientsOf(lane.region).dynamodb, this.options.now ? { now: this.options.now } : {});
+    const outcome = await cancellations.cancel(request.jobId, request.by);
+    return { lane: lane.name, region: lane.region, jobId: request.jobId, ...outcome };
   }
 
   /** Closes the SDK clients' sockets. */

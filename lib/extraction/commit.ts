@@ -13,7 +13,9 @@ import type { ExtractionOutcome } from './outcome.js';
 import { settleFailure, suppressDuplicate } from './settle.js';
 import { claimed } from './verify.js';
 import { settleErased } from './erased.js';
-import { erasedCondition } from '../store/erasure.js';
+import { traceIdOf } from '../platform/tracing.js';
+import { commitGuards } from '../store/cancellation.js';
+import { settleCancelled } from './cancelled.js';
 
 /** The run's schema and prompt from the registry (intake checked both are registered), and its repair budget. */
 export function extractionOf(run: JobRun): { schema: ExtractionSchema; prompt: ExtractionPrompt; maxRepairAttempts: number } {
@@ -34,16 +36,19 @@ export async function commit(run: JobRun, output: { result: Record<string, unkno
   let written: CommitOutcome;
   const started = performance.now();
   try {
-    // One transaction with the absence of the source's tombstone: an erasure during the call wins.
-    written = await deps.results.commitOnce(resultRecordFor(job, { ...output, usage }, deps.now()), {
-      unlessErased: erasedCondition(deps.erasure.tableName, job.input.sourceId, job, deps.lane.erasure.afterErasure),
-    });
+    // One transaction with the absence of the source's tombstone and of the job's cancel marker: an erasure
+    // or a cancel during the call wins.
+    written = await deps.results.commitOnce(
+      resultRecordFor(job, { ...output, usage, traceId: traceIdOf(delivery.traceHeader) }, deps.now()),
+      commitGuards(deps.erasure.tableName, job, deps.lane.erasure.afterErasure),
+    );
     delivery.onCommitted?.(performance.now() - started);
   } catch (error) {
     // Not acknowledged: the lane retries it like any real failure.
     return settleFailure(run, 'commit', error);
   }
   if (written.status === 'erased') return settleErased(run, 'commit');
+  if (written.status === 'cancelled') return settleCancelled(run, 'commit');
   if (written.status === 'duplicate') return suppressDuplicate(run, written.existing.jobId);
   count(deps, 'Completed');
   count(deps, 'AttemptsPerCompletion', job.attempt + delivery.receiveCount + job.deferrals);

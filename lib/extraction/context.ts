@@ -12,6 +12,8 @@ import type { Job } from '../contract/job.js';
 import type { ModelAdapter, TokenUsage } from '../providers/model.js';
 import type { Sleep } from '../platform/sleep.js';
 import type { ConsumerMetricName, RecordLogFields } from '../platform/telemetry.js';
+import { traceIdOf } from '../platform/tracing.js';
+import type { Cancellations } from '../store/cancellation.js';
 import type { ErasureLedger } from '../store/erasure.js';
 import type { Ledger, LedgerEntryInput } from '../store/ledger.js';
 import type { ClaimResult, HeldClaim, KeyClaims } from '../store/claims.js';
@@ -31,6 +33,8 @@ export interface ExtractionDeps {
   claims: KeyClaims;
   /** The lane's erasure records: a job of an erased source is never called for nor committed (`erased.ts`). */
   erasure: ErasureLedger;
+  /** The lane's cancel markers: a cancelled job makes no further call and is never committed (`cancelled.ts`). */
+  cancellations: Cancellations;
   model: ModelAdapter;
   /** Admission: a key for each model call, or when to come back (see `lib/admission`). */
   keys: KeyPool;
@@ -64,6 +68,8 @@ export interface Delivery {
    * request's caller (its tenant). Recorded on the job's claim as who submitted the job (its first sender).
    */
   senderId?: string | undefined;
+  /** The job's X-Ray trace header as it arrived (`AWSTraceHeader`; a request's own invocation's): carried to every message sent on for it. */
+  traceHeader?: string | undefined;
   /**
    * Epoch ms by which the record's work must end (the invocation's or the request's deadline less the
    * lane's settle margin): no model call starts that cannot end by then. Absent: no deadline.
@@ -139,6 +145,8 @@ export interface JobRun {
   keyHeldBy?: string | undefined;
   /** The take made beside the document read for the first model call, until that call uses it (`admit.ts`). */
   early?: EarlyAdmission | undefined;
+  /** When the job's cancel marker was last read absent (epoch ms of `deps.now`; `cancelled.ts`). */
+  cancelCheckedAt?: number | undefined;
 }
 
 /**
@@ -173,8 +181,9 @@ export function count(deps: Pick<ExtractionDeps, 'metrics'>, name: ConsumerMetri
 }
 
 /** The delivery's fields on every log line. */
-export function deliveryLogFields(delivery: Delivery): Pick<RecordLogFields, 'messageId' | 'receiveCount' | 'queueAgeMs'> {
-  return { messageId: delivery.messageId, receiveCount: delivery.receiveCount, queueAgeMs: delivery.queueAgeMs };
+export function deliveryLogFields(delivery: Delivery): Pick<RecordLogFields, 'messageId' | 'receiveCount' | 'queueAgeMs' | 'traceId'> {
+  const traceId = traceIdOf(delivery.traceHeader);
+  return { messageId: delivery.messageId, receiveCount: delivery.receiveCount, queueAgeMs: delivery.queueAgeMs, ...(traceId ? { traceId } : {}) };
 }
 
 /** The fields of every log line about a run's job (never document text). */
@@ -200,5 +209,6 @@ export function ledgerBase(run: JobRun, job: Job = run.job): Omit<LedgerEntryInp
     attempt: job.attempt + run.delivery.receiveCount - 1,
     deferrals: job.deferrals,
     receiveCount: run.delivery.receiveCount,
+    ...(traceIdOf(run.delivery.traceHeader) ? { traceId: traceIdOf(run.delivery.traceHeader) } : {}),
   };
 }

@@ -63,6 +63,7 @@ export function extractionDefaults(
     results: given.results ?? stores.results,
     ledger: given.ledger ?? stores.ledger,
     erasure: given.erasure ?? stores.erasure,
+    cancellations: given.cancellations ?? stores.cancellations,
     claims: given.claims ?? new DynamoKeyClaims({ dynamodb: clients.dynamodb, tableName: lane.resources.rateStateTable, lane: lane.name }),
     model: given.model ?? createModelAdapter(lane),
     now: given.now ?? (() => new Date()),

@@ -1,7 +1,7 @@
 /**
  * The extraction core as one pipeline, read top to bottom: **intake** (parse the contract, verify what
  * the job claims, check its versions and the gate, read its document) → **claim** the job's idempotency
- * key (one call per key at a time) → **admit** (a key for the call)
+ * key (one call per key at a time) → **admit** (a key for the call; a cancelled job stops here)
  * → **call** the model → **validate** the answer → **commit** it once, or record it invalid and repair
  * once. Each step takes the run and says what happens next: go on (`go`), or the record's outcome
  * (`end`). The steps live beside this file (`intake.ts`, `verify.ts`, `claim.ts`, `admit.ts`, `call.ts`,
@@ -23,6 +23,7 @@ import { settleFailure, settleInvalidAnswer } from './settle.js';
 import { validateOutput } from './validate.js';
 import { falseClaimOf, rejectUnverified } from './verify.js';
 import { settleErased, startErasureCheck } from './erased.js';
+import { cancelledBeforeCall, settleCancelled, startCancelCheck } from './cancelled.js';
 
 /**
  * Intake's result: a job ready for extraction with its text, or an outcome already reached (with the
@@ -68,13 +69,15 @@ export async function intake(body: string, delivery: Delivery, deps: ExtractionD
   // The document is read while the first call's admission is taken; a redelivery (it may have been
   // committed already) takes after its duplicate check instead.
   // The job's idempotency key is claimed beside the read too (one call per key at a time: `claim.ts`).
-  // The source's tombstone is read beside the document: an erased source's job makes no call.
+  // The source's tombstone and the job's cancel marker are read beside the document: an erased source's
+  // job, or a cancelled job, makes no call.
   const erasing = startErasureCheck(run);
+  const cancelling = startCancelCheck(run);
   const reading = startReading(run);
   startKeyClaim(run);
   if (delivery.receiveCount === 1) takeEarly(run);
-  const text = await erasedAtReceive(run, erasing)
-    .then((erased) => erased ?? readText(run, reading))
+  const text = await stoppedAtReceive(run, erasing, cancelling)
+    .then((stopped) => stopped ?? readText(run, reading))
     .catch(async (error: unknown) => {
       await Promise.all([releaseEarlyAdmission(run), endKeyClaim(run, undefined)]);
       throw error;
@@ -86,15 +89,19 @@ export async function intake(body: string, delivery: Delivery, deps: ExtractionD
   return { type: 'ready', run, text: text.go };
 }
 
-/** The erased outcome when the run's source is erased (its tombstone read failing fails the record like a document read). */
-async function erasedAtReceive(run: JobRun, erasing: Promise<boolean>): Promise<{ end: ExtractionOutcome } | undefined> {
-  let erased: boolean;
+/**
+ * The erased outcome when the run's source is erased, else the cancelled one when the job is cancelled
+ * (either read failing fails the record like a document read).
+ */
+async function stoppedAtReceive(run: JobRun, erasing: Promise<boolean>, cancelling: Promise<boolean>): Promise<{ end: ExtractionOutcome } | undefined> {
+  let stops: [boolean, boolean];
   try {
-    erased = await erasing;
+    stops = await Promise.all([erasing, cancelling]);
   } catch (error) {
     return { end: await settleFailure(run, 'document_read', error) };
   }
-  return erased ? { end: await settleErased(run, 'receive') } : undefined;
+  if (stops[0]) return { end: await settleErased(run, 'receive') };
+  return stops[1] ? { end: await settleCancelled(run, 'receive') } : undefined;
 }
 
 /**
@@ -133,6 +140,8 @@ async function extractHeld(run: JobRun, text: string): Promise<ExtractionOutcome
     if ('again' in admitted) continue;
     if ('end' in admitted) return admitted.end;
     const grant = admitted.go;
+    const cancelled = await cancelledBeforeCall(run, grant);
+    if (cancelled) return cancelled;
     modelCalls += 1;
     const answered = await callModel(run, grant, { messages, jsonSchemaName: schema.jsonSchemaName, jsonSchema: schema.jsonSchema, apiKey: grant.key.secret });
     if ('end' in answered) return answered.end;

@@ -132,6 +132,16 @@ async function claimJobId(job: Job, delivery: Delivery, deps: ExtractionDeps): P
     tenant: job.tenant,
     submittedBy: delivery.senderId,
     source: { sourceId: job.input.sourceId, contentSha256: job.input.contentSha256 },
+    facts: {
+      createdAt: job.createdAt,
+      eligibleAt: job.eligibleAt,
+      ...(job.deadline !== undefined ? { deadline: job.deadline } : {}),
+      attempt: job.attempt,
+      deferrals: job.deferrals,
+      receiveCount: delivery.receiveCount,
+      schemaVersion: job.schemaVersion,
+      promptVersion: job.promptVersion,
+    },
   });
   if (!claim.claimed) return rejectUnverified(delivery, deps, 'job_id_reused', 'the job id belongs to another job (another idempotency key)', job);
   return undefined;

@@ -9,8 +9,8 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ArnFormat, Stack, Validations } from 'aws-cdk-lib';
-import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Code, type FunctionProps, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { type IRole, PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Code, type FunctionProps, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
@@ -64,7 +64,10 @@ export type LaneFunctionProps = Omit<FunctionProps, 'code' | 'handler' | 'runtim
  * options ({@link laneFunctionBundling}) made the code.
  */
 export function laneFunction(scope: Construct, id: string, name: LaneFunctionName, props: LaneFunctionProps): LambdaFunction {
-  const common = { ...props, runtime: CONSUMER_RUNTIME, architecture: Architecture.ARM_64 };
+  // Active X-Ray tracing: the function's Tracer (`lib/platform/tracing.ts`) records its invocations, and X-Ray
+  // links a consumer's trace to the producer's through the message's AWSTraceHeader.
+  const common = { ...props, runtime: CONSUMER_RUNTIME, architecture: Architecture.ARM_64, tracing: Tracing.ACTIVE };
+  if (props.role) acknowledgeTracingGrant(props.role);
   const prebuilt = join(PREBUILT_BUNDLES, name);
   if (existsSync(join(prebuilt, 'index.mjs'))) return new LambdaFunction(scope, id, { ...common, handler: 'index.handler', code: Code.fromAsset(prebuilt) });
   return new NodejsFunction(scope, id, {
@@ -130,6 +133,15 @@ export function grantBedrockInvoke(role: Role, target: BedrockModelTarget): void
   Validations.of(role).acknowledge({
     id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${target.modelId}]`,
     reason: `The ${target.geography}. inference profile runs ${target.modelId} in a region of its geography that AWS picks per request from its own per-model list, which changes without notice; the grant is bedrock:InvokeModel on this one model, only through this lane's own profile (condition bedrock:InferenceProfileArn), and the lane config refuses a profile of another geography.`,
+  });
+}
+
+/** Acknowledges cdk-nag's AwsSolutions-IAM5 finding on the X-Ray grant active tracing gives a function's role. */
+function acknowledgeTracingGrant(role: IRole): void {
+  Validations.of(role).acknowledge({
+    id: 'AwsSolutions-IAM5[Resource::*]',
+    reason:
+      'Active tracing (Tracing.ACTIVE) grants xray:PutTraceSegments and xray:PutTelemetryRecords, which X-Ray does not scope to resources (its service authorization reference lists no resource type for them); nothing else on this role is granted on *.',
   });
 }
 

@@ -89,6 +89,11 @@ export interface SubmitDeps {
    * as `rejected` in the result and every valid document is stored and sent.
    */
   atomic?: boolean;
+  /**
+   * The producer's X-Ray trace header, sent with each job's message (`AWSTraceHeader`) so the lane's trace
+   * of the job links to it. Default: the running Lambda invocation's (`_X_AMZN_TRACE_ID`), when there is one.
+   */
+  traceHeader?: string;
 }
 
 /** Bounded retry with capped exponential backoff (equal jitter). */

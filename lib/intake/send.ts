@@ -6,6 +6,7 @@
  * (equal jitter); sender faults are not retried. Every document gets an outcome — never dropped.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
+import { currentTraceHeader, traceSystemAttributes } from '../platform/tracing.js';
 import { GetQueueUrlCommand, SendMessageBatchCommand, type SQSClient, type SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
 import { AWS_LIMITS } from '../config/lanes.js';
 import { backoffCeilingMs, fullJitterBackoffMs } from '../policy/backoff.js';
@@ -52,7 +53,7 @@ export function planBatches<T extends { messageBytes: number }>(
 
 /** What sending needs: the deps, the retry settings, the sleep and jitter, and where outcomes go. */
 export interface SendContext {
-  deps: Pick<SubmitDeps, 'clientsFor' | 'queueUrlFor' | 'onProgress'>;
+  deps: Pick<SubmitDeps, 'clientsFor' | 'queueUrlFor' | 'onProgress' | 'traceHeader'>;
   retry: RetrySettings;
   sleep(ms: number): Promise<void>;
   random(): number;
@@ -171,7 +172,8 @@ async function sendBatch(batch: Prepared[], batchNo: number, queueUrl: string, s
   const pending = new Map(batch.map((p) => [entryIdFor(p), p]));
   const lastError = new Map<string, ItemError>();
   for (let attempt = 1; ; attempt++) {
-    const entries = [...pending.values()].map((p) => ({ Id: entryIdFor(p), MessageBody: p.body, MessageAttributes: p.attributes }));
+    const trace = traceSystemAttributes(ctx.deps.traceHeader ?? currentTraceHeader());
+    const entries = [...pending.values()].map((p) => ({ Id: entryIdFor(p), MessageBody: p.body, MessageAttributes: p.attributes, ...trace }));
     let output: SendMessageBatchCommandOutput;
     try {
       output = await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));

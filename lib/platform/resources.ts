@@ -23,7 +23,7 @@ export function liveApiName(lane: string): string {
 }
 
 /** The path of the live lane's extraction route, and of one job's state below it (`{jobId}`). */
-export const LIVE_ROUTES = { extractions: '/v1/extractions', extraction: '/v1/extractions/{jobId}' } as const;
+export const LIVE_ROUTES = { extractions: '/v1/extractions', extraction: '/v1/extractions/{jobId}', cancel: '/v1/extractions/{jobId}/cancel' } as const;
 
 /** The EventBridge Scheduler group that holds a lane's one-time resume schedules. */
 export function pauseScheduleGroupName(lane: string): string {

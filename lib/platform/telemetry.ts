@@ -36,6 +36,8 @@ export const CONSUMER_METRICS = [
   'EndpointMismatch',
   /** A job of an erased source was stopped (at receive or at its commit): nothing of it is kept but its erased marker. */
   'Erased',
+  /** A cancelled job was stopped (at receive, before a call, or at its commit): no further call, never committed. */
+  'Cancelled',
   /** Time the message waited in the queue before this receive (ms). */
   'QueueAgeMs',
   /** Receives and deferrals a committed job took. */
@@ -208,6 +210,8 @@ export interface RecordLogFields {
   lane?: string;
   jobId?: string;
   messageId?: string;
+  /** The X-Ray trace id the job's message carried. */
+  traceId?: string;
   receiveCount?: number;
   queueAgeMs?: number;
   attempt?: number;
@@ -261,6 +265,8 @@ const REJECTION_REASONS = [
   'job_id_reused',
   /** The job's source was erased (`ratelane erase`): its records are removed and it is never committed. */
   'erased',
+  /** The job was cancelled (`ratelane cancel`): no further model call, never committed. */
+  'cancelled',
   /** The job states a tenant its sender may not state (the lane's `producers` grant it none). */
   'tenant_not_allowed',
 ] as const;

@@ -21,9 +21,15 @@
  *   when the reader may read jobs of whoever erased it (the live API's `DELETE` records the owner's
  *   tenant), else `unknown`.
  *
+ * - Cancelled (`ratelane cancel`): the job's `#cancelled` marker (`lib/store/cancellation.ts`), read when the
+ *   stores include `cancellations`. Nothing commits after a cancel, so a committed result still wins (one
+ *   committed before, or by a duplicate of the job). A job cancelled before any consumer received it has no
+ *   claim: it is `cancelled` only to a reader who may read jobs without a tenant.
+ *
  * Views carry reasons (machine-readable codes), times, counts and, once committed, the validated result;
  * never a ledger entry's `details` nor any document text.
  */
+import type { Cancellations } from './cancellation.js';
 import type { ErasureLedger } from './erasure.js';
 import { LEDGER_KINDS, type Ledger, type LedgerEntry, type LedgerKind } from './ledger.js';
 import type { ResultStore, TokenUsage } from './results.js';
@@ -117,8 +123,29 @@ interface ErasedView extends ViewBase {
   erasedBy: string;
 }
 
+/** The job was cancelled: it makes no further call and is never committed. */
+interface CancelledView extends ViewBase {
+  state: 'cancelled';
+  /** When it was cancelled (ISO 8601). */
+  cancelledAt: string;
+  /** Who cancelled it (an operator, or the live API's caller's tenant). */
+  cancelledBy: string;
+  /** Its idempotency key and lane, once a consumer had claimed it. */
+  idempotencyKey?: string;
+  region?: string;
+}
+
 /** One job's state; `state` tells which. */
-export type JobStatusView = CommittedView | NeedsReviewView | RejectedView | DeadLetteredView | PendingView | ReceivedView | UnknownView | ErasedView;
+export type JobStatusView =
+  | CommittedView
+  | NeedsReviewView
+  | RejectedView
+  | DeadLetteredView
+  | PendingView
+  | ReceivedView
+  | UnknownView
+  | ErasedView
+  | CancelledView;
 
 /** What {@link jobStatus} reads. */
 export interface JobStatusStores {
@@ -126,6 +153,8 @@ export interface JobStatusStores {
   ledger: Pick<Ledger, 'claimOf' | 'entriesFor'>;
   /** The lane's erasure records: with them, a job whose records an erasure removed is `erased` (without: `unknown`). */
   erasure?: Pick<ErasureLedger, 'erasedJob'> | undefined;
+  /** The lane's cancel markers: with them, a cancelled job is `cancelled` (without: what its ledger says). */
+  cancellations?: Pick<Cancellations, 'marker'> | undefined;
 }
 
 /**
@@ -160,16 +189,22 @@ export async function jobStatus(jobId: string, stores: JobStatusStores, reader?:
   if (jobId.length === 0 || Buffer.byteLength(jobId, 'utf8') > MAX_KEY_BYTES) return empty();
   // The ledger first, the result second: a commit that lands in between is seen.
   // The erased marker is read beside them (not after), so a job never seen costs the same reads as any other.
-  const [claim, entries, erased] = await Promise.all([
+  const [claim, entries, erased, cancelled] = await Promise.all([
     stores.ledger.claimOf(jobId),
     stores.ledger.entriesFor(jobId),
     stores.erasure ? stores.erasure.erasedJob(jobId) : undefined,
+    stores.cancellations ? stores.cancellations.marker(jobId) : undefined,
   ]);
   const latest = entries.at(-1);
   const idempotencyKey = claim?.idempotencyKey ?? latest?.idempotencyKey;
   if (idempotencyKey === undefined) {
-    if (!erased || (reader && !reader.mayRead(erased.erasedBy))) return empty();
-    return { jobId, state: 'erased', history: ledgerHistory([]), erasedAt: erased.erasedAt, erasedBy: erased.erasedBy };
+    if (erased && !(reader && !reader.mayRead(erased.erasedBy))) {
+      return { jobId, state: 'erased', history: ledgerHistory([]), erasedAt: erased.erasedAt, erasedBy: erased.erasedBy };
+    }
+    if (cancelled && !(reader && !reader.mayRead(undefined))) {
+      return { jobId, state: 'cancelled', history: ledgerHistory([]), cancelledAt: cancelled.cancelledAt, cancelledBy: cancelled.cancelledBy };
+    }
+    return empty();
   }
   if (reader && !reader.mayRead(claim?.tenant ?? entries.find((e) => e.tenant !== undefined)?.tenant)) return empty();
   const history = ledgerHistory(entries);
@@ -190,6 +225,7 @@ export async function jobStatus(jobId: string, stores: JobStatusStores, reader?:
     };
   }
   const base = { jobId, idempotencyKey, region: claim?.region ?? latest?.region ?? '', history };
+  if (cancelled) return { ...base, state: 'cancelled', cancelledAt: cancelled.cancelledAt, cancelledBy: cancelled.cancelledBy };
   // Every delivery claims the job again (rewriting the claim's time) before it records an outcome: a
   // claim later than the latest entry is a delivery at work (a deferred copy come back, a redelivery).
   if (!latest || (claim && claim.at > latest.at)) return { ...base, state: 'received', at: claim?.at ?? '' };

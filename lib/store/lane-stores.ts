@@ -4,6 +4,7 @@
  * erasure all open them here).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { Cancellations } from './cancellation.js';
 import { ErasureLedger } from './erasure.js';
 import { Ledger } from './ledger.js';
 import { BatchManifest } from './manifest.js';
@@ -22,6 +23,7 @@ export interface LaneStores {
   results: ResultStore;
   ledger: Ledger;
   erasure: ErasureLedger;
+  cancellations: Cancellations;
   manifest: BatchManifest;
 }
 
@@ -30,10 +32,13 @@ export function laneStores(lane: StoreLane, dynamodb: DynamoDBClient, options: {
   const now = options.now !== undefined ? { now: options.now } : {};
   const { resultsTable, ledgerTable } = lane.resources;
   const { resultsDays, ledgerDays, batchArtifactsDays } = lane.retention;
+  const results = new ResultStore({ dynamodb, tableName: resultsTable, retentionDays: resultsDays });
+  const ledger = new Ledger({ dynamodb, tableName: ledgerTable, retentionDays: ledgerDays, ...now });
   return {
-    results: new ResultStore({ dynamodb, tableName: resultsTable, retentionDays: resultsDays }),
-    ledger: new Ledger({ dynamodb, tableName: ledgerTable, retentionDays: ledgerDays, ...now }),
+    results,
+    ledger,
     erasure: new ErasureLedger({ dynamodb, tableName: ledgerTable, retentionDays: ledgerDays, ...now }),
+    cancellations: new Cancellations({ dynamodb, ledger, results, retentionDays: ledgerDays, ...now }),
     manifest: new BatchManifest({ dynamodb, tableName: manifestTableName(lane), retentionDays: batchArtifactsDays, ...now }),
   };
 }

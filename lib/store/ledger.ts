@@ -73,6 +73,8 @@ export interface LedgerEntryInput {
   eligibleAt?: string;
   /** When it happened (ISO 8601); defaults to now. */
   at?: string;
+  /** The X-Ray trace id the job's message carried (`lib/platform/tracing.ts`). */
+  traceId?: string;
 }
 
 /** A stored ledger entry. */
@@ -124,6 +126,21 @@ export interface JobClaimRecord {
   submittedBy?: string;
   /** The job's source id, on a claim written since erasure exists (lib/store/erasure.ts); absent on an older claim. */
   sourceId?: string;
+  /** What the job carried at its latest delivery (`ratelane jobs show`); absent on a claim written before. */
+  facts?: JobFacts;
+}
+
+/** What a job carries that its claim keeps, as of its latest delivery (no document text). */
+export interface JobFacts {
+  createdAt: string;
+  eligibleAt: string;
+  deadline?: string;
+  /** The job's attempt counter and deferrals, and the delivery's SQS receive count. */
+  attempt: number;
+  deferrals: number;
+  receiveCount: number;
+  schemaVersion: string;
+  promptVersion: string;
 }
 
 /** Append-only access to a lane's ledger table. */
@@ -206,6 +223,8 @@ export class Ledger {
     submittedBy?: string | undefined;
     /** The job's source and content hash: the claim is indexed by source (`bySource`), so erasure finds the job. */
     source?: { sourceId: string; contentSha256: string } | undefined;
+    /** What the job carries at this delivery, kept on the claim (`claimOf`'s `facts`). */
+    facts?: JobFacts | undefined;
   }): Promise<JobClaim> {
     const at = this.#now();
     const sets = ['idempotencyKey = :key', '#region = :region', '#at = :at', 'expiresAt = :expiresAt'];
@@ -222,6 +241,10 @@ export class Ledger {
     if (input.submittedBy !== undefined) {
       sets.push('submittedBy = if_not_exists(submittedBy, :submittedBy)');
       values[':submittedBy'] = input.submittedBy;
+    }
+    if (input.facts !== undefined) {
+      sets.push('facts = :facts');
+      values[':facts'] = input.facts;
     }
     if (input.source !== undefined) {
       sets.push('sourceKey = :sourceKey', 'sourceId = :sourceId', 'contentSha256 = :contentSha256');
@@ -274,6 +297,7 @@ export class Ledger {
         ...(typeof item.tenant === 'string' ? { tenant: item.tenant } : {}),
         ...(typeof item.submittedBy === 'string' ? { submittedBy: item.submittedBy } : {}),
         ...(typeof item.sourceId === 'string' ? { sourceId: item.sourceId } : {}),
+        ...(typeof item.facts === 'object' && item.facts !== null ? { facts: item.facts as JobFacts } : {}),
       };
     } catch (error) {
       throw new StoreUnavailableError('GetItem', this.tableName, { cause: error });

@@ -49,10 +49,20 @@ export interface ResultRecord {
   jobCreatedAt: string;
   /** When DynamoDB's TTL may delete it (epoch seconds): the commit plus the lane's `retention.resultsDays`; set by the store. */
   expiresAt?: number;
+  /** The X-Ray trace id the committing job's message carried (`lib/platform/tracing.ts`). */
+  traceId?: string;
 }
 
 /** What {@link ResultStore.commitOnce} did: wrote the item, or found one already there. */
-export type CommitOutcome = { status: 'committed' } | { status: 'duplicate'; existing: ResultRecord } | { status: 'erased' };
+export type CommitOutcome = { status: 'committed' } | { status: 'duplicate'; existing: ResultRecord } | { status: 'erased' } | { status: 'cancelled' };
+
+/** What a commit is also conditioned on (each a `ConditionCheck` of the put's transaction): no tombstone of the job's source, no cancel marker of the job. */
+export interface CommitGuards {
+  /** The job's source's tombstone condition (`erasure.ts`): failing, `erased` comes back. */
+  unlessErased?: ConditionCheck | undefined;
+  /** The job's cancel marker condition (`cancellation.ts`): failing, `cancelled` comes back. */
+  unlessCancelled?: ConditionCheck | undefined;
+}
 
 /** Construction options of {@link ResultStore}. */
 export interface ResultStoreOptions {
@@ -69,7 +79,7 @@ export interface ResultStoreOptions {
  */
 export function resultRecordFor(
   job: Job,
-  outcome: { result: Record<string, unknown>; usage: TokenUsage; model: string; modelCalls: number },
+  outcome: { result: Record<string, unknown>; usage: TokenUsage; model: string; modelCalls: number; traceId?: string | undefined },
   committedAt: Date = new Date(),
 ): ResultRecord {
   return {
@@ -86,6 +96,7 @@ export function resultRecordFor(
     modelCalls: outcome.modelCalls,
     committedAt: committedAt.toISOString(),
     jobCreatedAt: job.createdAt,
+    ...(outcome.traceId !== undefined ? { traceId: outcome.traceId } : {}),
   };
 }
 
@@ -134,14 +145,15 @@ export class ResultStore {
   /**
    * Writes `record` only if no item with its `idempotencyKey` exists (conditional `PutItem`). A second
    * write of the same key returns `duplicate` with the item that is already there and changes nothing.
-   * With `unlessErased` (the job's source's tombstone condition, `erasure.ts`), the put and that condition
-   * are one transaction: while the source's tombstone holds nothing is written and `erased` comes back.
+   * With guards ({@link CommitGuards}: the source's tombstone, the job's cancel marker), the put and their
+   * conditions are one transaction: while a tombstone or a marker holds nothing is written, and `erased`
+   * (checked first) or `cancelled` comes back.
    *
    * @throws {@link StoreRecordInvalidError} when the record cannot be represented in DynamoDB, is over its
    *   item limit, or DynamoDB refuses it (`ValidationException`): retrying will not help.
    * @throws {@link StoreUnavailableError} for any other failure: nothing may be assumed written.
    */
-  async commitOnce(record: ResultRecord, options: { unlessErased?: ConditionCheck } = {}): Promise<CommitOutcome> {
+  async commitOnce(record: ResultRecord, guards: CommitGuards = {}): Promise<CommitOutcome> {
     const item = this.#toItem(record);
     const bytes = approximateItemBytes(item);
     if (bytes > MAX_RESULT_ITEM_BYTES) {
@@ -157,7 +169,11 @@ export class ResultStore {
       ExpressionAttributeNames: { '#key': RESULTS_TABLE.partitionKey },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
     };
-    if (options.unlessErased) return this.#commitUnlessErased(record, put, options.unlessErased);
+    const checks = [
+      ...(guards.unlessErased ? [{ check: guards.unlessErased, status: 'erased' as const }] : []),
+      ...(guards.unlessCancelled ? [{ check: guards.unlessCancelled, status: 'cancelled' as const }] : []),
+    ];
+    if (checks.length > 0) return this.#commitGuarded(record, put, checks);
     try {
       await this.#dynamodb.send(new PutItemCommand(put));
       return { status: 'committed' };
@@ -175,16 +191,22 @@ export class ResultStore {
     }
   }
 
-  /** The put and the tombstone condition as one transaction (see {@link commitOnce}). */
-  async #commitUnlessErased(record: ResultRecord, put: ConstructorParameters<typeof PutItemCommand>[0], unlessErased: ConditionCheck): Promise<CommitOutcome> {
+  /** The put and the guards' conditions as one transaction (see {@link commitOnce}). */
+  async #commitGuarded(
+    record: ResultRecord,
+    put: ConstructorParameters<typeof PutItemCommand>[0],
+    checks: ReadonlyArray<{ check: ConditionCheck; status: 'erased' | 'cancelled' }>,
+  ): Promise<CommitOutcome> {
     try {
-      await this.#dynamodb.send(new TransactWriteItemsCommand({ TransactItems: [{ ConditionCheck: unlessErased }, { Put: put }] }));
+      await this.#dynamodb.send(new TransactWriteItemsCommand({ TransactItems: [...checks.map((c) => ({ ConditionCheck: c.check })), { Put: put }] }));
       return { status: 'committed' };
     } catch (error) {
       if (errorName(error) !== 'TransactionCanceledException') throw new StoreUnavailableError('TransactWriteItems', this.tableName, { cause: error });
       const reasons = (error as { CancellationReasons?: Array<{ Code?: string; Item?: Record<string, AttributeValue> }> }).CancellationReasons ?? [];
-      if (reasons[0]?.Code === 'ConditionalCheckFailed') return { status: 'erased' };
-      if (reasons[1]?.Code === 'ConditionalCheckFailed') return this.#duplicate(record, error, reasons[1].Item, 'TransactWriteItems');
+      const stopped = checks.find((_, i) => reasons[i]?.Code === 'ConditionalCheckFailed');
+      if (stopped) return { status: stopped.status };
+      const putReason = reasons[checks.length];
+      if (putReason?.Code === 'ConditionalCheckFailed') return this.#duplicate(record, error, putReason.Item, 'TransactWriteItems');
       if (reasons.some((r) => r.Code === 'ValidationError')) {
         throw new StoreRecordInvalidError(`result record of job ${record.jobId} was refused by DynamoDB (ValidationError)`, this.tableName, { cause: error });
       }

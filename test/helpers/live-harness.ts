@@ -113,12 +113,22 @@ export function liveDelete(jobId: string, options: Pick<LiveRequestOptions, 'pri
   return jobRequest('DELETE', jobId, options);
 }
 
-/** A request on one job's route (`/v1/extractions/{jobId}`), without a body. */
-function jobRequest(method: 'GET' | 'DELETE', jobId: string, options: Pick<LiveRequestOptions, 'principal'>): APIGatewayProxyEventV2 {
-  const path = LIVE_ROUTES.extraction.replace('{jobId}', encodeURIComponent(jobId));
+/** `POST /v1/extractions/{jobId}/cancel` by a principal ({@link TEST_PRINCIPAL} unless named; `null`: none). */
+export function liveCancel(jobId: string, options: Pick<LiveRequestOptions, 'principal'> = {}): APIGatewayProxyEventV2 {
+  return jobRequest('POST', jobId, options, LIVE_ROUTES.cancel);
+}
+
+/** A request on one job's route (`/v1/extractions/{jobId}`, or one under it), without a body. */
+function jobRequest(
+  method: 'GET' | 'DELETE' | 'POST',
+  jobId: string,
+  options: Pick<LiveRequestOptions, 'principal'>,
+  route: string = LIVE_ROUTES.extraction,
+): APIGatewayProxyEventV2 {
+  const path = route.replace('{jobId}', encodeURIComponent(jobId));
   return {
     version: '2.0',
-    routeKey: `${method} ${LIVE_ROUTES.extraction}`,
+    routeKey: `${method} ${route}`,
     rawPath: path,
     rawQueryString: '',
     headers: {},

@@ -373,10 +373,11 @@ class Simulation extends SimulatedLane {
     const receiveCount = this.sqs.receiveCountOf(message);
     const job = this.jobs.scheduling(j, LANE);
     // Intake (`lib/extraction/intake.ts`): the job id's claim (a conditional PutItem on the ledger,
-    // 1 write unit) while the document is read (an S3 GET) and its source's erasure tombstone (a strongly
-    // consistent GetItem, 1 read unit: `lib/extraction/erased.ts`), for every receive; then the gate.
+    // 1 write unit) while the document is read (an S3 GET), its source's erasure tombstone and the job's
+    // cancel marker (two strongly consistent GetItems, 1 read unit each: `lib/extraction/erased.ts`,
+    // `cancelled.ts`), for every receive; then the gate.
     this.tally.dynamoWrites += 1;
-    this.tally.dynamoReads += 1;
+    this.tally.dynamoReads += 2;
     this.tally.s3Gets += 1;
     const gate = gateBeforeCall(job, LANE, now, receiveCount);
     if (gate.type !== 'proceed') return this.act(j, message, receiveCount, gate, now + this.timing.quickRecordMs);
@@ -444,10 +445,11 @@ class Simulation extends SimulatedLane {
   private act(j: number, message: number, receiveCount: number, action: Action, at: number): number {
     switch (action.type) {
       case 'commit':
-        // The result's conditional put and the check that its source has no tombstone, as one transaction
-        // (`ResultStore.commitOnce`): DynamoDB bills each item of a transaction twice (prepare and commit),
-        // so 2 write units for the put and, counted as a write too (an upper bound), 2 for the check.
-        this.tally.dynamoWrites += 4;
+        // The result's conditional put and the checks that its source has no tombstone and the job no cancel
+        // marker, as one transaction (`ResultStore.commitOnce`): DynamoDB bills each item of a transaction twice
+        // (prepare and commit), so 2 write units for the put and, counted as writes too (an upper bound), 2 for
+        // each check.
+        this.tally.dynamoWrites += 6;
         this.jobs.settle(j, ST_COMMITTED, at);
         return at;
       case 'defer':

@@ -51,8 +51,12 @@ import type { LaneStorage } from '../storage.js';
 export const BATCH_MANIFEST_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:UpdateItem'] as const;
 /** Results: commit once (a conditional `PutItem`) and read the existing result of a duplicate (`GetItem`). */
 export const BATCH_RESULTS_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem'] as const;
-/** Ledger: the validation failure of an output sent for its repair; a commit's check that its source is not erased (`ConditionCheckItem`). */
-export const BATCH_LEDGER_ACTIONS = ['dynamodb:PutItem', 'dynamodb:ConditionCheckItem'] as const;
+/**
+ * Ledger: the validation failure of an output sent for its repair; a commit's check that its source is not
+ * erased and its job not cancelled (`ConditionCheckItem`); a part submitted again reads its jobs' cancel
+ * markers (`GetItem`).
+ */
+export const BATCH_LEDGER_ACTIONS = ['dynamodb:PutItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem'] as const;
 /** The lane queue: an invalid output's job goes there for its repair (send only; never the DLQ). */
 export const BATCH_QUEUE_ACTIONS = ['sqs:SendMessage'] as const;
 /** Documents: a part submitted again after a throttle is rebuilt from its stored documents. */

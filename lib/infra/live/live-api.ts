@@ -56,9 +56,10 @@ export const LIVE_BUCKET_ACTIONS = ['s3:GetObject', 's3:PutObject', 's3:DeleteOb
 export const LIVE_BUCKET_LIST_ACTIONS = ['s3:ListBucket'] as const;
 /**
  * Results: read a committed result (`get`), commit once (a conditional `PutItem`, lib/store/results.ts),
- * remove an erased source's result (`DELETE`: `delete`, a `DeleteItem`).
+ * remove an erased source's result (`DELETE`: `delete`, a `DeleteItem`), and a cancel's check that the job's
+ * result is not committed (`ConditionCheckItem`, lib/store/cancellation.ts).
  */
-export const LIVE_RESULTS_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'] as const;
+export const LIVE_RESULTS_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'] as const;
 /**
  * Ledger (lib/store/ledger.ts): entries (`record`: `PutItem`) and the job claim (`claimJob`: a conditional
  * `UpdateItem`), a job's history for `GET` (`entriesFor`: `Query`) and its claim (`claimOf`: `GetItem`);
@@ -156,7 +157,7 @@ export class LaneLive extends Construct {
   readonly api: HttpApi;
   /** The default stage: access logs and throttling. */
   readonly stage: HttpStage;
-  readonly routes: { readonly extractions: HttpRoute; readonly extraction: HttpRoute; readonly erasure: HttpRoute };
+  readonly routes: { readonly extractions: HttpRoute; readonly extraction: HttpRoute; readonly erasure: HttpRoute; readonly cancel: HttpRoute };
   readonly function: LambdaFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
@@ -223,7 +224,7 @@ export class LaneLive extends Construct {
 
     this.api = new HttpApi(this, 'Api', {
       apiName: liveApiName(lane.name),
-      description: `ratelane ${lane.name} lane live API (${lane.region}): POST ${LIVE_ROUTES.extractions}, GET and DELETE ${LIVE_ROUTES.extraction}; IAM (SigV4) auth`,
+      description: `ratelane ${lane.name} lane live API (${lane.region}): POST ${LIVE_ROUTES.extractions}, GET and DELETE ${LIVE_ROUTES.extraction}, POST ${LIVE_ROUTES.cancel}; IAM (SigV4) auth`,
       createDefaultStage: false,
     });
     this.stage = new HttpStage(this, 'DefaultStage', {
@@ -242,8 +243,10 @@ export class LaneLive extends Construct {
     const [extraction] = this.api.addRoutes({ path: LIVE_ROUTES.extraction, methods: [HttpMethod.GET], integration, authorizer });
     // The job's owner erases its source: the same IAM authorization as GET; the owner check is the function's (lib/lanes/live/erase.ts).
     const [erasure] = this.api.addRoutes({ path: LIVE_ROUTES.extraction, methods: [HttpMethod.DELETE], integration, authorizer });
-    if (!extractions || !extraction || !erasure) throw new LiveSettingsError(`lane ${lane.name}: the live API routes were not created`);
-    this.routes = { extractions, extraction, erasure };
+    // The job's owner cancels it: the same IAM authorization; the owner check is the function's (lib/lanes/live/cancel.ts).
+    const [cancel] = this.api.addRoutes({ path: LIVE_ROUTES.cancel, methods: [HttpMethod.POST], integration, authorizer });
+    if (!extractions || !extraction || !erasure || !cancel) throw new LiveSettingsError(`lane ${lane.name}: the live API routes were not created`);
+    this.routes = { extractions, extraction, erasure, cancel };
   }
 
   /** The API's base URL (the default stage). */
@@ -257,6 +260,7 @@ export class LaneLive extends Construct {
       this.api.arnForExecuteApi(HttpMethod.POST, LIVE_ROUTES.extractions, DEFAULT_STAGE_NAME),
       this.api.arnForExecuteApi(HttpMethod.GET, `${LIVE_ROUTES.extractions}/*`, DEFAULT_STAGE_NAME),
       this.api.arnForExecuteApi(HttpMethod.DELETE, `${LIVE_ROUTES.extractions}/*`, DEFAULT_STAGE_NAME),
+      this.api.arnForExecuteApi(HttpMethod.POST, `${LIVE_ROUTES.extractions}/*/cancel`, DEFAULT_STAGE_NAME),
     ];
   }
 }

@@ -17,7 +17,8 @@ import { batchProviderFactory, BatchReconcilerConfigurationError, BatchReconcile
 import { type BatchReconcilerHandler, createBatchReconcilerHandler } from './reconciler-handler.js';
 import { createAwsClients } from '../../platform/clients.js';
 import { laneFunctionEnvironment, SECRET_MAX_AGE_SECONDS } from '../function-environment.js';
-import { BATCH_RECONCILER_ENV } from '../../config/names.js';
+import { BATCH_RECONCILER_ENV, batchServiceName } from '../../config/names.js';
+import { createLaneTracer, traceClients } from '../../platform/tracing.js';
 
 /**
  * Builds the batch reconciler's handler from the function's environment (as the lane stack sets it): reads and checks
@@ -32,7 +33,8 @@ export async function batchReconcilerHandlerFromEnvironment(): Promise<BatchReco
     'the batch reconciler',
     (message, cause) => new BatchReconcilerConfigurationError(message, { cause }),
   );
-  const clients = createAwsClients(lane.region);
+  const tracer = createLaneTracer(batchServiceName(lane));
+  const clients = traceClients(tracer, createAwsClients(lane.region));
   const secretArn = env[BATCH_RECONCILER_ENV.providerSecretArn];
   const provider = batchProviderFactory(lane, {
     s3: clients.s3,
@@ -44,5 +46,5 @@ export async function batchReconcilerHandlerFromEnvironment(): Promise<BatchReco
     provider,
     logLevel: env[BATCH_RECONCILER_ENV.logLevel],
   });
-  return createBatchReconcilerHandler(deps);
+  return createBatchReconcilerHandler(deps, { tracer });
 }

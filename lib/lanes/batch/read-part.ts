@@ -24,7 +24,7 @@ import { getExtractionSchema } from '../../contract/schemas/registry.js';
 import { validateOutput } from '../../extraction/validate.js';
 import { errorName } from '../../platform/errors.js';
 import { StoreRecordInvalidError } from '../../store/errors.js';
-import { erasedCondition } from '../../store/erasure.js';
+import { commitGuards } from '../../store/cancellation.js';
 import type { Ledger } from '../../store/ledger.js';
 import type { BatchManifest } from '../../store/manifest.js';
 import { canMoveItem, itemIdOfRecord, type BatchHeader, type BatchItem, type ItemState, type ProviderJobRef } from '../../store/manifest-model.js';
@@ -214,10 +214,10 @@ async function outcomeOf(
   try {
     const written = await deps.results.commitOnce(
       resultRecordFor(job, { result: validation.value, usage: line.usage, model: deps.lane.provider.model, modelCalls: 1 }, deps.now()),
-      { unlessErased: erasedCondition(deps.ledger.tableName, job.input.sourceId, job, deps.lane.erasure.afterErasure) },
+      commitGuards(deps.ledger.tableName, job, deps.lane.erasure.afterErasure),
     );
-    // The item's source was erased while the batch ran: its result is never committed.
-    if (written.status === 'erased') return { state: 'rejected', reason: 'erased' };
+    // The item's source was erased, or its job cancelled, while the batch ran: its result is never committed.
+    if (written.status === 'erased' || written.status === 'cancelled') return { state: 'rejected', reason: written.status };
     if (written.status === 'committed' || written.existing.jobId === item.jobId) return { state: 'committed' };
     return { state: 'duplicate', reason: `committed by ${written.existing.jobId}` };
   } catch (error) {

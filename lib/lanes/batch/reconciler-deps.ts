@@ -22,6 +22,7 @@ import { BATCH_RECONCILER_ENV, batchApiOf, batchServiceName } from '../../config
 import { createLaneTelemetry, type LaneLogLevel } from '../../extraction/deps.js';
 import { ConsumerEnvironmentSchema } from '../../platform/environment.js';
 import { RatelaneError } from '../../platform/errors.js';
+import type { Cancellations } from '../../store/cancellation.js';
 import type { Ledger } from '../../store/ledger.js';
 import { BatchManifest } from '../../store/manifest.js';
 import { manifestTableName } from '../../store/manifest-model.js';
@@ -58,6 +59,8 @@ export interface BatchReconcilerDeps {
   manifest: BatchManifest;
   results: ResultStore;
   ledger: Ledger;
+  /** The lane's job cancel markers (a part submitted again leaves out cancelled jobs' items). */
+  cancellations: Pick<Cancellations, 'marker'>;
   logger: Logger;
   metrics: Metrics;
   now: () => Date;
@@ -97,6 +100,7 @@ export function createBatchReconcilerDeps(
       new BatchManifest({ dynamodb: clients.dynamodb, tableName: manifestTableName(lane), retentionDays: lane.retention.batchArtifactsDays, now }),
     results: rest.results ?? stores.results,
     ledger: rest.ledger ?? stores.ledger,
+    cancellations: rest.cancellations ?? stores.cancellations,
     logger: logger ?? (made as NonNullable<typeof made>).logger,
     metrics: metrics ?? (made as NonNullable<typeof made>).metrics,
     now,

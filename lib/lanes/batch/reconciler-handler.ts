@@ -14,7 +14,9 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
 import middy from '@middy/core';
+import { traceInvocation } from '../../platform/tracing.js';
 import type { Context } from 'aws-lambda';
 import { ProviderSecretError } from '../../admission/keys/key-ring.js';
 import { BATCH_SETTLED_METRICS, type BatchMetricName } from '../../config/names.js';
@@ -32,7 +34,7 @@ export type BatchSweepSummary = Omit<SweepReport, 'batches'> & { batches: number
 export type BatchReconcilerHandler = (event: unknown, context: Context) => Promise<BatchSweepSummary>;
 
 /** Builds the handler from its dependencies. */
-export function createBatchReconcilerHandler(deps: BatchReconcilerDeps): BatchReconcilerHandler {
+export function createBatchReconcilerHandler(deps: BatchReconcilerDeps, options: { tracer?: Tracer | undefined } = {}): BatchReconcilerHandler {
   const count = (name: BatchMetricName, value: number, unit: (typeof MetricUnit)[keyof typeof MetricUnit] = MetricUnit.Count) =>
     deps.metrics.addMetric(name, unit, value);
   const base = async (_event: unknown, context: Context): Promise<BatchSweepSummary> => {
@@ -88,5 +90,7 @@ export function createBatchReconcilerHandler(deps: BatchReconcilerDeps): BatchRe
     });
     return summary;
   };
-  return middy(base).use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics)) as unknown as BatchReconcilerHandler;
+  const handler = middy(base);
+  if (options.tracer) handler.use(traceInvocation(options.tracer));
+  return handler.use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics)) as unknown as BatchReconcilerHandler;
 }

@@ -24,6 +24,7 @@ import type { DocumentInput } from '../../intake/producer.js';
 import type { Job } from '../../contract/job.js';
 import { errorName } from '../../platform/errors.js';
 import { putDocument, readDocument } from '../../store/documents.js';
+import type { Cancellations } from '../../store/cancellation.js';
 import type { BatchManifest } from '../../store/manifest.js';
 import {
   itemIdFor,
@@ -52,6 +53,11 @@ export interface SubmitBatchDeps {
   now: () => Date;
   /** New ids (default random UUIDs). */
   newId?: () => string;
+  /**
+   * The lane's job cancel markers: a part submitted again after a throttle leaves out the items whose jobs were
+   * cancelled meanwhile (settled `rejected`, reason `cancelled`). Absent: not read (their commit still checks).
+   */
+  cancellations?: Pick<Cancellations, 'marker'> | undefined;
   /** Told of each step (no document text); `cancelled` when a cancel landed during the submission. */
   onProgress?: (event: { type: 'checked' | 'stored' | 'part' | 'cancelled'; detail: string }) => void;
 }
@@ -268,11 +274,13 @@ export async function submitPending(batchId: string, deps: SubmitBatchDeps): Pro
   const items = new Map((await deps.manifest.items(batchId)).map((i) => [i.itemId, i]));
   const parts: SubmitBatchReport['parts'] = [];
   for (const part of due) {
-    const partItems = [...items.values()].filter(
-      (i) => i.itemId >= part.items.first && i.itemId <= part.items.last && (i.state === 'prepared' || i.state === 'submitted'),
+    const partItems = await withoutCancelled(
+      batchId,
+      [...items.values()].filter((i) => i.itemId >= part.items.first && i.itemId <= part.items.last && (i.state === 'prepared' || i.state === 'submitted')),
+      deps,
     );
     if (partItems.length === 0) {
-      // Nothing of it is left to send (its items' sources were erased): it ends unsent, as a cancelled part does.
+      // Nothing of it is left to send (its items' sources erased, their jobs cancelled): it ends unsent, as a cancelled part does.
       await cancelPendingPart(header, part, deps);
       parts.push({ partId: part.partId, state: 'cancelled', items: 0 });
       continue;
@@ -290,6 +298,19 @@ export async function submitPending(batchId: string, deps: SubmitBatchDeps): Pro
     parts.push({ partId: ref.partId, state: ref.state, providerJobId: ref.providerJobId, items: partItems.length, nextSubmitAt: ref.nextSubmitAt });
   }
   return parts;
+}
+
+/** `items` but those whose jobs are cancelled, each of which is settled `rejected` (reason `cancelled`) instead. */
+async function withoutCancelled(batchId: string, items: BatchItem[], deps: SubmitBatchDeps): Promise<BatchItem[]> {
+  const cancellations = deps.cancellations;
+  if (!cancellations) return items;
+  const markers = await Promise.all(items.map((item) => cancellations.marker(item.jobId)));
+  const kept: BatchItem[] = [];
+  for (const [i, item] of items.entries()) {
+    if (!markers[i]) kept.push(item);
+    else await deps.manifest.settleItem(batchId, item.itemId, { from: ['prepared', 'submitted'], to: 'rejected', reason: 'cancelled' });
+  }
+  return kept;
 }
 
 /**

@@ -5,6 +5,7 @@
  * until the work must end — hands the job over to the lane's queue with the same contract and
  * idempotency key (`handover.ts`), so the queue lane finishes it and it is still committed once.
  */
+import { currentTraceHeader } from '../../platform/tracing.js';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { withAbortSignal } from '../../platform/abort-scope.js';
 import type { Job } from '../../contract/job.js';
@@ -65,6 +66,8 @@ function deliveryFor(requestId: string, caller: string | undefined, budget: Live
   return {
     messageId: requestId,
     ...(caller !== undefined ? { senderId: caller } : {}),
+    // The request's own trace (the live invocation's), carried to a hand-over.
+    ...(currentTraceHeader() ? { traceHeader: currentTraceHeader() } : {}),
     receiveCount: 1,
     queueAgeMs: 0,
     deadlineAt: budget.workUntil - deps.callTimes.expectedCommitMs(),

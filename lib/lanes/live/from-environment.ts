@@ -14,6 +14,8 @@ import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import { createLaneAdmission, primedPool } from '../../admission/index.js';
 import { ProviderKeyRing } from '../../admission/keys/key-ring.js';
 import { createAwsClients } from '../../platform/clients.js';
+import { liveServiceName } from '../../platform/telemetry.js';
+import { createLaneTracer, traceClients } from '../../platform/tracing.js';
 import { providerNeedsKeySecrets } from '../../config/lanes.js';
 import { laneFunctionEnvironment, SECRET_MAX_AGE_SECONDS } from '../function-environment.js';
 import { providerSecretCheck } from '../queue/configuration.js';
@@ -38,7 +40,8 @@ export class LiveEnvironmentError extends RatelaneError {
  */
 export async function liveHandlerFromEnvironment(): Promise<LiveHttpHandler> {
   const { env, lane } = laneFunctionEnvironment(LiveEnvironmentSchema, 'the live function', (message, cause) => new LiveEnvironmentError(message, { cause }));
-  const clients = createAwsClients(lane.region);
+  const tracer = createLaneTracer(liveServiceName(lane));
+  const clients = traceClients(tracer, createAwsClients(lane.region));
   const secretArn = env[LIVE_ENV.providerSecretArn];
   const needsSecrets = providerNeedsKeySecrets(lane.provider);
   if (needsSecrets && !secretArn) throw new LiveEnvironmentError(`${LIVE_ENV.providerSecretArn} is not set`);
@@ -59,5 +62,5 @@ export async function liveHandlerFromEnvironment(): Promise<LiveHttpHandler> {
     needsSecrets && secretArn
       ? providerSecretCheck({ ring, readSecret: () => getSecret(secretArn, { maxAge: SECRET_MAX_AGE_SECONDS }), store: admission.store })
       : undefined;
-  return createLiveHandler(deps, { checkConfiguration });
+  return createLiveHandler(deps, { checkConfiguration, tracer });
 }

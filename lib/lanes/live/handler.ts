@@ -8,13 +8,16 @@
  *   tenant or a lane-wide reader only (`caller.ts`);
  * - `DELETE /v1/extractions/{jobId}`: the job's tenant erases the job's source in this lane and gets the
  *   receipt (`erase.ts`); to anyone else the job is what `GET` answers them.
+ * - `POST /v1/extractions/{jobId}/cancel`: the job's tenant cancels it unless it is committed (`cancel.ts`).
  * A job belongs to its caller's IAM principal (the tenant); a request that names none is refused (403).
  * middy with Powertools Logger and Metrics around it; one answer metric per request.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
 import middy from '@middy/core';
+import { traceInvocation } from '../../platform/tracing.js';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { count, log } from '../../extraction/index.js';
 import { prepareDocument } from '../../intake/checks.js';
@@ -26,6 +29,7 @@ import { answerResponse, jsonResponse, refusalResponse, unavailableResponse, typ
 import { effectiveDeadlineMs, liveBudget, overDeadline, type LiveBudget } from './deadline.js';
 import { readReferencedText } from './document-ref.js';
 import type { LiveDeps } from './deps.js';
+import { cancelResponse } from './cancel.js';
 import { eraseResponse } from './erase.js';
 import { runLive } from './executor.js';
 import { handOver } from './handover.js';
@@ -45,6 +49,8 @@ export interface LiveHandlerOptions {
    * While it is wrong, a checked job is handed over at once (the queue lane waits for the fix).
    */
   checkConfiguration?: (() => Promise<string | undefined>) | undefined;
+  /** Traces each invocation (X-Ray, in Lambda: `lib/platform/tracing.ts`). */
+  tracer?: Tracer | undefined;
 }
 
 /** Builds the live handler from its dependencies. */
@@ -52,7 +58,8 @@ export function createLiveHandler(deps: LiveDeps, options: LiveHandlerOptions = 
   const base = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     const method = event.requestContext?.http?.method ?? 'GET';
     const route = event.routeKey ?? `${method} ${event.rawPath}`;
-    if (route !== `POST ${LIVE_ROUTES.extractions}` && route !== `GET ${LIVE_ROUTES.extraction}` && route !== `DELETE ${LIVE_ROUTES.extraction}`) {
+    const routes = [`POST ${LIVE_ROUTES.extractions}`, `GET ${LIVE_ROUTES.extraction}`, `DELETE ${LIVE_ROUTES.extraction}`, `POST ${LIVE_ROUTES.cancel}`];
+    if (!routes.includes(route)) {
       return jsonResponse(404, { message: 'Not Found', code: 'route_not_found' });
     }
     const tenant = callerTenant(event);
@@ -66,6 +73,7 @@ export function createLiveHandler(deps: LiveDeps, options: LiveHandlerOptions = 
       return statusResponse(event.pathParameters?.jobId, deps, readerFor(tenant, deps.lane.live.readers));
     }
     if (route === `DELETE ${LIVE_ROUTES.extraction}`) return eraseResponse(event.pathParameters?.jobId, tenant, deps);
+    if (route === `POST ${LIVE_ROUTES.cancel}`) return cancelResponse(event.pathParameters?.jobId, tenant, deps);
     try {
       return await extraction(event, tenant, deps, options);
     } catch (error) {
@@ -81,7 +89,9 @@ export function createLiveHandler(deps: LiveDeps, options: LiveHandlerOptions = 
       return unavailableResponse();
     }
   };
-  return middy(base).use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics)) as unknown as LiveHttpHandler;
+  const handler = middy(base);
+  if (options.tracer) handler.use(traceInvocation(options.tracer));
+  return handler.use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics)) as unknown as LiveHttpHandler;
 }
 
 /** `POST /v1/extractions`. */

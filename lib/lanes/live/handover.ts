@@ -9,6 +9,7 @@ import { withTimeLimit } from '../../platform/abort-scope.js';
 import { count, log } from '../../extraction/index.js';
 import { resendDeferred } from '../queue/reschedule.js';
 import { errorName, shortMessage } from '../../platform/errors.js';
+import { currentTraceHeader } from '../../platform/tracing.js';
 import type { LiveAnswer } from './answer.js';
 import type { LiveBudget } from './deadline.js';
 import type { LiveDeps } from './deps.js';
@@ -37,7 +38,9 @@ export async function handOver(handover: Handover, budget: LiveBudget, deps: Liv
   try {
     // Every write ends before the answer is due.
     const timeLeft = () => Math.max(50, Math.floor(budget.answerBy - deps.now().getTime() - 50));
-    const sent = await withTimeLimit(timeLeft(), () => resendDeferred({ sqs: deps.sqs, queueUrl: deps.queueUrl, job, delaySeconds: handover.delaySeconds }));
+    const sent = await withTimeLimit(timeLeft(), () =>
+      resendDeferred({ sqs: deps.sqs, queueUrl: deps.queueUrl, job, delaySeconds: handover.delaySeconds, traceHeader: currentTraceHeader() }),
+    );
     count(deps, 'Deferred');
     log(deps, 'info', 'live: handed over to the queue', {
       ...fields,

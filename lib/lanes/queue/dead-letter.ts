@@ -7,13 +7,20 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { jobMessageAttributes, type Job } from '../../contract/job.js';
 import { ResendFailedError } from '../../platform/sqs-errors.js';
+import { traceSystemAttributes } from '../../platform/tracing.js';
 
 /**
  * Sends `job` to the DLQ with a `deadLetterReason` attribute.
  *
  * @throws {ResendFailedError} when the send fails (the caller then reports the record failed: it comes back)
  */
-export async function sendToDeadLetterQueue(input: { sqs: SQSClient; dlqUrl: string; job: Job; reason: string }): Promise<string> {
+export async function sendToDeadLetterQueue(input: {
+  sqs: SQSClient;
+  dlqUrl: string;
+  job: Job;
+  reason: string;
+  traceHeader?: string | undefined;
+}): Promise<string> {
   const { sqs, dlqUrl, job, reason } = input;
   try {
     const out = await sqs.send(
@@ -24,6 +31,7 @@ export async function sendToDeadLetterQueue(input: { sqs: SQSClient; dlqUrl: str
           ...jobMessageAttributes(job),
           deadLetterReason: { DataType: 'String', StringValue: reason.slice(0, 256) },
         },
+        ...traceSystemAttributes(input.traceHeader),
       }),
     );
     if (!out.MessageId) throw new Error('SendMessage returned no MessageId');

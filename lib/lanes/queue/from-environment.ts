@@ -20,6 +20,8 @@ import { AwsLanePauseController, sdkPauseCalls } from '../../admission/pause/aws
 import { createLaneAdmission, primedPool } from '../../admission/index.js';
 import { ProviderKeyRing } from '../../admission/keys/key-ring.js';
 import { createAwsClients } from '../../platform/clients.js';
+import { consumerServiceName } from '../../platform/telemetry.js';
+import { createLaneTracer, traceClients } from '../../platform/tracing.js';
 import { providerNeedsKeySecrets } from '../../config/lanes.js';
 import { laneFunctionEnvironment, SECRET_MAX_AGE_SECONDS } from '../function-environment.js';
 import { createConsumerDeps } from './deps.js';
@@ -48,7 +50,8 @@ export async function consumerHandlerFromEnvironment(): Promise<SqsHandler> {
     'the consumer',
     (message, cause) => new ConsumerEnvironmentError(message, { cause }),
   );
-  const clients = createAwsClients(lane.region);
+  const tracer = createLaneTracer(consumerServiceName(lane));
+  const clients = traceClients(tracer, createAwsClients(lane.region));
   const secretArn = env[CONSUMER_ENV.providerSecretArn];
   const needsSecrets = providerNeedsKeySecrets(lane.provider);
   if (needsSecrets && !secretArn) throw new ConsumerEnvironmentError(`${CONSUMER_ENV.providerSecretArn} is not set`);
@@ -93,5 +96,5 @@ export async function consumerHandlerFromEnvironment(): Promise<SqsHandler> {
           onLifted: (keyIds) => deps.logger.info('auth cooldown lifted: the key was replaced', { lane: lane.name, keyIds }),
         })
       : undefined;
-  return createConsumerHandler(deps, { checkConfiguration });
+  return createConsumerHandler(deps, { checkConfiguration, tracer });
 }

@@ -7,7 +7,9 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
 import middy from '@middy/core';
+import { traceInvocation } from '../../platform/tracing.js';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type ConfigurationCheck, pauseForConfiguration } from './configuration.js';
 import { settleMarginMs } from '../../extraction/budget.js';
@@ -27,7 +29,10 @@ export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatch
  * `checkConfiguration` runs first: when the lane's configuration is unusable the batch is sent back
  * and the lane paused instead (`configuration.ts`).
  */
-export function createConsumerHandler(deps: ConsumerDeps, options: { checkConfiguration?: ConfigurationCheck | undefined } = {}): SqsHandler {
+export function createConsumerHandler(
+  deps: ConsumerDeps,
+  options: { checkConfiguration?: ConfigurationCheck | undefined; tracer?: Tracer | undefined } = {},
+): SqsHandler {
   const processor = new BatchProcessor(EventType.SQS);
   const settleClock = new SettleClock();
   const base = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
@@ -56,5 +61,7 @@ export function createConsumerHandler(deps: ConsumerDeps, options: { checkConfig
       deps.metrics.addMetric('LaneWaitingForPerson', MetricUnit.Count, scope.waitingForPerson ? 1 : 0);
     }
   };
-  return middy(base).use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics)) as unknown as SqsHandler;
+  const handler = middy(base);
+  if (options.tracer) handler.use(traceInvocation(options.tracer));
+  return handler.use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics)) as unknown as SqsHandler;
 }

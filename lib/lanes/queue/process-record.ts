@@ -7,6 +7,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
 import { withAbortSignal } from '../../platform/abort-scope.js';
+import { traceHeaderOf } from '../../platform/tracing.js';
 import type { Job } from '../../contract/job.js';
 import { admissionWaitMs, bookingWindowAtStartMs, returnWaitMs } from '../../extraction/budget.js';
 import { extractRecord, laneMayCarryOut, type ModelTime } from '../../extraction/index.js';
@@ -65,6 +66,8 @@ function queueDelivery(record: SQSRecord, now: Date, scope?: InvocationScope): Q
     receiptHandle: record.receiptHandle,
     receiveCount,
     ...(record.attributes.SenderId ? { senderId: record.attributes.SenderId } : {}),
+    // The producer's trace, as SQS hands it on (checked: a message's attributes are a sender's to set).
+    ...(traceHeaderOf(record.attributes.AWSTraceHeader) ? { traceHeader: traceHeaderOf(record.attributes.AWSTraceHeader) } : {}),
     queueAgeMs: Number.isFinite(sent) ? Math.max(0, now.getTime() - sent) : 0,
     settled: false,
     ...(scope

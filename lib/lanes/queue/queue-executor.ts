@@ -95,7 +95,7 @@ async function pauseLane(deps: QueueLaneDeps, delivery: Delivery, run: JobRun | 
 async function defer(run: JobRun, deps: QueueLaneDeps, delivery: QueueDelivery, action: DeferAction, detail?: string): Promise<void> {
   const next: Job = { ...run.job, attempt: action.attempt, deferrals: action.deferrals, eligibleAt: action.eligibleAt };
   const { sent, released } = await settleOutsideInvocation(deps, delivery, () =>
-    resendDeferred({ sqs: deps.sqs, queueUrl: deps.queueUrl, job: next, delaySeconds: action.delaySeconds }),
+    resendDeferred({ sqs: deps.sqs, queueUrl: deps.queueUrl, job: next, delaySeconds: action.delaySeconds, traceHeader: delivery.traceHeader }),
   );
   const hop = action.reason === 'not_yet_eligible';
   count(deps, hop ? 'EligibilityHops' : 'Deferred');
@@ -190,7 +190,7 @@ async function fail(run: JobRun, deps: QueueLaneDeps, delivery: QueueDelivery, a
       // Failures carried over from earlier messages exhausted the budget: SQS would not count them.
       const spent: Job = { ...job, attempt: action.carriedAttempt + delivery.receiveCount };
       const { released } = await settleOutsideInvocation(deps, delivery, () =>
-        sendToDeadLetterQueue({ sqs: deps.sqs, dlqUrl: deps.dlqUrl, job: spent, reason: `${action.reason}: ${detail}` }),
+        sendToDeadLetterQueue({ sqs: deps.sqs, dlqUrl: deps.dlqUrl, job: spent, reason: `${action.reason}: ${detail}`, traceHeader: delivery.traceHeader }),
       );
       void released;
       count(deps, 'DeadLettered');

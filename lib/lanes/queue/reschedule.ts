@@ -5,6 +5,7 @@
  */
 import { ChangeMessageVisibilityCommand, DeleteMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { JobSchema, jobMessageAttributes, type Job } from '../../contract/job.js';
+import { traceSystemAttributes } from '../../platform/tracing.js';
 import { AWS_LIMITS } from '../../config/lanes.js';
 import { errorName } from '../../platform/errors.js';
 import { DeleteFailedError, ResendFailedError, VisibilityChangeFailedError } from '../../platform/sqs-errors.js';
@@ -50,6 +51,8 @@ export interface ResendDeferredInput {
   job: Job;
   /** Wanted delay; applied as {@link clampDelaySeconds} of it. */
   delaySeconds: number;
+  /** The job's X-Ray trace header, carried to the new message (`lib/platform/tracing.ts`). */
+  traceHeader?: string | undefined;
 }
 
 /** What {@link resendDeferred} sent. */
@@ -92,7 +95,15 @@ export async function resendDeferred(input: ResendDeferredInput): Promise<Resend
   }
   let messageId: string | undefined;
   try {
-    const out = await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body, MessageAttributes: attributes, DelaySeconds: delaySeconds }));
+    const out = await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: body,
+        MessageAttributes: attributes,
+        DelaySeconds: delaySeconds,
+        ...traceSystemAttributes(input.traceHeader),
+      }),
+    );
     messageId = out.MessageId;
   } catch (error) {
     throw new ResendFailedError(`SendMessage of job ${job.jobId} failed: ${errorName(error) ?? 'Error'}`, 'send_failed', queueUrl, {

@@ -99,7 +99,8 @@ describe('admission: the local stack', () => {
         t,
         docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#daily-${l.lane.resources.queueName}` })),
       );
-      await waitUntil('30 commits', async () => (await l.results.count()) >= 30, 40_000, 250);
+      // A record's metrics are flushed when its batch's handler returns, a moment after its commit: both are waited for.
+      await waitUntil('30 commits', async () => (await l.results.count()) >= 30 && (stack.telemetry.totals.total.Completed ?? 0) >= 30, 40_000, 250);
       await l.poller?.stop();
 
       // Assess: paused, with no call granted between the pause and the resume; resumed after the reset

@@ -224,7 +224,7 @@ describe('admission: waiting in-process for a near slot', () => {
     // Assess: nothing re-sent or failed; the two calls beyond the burst waited about a slot each
     assert.deepEqual(response.batchItemFailures, []);
     const m = sink.totals.total;
-    assert.equal(m.Completed, 4);
+    assert.equal(m.Completed, 4, JSON.stringify(m));
     assert.equal(m.ModelCalls, 4);
     assert.equal(m.AdmissionDenied ?? 0, 0);
     assert.equal(m.Deferred ?? 0, 0);

@@ -157,14 +157,29 @@ describe('the registry', () => {
     const usage = usageOf(COMMANDS, NPM_HELP);
     const installed = usageOf(PRODUCT_COMMANDS);
     // Assess
-    assert.deepEqual(Object.keys(COMMANDS), ['local', 'submit', 'resume', 'soak', 'bench', 'sim', 'eval', 'batch', 'review', 'residency', 'erase']);
+    assert.deepEqual(Object.keys(COMMANDS), [
+      'local',
+      'submit',
+      'resume',
+      'soak',
+      'bench',
+      'sim',
+      'eval',
+      'batch',
+      'review',
+      'residency',
+      'erase',
+      'cancel',
+      'jobs',
+      'redrive',
+    ]);
     for (const [name, loadedName] of loaded) {
       assert.equal(loadedName, name);
       assert.match(usage, new RegExp(`\\n  ${name} +\\S.*\\(npm run ${name} -- --help\\)`));
     }
     assert.deepEqual(
       Object.keys(PRODUCT_COMMANDS),
-      ['submit', 'resume', 'batch', 'review', 'residency', 'erase'],
+      ['submit', 'resume', 'batch', 'review', 'residency', 'erase', 'cancel', 'jobs', 'redrive'],
       'the installed CLI has the product commands only',
     );
     for (const name of Object.keys(PRODUCT_COMMANDS)) assert.match(installed, new RegExp(`\\n  ${name} +\\S.*\\(ratelane ${name} --help\\)`));

@@ -115,7 +115,11 @@ describe('batch lane of a Bedrock lane', () => {
         Condition: { StringLike: { 's3:prefix': 'batch/*/output/*' } },
       },
     ] satisfies Statement[]);
-    assert.equal(statements.length, bedrockSide.length + 6, 'plus logs, manifest, results, ledger, queue and documents; no secret (IAM auth)');
+    assert.equal(
+      statements.length,
+      bedrockSide.length + 7,
+      'plus logs, manifest, results, ledger, queue, documents and X-Ray trace writes; no secret (IAM auth)',
+    );
     assert.ok(!statements.flatMap(actionsOf).some((a) => a.startsWith('secretsmanager:')));
     assert.deepEqual(env.RATELANE_BATCH_SERVICE_ROLE_ARN, { 'Fn::GetAtt': [logicalId(stack, batch.serviceRole), 'Arn'] });
     assert.equal(env.RATELANE_PROVIDER_SECRET_ARN, undefined);

@@ -38,6 +38,7 @@ import {
   sorted,
   synthDefaultLanes,
   synthLane,
+  TRACING_GRANT,
 } from './support.js';
 
 // Prepare (shared): one app, both stacks, one synth.
@@ -134,6 +135,7 @@ for (const lane of LANES) {
         [getAtt(id(s.stack.queues.queue)), BATCH_QUEUE_ACTIONS],
         [documents, BATCH_DOCUMENT_ACTIONS],
         [ref(id(s.stack.storage.providerSecret)), BATCH_SECRET_ACTIONS],
+        TRACING_GRANT,
       ]);
       assert.deepEqual(sorted(byResource.keys()), sorted(expected.keys()), 'the reconciler role reaches exactly these resources');
       for (const [resource, actions] of expected) assert.deepEqual(sorted(byResource.get(resource) ?? []), sorted(actions), resource);

@@ -19,7 +19,20 @@ import {
   CONSUMER_SECRET_ACTIONS,
 } from '../../../lib/infra/consumer.js';
 import { DOCUMENT_PREFIX } from '../../../lib/platform/resources.js';
-import { ACCOUNT, actionsByResource, actionsOf, getAtt, LANES, logicalId, ref, roleStatements, type Statement, sorted, synthDefaultLanes } from './support.js';
+import {
+  ACCOUNT,
+  actionsByResource,
+  actionsOf,
+  getAtt,
+  LANES,
+  logicalId,
+  ref,
+  roleStatements,
+  type Statement,
+  sorted,
+  synthDefaultLanes,
+  TRACING_GRANT,
+} from './support.js';
 
 // Prepare (shared): one app, both stacks, one synth.
 const of = synthDefaultLanes();
@@ -70,6 +83,7 @@ for (const lane of LANES) {
         [mappingArn, ['lambda:UpdateEventSourceMapping']],
         [scheduleArn, ['scheduler:CreateSchedule']],
         [getAtt(id(stack.consumer.schedulerRole)), ['iam:PassRole']],
+        TRACING_GRANT,
       ]);
       assert.deepEqual(sorted(byResource.keys()), sorted(expected.keys()), 'the consumer role reaches exactly these resources');
       for (const [resource, actions] of expected) assert.deepEqual(sorted(byResource.get(resource) ?? []), sorted(actions), resource);
@@ -124,7 +138,7 @@ for (const lane of LANES) {
       assert.equal(env.RATELANE_MAPPING_ID_PARAMETER, `/ratelane/${lane.name}/consumer/event-source-mapping-id`);
     });
 
-    it('uses no wildcard action and no "*" resource in any IAM policy', () => {
+    it('uses no wildcard action and no "*" resource in any IAM policy but the X-Ray trace writes', () => {
       // Prepare
       const { template } = of(lane);
       // Act
@@ -133,7 +147,8 @@ for (const lane of LANES) {
       assert.ok(statements.length > 0);
       for (const s of statements) {
         for (const a of actionsOf(s)) assert.doesNotMatch(a, /\*/, `action ${a}`);
-        for (const r of Array.isArray(s.Resource) ? s.Resource : [s.Resource]) assert.notEqual(r, '*');
+        const resources = Array.isArray(s.Resource) ? s.Resource : [s.Resource];
+        if (resources.includes('*')) assert.deepEqual([resources, sorted(actionsOf(s))], [['*'], sorted(TRACING_GRANT[1])], 'only X-Ray takes "*"');
       }
     });
 

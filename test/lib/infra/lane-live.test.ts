@@ -1,5 +1,5 @@
 /**
- * The live lane's infrastructure as CloudFormation: the HTTP API (IAM auth on its three routes, a Lambda
+ * The live lane's infrastructure as CloudFormation: the HTTP API (IAM auth on its four routes, a Lambda
  * proxy integration, the default stage's throttling and JSON access logs), the live function
  * (timeout below the integration's, memory, environment), its role (exact actions on the lane's own
  * resources: send-only on the queue, nothing on the DLQ), region integrity, a lane without the live
@@ -49,6 +49,7 @@ import {
   sorted,
   synthDefaultLanes,
   synthLane,
+  TRACING_GRANT,
 } from './support.js';
 
 // Prepare (shared): both default lane stacks in one synth, one lane with other live settings and a
@@ -73,7 +74,7 @@ for (const lane of LANES) {
   assert.ok(other);
 
   describe(`lane stack ${lane.name} (${lane.region}) live API`, () => {
-    it('has an HTTP API with IAM auth on exactly the three routes (POST, GET, DELETE), all to the live function (proxy, payload 2.0)', () => {
+    it('has an HTTP API with IAM auth on exactly the four routes (POST, GET, DELETE, POST cancel), all to the live function (proxy, payload 2.0)', () => {
       // Prepare
       const s = of(lane);
       const live = liveOf(s);
@@ -98,7 +99,7 @@ for (const lane of LANES) {
       assert.equal(integration.Properties.TimeoutInMillis, undefined, 'the HTTP API default: 30 s, also its maximum');
       assert.deepEqual(
         sorted(routes.map((r) => r.RouteKey)),
-        sorted([`POST ${LIVE_ROUTES.extractions}`, `GET ${LIVE_ROUTES.extraction}`, `DELETE ${LIVE_ROUTES.extraction}`]),
+        sorted([`POST ${LIVE_ROUTES.extractions}`, `GET ${LIVE_ROUTES.extraction}`, `DELETE ${LIVE_ROUTES.extraction}`, `POST ${LIVE_ROUTES.cancel}`]),
       );
       for (const route of routes) {
         assert.equal(route.AuthorizationType, 'AWS_IAM', `${route.RouteKey} is IAM (SigV4) authorized`);
@@ -108,14 +109,14 @@ for (const lane of LANES) {
       }
       // API Gateway may invoke the function for these routes of this API only (one permission per route; GET and DELETE share a path)
       const permissions = resourcesOfType(s.json, 'AWS::Lambda::Permission').map(([, p]) => p.Properties);
-      assert.equal(permissions.length, 3);
+      assert.equal(permissions.length, 4);
       for (const p of permissions) {
         assert.deepEqual([p.Action, p.Principal, p.FunctionName], ['lambda:InvokeFunction', 'apigateway.amazonaws.com', { 'Fn::GetAtt': [fnId, 'Arn'] }]);
       }
       assert.deepEqual(
         sorted(permissions.map((p) => JSON.stringify(p.SourceArn))),
         sorted(
-          [LIVE_ROUTES.extractions, LIVE_ROUTES.extraction, LIVE_ROUTES.extraction].map((path) =>
+          [LIVE_ROUTES.extractions, LIVE_ROUTES.extraction, LIVE_ROUTES.extraction, LIVE_ROUTES.cancel].map((path) =>
             JSON.stringify({
               'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:execute-api:${lane.region}:${s.stack.account}:`, { Ref: apiId }, `/*/*${path}`]],
             }),
@@ -124,7 +125,7 @@ for (const lane of LANES) {
       );
     });
 
-    it('names the execute-api:Invoke ARNs a caller needs: the three routes on the default stage of this API', () => {
+    it('names the execute-api:Invoke ARNs a caller needs: the four routes on the default stage of this API', () => {
       // Prepare
       const s = of(lane);
       const live = liveOf(s);
@@ -134,7 +135,12 @@ for (const lane of LANES) {
       // Act
       const arns = live.invokeArns.map((a) => s.stack.resolve(a));
       // Assess
-      assert.deepEqual(arns, [arn('/$default/POST/v1/extractions'), arn('/$default/GET/v1/extractions/*'), arn('/$default/DELETE/v1/extractions/*')]);
+      assert.deepEqual(arns, [
+        arn('/$default/POST/v1/extractions'),
+        arn('/$default/GET/v1/extractions/*'),
+        arn('/$default/DELETE/v1/extractions/*'),
+        arn('/$default/POST/v1/extractions/*/cancel'),
+      ]);
     });
 
     it('throttles the default stage from the lane config and writes JSON access logs without bodies to a retained log group', () => {
@@ -184,7 +190,7 @@ for (const lane of LANES) {
       assert.equal(fn.ReservedConcurrentExecutions, undefined, 'reserved concurrency is opt-in');
       assert.deepEqual(fn.Role, { 'Fn::GetAtt': [logicalId(s.stack, live.role), 'Arn'] });
       assert.deepEqual(fn.LoggingConfig, { LogGroup: { Ref: logicalId(s.stack, live.logGroup) } });
-      assert.equal(fn.TracingConfig, consumer.TracingConfig);
+      assert.deepEqual([fn.TracingConfig, consumer.TracingConfig], [{ Mode: 'Active' }, { Mode: 'Active' }], 'X-Ray active tracing, as the consumer');
       const env = fn.Environment.Variables;
       assert.deepEqual(JSON.parse(env[LIVE_ENV.laneConfig]), s.stack.lane, 'the lane as deployed, as the consumer gets it');
       assert.equal(env[LIVE_ENV.laneConfig], consumer.Environment.Variables[LIVE_ENV.laneConfig]);
@@ -234,12 +240,13 @@ for (const lane of LANES) {
         [getAtt(id(s.stack.storage.rateStateTable)), LIVE_RATE_STATE_ACTIONS],
         [getAtt(id(s.stack.queues.queue)), LIVE_QUEUE_ACTIONS],
         [ref(id(s.stack.storage.providerSecret)), LIVE_SECRET_ACTIONS],
+        TRACING_GRANT,
       ]);
       assert.deepEqual(sorted(byResource.keys()), sorted(expected.keys()), 'the live role reaches exactly these resources');
       for (const [resource, actions] of expected) assert.deepEqual(sorted(byResource.get(resource) ?? []), sorted(actions), resource);
       assert.deepEqual(LIVE_QUEUE_ACTIONS, ['sqs:SendMessage']);
       assert.deepEqual(sorted(LIVE_BUCKET_ACTIONS), ['s3:DeleteObject', 's3:GetObject', 's3:PutObject']);
-      assert.deepEqual(sorted(LIVE_RESULTS_ACTIONS), ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem']);
+      assert.deepEqual(sorted(LIVE_RESULTS_ACTIONS), ['dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem']);
       assert.deepEqual(LIVE_LEDGER_INDEX_ACTIONS, ['dynamodb:Query'], 'the source index: read only');
       assert.deepEqual(sorted(LIVE_LEDGER_ACTIONS), [
         'dynamodb:BatchWriteItem',

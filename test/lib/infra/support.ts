@@ -100,6 +100,12 @@ export function roleStatements(json: Synthesized['json'], roleId: string): State
 
 export const actionsOf = (s: Statement): string[] => (Array.isArray(s.Action) ? s.Action : [s.Action]);
 
+/**
+ * What a lane function's active tracing grants its role (CDK's `Tracing.ACTIVE`): X-Ray's trace writes, on
+ * `*` (X-Ray scopes them to no resource). As an entry of a test's expected actions by resource.
+ */
+export const TRACING_GRANT: [string, readonly string[]] = [JSON.stringify('*'), ['xray:PutTraceSegments', 'xray:PutTelemetryRecords']];
+
 /** The union of allowed actions per resource (resource rendered as JSON). */
 export function actionsByResource(statements: Statement[]): Map<string, Set<string>> {
   const map = new Map<string, Set<string>>();

@@ -1,7 +1,7 @@
 /**
  * `ratelane local` (`npm run local`): the whole pipeline on local stand-ins, then a scorecard. Exit 0
- * when no job or batch item was lost, the batch lane's reconciliation holds and the run ended in time,
- * else 1.
+ * when no job or batch item was lost, the batch lane's reconciliation holds, an erasure or cancellation
+ * asked for held, and the run ended in time, else 1.
  */
 import { runLocal, type LocalRunOptions } from './run.js';
 import type { LiveFigures } from './live-load.js';
@@ -12,6 +12,7 @@ import { UsageError, type Command, type CommandIo } from '../../../lib/cli/comma
 import { booleanFlag, jsonFlag, numberFlag, parseFlags, ROUND_DOWN, stringFlag, type FlagValues } from '../../../lib/cli/flags.js';
 import type { BatchLoadOptions } from './batch-load.js';
 import type { ErasureFigures } from './erase-load.js';
+import type { CancellationFigures } from './cancel-load.js';
 import { corpusDocuments } from '../lanes.js';
 import { commandLine, markdownTable, printedBlock, startMeasuredRun, type DocsTarget } from '../docs-page.js';
 
@@ -60,6 +61,13 @@ a scorecard. Everything started is stopped at the end, on Ctrl-C and on a crash.
                         The scorecard adds erasure: erased, committedAfterErase, leftoverDocuments,
                         leftoverResults, leftoverLedgerItems, leftoverStatuses (exit 1 unless all but
                         erased are 0)
+  --cancel N            cancel N of the queue jobs mid-run (0..the jobs; not with --erase): once a twentieth of
+                        the jobs committed, jobs not committed yet (still queued, then in flight) are cancelled
+                        in the lane each was submitted to (as ratelane cancel does); one whose commit landed
+                        first is replaced by another. The scorecard adds cancellation: cancelled,
+                        racedCommit, committedAfterCancel, notEndedCancelled, leftInQueues, errors (exit 1
+                        when fewer than N were cancelled though N were not committed, or any of the last
+                        four is not 0)
   --seed N              seed of the fake provider's faults and latencies (default 42)
   --time-limit S        stop waiting after S seconds (default 600)
   --log-file PATH       where consumer logs and EMF metrics go (default .cache/local-run/consumer.log)
@@ -98,6 +106,7 @@ const LOCAL_FLAGS = {
   'batch-minutes': numberFlag({ min: 0.05, max: 1440 }),
   'batch-redrive': booleanFlag(),
   erase: numberFlag({ min: 0, max: 100_000, integer: true }),
+  cancel: numberFlag({ min: 0, max: 100_000, integer: true }),
   seed: numberFlag({ min: 0, max: 2 ** 31, fallback: 42, ...ROUND_DOWN }),
   'time-limit': numberFlag({ min: 5, max: 24 * 3600, fallback: 600 }),
   'log-file': stringFlag(),
@@ -116,6 +125,10 @@ function parseLocalArgs(argv: readonly string[]): LocalCommandOptions {
   if (v.jobs === 0 && batch.jobs === 0) throw new UsageError('--jobs 0 submits no queue jobs: give --batch-jobs N as well, or more --jobs');
   if (v.erase !== undefined && v.jobs !== undefined && v.erase > v.jobs)
     throw new UsageError(`--erase ${v.erase} is more sources than the ${v.jobs} jobs of --jobs`);
+  if (v.cancel !== undefined && v.jobs !== undefined && v.cancel > v.jobs)
+    throw new UsageError(`--cancel ${v.cancel} is more jobs than the ${v.jobs} jobs of --jobs`);
+  // Each sets its jobs aside with its own end (erased, cancelled): one of them per run.
+  if (v.erase !== undefined && v.cancel !== undefined) throw new UsageError('--cancel and --erase cannot be given together: run them one at a time');
   return {
     jobs: v.jobs ?? 'corpus',
     keys: v.keys,
@@ -134,6 +147,7 @@ function parseLocalArgs(argv: readonly string[]): LocalCommandOptions {
     liveReserveShare: v['live-reserve'] ?? (v['live-requests'] > 0 ? defaultLiveSettings().reserveShare : 0),
     batch,
     ...(v.erase !== undefined ? { erase: v.erase } : {}),
+    ...(v.cancel !== undefined ? { cancel: v.cancel } : {}),
     ...(v['write-docs']
       ? {
           writeDocs: { section: { page: 'local-run.md', id: v['no-admission'] ? 'local-run-no-admission' : 'local-run' }, command: commandLine('local', argv) },
@@ -167,9 +181,12 @@ export const localCommand: Command<LocalCommandOptions> = {
   helpTo: 'stderr',
   parse: parseLocalArgs,
   async run(options, io) {
-    // Without --jobs the run submits the corpus once: --erase is checked against its size here (parse reads no files).
+    // Without --jobs the run submits the corpus once: --erase and --cancel are checked against its size here (parse reads no files).
     if (options.erase !== undefined && options.jobs === 'corpus' && options.erase > corpusDocuments(0).length) {
       throw new UsageError(`--erase ${options.erase} is more sources than the ${corpusDocuments(0).length} jobs of the corpus (give --jobs N)`);
+    }
+    if (options.cancel !== undefined && options.jobs === 'corpus' && options.cancel > corpusDocuments(0).length) {
+      throw new UsageError(`--cancel ${options.cancel} is more jobs than the ${corpusDocuments(0).length} jobs of the corpus (give --jobs N)`);
     }
     const docs = options.writeDocs && startMeasuredRun(options.writeDocs, io);
     const card = await runLocal(options, docs ? docs.io : io);
@@ -199,12 +216,14 @@ function withoutAdmissionTable(card: Scorecard): string {
  * `--batch-redrive`, the redrive did not send exactly the unresolved items, a redriven item is neither
  * committed nor in review at the end, or a batch item's idempotency key has more than one result), or,
  * with `--erase`, an erasure did not hold (a source not erased, a result committed after it, anything
- * of an erased source left, a job of one not ended).
+ * of an erased source left, a job of one not ended), or, with `--cancel`, the cancellation did not hold
+ * (fewer jobs cancelled than asked though as many were not committed, a cancelled job committed, not
+ * `cancelled` at the end or with a message left, a cancel that failed).
  */
 export function localRunExitCode(
   card: Pick<Scorecard, 'lost' | 'timedOut' | 'submitted' | 'deadLettered'> &
     Partial<Pick<LiveFigures, 'liveOverDeadline' | 'livePendingUnfinished'>> &
-    Partial<Pick<BatchFigures, 'batchProblems'>> & { erasure?: Pick<ErasureFigures, 'problems'> },
+    Partial<Pick<BatchFigures, 'batchProblems'>> & { erasure?: Pick<ErasureFigures, 'problems'>; cancellation?: Pick<CancellationFigures, 'problems'> },
   io: Pick<CommandIo, 'stderr'>,
 ): number {
   if (card.submitted > 0 && card.deadLettered === card.submitted) {
@@ -223,6 +242,10 @@ export function localRunExitCode(
   }
   if ((card.erasure?.problems.length ?? 0) > 0) {
     for (const problem of card.erasure?.problems ?? []) io.stderr.write(`ratelane local: ${problem}\n`);
+    return 1;
+  }
+  if ((card.cancellation?.problems.length ?? 0) > 0) {
+    for (const problem of card.cancellation?.problems ?? []) io.stderr.write(`ratelane local: ${problem}\n`);
     return 1;
   }
   return card.lost === 0 && !card.timedOut ? 0 : 1;

@@ -28,15 +28,12 @@ import type { LocalLane, LocalStack } from '../../local-stack/stack.js';
 import { inspectMessages } from '../observe.js';
 import type { FinalState } from '../outcome.js';
 import type { StackSubmission } from '../submit.js';
+import { mapLimited, type MidRunLoad, momentAt } from './mid-run.js';
 
 /** Who the run's erasures name. */
 const ERASED_BY = 'ratelane local --erase';
-/** How often the commit count is looked at while waiting for the moment (ms). */
-const POLL_MS = 20;
 /** Tries per source: an erasure that stopped is run again (it finishes what it started). */
 const ERASE_TRIES = 3;
-/** Lookups in flight at once (classifying jobs, checking leftovers). */
-const LOOKUPS_AT_ONCE = 32;
 /** The sort key of a job's erased marker (lib/store/erasure.ts). */
 const ERASED_MARKER = '#erased';
 
@@ -117,15 +114,7 @@ export interface ErasedEnds {
 }
 
 /** An erasure under way. */
-export interface EraseLoad {
-  /** True once the erasure ran, or can no longer run (the deadline passed). */
-  readonly ended: boolean;
-  /** Erase now if not done yet (the stack went quiet before the threshold was reached). */
-  now(): void;
-  /** The progress line's part. */
-  progress(): string;
-  readonly done: Promise<ErasureRun>;
-}
+export type EraseLoad = MidRunLoad<ErasureRun>;
 
 /** Commits the erasure waits for: a third of the run's jobs (at least one). */
 function eraseThreshold(jobs: number): number {
@@ -141,20 +130,6 @@ function runJobs({ sent }: StackSubmission, documents: readonly DocumentInput[])
     lane: r.region,
     contentSha256: sha256Hex(documents[r.index]?.text ?? ''),
   }));
-}
-
-/** Maps `items` through `fn`, at most {@link LOOKUPS_AT_ONCE} at a time, in order. */
-async function mapLimited<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(LOOKUPS_AT_ONCE, items.length) }, worker));
-  return out;
 }
 
 /**
@@ -253,27 +228,11 @@ export function startEraseLoad(
   const commits = (): number => stack.telemetry.totals.total.Completed ?? 0;
   let ended = options.sources === 0;
   let erasedSoFar: number | undefined;
-  let force: () => void = () => undefined;
-  const forced = new Promise<'forced'>((resolve) => {
-    force = () => resolve('forced');
-  });
-  const moment = async (): Promise<boolean> => {
-    for (;;) {
-      if (commits() >= threshold) return true;
-      if (Date.now() > options.deadline) return false;
-      let timer: NodeJS.Timeout | undefined;
-      const tick = new Promise<'tick'>((resolve) => {
-        timer = setTimeout(() => resolve('tick'), POLL_MS);
-      });
-      const why = await Promise.race([tick, forced]);
-      clearTimeout(timer);
-      if (why === 'forced') return true;
-    }
-  };
+  const moment = momentAt(threshold, commits, options.deadline);
   const run = async (): Promise<ErasureRun> => {
     const none: ErasureRun = { requested: options.sources, atCommits: null, jobs: [], receipts: [], sharedWithKept: 0, errors: [] };
     if (options.sources === 0) return none;
-    if (!(await moment())) {
+    if ((await moment.reached()) === null) {
       options.say(`  erasure: the time limit passed before ${threshold} commits; nothing erased`);
       return { ...none, errors: ['the erasure never ran: the time limit passed first'] };
     }
@@ -299,7 +258,7 @@ export function startEraseLoad(
     get ended() {
       return ended;
     },
-    now: () => force(),
+    now: () => moment.force(),
     progress: () =>
       options.sources === 0 ? '' : erasedSoFar === undefined ? ` · erase ${options.sources} at ${threshold} commits` : ` · erased ${erasedSoFar} sources`,
     done,

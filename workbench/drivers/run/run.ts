@@ -3,7 +3,8 @@
  * invoices to `us`, German to `eu`) to the queue lane and, with `--batch-jobs`, to the batch lane, run
  * until every job is in a terminal state or a time limit, show progress, print the scorecard, stop
  * everything. With `--batch-redrive` the batch lane's unresolved items are redriven to the queue lane
- * once every batch is done, before the drain ends.
+ * once every batch is done, before the drain ends. With `--erase N` / `--cancel N`, sources are erased /
+ * jobs cancelled mid-run, and their jobs' ends are their own (erased, cancelled), beside the queue lane's.
  */
 import type { CommandIo } from '../../../lib/cli/command.js';
 import type { LaneSet } from '../../../lib/config/lanes.js';
@@ -39,6 +40,14 @@ import {
   type BatchRedriveFigures,
 } from './batch-scorecard.js';
 import { erasureFigures, formatErasureFigures, startEraseLoad, type EraseLoad, type ErasedEnds, type ErasureFigures } from './erase-load.js';
+import {
+  cancellationFigures,
+  formatCancellationFigures,
+  startCancelLoad,
+  type CancelLoad,
+  type CancellationFigures,
+  type CancelledEnds,
+} from './cancel-load.js';
 
 /** Options of one local run (the CLI flags). */
 export interface LocalRunOptions extends LocalLaneSettings {
@@ -59,6 +68,13 @@ export interface LocalRunOptions extends LocalLaneSettings {
   batch?: BatchLoadOptions | undefined;
   /** Sources of the queue jobs to erase mid-run (`--erase N`; absent: none, and no `erasure` block). */
   erase?: number | undefined;
+  /** Queue jobs to cancel mid-run (`--cancel N`; absent: none, and no `cancellation` block). */
+  cancel?: number | undefined;
+  /**
+   * Reads the stack once the scorecard is printed, before everything stops (tests: what the stores hold,
+   * beside what the scorecard says).
+   */
+  beforeStop?: ((stack: LocalStack) => Promise<void>) | undefined;
 }
 
 /**
@@ -66,7 +82,10 @@ export interface LocalRunOptions extends LocalLaneSettings {
  * (`lost` counts queue jobs, batch items and redriven items found nowhere; the redrive's problems are
  * part of `batchProblems`).
  */
-export type LocalRunScorecard = Scorecard & LiveFigures & BatchFigures & BatchRedriveFigures & { release: ReleaseStamp; erasure?: ErasureFigures };
+export type LocalRunScorecard = Scorecard &
+  LiveFigures &
+  BatchFigures &
+  BatchRedriveFigures & { release: ReleaseStamp; erasure?: ErasureFigures; cancellation?: CancellationFigures };
 
 /** Where consumer logs and EMF metrics go by default. */
 const LOCAL_RUN_LOG_FILE = '.cache/local-run/consumer.log';
@@ -89,7 +108,12 @@ export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise
         ? startBatchLoad(stack, options.batch, { intervalMs: batchReconcileIntervalMs(options.minuteMs), deadline, say })
         : undefined;
     const documents = options.jobs === 0 ? [] : corpusDocuments(options.jobs === 'corpus' ? 0 : options.jobs);
-    const submission = documents.length > 0 ? await submitToStack(stack, lanes, documents) : noSubmission();
+    const submitting = documents.length > 0 ? submitToStack(stack, lanes, documents) : Promise.resolve(noSubmission());
+    // Cancelled mid-run, once a tenth of the jobs committed (or the stack went quiet first): jobs sent and not
+    // committed then, picked from the queues while the submission may still be sending the rest.
+    const cancelLoad: CancelLoad | undefined =
+      options.cancel === undefined ? undefined : startCancelLoad(stack, submitting, { count: options.cancel, jobs: documents.length, deadline, say });
+    const submission = await submitting;
     say(documents.length > 0 ? submittedLine(lanes, submission, documents.length) : '  no queue jobs (--jobs 0)');
     // Erased mid-run: once a third of the jobs committed (or the stack went quiet first).
     const eraseLoad: EraseLoad | undefined =
@@ -100,24 +124,36 @@ export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise
     const watched = await watchUntilDrained(stack, {
       intervalMs: 1000,
       deadline,
-      mayEnd: () => (batchLoad?.ended ?? true) && (eraseLoad?.ended ?? true),
+      mayEnd: () => (batchLoad?.ended ?? true) && (eraseLoad?.ended ?? true) && (cancelLoad?.ended ?? true),
       onCheck: (snapshot, end) => {
-        if (snapshot.waiting === 0 && !snapshot.busy) eraseLoad?.now();
-        say(progressLine(stack, submission, snapshot, started) + (batchLoad ? batchProgress(batchLoad) : '') + (eraseLoad?.progress() ?? ''));
+        if (snapshot.waiting === 0 && !snapshot.busy) {
+          eraseLoad?.now();
+          cancelLoad?.now();
+        }
+        say(
+          progressLine(stack, submission, snapshot, started) +
+            (batchLoad ? batchProgress(batchLoad) : '') +
+            (eraseLoad?.progress() ?? '') +
+            (cancelLoad?.progress() ?? ''),
+        );
         if (end === 'timeLimit') say(`  time limit of ${options.timeLimitSeconds} s reached; ${snapshot.waiting} job(s) still waiting`);
       },
     });
     const batchRun = batchLoad ? await batchLoad.done : undefined;
     const eraseRun = eraseLoad ? await eraseLoad.done : undefined;
+    const cancelRun = cancelLoad ? await cancelLoad.done : undefined;
     const timedOut = watched.timedOut || (batchRun?.timedOut ?? false);
     await stopPollers(stack);
     const unfinished = timedOut ? calls.filter((c) => c.status === 'pending').length : (await unfinishedPending(stack, calls)).length;
     const live = liveFigures(calls, unfinished, liveOptions.requests > 0 ? liveOptions.deadlineMs : null);
     const final = await collectFinalState(stack);
     const erasure = eraseRun ? await erasureFigures(stack, eraseRun, final, stack.telemetry.totals.total) : undefined;
-    // A job of an erased source has its own end (erased): the queue lane's figures are the other jobs'.
-    const kept = erasure ? { ...submission, submitted: submission.submitted.filter((j) => !erasure.ends.jobIds.has(j.jobId)) } : submission;
-    const queueCard = withErasedJobs(
+    const cancellation = cancelRun ? await cancellationFigures(stack, cancelRun, final) : undefined;
+    // A job of an erased source, or a cancelled job, has its own end (erased, cancelled): the queue lane's
+    // figures are the other jobs'.
+    const aside = [erasure?.ends, cancellation?.ends].filter((ends): ends is ErasedEnds | CancelledEnds => ends !== undefined);
+    const kept = { ...submission, submitted: submission.submitted.filter((j) => !aside.some((ends) => ends.jobIds.has(j.jobId))) };
+    const queueCard = withJobsAside(
       scorecardOf(stack, final, kept, {
         metrics: stack.telemetry.totals.total,
         elapsedMs: Date.now() - started,
@@ -125,7 +161,7 @@ export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise
         quotaBoundMinimumMs: quotaBoundMinimumMs(lanes, submission.submitted, options.minuteMs),
       }),
       submission.submitted.length,
-      erasure?.ends,
+      aside,
     );
     // With a redrive, the batch figures are the ones read before it; the redrive's are read now.
     const batchInputs = batchRun ? (batchRun.redrive?.before ?? (await batchScorecardInputs(stack, batchRun, final))) : undefined;
@@ -143,14 +179,17 @@ export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise
       batchProblems: [...batch.batchProblems, ...redrive.problems],
       ...redrive.figures,
       ...(erasure ? { erasure: erasure.figures } : {}),
+      ...(cancellation ? { cancellation: cancellation.figures } : {}),
     };
     say('');
     io.stdout.write(`  ${releaseLine(card)}\n${formatScorecard(card)}\n`);
     if (live.liveRequests > 0) io.stdout.write(`${formatLiveFigures(live)}\n`);
     if (batchInputs) io.stdout.write(`${formatBatchFigures(batch, batchInputs.batches, batchRedriveRows(redrive.figures, batch.batchUnresolved))}\n`);
     if (erasure) io.stdout.write(`${formatErasureFigures(erasure.figures)}\n`);
+    if (cancellation) io.stdout.write(`${formatCancellationFigures(cancellation.figures)}\n`);
     say(`  consumer logs and EMF metrics: ${logFile}`);
     if (options.json) io.stdout.write(`${JSON.stringify(card)}\n`);
+    await options.beforeStop?.(stack);
     return card;
   } finally {
     await stack.stop();
@@ -197,12 +236,14 @@ async function startLive(stack: LocalStack, live: LiveLoadOptions, say: (line: s
 }
 
 /**
- * The queue lane's scorecard with the jobs of erased sources back in: `submitted` counts every job, and
- * one of them still waiting, dead-lettered or found nowhere counts there (the others ended erased).
+ * The queue lane's scorecard with the jobs set aside (of erased sources, cancelled) back in: `submitted`
+ * counts every job, and one of them still waiting, dead-lettered or found nowhere counts there (the others
+ * ended erased or cancelled; a cancelled job committed anyway is counted by the cancellation's figures).
  */
-function withErasedJobs(card: Scorecard, submitted: number, ends: ErasedEnds | undefined): Scorecard {
-  if (!ends) return card;
-  return { ...card, submitted, waiting: card.waiting + ends.waiting, deadLettered: card.deadLettered + ends.deadLettered, lost: card.lost + ends.lost };
+function withJobsAside(card: Scorecard, submitted: number, aside: readonly Pick<ErasedEnds | CancelledEnds, 'waiting' | 'deadLettered' | 'lost'>[]): Scorecard {
+  if (aside.length === 0) return card;
+  const sum = (field: 'waiting' | 'deadLettered' | 'lost'): number => aside.reduce((n, ends) => n + ends[field], 0);
+  return { ...card, submitted, waiting: card.waiting + sum('waiting'), deadLettered: card.deadLettered + sum('deadLettered'), lost: card.lost + sum('lost') };
 }
 
 /** The submission of a run without queue jobs. */

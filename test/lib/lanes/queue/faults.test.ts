@@ -271,16 +271,20 @@ describe('faults: a service is unavailable', () => {
     assert.equal((await t.results.get(item!.idempotencyKey))?.jobId, item!.jobId);
     assert.equal(sink.totals.total.Completed, 1);
     assert.equal(model.calls.length, 2, 'one 429, one call for the two copies');
-    assert.equal(sink.totals.total.KeyInProgress, 1, 'the copy beside the holder waits for it');
+    // The other copy either found the key held (it waits for the holder: re-sent, it comes back) or, when the
+    // holder was quicker, found its result (a duplicate at once): both without a call.
+    const waited = sink.totals.total.KeyInProgress ?? 0;
+    assert.equal(waited + (sink.totals.total.DuplicateSuppressed ?? 0), 1, `the copy beside the holder: ${JSON.stringify(sink.totals.total)}`);
 
-    // Act 3: that copy comes back
-    waits.letDelaysPass(clock);
-    const last = await receive(t, { max: 1 });
-    const three = await invoke(t, handler, last);
+    // Act 3: a copy that waited comes back
+    if (waited === 1) {
+      waits.letDelaysPass(clock);
+      const three = await invoke(t, handler, await receive(t, { max: 1 }));
+      assert.deepEqual(three.response.batchItemFailures, []);
+    }
     sqs.destroy();
 
     // Assess 3: a duplicate, without a call
-    assert.deepEqual(three.response.batchItemFailures, []);
     assert.equal(model.calls.length, 2);
     assert.equal(sink.totals.total.DuplicateSuppressed, 1);
     assert.deepEqual(await queueCounts(t), { visible: 0, notVisible: 0, delayed: 0 });
