@@ -13,6 +13,12 @@ import { count, ledgerBase, log, runLogFields, type JobRun } from './context.js'
 import type { RejectedOutcome } from './outcome.js';
 import { claimed } from './verify.js';
 
+/**
+ * The marker is read eventually consistent before admission and a call (half the cost of a strongly consistent
+ * read, on every receive): a cancel of the last moment is still stopped by the commit's own condition.
+ */
+const EVENTUALLY = { consistent: false } as const;
+
 /** How long a read of the marker holds: past this, a model call reads it again first (ms). */
 const CANCEL_RECHECK_MS = 1_000;
 
@@ -28,7 +34,7 @@ const STOPPED: Record<StoppedAt, string> = {
 /** Starts reading the run's cancel marker (beside its document read); resolves whether the job is cancelled. */
 export function startCancelCheck(run: JobRun): Promise<boolean> {
   const checkedAt = run.deps.now().getTime();
-  const checking = run.deps.cancellations.marker(run.job.jobId).then((marker) => {
+  const checking = run.deps.cancellations.marker(run.job.jobId, EVENTUALLY).then((marker) => {
     if (!marker) run.cancelCheckedAt = checkedAt;
     return marker !== undefined;
   });
@@ -46,7 +52,7 @@ export async function cancelledBeforeCall(run: JobRun, grant: KeyGrant): Promise
   if (run.cancelCheckedAt !== undefined && now - run.cancelCheckedAt < CANCEL_RECHECK_MS) return undefined;
   let marker: Awaited<ReturnType<typeof run.deps.cancellations.marker>>;
   try {
-    marker = await run.deps.cancellations.marker(run.job.jobId);
+    marker = await run.deps.cancellations.marker(run.job.jobId, EVENTUALLY);
   } catch (error) {
     log(run.deps, 'warn', 'cancel marker not read before the call: the commit checks it', { ...runLogFields(run), error: errorName(error) });
     return undefined;

@@ -101,15 +101,21 @@ export class Cancellations {
     this.#now = options.now ?? (() => new Date());
   }
 
-  /** The cancel marker of `jobId` (strongly consistent), or `undefined`. @throws {@link StoreUnavailableError} */
-  async marker(jobId: string): Promise<CancelMarker | undefined> {
+  /**
+   * The cancel marker of `jobId`, or `undefined`: strongly consistent unless `options.consistent` is false (an
+   * eventually consistent read costs half: what the extraction core reads before admission and a call, where
+   * a cancel of a moment ago is still caught by the commit's own condition).
+   *
+   * @throws {@link StoreUnavailableError}
+   */
+  async marker(jobId: string, options: { consistent?: boolean } = {}): Promise<CancelMarker | undefined> {
     let item: Record<string, unknown> | undefined;
     try {
       const out = await this.#dynamodb.send(
         new GetItemCommand({
           TableName: this.tableName,
           Key: marshall({ [LEDGER_TABLE.partitionKey]: jobId, [LEDGER_TABLE.sortKey as string]: CANCELLED_ENTRY_ID }),
-          ConsistentRead: true,
+          ConsistentRead: options.consistent ?? true,
         }),
       );
       item = out.Item ? unmarshall(out.Item) : undefined;
