@@ -16,6 +16,8 @@ import { describe, it } from 'node:test';
 import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { runCommand, UsageError } from '../../../lib/cli/command.js';
+import { runCli } from '../../../lib/cli/index.js';
+import { COMMANDS } from '../../../workbench/commands.js';
 import { LEDGER_TABLE } from '../../../lib/store/tables.js';
 import { localCommand } from '../../../workbench/drivers/run/command.js';
 import type { CancellationFigures } from '../../../workbench/drivers/run/cancel-load.js';
@@ -64,6 +66,15 @@ interface StoresSeen {
   resultsByKey: number;
 }
 
+/** Runs `ratelane <argv> --endpoints <the stack's>`, as a user would against the kept stack; resolves its exit code and output. */
+async function ratelane(stack: LocalStack, argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io = { stdout: { write: (c: string) => (out += c) }, stderr: { write: (c: string) => (err += c) }, env: {} };
+  const code = await runCli(COMMANDS, [...argv, '--endpoints', JSON.stringify(stack.endpoints)], io);
+  return { code, out, err };
+}
+
 /** Reads {@link StoresSeen} from every lane of `stack`. */
 async function readStores(stack: LocalStack): Promise<StoresSeen> {
   const seen: StoresSeen = { markers: [], stopped: [], keys: [], results: [], resultsByKey: 0 };
@@ -97,6 +108,7 @@ describe('npm run local --cancel', () => {
       '.cache/test-local-run-cancel/a.log',
     ]);
     let stores: StoresSeen | undefined;
+    let commands: Record<string, { code: number; out: string; err: string }> = {};
     let out = '';
     let err = '';
     const io = { stdout: { write: (c: string) => (out += c) }, stderr: { write: (c: string) => (err += c) } };
@@ -106,7 +118,17 @@ describe('npm run local --cancel', () => {
         ...options,
         beforeStop: async (stack) => {
           stores = await readStores(stack);
+          // ratelane's operator commands against the stack, as `--keep` leaves it for them
+          const cancelled = await ratelane(stack, ['jobs', 'list', '--lane', 'us', '--state', 'cancelled', '--json']);
+          const one = (JSON.parse(cancelled.out) as { jobs: Array<{ jobId: string }> }).jobs[0]?.jobId ?? '';
+          commands = {
+            cancelled,
+            show: await ratelane(stack, ['jobs', 'show', one, '--lane', 'us']),
+            redrive: await ratelane(stack, ['redrive', '--lane', 'us', '--dry-run']),
+          };
         },
+        keep: true,
+        keepUntil: Promise.resolve(),
       },
       io,
     );
@@ -152,6 +174,15 @@ describe('npm run local --cancel', () => {
     );
     assert.equal(stores.results.length, 80, 'the results tables hold the other 80 jobs’ results');
     assert.equal(new Set(stores.results.map((r) => r.jobId)).size, 80);
+    // Assess: the commands against the kept stack
+    assert.match(err, /the stack stays up for ratelane's commands .*\n\s+--endpoints '\{"sqs":"http/);
+    const listed = JSON.parse(commands.cancelled!.out) as { jobs: Array<{ jobId: string; reason: string }> };
+    assert.equal(commands.cancelled!.code, 0);
+    assert.ok(listed.jobs.length > 0 && listed.jobs.every((j) => marked.has(j.jobId) && j.reason === 'cancelled by ratelane local --cancel'));
+    assert.equal(commands.show!.code, 0, commands.show!.err);
+    assert.match(commands.show!.out, /in lane us: cancelled\n[\s\S]*rejected\s+cancelled[\s\S]*timeline:[\s\S]*cancelled\s+by ratelane local --cancel/);
+    assert.equal(commands.redrive!.code, 0, commands.redrive!.err);
+    assert.match(commands.redrive!.out, /dead-letter queue of lane us: 0 message\(s\)\ndry run: nothing deleted or moved/);
   });
 
   it('refuses --cancel over the jobs, negative, or with --erase, as a usage error (exit 2) before starting anything', async () => {

@@ -72,6 +72,9 @@ a scorecard. Everything started is stopped at the end, on Ctrl-C and on a crash.
   --time-limit S        stop waiting after S seconds (default 600)
   --log-file PATH       where consumer logs and EMF metrics go (default .cache/local-run/consumer.log)
   --json                print the scorecard as one JSON object on the last line of stdout
+  --keep                after the scorecard, keep the stack up (its consumers stopped) and print its
+                        --endpoints, for ratelane's commands against it (jobs, cancel, redrive, review,
+                        erase); Ctrl-C stops it
   --write-docs          after the run, write it (with the date, the machine and this command line) into
                         docs/benchmarks/local-run.md: the scorecard as printed into section
                         measured:local-run; with --no-admission, a table of its 429s, re-sends, calls,
@@ -112,6 +115,7 @@ const LOCAL_FLAGS = {
   'log-file': stringFlag(),
   json: jsonFlag(),
   'write-docs': booleanFlag(),
+  keep: booleanFlag(),
 };
 
 /** The options of `ratelane local`: the run's, and with `--write-docs` where its scorecard goes. */
@@ -148,6 +152,7 @@ function parseLocalArgs(argv: readonly string[]): LocalCommandOptions {
     batch,
     ...(v.erase !== undefined ? { erase: v.erase } : {}),
     ...(v.cancel !== undefined ? { cancel: v.cancel } : {}),
+    ...(v.keep ? { keep: true } : {}),
     ...(v['write-docs']
       ? {
           writeDocs: { section: { page: 'local-run.md', id: v['no-admission'] ? 'local-run-no-admission' : 'local-run' }, command: commandLine('local', argv) },

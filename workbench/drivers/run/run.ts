@@ -75,6 +75,10 @@ export interface LocalRunOptions extends LocalLaneSettings {
    * beside what the scorecard says).
    */
   beforeStop?: ((stack: LocalStack) => Promise<void>) | undefined;
+  /** After the scorecard, keep the stack up (its consumers stopped) and print its endpoints, until Ctrl-C (`--keep`). */
+  keep?: boolean | undefined;
+  /** With `keep`: stop when this resolves instead of at Ctrl-C (tests). */
+  keepUntil?: Promise<void> | undefined;
 }
 
 /**
@@ -190,6 +194,14 @@ export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise
     say(`  consumer logs and EMF metrics: ${logFile}`);
     if (options.json) io.stdout.write(`${JSON.stringify(card)}\n`);
     await options.beforeStop?.(stack);
+    if (options.keep) {
+      const endpoints = JSON.stringify(stack.endpoints);
+      say(`  the stack stays up for ratelane's commands (its consumers are stopped); Ctrl-C stops it. Its endpoints:`);
+      say(`    --endpoints '${endpoints}'`);
+      say(`  e.g. npx tsx bin/ratelane.ts jobs list --lane us --state waiting --endpoints '${endpoints}'`);
+      // The stack's services keep the process alive; Ctrl-C's handler stops them and exits.
+      await (options.keepUntil ?? new Promise<void>(() => undefined));
+    }
     return card;
   } finally {
     await stack.stop();
