@@ -198,6 +198,7 @@ export function log(deps: Pick<ExtractionDeps, 'logger'>, level: 'info' | 'warn'
 
 /** The ledger fields every entry of a run's job carries (`job` may be the next message's job). */
 export function ledgerBase(run: JobRun, job: Job = run.job): Omit<LedgerEntryInput, 'kind' | 'reason'> {
+  const traceId = traceIdOf(run.delivery.traceHeader);
   return {
     jobId: job.jobId,
     idempotencyKey: job.idempotencyKey,
@@ -209,6 +210,6 @@ export function ledgerBase(run: JobRun, job: Job = run.job): Omit<LedgerEntryInp
     attempt: job.attempt + run.delivery.receiveCount - 1,
     deferrals: job.deferrals,
     receiveCount: run.delivery.receiveCount,
-    ...(traceIdOf(run.delivery.traceHeader) ? { traceId: traceIdOf(run.delivery.traceHeader) } : {}),
+    ...(traceId ? { traceId } : {}),
   };
 }

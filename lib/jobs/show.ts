@@ -7,7 +7,7 @@
  */
 import type { Cancellations, CancelMarker } from '../store/cancellation.js';
 import type { ErasureLedger } from '../store/erasure.js';
-import { jobStatus, type JobStatusView } from '../store/job-status.js';
+import { jobStatus, type JobStatusView, readJobRecords } from '../store/job-status.js';
 import type { JobClaimRecord, Ledger, LedgerEntry } from '../store/ledger.js';
 import type { ResultStore } from '../store/results.js';
 
@@ -52,13 +52,9 @@ export interface JobRecord {
  * @throws {@link StoreUnavailableError} when a table cannot be read
  */
 export async function showJob(jobId: string, stores: JobStores): Promise<JobRecord> {
-  const [status, claim, stored, cancelled, erased] = await Promise.all([
-    jobStatus(jobId, stores),
-    stores.ledger.claimOf(jobId),
-    stores.ledger.entriesFor(jobId),
-    stores.cancellations.marker(jobId),
-    stores.erasure.erasedJob(jobId),
-  ]);
+  const read = await readJobRecords(jobId, stores);
+  const status = await jobStatus(jobId, stores, undefined, read);
+  const { claim, entries: stored, cancelled, erased } = read;
   const entries = stored.map(({ expiresAt: _ttl, ...line }) => line);
   const committed = status.state === 'committed' ? status : undefined;
   const result = committed && {

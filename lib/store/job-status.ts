@@ -29,9 +29,9 @@
  * Views carry reasons (machine-readable codes), times, counts and, once committed, the validated result;
  * never a ledger entry's `details` nor any document text.
  */
-import type { Cancellations } from './cancellation.js';
+import type { CancelMarker, Cancellations } from './cancellation.js';
 import type { ErasureLedger } from './erasure.js';
-import { LEDGER_KINDS, type Ledger, type LedgerEntry, type LedgerKind } from './ledger.js';
+import { type JobClaimRecord, LEDGER_KINDS, type Ledger, type LedgerEntry, type LedgerKind } from './ledger.js';
 import type { ResultStore, TokenUsage } from './results.js';
 
 /** How many ledger entries of each kind the job has (every kind present, 0 when none). */
@@ -176,25 +176,46 @@ export function ledgerHistory(entries: readonly Pick<LedgerEntry, 'kind'>[]): Le
   return history;
 }
 
+/** A job's records in the lane's ledger, as {@link jobStatus} reads them (none for an id no key could hold). */
+export interface JobRecords {
+  claim: JobClaimRecord | undefined;
+  entries: LedgerEntry[];
+  erased: { erasedAt: string; erasedBy: string } | undefined;
+  cancelled: CancelMarker | undefined;
+}
+
 /**
- * The state of `jobId` in one lane: its claim and ledger entries (strongly consistent reads; its erased
- * marker beside them when the stores include `erasure`), then the result of its idempotency key. An id
- * DynamoDB could not hold as a key (empty, over 2 KB) is `unknown` without a read; so is a job `reader`
- * may not read (after the same reads as a job never seen).
+ * Reads `jobId`'s claim, entries, erased marker and cancel marker at once (strongly consistent; the markers only
+ * when the stores include their records), for {@link jobStatus} and for a reader that shows them too.
  *
- * @throws {@link StoreUnavailableError} when a table cannot be read.
+ * @throws {@link StoreUnavailableError}
  */
-export async function jobStatus(jobId: string, stores: JobStatusStores, reader?: StatusReader): Promise<JobStatusView> {
-  const empty = (): UnknownView => ({ jobId, state: 'unknown', history: ledgerHistory([]) });
-  if (jobId.length === 0 || Buffer.byteLength(jobId, 'utf8') > MAX_KEY_BYTES) return empty();
-  // The ledger first, the result second: a commit that lands in between is seen.
-  // The erased marker is read beside them (not after), so a job never seen costs the same reads as any other.
+export async function readJobRecords(jobId: string, stores: JobStatusStores): Promise<JobRecords> {
+  if (jobId.length === 0 || Buffer.byteLength(jobId, 'utf8') > MAX_KEY_BYTES) return { claim: undefined, entries: [], erased: undefined, cancelled: undefined };
+  // The ledger first, the result second (in jobStatus): a commit that lands in between is seen.
+  // The markers are read beside them (not after), so a job never seen costs the same reads as any other.
   const [claim, entries, erased, cancelled] = await Promise.all([
     stores.ledger.claimOf(jobId),
     stores.ledger.entriesFor(jobId),
     stores.erasure ? stores.erasure.erasedJob(jobId) : undefined,
     stores.cancellations ? stores.cancellations.marker(jobId) : undefined,
   ]);
+  return { claim, entries, erased, cancelled };
+}
+
+/**
+ * The state of `jobId` in one lane: its claim and ledger entries (strongly consistent reads; its erased
+ * marker beside them when the stores include `erasure`), then the result of its idempotency key. An id
+ * DynamoDB could not hold as a key (empty, over 2 KB) is `unknown` without a read; so is a job `reader`
+ * may not read (after the same reads as a job never seen). `read`: its records when the caller read them already
+ * ({@link readJobRecords}).
+ *
+ * @throws {@link StoreUnavailableError} when a table cannot be read.
+ */
+export async function jobStatus(jobId: string, stores: JobStatusStores, reader?: StatusReader, read?: JobRecords): Promise<JobStatusView> {
+  const empty = (): UnknownView => ({ jobId, state: 'unknown', history: ledgerHistory([]) });
+  if (jobId.length === 0 || Buffer.byteLength(jobId, 'utf8') > MAX_KEY_BYTES) return empty();
+  const { claim, entries, erased, cancelled } = read ?? (await readJobRecords(jobId, stores));
   const latest = entries.at(-1);
   const idempotencyKey = claim?.idempotencyKey ?? latest?.idempotencyKey;
   if (idempotencyKey === undefined) {

@@ -25,3 +25,19 @@ export function readerFor(tenant: string, readers: readonly string[] = []): Stat
   const laneWide = readers.some((reader) => tenantOfPrincipal(reader) === tenant);
   return { mayRead: (owner) => laneWide || owner === tenant };
 }
+
+/**
+ * {@link readerFor} that also notes whose job it was asked about: a route that acts on a job (cancel, erase)
+ * reads it exactly as `GET` does, then acts only for its owner (`ownsIt()`).
+ */
+export function ownerNotingReader(tenant: string, readers: readonly string[] = []): StatusReader & { ownsIt(): boolean } {
+  const asGet = readerFor(tenant, readers);
+  let owner: string | undefined;
+  return {
+    mayRead: (of) => {
+      owner = of;
+      return asGet.mayRead(of);
+    },
+    ownsIt: () => owner === tenant,
+  };
+}

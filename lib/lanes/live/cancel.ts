@@ -17,9 +17,9 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { withTimeLimit } from '../../platform/abort-scope.js';
 import { errorName, shortMessage } from '../../platform/errors.js';
 import type { CancelOutcome } from '../../store/cancellation.js';
-import { jobStatus, type StatusReader } from '../../store/job-status.js';
+import { jobStatus } from '../../store/job-status.js';
 import { jsonResponse, unavailableResponse } from './answer.js';
-import { readerFor } from './caller.js';
+import { ownerNotingReader } from './caller.js';
 import type { LiveDeps } from './deps.js';
 import { noJobIdResponse, viewResponse } from './status.js';
 
@@ -66,17 +66,10 @@ function answer(jobId: string, outcome: CancelOutcome): APIGatewayProxyStructure
 
 async function cancel(jobId: string, tenant: string, deps: CancelRouteDeps): Promise<APIGatewayProxyStructuredResultV2> {
   // The job as GET reads it to this caller, noting whose it is.
-  const asGet = readerFor(tenant, deps.lane.live.readers);
-  let owner: string | undefined;
-  const reader: StatusReader = {
-    mayRead: (of) => {
-      owner = of;
-      return asGet.mayRead(of);
-    },
-  };
+  const reader = ownerNotingReader(tenant, deps.lane.live.readers);
   const view = await jobStatus(jobId, deps, reader);
   if (view.state === 'unknown') return viewResponse(view);
-  if (owner !== tenant) {
+  if (!reader.ownsIt()) {
     return jsonResponse(403, {
       status: 'rejected',
       code: 'not_owner',

@@ -21,9 +21,9 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { eraseSource } from '../../erasure/erase.js';
 import { withTimeLimit } from '../../platform/abort-scope.js';
 import { errorName, shortMessage } from '../../platform/errors.js';
-import { jobStatus, type StatusReader } from '../../store/job-status.js';
+import { jobStatus } from '../../store/job-status.js';
 import { jsonResponse, unavailableResponse } from './answer.js';
-import { readerFor } from './caller.js';
+import { ownerNotingReader } from './caller.js';
 import type { LiveDeps } from './deps.js';
 import { noJobIdResponse, viewResponse } from './status.js';
 
@@ -52,20 +52,13 @@ export async function eraseResponse(jobId: string | undefined, tenant: string, d
 
 async function erase(jobId: string, tenant: string, deps: EraseRouteDeps): Promise<APIGatewayProxyStructuredResultV2> {
   // The job as GET reads it to this caller, noting whose it is.
-  const asGet = readerFor(tenant, deps.lane.live.readers);
-  let owner: string | undefined;
-  const reader: StatusReader = {
-    mayRead: (of) => {
-      owner = of;
-      return asGet.mayRead(of);
-    },
-  };
+  const reader = ownerNotingReader(tenant, deps.lane.live.readers);
   const view = await jobStatus(jobId, deps, reader);
   if (view.state === 'unknown') return viewResponse(view);
   if (view.state === 'erased') {
     return jsonResponse(200, { status: 'erased', code: 'already_erased', jobId, erasedAt: view.erasedAt, erasedBy: view.erasedBy });
   }
-  if (owner !== tenant) {
+  if (!reader.ownsIt()) {
     return refused(
       403,
       'not_owner',

@@ -63,11 +63,12 @@ export async function runLive(live: LiveJob, budget: LiveBudget, requestId: stri
 
 /** The core's delivery for a live request from `caller`: one receive, the work's deadline and stop signal, the measurements. */
 function deliveryFor(requestId: string, caller: string | undefined, budget: LiveBudget, stopCalls: AbortSignal, deps: LiveDeps): Delivery {
+  // The request's own trace (the live invocation's): on its log lines and ledger entries.
+  const traceHeader = currentTraceHeader();
   return {
     messageId: requestId,
     ...(caller !== undefined ? { senderId: caller } : {}),
-    // The request's own trace (the live invocation's), carried to a hand-over.
-    ...(currentTraceHeader() ? { traceHeader: currentTraceHeader() } : {}),
+    ...(traceHeader ? { traceHeader } : {}),
     receiveCount: 1,
     queueAgeMs: 0,
     deadlineAt: budget.workUntil - deps.callTimes.expectedCommitMs(),

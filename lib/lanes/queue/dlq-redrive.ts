@@ -13,7 +13,8 @@
  *    more receive, one SQS dead-lettered gets the lane's receive budget again). Where the service has no
  *    such action (the local emulator answers `InvalidAction`), ratelane moves them itself — each held message
  *    sent to the queue with its body and attributes, then deleted from the DLQ, ten at a time. A message that
- *    is no job moves too (the consumer rejects it under its message id, recorded in the ledger).
+ *    is no job moves too (the consumer rejects it under its message id, recorded in the ledger). Whether the
+ *    service has move tasks is asked first (`ListMessageMoveTasks`), so the messages are surveyed once.
  *
  * `dryRun` surveys and releases: nothing is deleted or moved. Only one move task runs per queue at a time
  * (SQS): a second redrive while one runs is told so. Ids, reasons and counts only, never document text.
@@ -23,6 +24,7 @@ import {
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
+  ListMessageMoveTasksCommand,
   type Message,
   type MessageAttributeValue,
   ReceiveMessageCommand,
@@ -173,13 +175,8 @@ export async function redriveDeadLetters(deps: DlqRedriveDeps, options: { dryRun
     inBatches(messages, (batch) =>
       sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: dlq.url, Entries: entriesOf(batch).map((e) => ({ ...e, VisibilityTimeout: 0 })) })),
     );
-  if (options.dryRun || toMove.length === 0) {
-    await release(held.filter((m) => options.dryRun || !settledOnes.some((s) => s.message === m)));
-    if (!options.dryRun)
-      await inBatches(
-        settledOnes.map((s) => s.message),
-        (batch) => sqs.send(new DeleteMessageBatchCommand({ QueueUrl: dlq.url, Entries: entriesOf(batch) })),
-      );
+  if (options.dryRun) {
+    await release(held);
     return report;
   }
   await inBatches(
@@ -187,39 +184,51 @@ export async function redriveDeadLetters(deps: DlqRedriveDeps, options: { dryRun
     (batch) => sqs.send(new DeleteMessageBatchCommand({ QueueUrl: dlq.url, Entries: entriesOf(batch) })),
   );
   const moving = toMove.map((s) => s.message);
+  if (moving.length === 0) return report;
+  if (!(await hasMoveTasks(sqs, dlq.arn))) {
+    // No move task here: the held messages are sent to the queue and deleted from the DLQ by hand.
+    report.moved = await moveByHand(sqs, moving, { queueUrl: queue.url, dlqUrl: dlq.url });
+    report.method = { kind: 'send_delete' };
+    return report;
+  }
+  await release(moving);
   try {
-    await release(moving);
     const task = await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: dlq.arn, DestinationArn: queue.arn }));
     report.method = { kind: 'move_task', taskHandle: task.TaskHandle ?? '' };
     report.moved = moving.length;
-    return report;
   } catch (error) {
-    if (errorName(error) !== 'InvalidAction') {
-      report.method = {
-        kind: 'none',
-        reason: `StartMessageMoveTask failed (${errorName(error) ?? 'Error'}): a move task may already be running; nothing moved`,
-      };
-      return report;
-    }
+    report.method = { kind: 'none', reason: `StartMessageMoveTask failed (${errorName(error) ?? 'Error'}): a move task may already be running; nothing moved` };
   }
-  // No move task here: the released messages are received again and moved by hand.
-  const again = await holdAll(sqs, dlq.url, waitSeconds, deps.onProgress);
-  const settledIds = new Set(settledOnes.map((s) => s.message.MessageId));
-  const ours = again.filter((m) => !settledIds.has(m.MessageId));
-  await inBatches(ours, async (batch) => {
+  return report;
+}
+
+/** Whether the service runs message move tasks (the local emulator answers `InvalidAction` to them). */
+async function hasMoveTasks(sqs: SQSClient, sourceArn: string): Promise<boolean> {
+  try {
+    await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: sourceArn, MaxResults: 1 }));
+    return true;
+  } catch (error) {
+    if (errorName(error) === 'InvalidAction') return false;
+    throw error;
+  }
+}
+
+/** Sends each held message to the queue with its body and attributes, then deletes it from the DLQ; returns how many moved. */
+async function moveByHand(sqs: SQSClient, messages: readonly Message[], urls: { queueUrl: string; dlqUrl: string }): Promise<number> {
+  let moved = 0;
+  await inBatches(messages, async (batch) => {
     const sent = await sqs.send(
       new SendMessageBatchCommand({
-        QueueUrl: queue.url,
+        QueueUrl: urls.queueUrl,
         Entries: batch.map((m, i) => ({ Id: String(i), MessageBody: m.Body ?? '', MessageAttributes: attributesOf(m) })),
       }),
     );
     const ok = new Set((sent.Successful ?? []).map((s) => s.Id));
     const done = batch.filter((_, i) => ok.has(String(i)));
-    if (done.length > 0) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: dlq.url, Entries: entriesOf(done) }));
-    report.moved += done.length;
+    if (done.length > 0) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: urls.dlqUrl, Entries: entriesOf(done) }));
+    moved += done.length;
   });
-  report.method = { kind: 'send_delete' };
-  return report;
+  return moved;
 }
 
 /** A received message's attributes as a send takes them (type and value; no empty list fields). */

@@ -59,6 +59,8 @@ export interface InvocationScope {
 
 /** The delivery facts of one SQS record. */
 function queueDelivery(record: SQSRecord, now: Date, scope?: InvocationScope): QueueDelivery {
+  // The producer's trace, as SQS hands it on (checked: a message's attributes are a sender's to set).
+  const traceHeader = traceHeaderOf(record.attributes.AWSTraceHeader);
   const receiveCount = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
   const sent = Number(record.attributes.SentTimestamp);
   return {
@@ -66,8 +68,7 @@ function queueDelivery(record: SQSRecord, now: Date, scope?: InvocationScope): Q
     receiptHandle: record.receiptHandle,
     receiveCount,
     ...(record.attributes.SenderId ? { senderId: record.attributes.SenderId } : {}),
-    // The producer's trace, as SQS hands it on (checked: a message's attributes are a sender's to set).
-    ...(traceHeaderOf(record.attributes.AWSTraceHeader) ? { traceHeader: traceHeaderOf(record.attributes.AWSTraceHeader) } : {}),
+    ...(traceHeader ? { traceHeader } : {}),
     queueAgeMs: Number.isFinite(sent) ? Math.max(0, now.getTime() - sent) : 0,
     settled: false,
     ...(scope
