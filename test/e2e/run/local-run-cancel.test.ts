@@ -119,11 +119,16 @@ describe('npm run local --cancel', () => {
         beforeStop: async (stack) => {
           stores = await readStores(stack);
           // ratelane's operator commands against the stack, as `--keep` leaves it for them
-          const cancelled = await ratelane(stack, ['jobs', 'list', '--lane', 'us', '--state', 'cancelled', '--json']);
-          const one = (JSON.parse(cancelled.out) as { jobs: Array<{ jobId: string }> }).jobs[0]?.jobId ?? '';
+          // The cancelled jobs may be any lane's: both are listed, one of them shown in its lane.
+          const cancelledUs = await ratelane(stack, ['jobs', 'list', '--lane', 'us', '--state', 'cancelled', '--json']);
+          const cancelledEu = await ratelane(stack, ['jobs', 'list', '--lane', 'eu', '--state', 'cancelled', '--json']);
+          const jobsOf = (r: { out: string }) => (JSON.parse(r.out) as { jobs: Array<{ jobId: string }> }).jobs;
+          const inUs = jobsOf(cancelledUs)[0]?.jobId;
+          const [one, oneLane] = inUs !== undefined ? [inUs, 'us'] : [jobsOf(cancelledEu)[0]?.jobId ?? '', 'eu'];
           commands = {
-            cancelled,
-            show: await ratelane(stack, ['jobs', 'show', one, '--lane', 'us']),
+            cancelledUs,
+            cancelledEu,
+            show: await ratelane(stack, ['jobs', 'show', one, '--lane', oneLane]),
             redrive: await ratelane(stack, ['redrive', '--lane', 'us', '--dry-run']),
           };
         },
@@ -176,11 +181,14 @@ describe('npm run local --cancel', () => {
     assert.equal(new Set(stores.results.map((r) => r.jobId)).size, 80);
     // Assess: the commands against the kept stack
     assert.match(err, /the stack stays up for ratelane's commands .*\n\s+--endpoints '\{"sqs":"http/);
-    const listed = JSON.parse(commands.cancelled!.out) as { jobs: Array<{ jobId: string; reason: string }> };
-    assert.equal(commands.cancelled!.code, 0);
-    assert.ok(listed.jobs.length > 0 && listed.jobs.every((j) => marked.has(j.jobId) && j.reason === 'cancelled by ratelane local --cancel'));
+    const listed = [commands.cancelledUs!, commands.cancelledEu!].flatMap((r) => {
+      assert.equal(r.code, 0, r.err);
+      return (JSON.parse(r.out) as { jobs: Array<{ jobId: string; reason: string }> }).jobs;
+    });
+    assert.deepEqual(listed.map((j) => j.jobId).sort(), [...marked].sort(), 'the two lanes list exactly the cancelled jobs');
+    assert.ok(listed.every((j) => j.reason === 'cancelled by ratelane local --cancel'));
     assert.equal(commands.show!.code, 0, commands.show!.err);
-    assert.match(commands.show!.out, /in lane us: cancelled\n[\s\S]*rejected\s+cancelled[\s\S]*timeline:[\s\S]*cancelled\s+by ratelane local --cancel/);
+    assert.match(commands.show!.out, /in lane (us|eu): cancelled\n[\s\S]*rejected\s+cancelled[\s\S]*timeline:[\s\S]*cancelled\s+by ratelane local --cancel/);
     assert.equal(commands.redrive!.code, 0, commands.redrive!.err);
     assert.match(commands.redrive!.out, /dead-letter queue of lane us: 0 message\(s\)\ndry run: nothing deleted or moved/);
   });
