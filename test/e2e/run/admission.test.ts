@@ -48,7 +48,7 @@ describe('admission: the local stack', () => {
   });
 
   it("every key's daily quota exhausted mid-run: no call granted until the reset, the lane pauses, then drains", async () => {
-    // Prepare: one lane, two keys of 10 requests a (scaled, 8 s) day, 30 jobs. The lane's config
+    // Prepare: one lane, two keys of 10 requests a (scaled, 12 s) day, 30 jobs. The lane's config
     // says 12 a day: the provider's day runs out before admission's own count does (as when someone
     // else uses the keys, or admission's day starts at another time than the provider's), so the
     // provider's quota error is what tells the consumers, and the reset it states re-aligns admission's day.
@@ -81,7 +81,7 @@ describe('admission: the local stack', () => {
     const stack = await startLocalStack({
       lanes: { us: lane },
       endpoints: testEndpoints(),
-      provider: { limits: { requestsPerMinute: 600, requestsPerDay: 10 }, minuteMs: 1000, dayMs: 8000, seed: 3 },
+      provider: { limits: { requestsPerMinute: 600, requestsPerDay: 10 }, minuteMs: 1000, dayMs: 12_000, seed: 3 },
       onLanePause: (_lane, state) => {
         events.push({ ...requestsNow(), state });
         if (state.paused && events.filter((e) => e.state.paused).length === 1) setTimeout(() => (afterGranted = requestsNow()), grantedBeforeMs);
@@ -113,7 +113,7 @@ describe('admission: the local stack', () => {
         `paused ${resumed.at - paused.at} ms, less than the ${grantedBeforeMs} ms a granted call may take to arrive`,
       );
       assert.equal(resumed.requests - afterGranted.requests, 0, 'no call granted while paused');
-      assert.ok(resumed.at >= dayStart + 8000 - 50, `resumed ${resumed.at - dayStart} ms into the day (reset at 8000)`);
+      assert.ok(resumed.at >= dayStart + 12_000 - 50, `resumed ${resumed.at - dayStart} ms into the day (reset at 12000)`);
       const stats = stack.provider.stats();
       assert.ok(stats.rateLimited.rpd > 0, 'the daily quota ran out');
       const m = stack.telemetry.totals.total;
