@@ -104,6 +104,7 @@ async function laneFrom(flags: LaneFlags, io: CommandIo, endpoints: ServiceEndpo
     sourceId: undefined,
     deadline: undefined,
     tenant: undefined,
+    priority: undefined,
     schemaVersion: undefined,
     promptVersion: undefined,
     endpoints: flags.endpoints,

@@ -116,7 +116,9 @@ function formatShow(record: JobRecord, lane: string): string {
   const facts = claim?.facts;
   const lines = [`job ${record.jobId} in lane ${lane}: ${status.state}`];
   if (claim) {
-    lines.push(`  tenant ${claim.tenant ?? '(none)'}, submitted by ${claim.submittedBy ?? '(unknown)'}, source ${claim.sourceId ?? '(not recorded)'}`);
+    lines.push(
+      `  tenant ${claim.tenant ?? '(none)'}, priority ${claim.facts?.priority ?? 'bulk'}, submitted by ${claim.submittedBy ?? '(unknown)'}, source ${claim.sourceId ?? '(not recorded)'}`,
+    );
   }
   if (facts) {
     lines.push(

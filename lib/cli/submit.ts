@@ -21,6 +21,7 @@ import type { ServiceEndpoints } from '../platform/clients.js';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { configuredLanes } from '../config/file.js';
 import { type LaneConfig, laneInAccount, type LaneSet } from '../config/lanes.js';
+import { PRIORITIES, type Priority } from '../contract/job.js';
 import { decodeText } from '../contract/text.js';
 import { RatelaneClient } from '../client/client.js';
 import { SubmissionRejectedError, type DocumentInput, type SubmitDeps, type SubmitProgress, type SubmitResult } from '../intake/producer.js';
@@ -47,7 +48,7 @@ export const SUBMIT_EXIT = { ok: 0, notAllSent: 1, rejected: 2 } as const;
 /** Usage text of `ratelane submit`. */
 export const SUBMIT_USAGE = `usage: ratelane submit --region <lane> [--file <path> ...] [--text <text> ...] [--dir <folder> ...]
                        [--source-id <id>] [--deadline <ISO 8601>] [--schema-version <v>] [--prompt-version <v>]
-                       [--tenant <principal ARN or name>] [--account <id>] [--endpoints '<json>'] [--all-or-nothing] [--json]
+                       [--tenant <principal ARN or name>] [--priority urgent|bulk] [--account <id>] [--endpoints '<json>'] [--all-or-nothing] [--json]
 
   --region          region lane name (us, eu, ...) or its AWS region
   --file            a UTF-8 text file (repeatable)
@@ -62,6 +63,9 @@ export const SUBMIT_USAGE = `usage: ratelane submit --region <lane> [--file <pat
                     principal (and the lane's readers) reads them through the live API; part of the key.
                     The lane must grant your role that tenant (its producers config), else the consumer
                     rejects the jobs (tenant_not_allowed)
+  --priority        urgent or bulk (the default): when the lane's quota binds, urgent jobs start first by
+                    the lane's class weights. urgent needs a grant in the lane's producers config, else the
+                    consumer rejects the jobs (priority_not_allowed)
   --account         the lane's AWS account (its bucket is named after it); else env RATELANE_ACCOUNT; else the
                     account of your credentials (STS GetCallerIdentity). Not used with local endpoints.
   --endpoints       local endpoints as JSON {"sqs","s3","dynamodb"}; else env RATELANE_ENDPOINTS; else real AWS
@@ -81,6 +85,7 @@ export interface SubmitOptions {
   sourceId: string | undefined;
   deadline: string | undefined;
   tenant: string | undefined;
+  priority: Priority | undefined;
   schemaVersion: string | undefined;
   promptVersion: string | undefined;
   /** `--endpoints` as given (parsed in `run`, where `RATELANE_ENDPOINTS` is the fallback). */
@@ -100,6 +105,7 @@ const SUBMIT_FLAGS = {
   'source-id': stringFlag(),
   deadline: stringFlag(),
   tenant: stringFlag(),
+  priority: stringFlag(),
   'schema-version': stringFlag(),
   'prompt-version': stringFlag(),
   endpoints: stringFlag(),
@@ -107,6 +113,14 @@ const SUBMIT_FLAGS = {
   'all-or-nothing': booleanFlag(),
   json: jsonFlag(),
 };
+
+/** `--priority` checked: one of {@link PRIORITIES}, or absent. @throws {UsageError} */
+function priorityFlag(value: string | undefined): Priority | undefined {
+  if (value === undefined) return undefined;
+  const found = PRIORITIES.find((p) => p === value);
+  if (!found) throw new UsageError(`--priority must be one of ${PRIORITIES.join(', ')}, got ${JSON.stringify(value)}`);
+  return found;
+}
 
 /** Parses the flags of `ratelane submit` (pure). @throws {UsageError} */
 function parseSubmitArgs(argv: readonly string[]): SubmitOptions {
@@ -119,6 +133,7 @@ function parseSubmitArgs(argv: readonly string[]): SubmitOptions {
     sourceId: v['source-id'],
     deadline: v.deadline,
     tenant: v.tenant,
+    priority: priorityFlag(v.priority),
     schemaVersion: v['schema-version'],
     promptVersion: v['prompt-version'],
     endpoints: v.endpoints,
@@ -195,6 +210,7 @@ async function documentsFrom(options: SubmitOptions): Promise<{ documents: Docum
     region: options.region,
     ...(options.deadline !== undefined ? { deadline: options.deadline } : {}),
     ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
+    ...(options.priority !== undefined ? { priority: options.priority } : {}),
     ...(options.schemaVersion !== undefined ? { schemaVersion: options.schemaVersion } : {}),
     ...(options.promptVersion !== undefined ? { promptVersion: options.promptVersion } : {}),
   };

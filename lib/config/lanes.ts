@@ -77,6 +77,8 @@ function defaultLane(name: string, region: string): LaneConfig {
     batch: defaultBatchSettings(),
     // Documents and ledger outlive the job horizon (35 days) with a margin; results are the product.
     erasure: { afterErasure: 'refuse' },
+    // Urgent jobs take 90 % of a binding quota while bulk ones wait too; bulk keeps at least 10 %.
+    fairness: { classWeights: { urgent: 9, bulk: 1 }, defaultTenantWeight: 1, tenantWeights: {} },
     retention: { documentsDays: 90, resultsDays: 365, ledgerDays: 90, batchArtifactsDays: 90, logsDays: 30, accessLogsDays: 365 },
     // A job older than an hour has been deferred (or failed) many times over, or waits for a long
     // quota reset: either way a person should know. Four times the message-age threshold.
@@ -108,6 +110,8 @@ export type LaneOverride = {
   batch?: Partial<LaneConfig['batch']>;
   retention?: Partial<LaneConfig['retention']>;
   erasure?: Partial<LaneConfig['erasure']>;
+  /** `classWeights` merge; `tenantWeights` replace the base's. */
+  fairness?: Partial<Omit<LaneConfig['fairness'], 'classWeights'>> & { classWeights?: Partial<LaneConfig['fairness']['classWeights']> };
   /** Replaces the base's producers (who may state a job's tenant). */
   producers?: LaneConfig['producers'];
   /** Replaces the base's approved model endpoints. */
@@ -151,6 +155,7 @@ function mergeLane(lane: LaneConfig, o: LaneOverride): unknown {
     alarms: { ...lane.alarms, ...o.alarms },
     retention: { ...lane.retention, ...o.retention },
     erasure: { ...lane.erasure, ...o.erasure },
+    fairness: { ...lane.fairness, ...o.fairness, classWeights: { ...lane.fairness.classWeights, ...o.fairness?.classWeights } },
     ...(o.producers !== undefined ? { producers: o.producers } : {}),
     ...(o.modelEndpoints !== undefined ? { modelEndpoints: o.modelEndpoints } : {}),
     // Batches are on by default only where the provider has a batch API ratelane drives (OpenAI's, Bedrock's).

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { BatchSettingsSchema } from './batch.js';
 import { LiveSettingsSchema } from './live.js';
 import { ProviderConfigSchema } from './provider.js';
-import { TENANT_PATTERN } from '../contract/job.js';
+import { PRIORITIES, TENANT_PATTERN } from '../contract/job.js';
 import { ANY_TENANT, SENDER_PRINCIPAL_PATTERN } from '../policy/index.js';
 
 /** SQS and Lambda hard limits that every lane must respect (AWS's rules, not the emulator's). */
@@ -105,9 +105,30 @@ const TenantGrantSchema = z
     tenants: z
       .array(z.string().regex(TENANT_PATTERN, { error: 'a tenant is 1-256 characters of an ARN (letters, digits, +=,.@_:/-)' }).or(z.literal(ANY_TENANT)))
       .min(1)
-      .max(1000),
+      .max(1000)
+      .optional(),
+    /** The priority classes beyond `bulk` it may state (`["urgent"]`). Absent: bulk only. */
+    priorities: z.array(z.enum(PRIORITIES)).min(1).max(PRIORITIES.length).optional(),
     /** Who it is, for people reading the config (e.g. the role's name). */
     note: z.string().max(200).optional(),
+  })
+  .strict()
+  .refine((grant) => grant.tenants !== undefined || grant.priorities !== undefined, { error: 'a producer grant names tenants, priorities or both' });
+
+const weight = z.number().positive().max(1_000_000);
+
+/**
+ * How a binding quota is shared (`admission/bucket/flows.ts`): between flows — one tenant's jobs of one
+ * priority class — by weight, a flow's weight being its class's times its tenant's.
+ */
+const FairnessSchema = z
+  .object({
+    /** Weight of each priority class: urgent 9 and bulk 1 give urgent jobs 90 % of a binding quota while both wait, bulk never less than 10 %. */
+    classWeights: z.object({ urgent: weight, bulk: weight }).strict(),
+    /** Weight of a tenant not named in `tenantWeights`, and of jobs with no tenant. */
+    defaultTenantWeight: weight,
+    /** Weights of named tenants (as jobs state them: a principal's ARN, or a name). */
+    tenantWeights: z.record(z.string().regex(TENANT_PATTERN), weight).refine((w) => Object.keys(w).length <= 1000, { error: 'at most 1000 tenant weights' }),
   })
   .strict();
 
@@ -178,6 +199,8 @@ export const LaneConfigSchema = z
      * (their re-sends carry the tenant the first sender stated). Absent: no producer may state one.
      */
     producers: z.array(TenantGrantSchema).max(100).optional(),
+    /** Shares of a binding quota between tenants and priority classes (see `FairnessSchema`). */
+    fairness: FairnessSchema,
     /**
      * The model endpoints approved for the lane and the geography each processes in. `cdk synth` refuses a
      * lane whose model endpoint is not approved for its region's geography. Absent: the hosts whose place

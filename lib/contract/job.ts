@@ -55,6 +55,11 @@ export function tenantOfPrincipal(arn: string): string {
   return role ? `arn:${role[1]}:iam::${role[2]}:role/${role[3]}` : arn;
 }
 
+/** The priority classes of a lane's jobs, first the one admission starts first when the quota binds. */
+export const PRIORITIES = ['urgent', 'bulk'] as const;
+/** A job's priority class. */
+export type Priority = (typeof PRIORITIES)[number];
+
 export const JobSchema = z
   .object({
     contractVersion: z.literal(JOB_CONTRACT_VERSION),
@@ -65,6 +70,12 @@ export const JobSchema = z
      * no tenant's (only lane-wide readers read it).
      */
     tenant: z.string().regex(TENANT_PATTERN).optional(),
+    /**
+     * Its priority class within the lane (see {@link PRIORITIES}): when the quota binds, admission shares
+     * it between flows (a tenant's jobs of one class) by weight, the class's weight from the lane config
+     * (`fairness`). A producer states `urgent` only where the lane grants it (`producers`). Absent: `bulk`.
+     */
+    priority: z.enum(['urgent', 'bulk']).optional(),
     idempotencyKey: z.string().regex(/^[a-f0-9]{64}$/),
     /** The region lane, fixed at intake. */
     region: z.string().regex(/^[a-z][a-z0-9]{1,9}$/),
@@ -169,6 +180,18 @@ export function hasOwnIdempotencyKey(job: Pick<Job, 'idempotencyKey' | 'input' |
 /** Rough token estimate for admission and budgeting (about 4 bytes a token for Latin text). */
 export function estimateTokens(text: string): number {
   return Math.max(1, Math.ceil(Buffer.byteLength(text, 'utf8') / 4));
+}
+
+/**
+ * The job's flow: its priority class, and a hash of its tenant (`<class>` for a job with no tenant, else
+ * `<class>:<12 hex of the tenant's SHA-256>`: short, and no tenant name where it is stored). It is the
+ * `MessageGroupId` of every message of the job on the lane's standard queue, so SQS fair queues deliver a
+ * quiet flow's messages before a backlogged one's, and the flow admission shares a binding quota by
+ * (`admission/bucket/flows.ts`).
+ */
+export function jobFlowId(job: Pick<Job, 'tenant' | 'priority'>): string {
+  const priority = job.priority ?? 'bulk';
+  return job.tenant === undefined ? priority : `${priority}:${sha256Hex(job.tenant).slice(0, 12)}`;
 }
 
 /** SQS message attributes mirroring the job's scheduling fields (for filtering and inspection). */

@@ -11,6 +11,7 @@
  * again for what it really needs; a record that ends before its call gives the grant back.
  */
 import type { KeyAdmission, KeyDenial, KeyGrant } from '../admission/keys/key-pool.js';
+import { flowOf } from './flow.js';
 import { estimateTokens, type Job } from '../contract/job.js';
 import { getExtractionPrompt } from '../contract/schemas/registry.js';
 import { bookingWindowMs, modelCallFits } from './budget.js';
@@ -47,7 +48,11 @@ export async function admit(run: JobRun, promptTokens: number): Promise<Admitted
     const estimatedTokens = Math.max(job.input.estimatedTokens, promptTokens);
     admission =
       (await useEarlyAdmission(run, estimatedTokens)) ??
-      (await deps.keys.acquire({ estimatedTokens, bookWithinMs: bookingWindowMs(deps.lane, run.delivery, deps.now().getTime()) }));
+      (await deps.keys.acquire({
+        estimatedTokens,
+        bookWithinMs: bookingWindowMs(deps.lane, run.delivery, deps.now().getTime()),
+        flow: flowOf(job, deps.lane.fairness),
+      }));
   } catch (error) {
     return { end: await settleFailure(run, 'admission', error) };
   }
@@ -121,6 +126,7 @@ export function takeEarly(run: JobRun): void {
   const answer = run.deps.keys.acquire({
     estimatedTokens,
     bookWithinMs: bookingWindowMs(run.deps.lane, run.delivery, run.deps.now().getTime()),
+    flow: flowOf(run.job, run.deps.lane.fairness),
   });
   answer.catch(() => undefined);
   run.early = { estimatedTokens, answer };

@@ -13,7 +13,7 @@
  */
 import { hasOwnIdempotencyKey, type Job } from '../contract/job.js';
 import type { RejectionReason } from '../platform/telemetry.js';
-import { mayStateTenant, senderPrincipalId } from '../policy/index.js';
+import { mayStatePriority, mayStateTenant, senderPrincipalId } from '../policy/index.js';
 import { documentKeyFor } from '../store/documents.js';
 import { count, deliveryLogFields, log, type Delivery, type ExtractionDeps, type JobRun } from './context.js';
 import type { ExtractionOutcome, RejectedOutcome } from './outcome.js';
@@ -67,6 +67,13 @@ export function falseClaimOf(
     if (!allowed) {
       const sender = delivery.senderId === undefined ? 'a sender SQS did not name' : `sender ${senderPrincipalId(delivery.senderId)}`;
       return { reason: 'tenant_not_allowed', detail: `${sender} may not state this tenant: the lane's producers config grants it none` };
+    }
+  }
+  if (job.priority !== undefined && deps.laneSenders !== undefined) {
+    const allowed = mayStatePriority({ priority: job.priority, senderId: delivery.senderId, laneSenders: deps.laneSenders, grants: deps.lane.producers ?? [] });
+    if (!allowed) {
+      const sender = delivery.senderId === undefined ? 'a sender SQS did not name' : `sender ${senderPrincipalId(delivery.senderId)}`;
+      return { reason: 'priority_not_allowed', detail: `${sender} may not state priority ${job.priority}: the lane's producers config grants it none` };
     }
   }
   if (!hasOwnIdempotencyKey(job)) {
@@ -141,6 +148,7 @@ async function claimJobId(job: Job, delivery: Delivery, deps: ExtractionDeps): P
       receiveCount: delivery.receiveCount,
       schemaVersion: job.schemaVersion,
       promptVersion: job.promptVersion,
+      ...(job.priority !== undefined ? { priority: job.priority } : {}),
     },
   });
   if (!claim.claimed) return rejectUnverified(delivery, deps, 'job_id_reused', 'the job id belongs to another job (another idempotency key)', job);

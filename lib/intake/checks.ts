@@ -13,6 +13,7 @@ import { AWS_LIMITS, type LaneConfig, type LaneSet } from '../config/lanes.js';
 import {
   JOB_CONTRACT_VERSION,
   JobSchema,
+  PRIORITIES,
   TENANT_PATTERN,
   estimateTokens,
   tenantOfPrincipal,
@@ -20,6 +21,7 @@ import {
   jobMessageAttributes,
   sha256Hex,
   type Job,
+  type Priority,
 } from '../contract/job.js';
 import { DEFAULT_PROMPT_VERSION, DEFAULT_SCHEMA_VERSION, isKnownPromptVersion } from '../contract/schemas/registry.js';
 import { decodeText, textOf } from '../contract/text.js';
@@ -68,7 +70,7 @@ const reason = (r: RejectionReason): { params: { reason: RejectionReason } } => 
 const optionalString = (field: string) => z.string({ error: `${field} must be a string` }).optional();
 
 /** The fields of a document as given (read by property access, so any object works). */
-const DOCUMENT_FIELDS = ['text', 'path', 'sourceId', 'region', 'schemaVersion', 'promptVersion', 'deadline', 'jobId', 'tenant'] as const;
+const DOCUMENT_FIELDS = ['text', 'path', 'sourceId', 'region', 'schemaVersion', 'promptVersion', 'deadline', 'jobId', 'tenant', 'priority'] as const;
 
 const SOURCE_ID_MESSAGE = 'sourceId must be a string of 1 to 512 characters';
 
@@ -98,6 +100,7 @@ const DocumentFieldsSchema = z
       promptVersion: optionalString('promptVersion'),
       jobId: optionalString('jobId'),
       tenant: optionalString('tenant'),
+      priority: z.enum(PRIORITIES, { error: `priority must be one of ${PRIORITIES.join(', ')}` }).optional(),
       deadline: z.unknown().optional(),
     }),
   )
@@ -259,6 +262,7 @@ export async function prepareDocument(raw: unknown, index: number, deps: IntakeD
       text,
       jobId,
       tenant: doc.tenant === undefined ? undefined : tenantOfPrincipal(doc.tenant),
+      priority: doc.priority,
       sourceId,
       contentSha256,
       schemaVersion,
@@ -278,6 +282,7 @@ function buildJob(
     text: string;
     jobId: string;
     tenant: string | undefined;
+    priority: Priority | undefined;
     sourceId: string;
     contentSha256: string;
     schemaVersion: string;
@@ -292,6 +297,7 @@ function buildJob(
     contractVersion: JOB_CONTRACT_VERSION,
     jobId: d.jobId,
     ...(d.tenant !== undefined ? { tenant: d.tenant } : {}),
+    ...(d.priority !== undefined ? { priority: d.priority } : {}),
     idempotencyKey: idempotencyKeyFor({ sourceId, contentSha256, promptVersion, schemaVersion, tenant: d.tenant }),
     region: lane.name,
     input: {

@@ -6,6 +6,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { LaneConfig, LaneSet } from '../config/lanes.js';
+import type { Priority } from '../contract/job.js';
 
 /** One document to submit. Exactly one of `text` or `path`. */
 export interface DocumentInput {
@@ -29,6 +30,11 @@ export interface DocumentInput {
    * key. Absent: the job is read by lane-wide readers only.
    */
   tenant?: string;
+  /**
+   * `urgent` or `bulk` (the default): when the lane's quota binds, urgent jobs start first by the lane's
+   * class weights (`fairness`). Stating `urgent` needs a grant in the lane's `producers` config.
+   */
+  priority?: Priority;
 }
 
 /** What to submit. */

@@ -269,6 +269,8 @@ const REJECTION_REASONS = [
   'cancelled',
   /** The job states a tenant its sender may not state (the lane's `producers` grant it none). */
   'tenant_not_allowed',
+  /** The job states a priority class its sender may not state (the lane's `producers` grant it none). */
+  'priority_not_allowed',
 ] as const;
 
 /** Why a valid output still needs a person (the reason of a `needs_review` entry besides the validation reasons). */

@@ -27,5 +27,5 @@ export {
   type JobOutcome,
   type JobScheduling,
 } from './outcome.js';
-export { ANY_TENANT, mayStateTenant, SENDER_PRINCIPAL_PATTERN, senderPrincipalId } from './tenancy.js';
+export { ANY_TENANT, mayStatePriority, mayStateTenant, SENDER_PRINCIPAL_PATTERN, senderPrincipalId } from './tenancy.js';
 export { isoAt } from './time.js';

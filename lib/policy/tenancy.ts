@@ -9,11 +9,15 @@
  * A job that states no tenant needs no grant: only the lane's readers read it.
  */
 
-/** A producer's right to state tenants: its IAM unique id and the tenants it may state (`*`: any). */
+/**
+ * A producer's rights: its IAM unique id, the tenants it may state (`*`: any) and the priority classes
+ * beyond `bulk` (`urgent`).
+ */
 export interface TenantGrant {
   /** The sender's IAM unique id (`AROA…` for a role, `AIDA…` for a user) or a 12-digit account id. */
   senderId: string;
-  tenants: readonly string[];
+  tenants?: readonly string[] | undefined;
+  priorities?: readonly string[] | undefined;
 }
 
 /** An SQS sender's principal as {@link senderPrincipalId} gives it: a role's (`AROA…`) or user's (`AIDA…`) IAM unique id, or an account id. */
@@ -44,5 +48,22 @@ export function mayStateTenant(input: {
   if (input.senderId === undefined || input.senderId === '') return false;
   const principal = senderPrincipalId(input.senderId);
   if (input.laneSenders.includes(principal)) return true;
-  return input.grants.some((grant) => grant.senderId === principal && (grant.tenants.includes(ANY_TENANT) || grant.tenants.includes(input.tenant)));
+  return input.grants.some((grant) => grant.senderId === principal && (grant.tenants?.includes(ANY_TENANT) || grant.tenants?.includes(input.tenant)));
+}
+
+/**
+ * Whether the sender may state priority class `priority`: `bulk` anyone; another class one of
+ * `laneSenders` (a re-send keeps the class its first sender was allowed), or a grant naming it.
+ */
+export function mayStatePriority(input: {
+  priority: string;
+  senderId: string | undefined;
+  laneSenders: readonly string[];
+  grants: readonly TenantGrant[];
+}): boolean {
+  if (input.priority === 'bulk') return true;
+  if (input.senderId === undefined || input.senderId === '') return false;
+  const principal = senderPrincipalId(input.senderId);
+  if (input.laneSenders.includes(principal)) return true;
+  return input.grants.some((grant) => grant.senderId === principal && grant.priorities?.includes(input.priority) === true);
 }

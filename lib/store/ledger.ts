@@ -141,6 +141,8 @@ export interface JobFacts {
   receiveCount: number;
   schemaVersion: string;
   promptVersion: string;
+  /** The job's priority class (absent: bulk). */
+  priority?: string;
 }
 
 /** Append-only access to a lane's ledger table. */

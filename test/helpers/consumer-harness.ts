@@ -135,6 +135,8 @@ export interface TestDocument {
   deadline?: Date;
   /** The tenant the producer states (`Job.tenant`). */
   tenant?: string;
+  /** The priority class the producer states (`Job.priority`). */
+  priority?: 'urgent' | 'bulk';
 }
 
 /** Submits documents to the lane with the real producer; every one must be sent. */
@@ -147,6 +149,7 @@ export async function submitTo(t: TestLane, documents: readonly TestDocument[]):
         region: 'us',
         ...(d.deadline ? { deadline: d.deadline } : {}),
         ...(d.tenant ? { tenant: d.tenant } : {}),
+        ...(d.priority ? { priority: d.priority } : {}),
       })),
     },
     {

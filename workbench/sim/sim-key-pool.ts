@@ -156,7 +156,7 @@ export class SimKeyPool {
    */
   acquire(consumer: number, estimatedTokens: number, now: number): number {
     this.clock = now;
-    const answer = runSync(acquireOps(this.config, this.states[consumer]!, estimatedTokens), this.store);
+    const answer = runSync(acquireOps(this.config, this.states[consumer]!, { estimatedTokens }), this.store);
     if (answer.admitted) {
       this.totals.grants++;
       this.grantedTokens = answer.cost.tokens;

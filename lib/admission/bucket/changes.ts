@@ -2,7 +2,7 @@
  * The bucket changes of the key pool's decisions (`decisions/pool-core.ts`): what a take, a settlement, a
  * cooldown and a probe's release do to an owner's bucket as last seen, and what to write. Pure.
  */
-import type { BucketCost, BucketLimits, BucketState, Lease } from '../model/bucket.js';
+import type { BucketCost, BucketLimits, BucketState, Flow, Lease } from '../model/bucket.js';
 import { RECHECKED } from '../model/cooldowns.js';
 import { cooledProbe, probeHeldUntil, proved, released, withProbe } from './first-calls.js';
 import { givenBack, withLease, type LeaseTerms } from './lease.js';
@@ -33,15 +33,17 @@ export interface TakeArg {
   lease?: LeaseTerms | undefined;
   /** What is left of the instance's lease of this bucket, given back with the take's write. */
   givenBack?: Lease | undefined;
+  /** The call's flow (`flows.ts`); absent: the bucket's shared timeline. */
+  flow?: Flow | undefined;
 }
 
 /** A take: the call's cost from the bucket (booked or reserved as `arg` says), an unproven owner's probe leased with it. */
 export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, now, arg) => {
-  const { cost, reserve, bookWithinMs, carried, probeLeaseMs, lease, givenBack: rest } = arg;
+  const { cost, reserve, bookWithinMs, carried, probeLeaseMs, lease, givenBack: rest, flow } = arg;
   // Token corrections and a lease's rest this instance still owes the bucket go in with the take's own write.
   const corrected = carried && bucket ? adjustTokens(bucket, limits, carried, now) : bucket;
   const restored = rest && corrected ? givenBack(corrected, limits, rest, now) : corrected;
-  const verdict = takeFromBucket(restored, limits, cost, now, { reserve, bookWithinMs });
+  const verdict = takeFromBucket(restored, limits, cost, now, { reserve, bookWithinMs, flow });
   if (!verdict.admitted) return takeWrites(verdict, reserve) ? { result: verdict, write: verdict.next } : { result: verdict };
   // An unproven owner takes one call at a time: another call's probe out passes it over (nothing written).
   const heldUntil = probeLeaseMs === undefined ? undefined : probeHeldUntil(restored, now);

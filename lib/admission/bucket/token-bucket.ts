@@ -16,7 +16,8 @@
  * the current day's reset also count against that future day's quota (`reservedDaily` for the day
  * ending at `reservedDayEnd`): once a day's quota is promised, the next slot is the day after.
  */
-import type { BucketCost, BucketLevels, BucketLimits, BucketState, Lease } from '../model/bucket.js';
+import type { BucketCost, BucketLevels, BucketLimits, BucketState, Flow, Lease } from '../model/bucket.js';
+import { flowShare, flowStanding, withFlowUntil } from './flows.js';
 
 /** Verdict of {@link takeFromBucket}. */
 export type TakeVerdict =
@@ -149,6 +150,11 @@ export interface TakeOptions {
    * book behind it. Never for a spent daily quota or a cooling owner (those waits are long).
    */
   bookWithinMs?: number | undefined;
+  /**
+   * The flow the call belongs to (`flows.ts`): a denial is told its flow's next slot, and a flow whose
+   * promised slots end after another's books nothing. Absent: the bucket's one shared timeline.
+   */
+  flow?: Flow | undefined;
 }
 
 /**
@@ -180,21 +186,27 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
     ['tokens', need.tokens > 0 ? missingMs(need.tokens, levels.tokens, limits.tokensPerWindow, limits.windowMs) : 0],
   ];
   const worst = waits.reduce((a, b) => (b[1] > a[1] ? b : a));
-  const booking = worst[1] > 0 && dailyWait <= 0 && worst[1] <= (options.bookWithinMs ?? 0);
+  const { flow } = options;
+  const standing = flow ? flowStanding(moved, flow, at) : undefined;
+  const booking = worst[1] > 0 && dailyWait <= 0 && worst[1] <= (options.bookWithinMs ?? 0) && !standing?.yields;
   if (worst[1] <= 0 || booking) {
+    const startAt = at + Math.max(0, worst[1]);
     return {
       admitted: true,
-      startAt: at + Math.max(0, worst[1]),
+      startAt,
       next: {
         ...moved,
         levels: { requests: levels.requests - need.requests, tokens: levels.tokens - need.tokens, daily: levels.daily - need.requests },
+        // A booked call holds its flow's place until it starts: later flows' calls step aside for it.
+        ...(flow && standing ? { flows: withFlowUntil(moved, flow, standing.kept, startAt, at) } : {}),
         version: current.version + 1,
       },
     };
   }
   const dueAt = at + worst[1];
-  // The next free slot: after the slots already promised, and in a day whose quota is not all promised.
-  let slot = Math.max(dueAt, current.reservedUntil > at ? current.reservedUntil : 0);
+  // The next free slot: after the slots already promised (to this flow), and in a day whose quota is not all promised.
+  const promisedUntil = standing ? standing.until : current.reservedUntil;
+  let slot = Math.max(dueAt, promisedUntil > at ? promisedUntil : 0);
   let promised = { daily: moved.reservedDaily ?? 0, dayEnd: moved.reservedDayEnd ?? 0 };
   if (fixedDay && need.requests > 0 && slot >= resetAt) {
     // A later day: it starts whole, less what is already promised to slots in it.
@@ -210,10 +222,14 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
     // levels refilled, so its first window's calls go at its start together, the rest one refill apart.
     if (worst[0] === 'daily') slot = Math.max(dueAt, burstSlot(moved, limits, need, at, dayEnd - limits.dayMs, promised.daily));
   }
+  // A flow's timeline moves on by one call's refill over its share of the flows with promised slots.
+  const until = slot + slotMs(need, limits, worst[0] === 'daily') / (flow ? flowShare(moved, flow, slot) : 1);
+  const timeline =
+    flow && standing?.kept ? { reservedUntil: current.reservedUntil, flows: withFlowUntil(moved, flow, true, until, at) } : { reservedUntil: until };
   const next: BucketState = options.reserve
     ? {
         ...moved,
-        reservedUntil: slot + slotMs(need, limits, worst[0] === 'daily'),
+        ...timeline,
         ...(fixedDay ? { reservedDaily: promised.daily, reservedDayEnd: promised.dayEnd } : {}),
         version: current.version + 1,
       }

@@ -15,14 +15,11 @@
 import type { BucketState } from '../model/bucket.js';
 import type { KeyRef } from '../model/cooldowns.js';
 import type { BucketWrite } from '../model/store.js';
-import { acquireOps, type CoreAdmission } from './pool-core.js';
+import { acquireOps, type CallRequest, type CoreAdmission } from './pool-core.js';
 import { beginDecision, learnBucket, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-state.js';
 
-/** One call of a group: its estimated input tokens and how far ahead it may be booked (ms). */
-export interface GroupRequest {
-  estimatedTokens: number;
-  bookWithinMs?: number | undefined;
-}
+/** One call of a group. */
+export type GroupRequest = CallRequest;
 
 const WRITTEN: BucketWrite = Object.freeze({ ok: true }) as BucketWrite;
 
@@ -48,7 +45,7 @@ export function* acquireGroupOps<K extends KeyRef>(config: PoolConfig<K>, state:
     pending = yield* groupRound(config, state, requests, pending, answers, conflicted, since);
   }
   for (const owner of conflicted) state.conflictAt.set(owner, config.now());
-  for (const i of pending) answers[i] = yield* acquireOps(config, state, requests[i]!.estimatedTokens, requests[i]!.bookWithinMs, since);
+  for (const i of pending) answers[i] = yield* acquireOps(config, state, requests[i]!, since);
   return answers;
 }
 
@@ -72,7 +69,7 @@ function* groupRound<K extends KeyRef>(
   for (const i of indices) {
     state.cursor = cursor;
     // No lease in a round: a later call of the group would be granted from a write that may fail.
-    const ops = acquireOps(config, state, requests[i]!.estimatedTokens, requests[i]!.bookWithinMs, since, false);
+    const ops = acquireOps(config, state, requests[i]!, since, false);
     let step = ops.next();
     while (!step.done) {
       const op: StoreOp = step.value;

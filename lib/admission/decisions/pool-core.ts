@@ -29,7 +29,7 @@ import { isProbe } from '../bucket/first-calls.js';
 import { leaseValidityMs, spendLease } from '../bucket/lease.js';
 import { clampCost, type TakeVerdict } from '../bucket/token-bucket.js';
 import { learnOutputEstimate } from '../config/settings.js';
-import type { BucketCost, BucketState, Lease } from '../model/bucket.js';
+import type { BucketCost, BucketState, Flow, Lease } from '../model/bucket.js';
 import { EMPTY_SNAPSHOT, RECHECKED, type CooldownSnapshot, type KeyRef } from '../model/cooldowns.js';
 import { update } from './bucket-update.js';
 import { blockerOf, chooseKeys, cooldownRecordOf, keysLeftAfter, laneOutUntil } from './choice.js';
@@ -42,6 +42,14 @@ import { beginDecision, bucketIdOf, learnBucket, learnedSince, SETTLE_CARRY_SHAR
  * one deferral, no bouncing to save).
  */
 const DAILY_PAUSE_MIN_WINDOWS = 15;
+
+/** One call to admit: its estimated input tokens, how far ahead it may be booked (ms), and its flow. */
+export interface CallRequest {
+  estimatedTokens: number;
+  bookWithinMs?: number | undefined;
+  /** The flow it belongs to (`bucket/flows.ts`); absent: the buckets' one shared timeline. */
+  flow?: Flow | undefined;
+}
 
 /** The call may go ahead with `key` (at `index` in the config's keys); `cost` is what was taken. */
 interface CoreGrant<K extends KeyRef> {
@@ -146,15 +154,14 @@ interface Candidate {
 export function* acquireOps<K extends KeyRef>(
   config: PoolConfig<K>,
   state: PoolState,
-  estimatedTokens: number,
-  bookWithinMs = 0,
+  request: CallRequest,
   since?: number,
   leasing = true,
 ): PoolOps<CoreAdmission<K>> {
   const begun = config.now();
   const known = yield* cooldownsOrBeside(config, state);
   const decision = since ?? beginDecision(state);
-  const answer = yield* decide(config, state, known ?? EMPTY_SNAPSHOT, estimatedTokens, bookWithinMs, decision, leasing);
+  const answer = yield* decide(config, state, known ?? EMPTY_SNAPSHOT, request, decision, leasing);
   if (known !== undefined) return answer;
   // Decided beside the instance's first cooldown read (`cooldown-cache.ts`): it stands unless the read
   // shows its key cooling (its take's probe is given back) or, for a denial, any key cooling.
@@ -173,7 +180,7 @@ export function* acquireOps<K extends KeyRef>(
     yield* releaseOps(config, state, answer.key.quotaOwner);
     if (blocker.scope === 'quota_owner') state.leases.delete(bucketIdOf(config, answer.key.quotaOwner));
   } else if (chooseKeys(config.keys, 0, snapshot, now).cooling.length === 0) return answer;
-  return yield* decide(config, state, snapshot, estimatedTokens, bookWithinMs, decision, leasing);
+  return yield* decide(config, state, snapshot, request, decision, leasing);
 }
 
 /** {@link releaseOps}, whose own failure gives way to the error being thrown. */
@@ -232,8 +239,7 @@ function* decide<K extends KeyRef>(
   config: PoolConfig<K>,
   state: PoolState,
   snapshot: CooldownSnapshot,
-  estimatedTokens: number,
-  bookWithinMs: number,
+  { estimatedTokens, bookWithinMs = 0, flow }: CallRequest,
   decision: number,
   leasing: boolean,
 ): PoolOps<CoreAdmission<K>> {
@@ -266,7 +272,7 @@ function* decide<K extends KeyRef>(
   for (const { key, index } of choice.free) {
     if (tried.includes(key.quotaOwner)) continue;
     tried.push(key.quotaOwner);
-    const verdict = yield* take(config, state, key.quotaOwner, { cost, reserve: false, probeLeaseMs, lease }, decision);
+    const verdict = yield* take(config, state, key.quotaOwner, { cost, reserve: false, probeLeaseMs, lease, flow }, decision);
     if (verdict === 'contended') {
       // Other consumers are writing this bucket right now: it is busy, not out. Come back after one
       // request slot rather than at some cooling key's (possibly far) reset.
@@ -297,7 +303,7 @@ function* decide<K extends KeyRef>(
   let slot: { at: number; detail: string } | undefined;
   for (const { owner, slotAt } of candidates) {
     // Book or reserve the first slot, so callers denied together come back spread out over every key.
-    const verdict = yield* take(config, state, owner, { cost, reserve: true, bookWithinMs, probeLeaseMs }, decision);
+    const verdict = yield* take(config, state, owner, { cost, reserve: true, bookWithinMs, probeLeaseMs, flow }, decision);
     if (verdict === 'contended') {
       slot = { at: slotAt, detail: 'bucket contended' };
       break;

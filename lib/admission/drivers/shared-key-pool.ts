@@ -87,6 +87,7 @@ class OwnerLocks {
 /** An acquire waiting for its group: the end of its booking window (epoch ms), and its answer's callbacks. */
 interface WaitingTake {
   estimatedTokens: number;
+  flow: KeyRequest['flow'];
   windowEnd: number;
   resolve: (answer: CoreAdmission<ProviderKey>) => void;
   reject: (error: unknown) => void;
@@ -246,9 +247,9 @@ export class SharedKeyPool implements KeyPool {
    * (`decisions/group-take.ts`): the first acquire starts a group at once (after the current tick, so
    * the acquires of that tick join it); acquires that come while a group is being written form the next one.
    */
-  private takeInGroup(estimatedTokens: number, windowEnd: number): Promise<CoreAdmission<ProviderKey>> {
+  private takeInGroup({ estimatedTokens, flow }: KeyRequest, windowEnd: number): Promise<CoreAdmission<ProviderKey>> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ estimatedTokens, windowEnd, resolve, reject });
+      this.waiting.push({ estimatedTokens, flow, windowEnd, resolve, reject });
       if (!this.grouping) void this.takeGroups();
     });
   }
@@ -261,7 +262,7 @@ export class SharedKeyPool implements KeyPool {
       while (this.waiting.length > 0) {
         const group = this.waiting.splice(0, AWS_LIMITS.maxBatchEntries); // at most an SQS batch's calls
         const now = this.config.now();
-        const requests = group.map((w) => ({ estimatedTokens: w.estimatedTokens, bookWithinMs: Math.max(0, w.windowEnd - now) }));
+        const requests = group.map((w) => ({ estimatedTokens: w.estimatedTokens, bookWithinMs: Math.max(0, w.windowEnd - now), flow: w.flow }));
         try {
           const answers = await this.run(acquireGroupOps(this.config, this.state, requests));
           for (const [i, w] of group.entries()) w.resolve(answers[i]!);
@@ -281,7 +282,7 @@ export class SharedKeyPool implements KeyPool {
    */
   async acquire(request: KeyRequest): Promise<KeyAdmission> {
     const windowEnd = this.config.now() + (request.bookWithinMs ?? 0);
-    let answer = await this.takeInGroup(request.estimatedTokens, windowEnd);
+    let answer = await this.takeInGroup(request, windowEnd);
     let waitedMs = 0;
     while (!answer.admitted && answer.probing && windowEnd - this.config.now() > 0) {
       const started = performance.now();
@@ -289,7 +290,7 @@ export class SharedKeyPool implements KeyPool {
       const due = Math.min(windowEnd, answer.retryAt) - now;
       await this.waitForProbe(Math.max(1, due * (1 - this.probeWaitShare)));
       waitedMs += performance.now() - started;
-      answer = await this.takeInGroup(request.estimatedTokens, windowEnd);
+      answer = await this.takeInGroup(request, windowEnd);
     }
     const waited = waitedMs > 0 ? { waitedMs } : {};
     if (!answer.admitted) {

@@ -8,7 +8,8 @@
  *   `untilIso`, `updatedAt`; TTL an hour after `until`. Written only to extend (`until` grows).
  * - `bucket#<quota owner>`: levels `requests`, `tokens`, `daily`, `updatedAt`, `reservedUntil`,
  *   `version`, the fixed day (`dayResetAt`, `reservedDaily`, `reservedDayEnd`), the first-call probe
- *   (`proven`, `probeUntil`: `bucket/first-calls.ts`), and the owner's cooldown again (`coolUntil`,
+ *   (`proven`, `probeUntil`: `bucket/first-calls.ts`), the flows' timelines (`flows`, a map of flow
+ *   id to `{ u: until, w: weight }`: `bucket/flows.ts`), and the owner's cooldown again (`coolUntil`,
  *   `coolReason`); TTL two days after the last write. Replaced with a conditional update on `version`
  *   (or `attribute_not_exists(pk)` for a new bucket), so two consumers never spend the same tokens.
  *   With a live reserve (`config/reserve.ts`) this is the queue side's bucket, and the owner's live
@@ -32,7 +33,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { errorName, RatelaneError, shortMessage } from '../../platform/errors.js';
 import type { CooldownReason } from '../../policy/index.js';
-import { LIVE_BUCKET_SUFFIX, type BucketState } from '../model/bucket.js';
+import { LIVE_BUCKET_SUFFIX, type BucketState, type FlowTimeline } from '../model/bucket.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../model/cooldowns.js';
 import type { BucketWrite, LanePauseReason, PauseRecord, RateStateStore } from '../model/store.js';
 
@@ -99,6 +100,16 @@ function cooldownOf(item: Record<string, unknown>): CooldownRecord | undefined {
   };
 }
 
+/** A bucket item's `flows` map (`{ <flow id>: { u: until, w: weight } }`), what of it is well formed. */
+function flowsOf(value: unknown): Pick<BucketState, 'flows'> {
+  if (typeof value !== 'object' || value === null) return {};
+  const flows: Record<string, FlowTimeline> = {};
+  for (const [id, t] of Object.entries(value as Record<string, { u?: unknown; w?: unknown }>)) {
+    if (typeof t?.u === 'number' && typeof t.w === 'number' && Number.isFinite(t.u) && t.w > 0) flows[id] = { until: t.u, weight: t.w };
+  }
+  return Object.keys(flows).length > 0 ? { flows } : {};
+}
+
 function bucketOf(item: Record<string, unknown> | undefined): BucketState | undefined {
   if (!item) return undefined;
   const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
@@ -112,6 +123,7 @@ function bucketOf(item: Record<string, unknown> | undefined): BucketState | unde
     reservedDayEnd: n(item.reservedDayEnd),
     proven: item.proven === true,
     probeUntil: n(item.probeUntil),
+    ...flowsOf(item.flows),
     ...(typeof item.coolUntil === 'number' && typeof item.coolReason === 'string'
       ? { cooldown: { until: item.coolUntil, reason: item.coolReason as CooldownReason } }
       : {}),
@@ -256,6 +268,7 @@ export class DynamoRateStateStore implements RateStateStore {
       ':reservedDayEnd': next.reservedDayEnd ?? 0,
       ':proven': next.proven === true,
       ':probeUntil': next.probeUntil ?? 0,
+      ':flows': Object.fromEntries(Object.entries(next.flows ?? {}).map(([id, t]) => [id, { u: t.until, w: t.weight }])),
       ':expiresAt': Math.ceil(now / 1000) + BUCKET_TTL_SECONDS,
       ':owner': owner,
       ...(expectedVersion === undefined ? {} : { ':expected': expectedVersion }),
@@ -269,7 +282,7 @@ export class DynamoRateStateStore implements RateStateStore {
             TableName: this.tableName,
             Key: { pk: { S: bucketPk(owner) } },
             UpdateExpression:
-              'SET requests = :requests, tokens = :tokens, daily = :daily, updatedAt = :updatedAt, reservedUntil = :reservedUntil, version = :version, dayResetAt = :dayResetAt, reservedDaily = :reservedDaily, reservedDayEnd = :reservedDayEnd, proven = :proven, probeUntil = :probeUntil, expiresAt = :expiresAt, quotaOwner = :owner' +
+              'SET requests = :requests, tokens = :tokens, daily = :daily, updatedAt = :updatedAt, reservedUntil = :reservedUntil, version = :version, dayResetAt = :dayResetAt, reservedDaily = :reservedDaily, reservedDayEnd = :reservedDayEnd, proven = :proven, probeUntil = :probeUntil, flows = :flows, expiresAt = :expiresAt, quotaOwner = :owner' +
               cooldown,
             ConditionExpression: expectedVersion === undefined ? 'attribute_not_exists(pk)' : 'version = :expected',
             ExpressionAttributeValues: values,

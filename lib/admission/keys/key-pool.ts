@@ -6,6 +6,7 @@
  */
 import { RatelaneError } from '../../platform/errors.js';
 import type { Cooldown, LaneOutReason } from '../../policy/index.js';
+import type { Flow } from '../model/bucket.js';
 
 /** One usable key: its id (logged), the quota owner it shares limits with, and its secret (never logged). */
 export interface ProviderKey {
@@ -24,6 +25,11 @@ export interface KeyRequest {
    * {@link KeyGrant.startAt} says when to call.
    */
   bookWithinMs?: number | undefined;
+  /**
+   * The flow the call belongs to (its tenant and priority class, with their weight): a pool with token
+   * buckets shares a binding quota between flows by weight (`bucket/flows.ts`). Absent: one flow.
+   */
+  flow?: Flow | undefined;
 }
 
 /** Token usage a call reported. */

@@ -74,6 +74,29 @@ export interface BucketState {
   proven?: boolean | undefined;
   /** While unproven: epoch ms until which one call's probe holds the owner (0: none). */
   probeUntil?: number | undefined;
+  /**
+   * The flows with slots promised on this owner (`bucket/flows.ts`), by flow id: each one's timeline
+   * of retry slots, replacing {@link reservedUntil} for the takes that name a flow. Only flows whose
+   * timeline has not ended are kept.
+   */
+  flows?: Record<string, FlowTimeline> | undefined;
+}
+
+/**
+ * A flow of calls that admission shares a binding quota between: the calls of one priority class of
+ * one tenant (`extraction/flow.ts` names them), and the flow's weight.
+ */
+export interface Flow {
+  /** Short and stable: the class, and a hash of the tenant. */
+  id: string;
+  /** Its share of a binding quota against the other backlogged flows' weights (> 0). */
+  weight: number;
+}
+
+/** One flow's promised retry slots on an owner: until when, and the weight they were spaced by. */
+export interface FlowTimeline {
+  until: number;
+  weight: number;
 }
 
 /** What one call spends. */

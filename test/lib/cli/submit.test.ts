@@ -250,6 +250,7 @@ describe('producer: ratelane submit', () => {
       [['--region', 'us', '--text', 'x', '--text', 'y', '--source-id', 's'], /--source-id names one document, but 2 were given/],
       [['--region', 'us', '--text', 'x', '--deadline', 'yesterday'], /--deadline "yesterday" is not a date/],
       [['--region', 'us', '--dir', '/nonexistent/ratelane-dir'], /cannot read folder \/nonexistent\/ratelane-dir \(ENOENT\)/],
+      [['--region', 'us', '--text', 'x', '--priority', 'high'], /--priority must be one of urgent, bulk, got "high"/],
     ];
     for (const [argv, expected] of cases) {
       const c = capture();

@@ -4,11 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { mayStateTenant, senderPrincipalId } from '../../../lib/policy/index.js';
+import { mayStatePriority, mayStateTenant, senderPrincipalId } from '../../../lib/policy/index.js';
 
 const grants = [
   { senderId: 'AROAPRODUCERA00000001', tenants: ['team-a', 'team-b'] },
   { senderId: 'AIDAPLATFORMUSER00001', tenants: ['*'] },
+  { senderId: 'AROAURGENTPRODUCER001', priorities: ['urgent'] },
 ];
 const laneSenders = ['AROALANECONSUMER00001'];
 
@@ -32,5 +33,21 @@ describe('tenancy: who may state a tenant', () => {
     assert.equal(asks(undefined, 'team-a'), false);
     assert.equal(asks('', 'team-a'), false);
     assert.equal(mayStateTenant({ tenant: 'team-a', senderId: 'AROAPRODUCERA00000001:svc', laneSenders: [], grants: [] }), false, 'no grants: no one');
+  });
+
+  it('believes urgent from a grant naming it and from the lane itself; bulk from anyone', () => {
+    // Prepare
+    const asks = (senderId: string | undefined, priority: string) => mayStatePriority({ priority, senderId, laneSenders, grants });
+    // Act / Assess
+    assert.equal(asks('AROAURGENTPRODUCER001:svc', 'urgent'), true);
+    assert.equal(asks('AROAPRODUCERA00000001:svc', 'urgent'), false, 'a tenant grant alone grants no priority');
+    assert.equal(asks('AROALANECONSUMER00001:ratelane-us-consumer', 'urgent'), true, "the lane's own re-send");
+    assert.equal(asks('AROASTRANGER000000001:svc', 'bulk'), true);
+    assert.equal(asks(undefined, 'urgent'), false);
+    assert.equal(
+      mayStateTenant({ tenant: 'team-a', senderId: 'AROAURGENTPRODUCER001:svc', laneSenders, grants }),
+      false,
+      'a priority grant alone grants no tenant',
+    );
   });
 });

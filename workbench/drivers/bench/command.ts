@@ -45,7 +45,14 @@ scheduler's drain on its quota) and (c)'s targets: calls per completion <= 1.03,
   two-consumers      the baseline's jobs and quota; each lane's consumers run as 2 processes (own poller,
                      AWS clients, admission store, handler instances) sharing its keys and rate-state
                      table, the lane's concurrency split between them; bound: the baseline's
-  all                baseline, then the four others: a report each, then a summary
+  noisy-neighbour    tenant A's 2000 jobs queued, tenant B's 100 sent 4 minutes into the drain, equal
+                     weights; the baseline's quota; bound: the baseline's on all 2100 jobs; and B's last
+                     commit <= 1.2x the time B's fair share (half the quota) needs for its jobs
+  urgent-behind-bulk 1000 bulk jobs queued, 50 urgent ones sent 4 minutes into the drain; 2 x
+                     --provider-rpm; bound: the baseline's on all 1050; and the urgent jobs' p95 from
+                     submission to commit <= 2 provider minutes
+                     (these two ignore --jobs)
+  all                baseline, then the six others: a report each, then a summary
 The overhead probe and the floors run with the baseline only.
 
   --jobs N              jobs (default 300; corpus documents repeated, English to us, German to eu)
@@ -54,7 +61,8 @@ The overhead probe and the floors run with the baseline only.
   --provider-tpm N      tokens per minute per key (default 1000000: requests bind, not tokens)
   --minute-ms MS        length of a provider "minute" (default 3000); lane timeouts and backoff scale with it
   --strategies LIST     which to run, comma-separated: a|naive, b|reschedule, c|admission (default all)
-  --scenario NAME       baseline (default), uneven-tokens, daily-reset, key-out-of-credit, two-consumers
+  --scenario NAME       baseline (default), uneven-tokens, daily-reset, key-out-of-credit, two-consumers,
+                        noisy-neighbour, urgent-behind-bulk
                         or all
   --probe-messages N    jobs sent one at a time through the (c) consumer, for its overhead without
                         contention (default 100; 0 skips it)

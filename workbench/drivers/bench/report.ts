@@ -16,6 +16,26 @@ export interface Distribution {
 }
 
 /** What one strategy did. */
+/**
+ * Jobs a scenario sent while the drain ran, and what they are held to: `fair-share`, their last commit
+ * (from their submission) against the time their tenant's weighted share of the quota needs for them
+ * (target: at most 1.2x); `urgent`, their p95 from submission to commit against a limit (target: at most 1x).
+ */
+export interface LaterFigures {
+  heldTo: 'fair-share' | 'urgent';
+  jobs: number;
+  committed: number;
+  /** From their submission to the last one's commit (ms); null unless every one committed. */
+  lastCommitMs: number | null;
+  /** The 95th percentile of submission to commit (ms); null unless every one committed. */
+  p95Ms: number | null;
+  /** The fair share's time, or the urgent p95 limit (ms). */
+  boundMs: number;
+  boundDetail: string;
+  /** lastCommitMs / boundMs (fair-share) or p95Ms / boundMs (urgent). */
+  ratio: number | null;
+}
+
 export interface StrategyResult {
   id: BenchStrategyId;
   label: string;
@@ -85,6 +105,8 @@ export interface StrategyResult {
   meanRecordsInFlight: number;
   /** Whole-batch failures the poller saw (a timeout or a crash: should be 0). */
   wholeBatchFailures: number;
+  /** The jobs a scenario sent while the drain ran (`noisy-neighbour`, `urgent-behind-bulk`). */
+  later?: LaterFigures;
   elapsedMs: number;
   timedOut: boolean;
   scorecard: Scorecard;
@@ -115,7 +137,7 @@ export interface OverheadProbe {
 }
 
 /** One target of strategy (c): the value measured and whether it is met (null: not measured). */
-interface TargetCheck {
+export interface TargetCheck {
   target: number;
   value: number | null;
   met: boolean | null;

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { KeyPool } from '../../../lib/admission/keys/key-pool.js';
 import type { LaneSet } from '../../../lib/config/lanes.js';
 import type { ConsumerDeps, RecordTiming } from '../../../lib/lanes/queue/process-record.js';
@@ -11,9 +12,17 @@ import type { PollerEvent } from '../../local-stack/poller/events.js';
 import type { LocalServices } from '../../local-stack/services/services.js';
 import { startLocalStack, type LocalStack } from '../../local-stack/stack.js';
 import { drainCurveOf, type DrainCurve } from './curve.js';
-import { distribution, type StrategyResult } from './report.js';
-import type { ScenarioBound } from './scenarios/bounds.js';
-import { laneLoads, planScenario, scenarioBound, type ScenarioPlan } from './scenarios/scenarios.js';
+import { distribution, type LaterFigures, type StrategyResult } from './report.js';
+import { fairShareBound, type ScenarioBound } from './scenarios/bounds.js';
+import {
+  laneLoads,
+  planScenario,
+  scenarioBound,
+  URGENT_P95_MINUTES,
+  type LaterSubmission,
+  type ScenarioPlan,
+  type SentDocument,
+} from './scenarios/scenarios.js';
 import { BENCH_LOG_FILE, benchLanes, naiveModel, type BenchOptions, type BenchStrategy } from './strategies.js';
 import { quotaBoundMinimumMs } from '../lanes.js';
 import { localKeySecret } from '../../local-stack/stack.js';
@@ -74,14 +83,18 @@ export async function runStrategy(
     // apart in AWS). The clock starts when the pollers do.
     const queued = await whilePollersPaused(stack, () => submitToStack(stack, lanes, documents));
     probe.loopDelay.enable();
-    const submission = startedAt(queued.value, queued.resumedAt);
+    const first = startedAt(queued.value, queued.resumedAt);
+    const later = plan.later ? await submitLater(stack, lanes, plan.later, first.submitStarted, say, strategy.label) : undefined;
+    const submission = later ? withLater(first, later) : first;
+    const allDocuments = plan.later ? [...documents, ...plan.later.documents] : documents;
     const bound = quotaBoundMinimumMs(lanes, submission.submitted, options.minuteMs);
     const { submission: result, sent, submitStarted } = submission;
-    const sentDocuments = sent.map((r) => ({ lane: r.region, document: documents[r.index]! }));
+    const sentDocuments = sent.map((r) => ({ lane: r.region, document: allDocuments[r.index]! }));
     const firstResetMs = dayStartMs === undefined ? 0 : dayStartMs + plan.quota.dayMs - submitStarted;
     const held = scenarioBound(plan, laneLoads(lanes, sentDocuments, plan), options.minuteMs, firstResetMs);
     say(
-      `${strategy.label}: queued ${sent.length} of ${documents.length} jobs in ${queued.resumedAt - queued.value.submitStarted} ms before its consumers started${result.failed ? ` (${result.failed} NOT sent)` : ''}; quota-bound minimum ${(bound / 1000).toFixed(1)} s` +
+      `${strategy.label}: queued ${first.sent.length} of ${documents.length} jobs in ${queued.resumedAt - queued.value.submitStarted} ms before its consumers started` +
+        `${later ? `, ${later.sent.length} more ${later.submitStarted - first.submitStarted} ms into the drain` : ''}${result.failed ? ` (${result.failed} NOT sent)` : ''}; quota-bound minimum ${(bound / 1000).toFixed(1)} s` +
         (plan.name === 'baseline' ? '' : `; scenario bound ${(held.ms / 1000).toFixed(1)} s`),
     );
     const { timedOut, quietSince } = await watchStrategy(stack, strategy, options, submission, bound, say);
@@ -102,6 +115,13 @@ export async function runStrategy(
       timedOut,
       firstMinuteEndsAt: submitStarted + options.minuteMs,
       receives: stack.telemetry.totals.values.QueueAgeMs?.length ?? 0,
+      later:
+        later && plan.later
+          ? laterFigures(plan.later, later, final.results, lanes, sentDocuments.slice(first.sent.length), {
+              minuteMs: options.minuteMs,
+              backlogTenant: documents[0]?.tenant,
+            })
+          : undefined,
     });
     say(
       `${strategy.label}: done in ${(measured.elapsedMs / 1000).toFixed(1)} s: committed ${measured.committed}, dead-lettered ${measured.deadLettered}, lost ${measured.lost}, ` +
@@ -113,6 +133,90 @@ export async function runStrategy(
   } finally {
     await stack.stop();
   }
+}
+
+/** Sends `later`'s jobs `afterMs` after `drainStarted` (their clock starts when they are sent). */
+async function submitLater(
+  stack: LocalStack,
+  lanes: LaneSet,
+  later: LaterSubmission,
+  drainStarted: number,
+  say: (line: string) => void,
+  label: string,
+): Promise<StackSubmission> {
+  await sleep(Math.max(0, drainStarted + later.afterMs - Date.now()));
+  const sent = await submitToStack(stack, lanes, later.documents);
+  say(`  [${label} ${elapsedLabel(drainStarted)} s] sent ${sent.sent.length} later job(s) (${later.heldTo === 'urgent' ? 'urgent' : 'another tenant'})`);
+  return sent;
+}
+
+/** `first` and the `later` submission as one (the later items' indexes after the first's documents). */
+function withLater(first: StackSubmission, later: StackSubmission): StackSubmission {
+  const offset = first.submission.total;
+  const shift = <T extends { index: number }>(r: T): T => ({ ...r, index: r.index + offset });
+  const a = first.submission;
+  const b = later.submission;
+  return {
+    submission: {
+      total: a.total + b.total,
+      sent: a.sent + b.sent,
+      failed: a.failed + b.failed,
+      rejected: a.rejected + b.rejected,
+      results: [...a.results, ...b.results.map(shift)],
+    },
+    sent: [...first.sent, ...later.sent.map(shift)],
+    submitted: [...first.submitted, ...later.submitted],
+    submitStarted: first.submitStarted,
+  };
+}
+
+/**
+ * The later jobs' figures: when they were sent, their last commit and p95 from their submission, and
+ * what they are held to — their flow's fair share of the quota (the bound of `fairShareBound`, the
+ * share from the lane's fairness weights: the later tenant against the backlog's) or the urgent p95 limit.
+ */
+function laterFigures(
+  plan: LaterSubmission,
+  later: StackSubmission,
+  results: readonly { jobId: string; committedAt: string }[],
+  lanes: LaneSet,
+  sentDocuments: SentDocument[],
+  { minuteMs, backlogTenant }: { minuteMs: number; backlogTenant: string | undefined },
+): LaterFigures {
+  const committedAt = new Map(results.map((r) => [r.jobId, Date.parse(r.committedAt)]));
+  const waits = later.submitted.flatMap((j) => (committedAt.has(j.jobId) ? [committedAt.get(j.jobId)! - j.createdAt] : [])).sort((x, y) => x - y);
+  const all = waits.length === later.submitted.length && waits.length > 0;
+  const lastCommitMs = all ? waits.at(-1)! : null;
+  const p95Ms = all ? waits[Math.min(waits.length - 1, Math.ceil(0.95 * waits.length) - 1)]! : null;
+  if (plan.heldTo === 'urgent') {
+    const limitMs = URGENT_P95_MINUTES * minuteMs;
+    return {
+      heldTo: 'urgent',
+      jobs: later.submitted.length,
+      committed: waits.length,
+      lastCommitMs,
+      p95Ms,
+      boundMs: limitMs,
+      boundDetail: `${URGENT_P95_MINUTES} provider minutes`,
+      ratio: p95Ms === null ? null : round(p95Ms / limitMs),
+    };
+  }
+  const fairness = Object.values(lanes)[0]!.fairness;
+  const weightOf = (tenant: string | undefined): number =>
+    tenant === undefined ? fairness.defaultTenantWeight : (fairness.tenantWeights[tenant] ?? fairness.defaultTenantWeight);
+  const mine = weightOf(plan.documents[0]?.tenant);
+  const share = mine / (mine + weightOf(backlogTenant));
+  const bound = fairShareBound(laneLoads(lanes, sentDocuments, { outOfCreditKeyIds: [], boundKind: 'requests' }), share, minuteMs);
+  return {
+    heldTo: 'fair-share',
+    jobs: later.submitted.length,
+    committed: waits.length,
+    lastCommitMs,
+    p95Ms,
+    boundMs: Math.round(bound.ms),
+    boundDetail: bound.perLane.map((l) => `${l.lane}: ${l.detail}`).join('; '),
+    ratio: lastCommitMs === null ? null : round(lastCommitMs / bound.ms),
+  };
 }
 
 /** `submission` with its clock (its start, and every job's `createdAt`) at `at`: when the consumers started. */
@@ -258,6 +362,8 @@ interface StrategyFigures {
   firstMinuteEndsAt: number;
   /** Receives the consumer handled (it reports each one's `QueueAgeMs`). */
   receives: number;
+  /** The jobs sent while the drain ran, and what they are held to. */
+  later: LaterFigures | undefined;
 }
 
 /** One strategy's figures: the scorecard's, the consumer overhead and the event-loop delay. */
@@ -315,6 +421,7 @@ function strategyResult(strategy: BenchStrategy, probe: StrategyProbe, scorecard
     maxRecordsInFlight: probe.maxRecordsInFlight,
     meanRecordsInFlight: probe.recordsReceived > 0 ? round(probe.inFlightSeen / probe.recordsReceived, 1) : 0,
     wholeBatchFailures: probe.wholeBatchFailures,
+    ...(figures.later ? { later: figures.later } : {}),
     elapsedMs: figures.elapsedMs,
     timedOut: figures.timedOut,
     scorecard,

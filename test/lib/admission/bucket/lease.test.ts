@@ -101,7 +101,7 @@ function newTable(): { store: SimRateState; counters: AdmissionCounters } {
 
 /** One call through `pool`: acquired, then settled with its real usage (the estimate: no correction). */
 function call(pool: { config: PoolConfig; state: PoolState }, store: SimRateState): number | undefined {
-  const answer = runSync(acquireOps(pool.config, pool.state, CALL.tokens), store);
+  const answer = runSync(acquireOps(pool.config, pool.state, { estimatedTokens: CALL.tokens }), store);
   if (!answer.admitted) return undefined;
   runSync(settleOps(pool.config, pool.state, answer.key.quotaOwner, answer.cost.tokens, { inputTokens: CALL.tokens, outputTokens: 0 }), store);
   return answer.startAt;

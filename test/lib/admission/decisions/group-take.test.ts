@@ -158,7 +158,7 @@ describe('acquireGroupOps: the takes of a group together', () => {
     b.carried.set('o1', 50);
     const writes = counters.bucketWrites;
     // Act
-    const answer = runSync(acquireOps(config, b, 100), store);
+    const answer = runSync(acquireOps(config, b, { estimatedTokens: 100 }), store);
     // Assess: denied for the probe, nothing written, the 50 tokens still owed
     assert.ok(!answer.admitted && answer.probing);
     assert.equal(counters.bucketWrites, writes);

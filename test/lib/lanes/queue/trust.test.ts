@@ -254,6 +254,32 @@ describe('trust: who may state a tenant', () => {
     );
   });
 
+  it('urgent is believed only from a producer the lane grants it; bulk (or none) from anyone', async () => {
+    // Prepare: one producer may state urgent (for no tenant in particular); the messages as SQS would stamp them
+    const t = await newLane({ producers: [{ senderId: granted, priorities: ['urgent'] }] });
+    const docs = englishDocuments(3);
+    const cases = [
+      { tag: 'granted-urgent', priority: 'urgent' as const, senderId: `${granted}:svc`, committed: true },
+      { tag: 'other-urgent', priority: 'urgent' as const, senderId: 'AROASOMEONEELSE000001:x', committed: false },
+      { tag: 'other-bulk', priority: 'bulk' as const, senderId: 'AROASOMEONEELSE000001:x', committed: true },
+    ];
+    const model = scriptedModel();
+    const { handler } = testConsumer(t, model, { laneSenders: [consumerRole] });
+    const jobIds: string[] = [];
+    // Act
+    for (const [i, c] of cases.entries()) {
+      const [item] = await submitTo(t, [{ text: docs[i]!.text, sourceId: `${docs[i]!.sourceId}#${c.tag}`, priority: c.priority }]);
+      jobIds.push(item!.jobId);
+      await invoke(t, handler, await receive(t, { max: 1, waitSeconds: 2 }), { senderId: c.senderId });
+    }
+    // Assess
+    assert.equal(model.calls.length, 2);
+    for (const [i, c] of cases.entries()) {
+      assert.equal((await t.ledger.claimOf(jobIds[i]!)) !== undefined, c.committed, `${c.tag}: its job id is claimed only when believed`);
+    }
+    assert.deepEqual(await messageRejections(t), ['priority_not_allowed']);
+  });
+
   it("the lane's own re-send keeps the tenant its first sender stated: the consumer's role may state any tenant", async () => {
     // Prepare: a granted producer's job is throttled once; the consumer re-sends it (as its own role)
     const t = await newLane({ producers: [{ senderId: granted, tenants: ['team-a'] }] });

@@ -144,3 +144,21 @@ function dailyDrain(jobs: number, perMinute: number, perDay: number, minuteMs: n
   }
   return { ms: Number.POSITIVE_INFINITY, resets: 0 };
 }
+
+/**
+ * The time later jobs need at their flow's weighted `share` of each lane's quota, per lane
+ * `jobs / (owners × RPM × share)` minutes: no burst (the backlog they join keeps the buckets empty).
+ */
+export function fairShareBound(loads: readonly LaneLoad[], share: number, minuteMs: number): ScenarioBound {
+  return slowest(
+    "jobs / (owners x RPM x share) minutes, share the flow's weight over the backlogged flows' weights; the slowest lane",
+    loads.map((l) => {
+      const minutes = l.jobs / (l.owners * l.rpm * share);
+      return {
+        lane: l.lane,
+        ms: minutes * minuteMs,
+        detail: `${l.jobs} jobs, ${l.owners} owner(s) x ${l.rpm} rpm x share ${fixed(share)}: ${fixed(minutes)} min`,
+      };
+    }),
+  );
+}

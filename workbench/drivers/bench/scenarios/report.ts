@@ -16,14 +16,16 @@ import {
   strategyRows,
   type BenchReport,
   type BenchTargets,
+  type LaterFigures,
   type StrategyResult,
+  type TargetCheck,
   type TableRow,
   type WarmupResult,
   warmupLine,
 } from '../report.js';
 import { markdownTable } from '../../docs-page.js';
 import type { ScenarioBound } from './bounds.js';
-import type { BenchScenarioName } from './scenarios.js';
+import { FAIR_SHARE_RATIO, type BenchScenarioName } from './scenarios.js';
 
 /** A scenario's settings, as run. */
 export interface ScenarioSettings {
@@ -72,10 +74,16 @@ export interface ScenarioStrategyFigures {
   lost: number;
   doubleCommits: number;
   timedOut: boolean;
+  /** The jobs sent while the drain ran, where the scenario has them. */
+  later?: LaterFigures;
 }
 
-/** Strategy (c)'s targets in a scenario: calls per completion, dead-lettered, lost, drain against the scenario's bound. */
-export type ScenarioTargets = Partial<BenchTargets>;
+/**
+ * Strategy (c)'s targets in a scenario: calls per completion, dead-lettered, lost, drain against the
+ * scenario's bound; with later jobs, theirs: `laterFairShare` (last commit within 1.2x the fair share's
+ * time) or `urgentP95` (p95 submission to commit within the limit).
+ */
+export type ScenarioTargets = Partial<BenchTargets> & { laterFairShare?: TargetCheck; urgentP95?: TargetCheck };
 
 /** Everything one scenario found. */
 export interface ScenarioReport {
@@ -114,6 +122,7 @@ export function scenarioFigures(s: StrategyResult): ScenarioStrategyFigures {
     lost: s.lost,
     doubleCommits: s.doubleCommits,
     timedOut: s.timedOut,
+    ...(s.later ? { later: s.later } : {}),
   };
 }
 
@@ -127,11 +136,15 @@ export function scenarioTargets(strategies: readonly StrategyResult[]): Scenario
   const c = strategies.find((s) => s.id === 'admission');
   if (!all || !c) return null;
   const gaveUp = c.timedOut || c.gaveUpOn > 0;
+  const later = c.later;
+  const laterCheck = (target: number): TargetCheck => ({ target, value: later?.ratio ?? null, met: later?.ratio == null ? false : later.ratio <= target });
   return {
     burstAwareRatio: gaveUp ? { ...all.burstAwareRatio, value: null, met: false } : all.burstAwareRatio,
     modelCallsPerCompletion: all.modelCallsPerCompletion,
     deadLettered: all.deadLettered,
     lost: all.lost,
+    ...(later?.heldTo === 'fair-share' ? { laterFairShare: laterCheck(FAIR_SHARE_RATIO) } : {}),
+    ...(later?.heldTo === 'urgent' ? { urgentP95: laterCheck(1) } : {}),
   };
 }
 
@@ -165,6 +178,7 @@ export function formatScenarioReport(report: ScenarioReport): string {
     warmupLine(s.warmup),
     `bound: ${formatMs(report.bound.ms)}, the slowest lane's: ${report.bound.formula}`,
     ...report.bound.perLane.map((l) => `  ${l.lane}: ${formatMs(l.ms)} (${l.detail})`),
+    ...report.figures.flatMap((f) => (f.later ? [laterLine(f.label, f.later)] : [])),
     '',
     ...table,
     '',
@@ -175,8 +189,17 @@ export function formatScenarioReport(report: ScenarioReport): string {
   ].join('\n');
 }
 
+/** One strategy's later jobs in a line. */
+function laterLine(label: string, l: LaterFigures): string {
+  const held =
+    l.heldTo === 'urgent'
+      ? `p95 submission to commit ${formatMs(l.p95Ms)} against ${formatMs(l.boundMs)} (${l.boundDetail})`
+      : `last commit ${formatMs(l.lastCommitMs)} after they were sent against their fair share's ${formatMs(l.boundMs)} (${l.boundDetail})`;
+  return `${label}: later jobs ${l.committed} of ${l.jobs} committed; ${held}: ${l.ratio ?? '-'}x`;
+}
+
 /** How each target is named in a one-line verdict. */
-const TARGET_NAMES: Readonly<Record<keyof BenchTargets, string>> = {
+const TARGET_NAMES: Readonly<Record<keyof ScenarioTargets, string>> = {
   burstAwareRatio: 'drain <= 1.10x the bound',
   modelCallsPerCompletion: 'calls per completion <= 1.03',
   attemptsPerCompletion: 'attempts per completion <= 1.10',
@@ -184,12 +207,14 @@ const TARGET_NAMES: Readonly<Record<keyof BenchTargets, string>> = {
   deadLettered: '0 dead-lettered',
   lost: '0 lost',
   overheadToFloor: 'overhead <= 2x floor',
+  laterFairShare: `later tenant's last commit <= ${FAIR_SHARE_RATIO}x its fair share's time`,
+  urgentP95: 'urgent p95 submission to commit <= the limit',
 };
 
 /** `met: …; MISSED: …; n/a: …` for the targets (or that (c) did not run). */
 export function targetsLine(targets: ScenarioTargets | null): string {
   if (!targets) return '(c) did not run';
-  const named = (Object.entries(targets) as [keyof BenchTargets, BenchTargets[keyof BenchTargets] | undefined][]).filter(([, t]) => t !== undefined);
+  const named = (Object.entries(targets) as [keyof ScenarioTargets, TargetCheck | undefined][]).filter(([, t]) => t !== undefined);
   const group = (label: string, met: boolean | null): string[] => {
     const names = named.filter(([, t]) => t!.met === met).map(([k, t]) => `${TARGET_NAMES[k]} (${t!.value ?? '-'})`);
     return names.length > 0 ? [`${label}: ${names.join(', ')}`] : [];

@@ -14,7 +14,15 @@
  * - `key-out-of-credit`: the first key of each lane answers `insufficient_quota` for the whole run;
  * - `two-consumers`: the baseline's jobs and quota, each lane's consumers split into two processes
  *   (each its own poller, AWS clients, admission store and handler instances: `consumerProcesses` of
- *   the local stack) sharing the lane's keys and rate-state table, the lane's concurrency split between them.
+ *   the local stack) sharing the lane's keys and rate-state table, the lane's concurrency split between them;
+ * - `noisy-neighbour`: tenant A's {@link NOISY_BACKLOG} jobs queued at the start, tenant B's
+ *   {@link NOISY_LATER} sent {@link LATER_AFTER_MINUTES} minutes into the drain, equal weights, the
+ *   baseline's quota (binding throughout); B is held to its fair share of the quota (half of it);
+ * - `urgent-behind-bulk`: {@link URGENT_BACKLOG} bulk jobs queued at the start, {@link URGENT_LATER}
+ *   urgent ones sent {@link LATER_AFTER_MINUTES} minutes into the drain, at twice the baseline's
+ *   requests per minute (so the urgent jobs' own calls take less than a minute of the lane's quota);
+ *   the urgent jobs' p95 time from submission to commit is held to {@link URGENT_P95_MINUTES} minutes.
+ * These two ignore `--jobs`: their job counts are the scenario.
  */
 import type { LaneSet } from '../../../../lib/config/lanes.js';
 import type { DocumentInput } from '../../../../lib/intake/producer.js';
@@ -24,12 +32,20 @@ import { LONG_EVERY, providerTokensOf, unevenDocuments } from './docs.js';
 import { corpusDocuments } from '../../lanes.js';
 
 /** The scenarios, by name. */
-export type BenchScenarioName = 'baseline' | 'uneven-tokens' | 'daily-reset' | 'key-out-of-credit' | 'two-consumers';
+export type BenchScenarioName = 'baseline' | 'uneven-tokens' | 'daily-reset' | 'key-out-of-credit' | 'two-consumers' | 'noisy-neighbour' | 'urgent-behind-bulk';
 /** What `--scenario` accepts: a scenario, or `all` (the baseline, then the others). */
 export type ScenarioChoice = BenchScenarioName | 'all';
 
 /** The scenarios in the order `all` runs them. */
-export const SCENARIO_NAMES: readonly BenchScenarioName[] = ['baseline', 'uneven-tokens', 'daily-reset', 'key-out-of-credit', 'two-consumers'];
+export const SCENARIO_NAMES: readonly BenchScenarioName[] = [
+  'baseline',
+  'uneven-tokens',
+  'daily-reset',
+  'key-out-of-credit',
+  'two-consumers',
+  'noisy-neighbour',
+  'urgent-behind-bulk',
+];
 /** Every value `--scenario` accepts. */
 export const SCENARIO_CHOICES: readonly ScenarioChoice[] = [...SCENARIO_NAMES, 'all'];
 
@@ -47,6 +63,33 @@ export const NO_DAILY_LIMIT = 100_000_000;
 export const DEAD_KEY_ID = 'key-1';
 /** Consumer processes per lane in `two-consumers`. */
 const TWO_CONSUMERS_PROCESSES = 2;
+/** `noisy-neighbour`: tenant A's backlog and tenant B's later jobs. */
+const NOISY_BACKLOG = 2_000;
+const NOISY_LATER = 100;
+/** `urgent-behind-bulk`: the bulk backlog and the urgent jobs after it. */
+const URGENT_BACKLOG = 1_000;
+const URGENT_LATER = 50;
+/** `urgent-behind-bulk`: requests per minute per key, as a multiple of `--provider-rpm`. */
+const URGENT_RPM_FACTOR = 2;
+/** The later jobs of both are sent this many provider minutes after the drain started. */
+const LATER_AFTER_MINUTES = 4;
+/** `urgent-behind-bulk`: the urgent jobs' p95 from submission to commit, in provider minutes, at most. */
+export const URGENT_P95_MINUTES = 2;
+/** `noisy-neighbour`: tenant B's last commit within this many times its fair share's time. */
+export const FAIR_SHARE_RATIO = 1.2;
+/** The tenants of `noisy-neighbour`. */
+const NOISY_TENANTS = { backlog: 'tenant-a', later: 'tenant-b' } as const;
+
+/**
+ * Jobs sent while a scenario's drain runs, and what they are held to: `fair-share` (their last commit,
+ * from their submission, against the time their tenant's weighted share of the quota needs for them)
+ * or `urgent` (their p95 from submission to commit against {@link URGENT_P95_MINUTES} minutes).
+ */
+export interface LaterSubmission {
+  afterMs: number;
+  documents: DocumentInput[];
+  heldTo: 'fair-share' | 'urgent';
+}
 
 /** The bench's settings a scenario starts from. */
 export interface ScenarioInputs {
@@ -90,6 +133,13 @@ export interface ScenarioPlan {
   consumerProcesses: number;
   /** Where tokens per minute bind: the provider tokens a job takes on average (the mapping is sized by it, as a platform engineer would). */
   tokensPerJob?: number;
+  /** Jobs sent while the drain runs (`noisy-neighbour`, `urgent-behind-bulk`). */
+  later?: LaterSubmission;
+}
+
+/** `documents` as other jobs: their source ids marked `#<mark>`, with `extra` fields (a tenant, a priority). */
+function marked(documents: DocumentInput[], mark: string, extra: Partial<DocumentInput>): DocumentInput[] {
+  return documents.map((d) => ({ ...d, sourceId: `${d.sourceId}#${mark}`, ...extra }));
 }
 
 /** A scenario that cannot run with the given settings. */
@@ -177,6 +227,42 @@ export function planScenario(scenario: BenchScenarioName, inputs: ScenarioInputs
         boundKind: 'requests',
         consumerProcesses: TWO_CONSUMERS_PROCESSES,
       };
+    case 'noisy-neighbour':
+      return {
+        name: scenario,
+        description:
+          `tenant A's ${NOISY_BACKLOG} jobs queued, tenant B's ${NOISY_LATER} sent ${LATER_AFTER_MINUTES} minutes into the drain, equal weights; ` +
+          `${perLane}, ${providerRpm} rpm and ${providerTpm} tpm per key (binding), no daily limit`,
+        documents: marked(corpusDocuments(NOISY_BACKLOG), 'a', { tenant: NOISY_TENANTS.backlog }),
+        quota: base,
+        outOfCreditKeyIds: [],
+        boundKind: 'requests',
+        consumerProcesses: 1,
+        later: {
+          afterMs: LATER_AFTER_MINUTES * minuteMs,
+          documents: marked(corpusDocuments(NOISY_LATER), 'b', { tenant: NOISY_TENANTS.later }),
+          heldTo: 'fair-share',
+        },
+      };
+    case 'urgent-behind-bulk': {
+      const rpm = providerRpm * URGENT_RPM_FACTOR;
+      return {
+        name: scenario,
+        description:
+          `${URGENT_BACKLOG} bulk jobs queued, ${URGENT_LATER} urgent ones sent ${LATER_AFTER_MINUTES} minutes into the drain (class weights urgent 9, bulk 1); ` +
+          `${perLane}, ${rpm} rpm and ${providerTpm} tpm per key (binding), no daily limit`,
+        documents: corpusDocuments(URGENT_BACKLOG),
+        quota: { ...base, providerRpm: rpm },
+        outOfCreditKeyIds: [],
+        boundKind: 'requests',
+        consumerProcesses: 1,
+        later: {
+          afterMs: LATER_AFTER_MINUTES * minuteMs,
+          documents: marked(corpusDocuments(URGENT_LATER), 'urgent', { priority: 'urgent' }),
+          heldTo: 'urgent',
+        },
+      };
+    }
   }
 }
 

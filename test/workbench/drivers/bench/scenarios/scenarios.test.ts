@@ -35,7 +35,7 @@ describe('npm run bench: --scenario', () => {
     const named = SCENARIO_CHOICES.map((name) => benchCommand.parse(['--scenario', name]).scenario);
     // Assess
     assert.equal('scenario' in none, false);
-    assert.deepEqual(named, ['baseline', 'uneven-tokens', 'daily-reset', 'key-out-of-credit', 'two-consumers', 'all']);
+    assert.deepEqual(named, ['baseline', 'uneven-tokens', 'daily-reset', 'key-out-of-credit', 'two-consumers', 'noisy-neighbour', 'urgent-behind-bulk', 'all']);
   });
 
   it('rejects an unknown name with the list of names', () => {
@@ -45,7 +45,7 @@ describe('npm run bench: --scenario', () => {
       (error: unknown) =>
         error instanceof UsageError &&
         error.message.includes('"tokens"') &&
-        error.message.includes('baseline, uneven-tokens, daily-reset, key-out-of-credit, two-consumers, all'),
+        error.message.includes('baseline, uneven-tokens, daily-reset, key-out-of-credit, two-consumers, noisy-neighbour, urgent-behind-bulk, all'),
     );
   });
 
@@ -133,5 +133,24 @@ describe('bench scenarios: the plans', () => {
     assert.deepEqual(plan.quota, baseline.quota);
     assert.equal(plan.boundKind, 'requests');
     assert.equal(requestBound(loadsOf(plan), 3000).ms, requestBound(loadsOf(baseline), 3000).ms);
+  });
+
+  it('noisy-neighbour and urgent-behind-bulk: a backlog, then later jobs of another tenant or class, none sharing a source id', () => {
+    // Act
+    const noisy = planScenario('noisy-neighbour', INPUTS);
+    const urgent = planScenario('urgent-behind-bulk', INPUTS);
+    // Assess
+    assert.equal(noisy.documents.length, 2000);
+    assert.equal(noisy.later?.documents.length, 100);
+    assert.equal(noisy.later?.heldTo, 'fair-share');
+    assert.ok(noisy.documents.every((d) => d.tenant === 'tenant-a') && noisy.later!.documents.every((d) => d.tenant === 'tenant-b'));
+    assert.equal(urgent.documents.length, 1000);
+    assert.ok(urgent.documents.every((d) => d.priority === undefined) && urgent.later!.documents.every((d) => d.priority === 'urgent'));
+    assert.equal(urgent.quota.providerRpm, 2 * INPUTS.providerRpm);
+    for (const plan of [noisy, urgent]) {
+      const ids = [...plan.documents, ...plan.later!.documents].map((d) => d.sourceId);
+      assert.equal(new Set(ids).size, ids.length);
+      assert.equal(plan.later!.afterMs, 4 * INPUTS.minuteMs);
+    }
   });
 });
