@@ -20,6 +20,7 @@ export {
 } from './client/client.js';
 export { type DocumentInput, SubmissionRejectedError, type SubmitProgress, type SubmitResult, type SubmitItemResult } from './intake/producer.js';
 export type { JobStatusView } from './store/job-status.js';
+export { PRIORITIES, type Priority } from './contract/job.js';
 export type { BatchFilesErased } from './lanes/batch/providers/bedrock-files.js';
 export { type ErasedBatchItem, type ErasedJob, ErasureError, type ErasureReceipt } from './erasure/erase.js';
 export type { Tombstone } from './store/erasure.js';

@@ -5,5 +5,5 @@ export { classifyProviderError, isRequestTooLarge, PROVIDER_NAMES, type Provider
 export type { ProviderErrorClassification, ThrottleKind } from './policy/classification.js';
 export { submitDocuments, SubmissionRejectedError, type DocumentInput, type SubmitResult } from './intake/producer.js';
 export { resolveLanes, DEFAULT_LANES, type LaneConfig, type LaneSet } from './config/lanes.js';
-export { JobSchema, parseJob, type Job } from './contract/job.js';
+export { JobSchema, parseJob, PRIORITIES, type Job, type Priority } from './contract/job.js';
 export { CONFIG_FILE_NAME, CONFIG_FILE_VARIABLE, configuredLanes, type ConfiguredLanes, readLaneConfigFile } from './config/file.js';

@@ -104,14 +104,28 @@ export function bedrockModelTarget(lane: Pick<LaneConfig, 'name' | 'region'>, mo
 }
 
 /**
+ * The most bytes a lane's config may take as JSON: each lane function gets it whole in one environment
+ * variable, and Lambda holds at most 4 KB of variables per function; the rest (table and queue names, the
+ * lane's senders) needs about 1 KB.
+ */
+const LANE_CONFIG_ENV_BYTES = 3_072;
+
+/**
  * Everything that keeps a valid lane config from running in AWS, as messages naming the lane, the
- * numbers and what to change: the function timeout (see {@link checkFunctionTimeout}), a model endpoint
+ * numbers and what to change: the config too large for the functions' environment ({@link LANE_CONFIG_ENV_BYTES}),
+ * the function timeout (see {@link checkFunctionTimeout}), a model endpoint
  * not approved for the lane's geography (`endpoints.ts`), a Vertex AI
  * provider (the stack gives the function no Google credentials), a Bedrock model it cannot grant
  * (see {@link bedrockModelTarget}).
  */
 export function deploymentProblems(lane: LaneConfig): string[] {
   const problems: string[] = [];
+  const bytes = Buffer.byteLength(JSON.stringify(lane), 'utf8');
+  if (bytes > LANE_CONFIG_ENV_BYTES) {
+    problems.push(
+      `lane ${lane.name}: its config is ${bytes} bytes as JSON, over the ${LANE_CONFIG_ENV_BYTES} its functions' environment can hold (Lambda: 4 KB of variables per function); name fewer producers, tenant weights, readers or endpoints`,
+    );
+  }
   const timeout = checkFunctionTimeout(lane);
   if (timeout) problems.push(timeout);
   const endpoint = endpointProblem(lane);

@@ -12,6 +12,7 @@ import { AWS_LIMITS } from '../config/lanes.js';
 import { backoffCeilingMs, fullJitterBackoffMs } from '../policy/backoff.js';
 import { errorCode, RatelaneError, shortMessage } from '../platform/errors.js';
 import { putDocument } from '../store/documents.js';
+import { jobFlowId } from '../contract/job.js';
 import type { Prepared } from './checks.js';
 import type { ItemError, RetrySettings, SubmitDeps } from './model.js';
 
@@ -173,7 +174,14 @@ async function sendBatch(batch: Prepared[], batchNo: number, queueUrl: string, s
   const lastError = new Map<string, ItemError>();
   for (let attempt = 1; ; attempt++) {
     const trace = traceSystemAttributes(ctx.deps.traceHeader ?? currentTraceHeader());
-    const entries = [...pending.values()].map((p) => ({ Id: entryIdFor(p), MessageBody: p.body, MessageAttributes: p.attributes, ...trace }));
+    // Each job's flow is its message group: SQS fair queues deliver a quiet flow's messages before a backlogged one's.
+    const entries = [...pending.values()].map((p) => ({
+      Id: entryIdFor(p),
+      MessageBody: p.body,
+      MessageAttributes: p.attributes,
+      MessageGroupId: jobFlowId(p.job),
+      ...trace,
+    }));
     let output: SendMessageBatchCommandOutput;
     try {
       output = await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));

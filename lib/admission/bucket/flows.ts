@@ -2,77 +2,89 @@
  * Fair shares of a binding quota between flows (a tenant's calls of one priority class), kept in the
  * owner's bucket beside its levels. Pure: no clock, no SDK.
  *
- * The rule, while the quota binds (docs/admission.md, "Sharing a binding quota"):
- * - **Each flow has its own timeline of promised retry slots.** A denied call of flow `f` is told to
- *   come back at `f`'s next slot, and `f`'s timeline moves on by one call's refill divided by `f`'s
- *   share: its weight over the weights of every flow with slots promised past that slot (itself included). A
- *   flow alone moves on at the full refill rate, as one timeline for all did; two flows of equal weight
- *   at half of it each, so their calls come back interleaved, not one flow's backlog after the other's.
- * - **The flow whose promised slots end first books first.** A flow with a later timeline than some
- *   other flow's does not book a call ahead (no in-process wait on a slot in debt): it takes only what
- *   the levels hold now, else comes back at its own next slot. So a small tenant's calls, or urgent
- *   ones, take the slots that come free before a backlog's calls already promised them, and the
- *   backlog's calls step aside (once each) instead of the newcomers waiting behind all of it. A backlog
- *   is never starved: its calls take what the levels hold whenever the others leave it, and the others
- *   come back only at their weighted share.
+ * The rule, while the quota binds (docs/admission.md, "Sharing a binding quota"), weighted fair queuing
+ * on two clocks per flow:
+ * - **Service: a virtual time.** Every call a flow is granted (at once or booked) moves the flow's virtual
+ *   time on by one call's refill divided by its share — its weight over the weights of the flows active
+ *   then (itself included). A flow alone moves at the refill rate, in step with the clock; of two flows
+ *   of equal weight, each moves twice as fast while both are served.
+ * - **The flow served least books first.** A flow whose virtual time is ahead of another active flow's
+ *   does not book a call ahead (no in-process wait on a slot in debt): it takes only what the levels hold
+ *   now, else comes back at its next retry slot. So a small tenant's calls, or urgent ones (weight 9
+ *   against bulk's 1), take the slots that come free before a backlog's, and the backlog's calls step
+ *   aside once each. Nothing is starved: a flow that stepped aside falls behind in virtual time and
+ *   books first again; and the levels' calls are taken by whoever comes, so no slot goes unused.
+ * - **Retries: a timeline of promised slots.** A denied call of a flow is told to come back at its
+ *   flow's next slot, and that timeline moves on by one call's refill over the flow's share of the flows
+ *   active at that slot. A flow alone moves at the full refill rate, as one timeline for all did.
+ * A flow is active while either clock is ahead of now.
  *
- * A bucket keeps at most {@link MAX_FLOWS} timelines (its item is written with every take): a flow
- * beyond them uses the bucket's one shared timeline (`reservedUntil`), behind every flow's slots.
+ * A bucket keeps at most {@link MAX_FLOWS} flows (its item is written with every take): a flow beyond
+ * them uses the bucket's one shared retry timeline (`reservedUntil`) and never yields.
  */
 import type { BucketState, Flow, FlowTimeline } from '../model/bucket.js';
 
-/** The most flow timelines one bucket item keeps (each about 30 bytes of a write of at most 1 KB per write unit). */
+/** The most flows one bucket item keeps (each about 40 bytes; a write unit is 1 KB of the item). */
 export const MAX_FLOWS = 24;
 
-/** How a take of one flow stands against the other flows with promised slots, at `at`. */
+/** How a take of one flow stands against the other active flows, at `at`. */
 export interface FlowStanding {
-  /** The end of the flow's own timeline (its next slot), or the shared one's for a flow not kept. */
+  /** The end of the flow's own retry timeline (its next slot), or the shared one's for a flow not kept. */
   until: number;
-  /** Another flow's timeline ends before this one's: this flow books nothing ahead. */
+  /** Another active flow's virtual time is behind this one's: this flow books nothing ahead. */
   yields: boolean;
-  /** Whether the flow has (or gets) a timeline of its own in the bucket. */
+  /** Whether the flow has (or gets) a place of its own in the bucket. */
   kept: boolean;
 }
 
-/** The timelines of `state` still running at `at`. */
-function running(state: Pick<BucketState, 'flows'>, at: number): [string, FlowTimeline][] {
-  return state.flows ? Object.entries(state.flows).filter(([, t]) => t.until > at) : [];
+/** The latest of a flow's clocks: it is active until then. */
+const activeUntil = (t: FlowTimeline): number => Math.max(t.until, t.vt);
+
+/** The flows of `state` active at `at`. */
+function active(state: Pick<BucketState, 'flows'>, at: number): [string, FlowTimeline][] {
+  return state.flows ? Object.entries(state.flows).filter(([, t]) => activeUntil(t) > at) : [];
 }
 
 /** Where `flow` stands at `at` in `state` (see the module's rule). */
 export function flowStanding(state: Pick<BucketState, 'flows' | 'reservedUntil'>, flow: Flow, at: number): FlowStanding {
-  const others = running(state, at).filter(([id]) => id !== flow.id);
+  const others = active(state, at).filter(([id]) => id !== flow.id);
   const own = state.flows?.[flow.id];
   const kept = own !== undefined || others.length < MAX_FLOWS;
-  const until = kept ? (own && own.until > at ? own.until : 0) : state.reservedUntil;
-  const mine = Math.max(until, at);
-  return { until, yields: others.some(([, t]) => t.until < mine), kept };
+  if (!kept) return { until: state.reservedUntil, yields: false, kept };
+  const served = Math.max(own?.vt ?? 0, at);
+  return { until: own && own.until > at ? own.until : 0, yields: others.some(([, t]) => t.vt < served), kept };
 }
 
 /**
- * `flow`'s share of the refill at `slot`: its weight over its own and those of the other flows with
- * slots promised past `slot` (0..1]. A slot beyond every other flow's timeline is the flow's alone.
+ * `flow`'s share at `t`: its weight over its own and those of the other flows active past `t` (0..1].
+ * A time beyond every other flow's clocks is the flow's alone.
  */
-export function flowShare(state: Pick<BucketState, 'flows'>, flow: Flow, slot: number): number {
+export function flowShare(state: Pick<BucketState, 'flows'>, flow: Flow, t: number): number {
   const weight = Math.max(Number.MIN_VALUE, flow.weight);
   let others = 0;
-  for (const [id, t] of running(state, slot)) if (id !== flow.id) others += t.weight;
+  for (const [id, timeline] of active(state, t)) if (id !== flow.id) others += timeline.weight;
   return weight / (weight + others);
 }
 
 /**
- * `state`'s flows with `flow`'s timeline ending no sooner than `until` (a flow not kept is not added),
- * and the timelines that ended by `at` dropped.
+ * `state`'s flows at `at` (the inactive ones dropped) with `flow`'s changed: its retry timeline ending no
+ * sooner than `until`, its virtual time moved on by `served` ms (a granted call's refill over its share).
+ * A flow not kept is not added.
  */
-export function withFlowUntil(
+export function withFlow(
   state: Pick<BucketState, 'flows'>,
   flow: Flow,
   kept: boolean,
-  until: number,
+  change: { until?: number; served?: number },
   at: number,
 ): Record<string, FlowTimeline> | undefined {
-  const flows: Record<string, FlowTimeline> = Object.fromEntries(running(state, at));
-  const end = Math.max(until, flows[flow.id]?.until ?? 0);
-  if (kept && end > at) flows[flow.id] = { until: end, weight: flow.weight };
+  const flows: Record<string, FlowTimeline> = Object.fromEntries(active(state, at));
+  const own = state.flows?.[flow.id];
+  const next = {
+    until: Math.max(change.until ?? 0, own?.until ?? 0),
+    vt: change.served === undefined ? (own?.vt ?? 0) : Math.max(own?.vt ?? 0, at) + change.served,
+    weight: flow.weight,
+  };
+  if (kept && activeUntil(next) > at) flows[flow.id] = next;
   return Object.keys(flows).length > 0 ? flows : undefined;
 }

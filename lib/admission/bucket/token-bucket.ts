@@ -17,7 +17,7 @@
  * ending at `reservedDayEnd`): once a day's quota is promised, the next slot is the day after.
  */
 import type { BucketCost, BucketLevels, BucketLimits, BucketState, Flow, Lease } from '../model/bucket.js';
-import { flowShare, flowStanding, withFlowUntil } from './flows.js';
+import { flowShare, flowStanding, withFlow } from './flows.js';
 
 /** Verdict of {@link takeFromBucket}. */
 export type TakeVerdict =
@@ -151,8 +151,8 @@ export interface TakeOptions {
    */
   bookWithinMs?: number | undefined;
   /**
-   * The flow the call belongs to (`flows.ts`): a denial is told its flow's next slot, and a flow whose
-   * promised slots end after another's books nothing. Absent: the bucket's one shared timeline.
+   * The flow the call belongs to (`flows.ts`): a grant moves its virtual time on, a denial is told its
+   * flow's next slot, and a flow served ahead of another active one books nothing. Absent: the bucket's one shared timeline.
    */
   flow?: Flow | undefined;
 }
@@ -197,8 +197,7 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
       next: {
         ...moved,
         levels: { requests: levels.requests - need.requests, tokens: levels.tokens - need.tokens, daily: levels.daily - need.requests },
-        // A booked call holds its flow's place until it starts: later flows' calls step aside for it.
-        ...(flow && standing ? { flows: withFlowUntil(moved, flow, standing.kept, startAt, at) } : {}),
+        ...(flow && standing ? { flows: withFlow(moved, flow, standing.kept, { served: slotMs(need, limits) / flowShare(moved, flow, at) }, at) } : {}),
         version: current.version + 1,
       },
     };
@@ -225,7 +224,7 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
   // A flow's timeline moves on by one call's refill over its share of the flows with promised slots.
   const until = slot + slotMs(need, limits, worst[0] === 'daily') / (flow ? flowShare(moved, flow, slot) : 1);
   const timeline =
-    flow && standing?.kept ? { reservedUntil: current.reservedUntil, flows: withFlowUntil(moved, flow, true, until, at) } : { reservedUntil: until };
+    flow && standing?.kept ? { reservedUntil: current.reservedUntil, flows: withFlow(moved, flow, true, { until }, at) } : { reservedUntil: until };
   const next: BucketState = options.reserve
     ? {
         ...moved,

@@ -9,7 +9,7 @@
  * - `bucket#<quota owner>`: levels `requests`, `tokens`, `daily`, `updatedAt`, `reservedUntil`,
  *   `version`, the fixed day (`dayResetAt`, `reservedDaily`, `reservedDayEnd`), the first-call probe
  *   (`proven`, `probeUntil`: `bucket/first-calls.ts`), the flows' timelines (`flows`, a map of flow
- *   id to `{ u: until, w: weight }`: `bucket/flows.ts`), and the owner's cooldown again (`coolUntil`,
+ *   id to `{ u: until, v: virtual time, w: weight }`: `bucket/flows.ts`), and the owner's cooldown again (`coolUntil`,
  *   `coolReason`); TTL two days after the last write. Replaced with a conditional update on `version`
  *   (or `attribute_not_exists(pk)` for a new bucket), so two consumers never spend the same tokens.
  *   With a live reserve (`config/reserve.ts`) this is the queue side's bucket, and the owner's live
@@ -100,12 +100,13 @@ function cooldownOf(item: Record<string, unknown>): CooldownRecord | undefined {
   };
 }
 
-/** A bucket item's `flows` map (`{ <flow id>: { u: until, w: weight } }`), what of it is well formed. */
+/** A bucket item's `flows` map (`{ <flow id>: { u: until, v: virtual time, w: weight } }`), what of it is well formed. */
 function flowsOf(value: unknown): Pick<BucketState, 'flows'> {
   if (typeof value !== 'object' || value === null) return {};
   const flows: Record<string, FlowTimeline> = {};
-  for (const [id, t] of Object.entries(value as Record<string, { u?: unknown; w?: unknown }>)) {
-    if (typeof t?.u === 'number' && typeof t.w === 'number' && Number.isFinite(t.u) && t.w > 0) flows[id] = { until: t.u, weight: t.w };
+  for (const [id, t] of Object.entries(value as Record<string, { u?: unknown; v?: unknown; w?: unknown }>)) {
+    const finite = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+    if (finite(t?.u) && finite(t.v) && finite(t.w) && t.w > 0) flows[id] = { until: t.u, vt: t.v, weight: t.w };
   }
   return Object.keys(flows).length > 0 ? { flows } : {};
 }
@@ -268,7 +269,7 @@ export class DynamoRateStateStore implements RateStateStore {
       ':reservedDayEnd': next.reservedDayEnd ?? 0,
       ':proven': next.proven === true,
       ':probeUntil': next.probeUntil ?? 0,
-      ':flows': Object.fromEntries(Object.entries(next.flows ?? {}).map(([id, t]) => [id, { u: t.until, w: t.weight }])),
+      ':flows': Object.fromEntries(Object.entries(next.flows ?? {}).map(([id, t]) => [id, { u: t.until, v: t.vt, w: t.weight }])),
       ':expiresAt': Math.ceil(now / 1000) + BUCKET_TTL_SECONDS,
       ':owner': owner,
       ...(expectedVersion === undefined ? {} : { ':expected': expectedVersion }),

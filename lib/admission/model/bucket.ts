@@ -75,9 +75,8 @@ export interface BucketState {
   /** While unproven: epoch ms until which one call's probe holds the owner (0: none). */
   probeUntil?: number | undefined;
   /**
-   * The flows with slots promised on this owner (`bucket/flows.ts`), by flow id: each one's timeline
-   * of retry slots, replacing {@link reservedUntil} for the takes that name a flow. Only flows whose
-   * timeline has not ended are kept.
+   * The active flows on this owner (`bucket/flows.ts`), by flow id: each one's retry timeline (replacing
+   * {@link reservedUntil} for the takes that name a flow) and virtual time. Only active flows are kept.
    */
   flows?: Record<string, FlowTimeline> | undefined;
 }
@@ -93,9 +92,12 @@ export interface Flow {
   weight: number;
 }
 
-/** One flow's promised retry slots on an owner: until when, and the weight they were spaced by. */
+/** One flow on an owner (`bucket/flows.ts`): its retry timeline, its virtual time of service, and its weight. */
 export interface FlowTimeline {
+  /** Epoch ms until which retry slots are promised to the flow's denied calls. */
   until: number;
+  /** Epoch ms: the flow's virtual time, moved on by every call granted to it (a call's refill over its share). */
+  vt: number;
   weight: number;
 }
 

@@ -5,7 +5,7 @@
  * sends it to the DLQ itself, with the reason as a message attribute.
  */
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { jobMessageAttributes, type Job } from '../../contract/job.js';
+import { jobFlowId, jobMessageAttributes, type Job } from '../../contract/job.js';
 import { ResendFailedError } from '../../platform/sqs-errors.js';
 import { traceSystemAttributes } from '../../platform/tracing.js';
 
@@ -31,6 +31,7 @@ export async function sendToDeadLetterQueue(input: {
           ...jobMessageAttributes(job),
           deadLetterReason: { DataType: 'String', StringValue: reason.slice(0, 256) },
         },
+        MessageGroupId: jobFlowId(job),
         ...traceSystemAttributes(input.traceHeader),
       }),
     );

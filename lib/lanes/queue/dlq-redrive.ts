@@ -220,7 +220,11 @@ async function moveByHand(sqs: SQSClient, messages: readonly Message[], urls: { 
     const sent = await sqs.send(
       new SendMessageBatchCommand({
         QueueUrl: urls.queueUrl,
-        Entries: batch.map((m, i) => ({ Id: String(i), MessageBody: m.Body ?? '', MessageAttributes: attributesOf(m) })),
+        // Each keeps its flow (`jobFlowId`: the group SQS fair queues deliver by).
+        Entries: batch.map((m, i) => {
+          const group = m.Attributes?.MessageGroupId;
+          return { Id: String(i), MessageBody: m.Body ?? '', MessageAttributes: attributesOf(m), ...(group ? { MessageGroupId: group } : {}) };
+        }),
       }),
     );
     const ok = new Set((sent.Successful ?? []).map((s) => s.Id));

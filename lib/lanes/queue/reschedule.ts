@@ -4,7 +4,7 @@
  * AWS's limits themselves, because the local emulator is looser than SQS.
  */
 import { ChangeMessageVisibilityCommand, DeleteMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { JobSchema, jobMessageAttributes, type Job } from '../../contract/job.js';
+import { JobSchema, jobFlowId, jobMessageAttributes, type Job } from '../../contract/job.js';
 import { traceSystemAttributes } from '../../platform/tracing.js';
 import { AWS_LIMITS } from '../../config/lanes.js';
 import { errorName } from '../../platform/errors.js';
@@ -101,6 +101,8 @@ export async function resendDeferred(input: ResendDeferredInput): Promise<Resend
         MessageBody: body,
         MessageAttributes: attributes,
         DelaySeconds: delaySeconds,
+        // The job's flow: SQS fair queues deliver a quiet flow's messages before a backlogged one's.
+        MessageGroupId: jobFlowId(job),
         ...traceSystemAttributes(input.traceHeader),
       }),
     );

@@ -165,6 +165,24 @@ describe('lane config: what a deployed lane must satisfy', () => {
     assert.match(problems[0]!, /^lane us: provider kind gemini with vertex cannot be deployed: .* use the Gemini API with API keys \(drop provider\.vertex\)/);
   });
 
+  it("merges fairness over the defaults, and refuses to deploy a lane whose config outgrows its functions' environment", () => {
+    // Prepare: a tenant weight, and then 60 of them (long ARNs)
+    const weighted = resolveLanes({ us: { fairness: { tenantWeights: { 'arn:aws:iam::111122223333:role/payroll': 3 } } } }).us!;
+    const many = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`arn:aws:iam::111122223333:role/tenant-with-a-long-name-${i}`, 2]));
+    const crowded = resolveLanes({ us: { fairness: { tenantWeights: many } } }).us!;
+    // Act
+    const problems = deploymentProblems(crowded);
+    // Assess
+    assert.deepEqual(weighted.fairness, {
+      classWeights: { urgent: 9, bulk: 1 },
+      defaultTenantWeight: 1,
+      tenantWeights: { 'arn:aws:iam::111122223333:role/payroll': 3 },
+    });
+    assert.deepEqual(deploymentProblems(weighted), []);
+    assert.equal(problems.length, 1);
+    assert.match(problems[0]!, /^lane us: its config is \d+ bytes as JSON, over the 3072 its functions' environment can hold/);
+  });
+
   it('names the bucket after the account in AWS, keeps the config name locally and an explicit name everywhere', () => {
     // Prepare
     const lanes = resolveLanes();

@@ -351,8 +351,8 @@ function scenarioSettings(plan: ScenarioPlan, options: BenchOptions, warmup: War
   const { quota } = plan;
   const anyLane = Object.values(benchLanes({ ...options, ...quota }, 'settings'))[0]!;
   return {
-    jobs: plan.documents.length,
-    jobsPerLane: jobsPerLane(plan.documents),
+    jobs: plan.documents.length + (plan.later?.documents.length ?? 0),
+    jobsPerLane: jobsPerLane([...plan.documents, ...(plan.later?.documents ?? [])]),
     keysPerLane: options.keys,
     minuteMs: options.minuteMs,
     providerRpm: quota.providerRpm,

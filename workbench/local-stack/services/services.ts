@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
+import { patchFauxqsFairQueues } from './fauxqs-fair-queues.js';
 import { patchFauxqsLongPoll } from './fauxqs-long-poll.js';
 import { spawnSupervised } from './processes.js';
 import { LOCAL_CREDENTIALS } from '../../../lib/platform/clients.js';
@@ -144,8 +145,14 @@ export interface FauxqsLocal {
   stop(): Promise<void>;
 }
 
-/** Starts fauxqs in-process on a free loopback port (its long polls made SQS's: `fauxqs-long-poll.ts`). */
+/**
+ * Starts fauxqs in-process on a free loopback port (its long polls made SQS's: `fauxqs-long-poll.ts`; its
+ * standard queues SQS fair queues: `fauxqs-fair-queues.ts`).
+ */
 export async function startFauxqsLocal(options: { port?: number } = {}): Promise<FauxqsLocal> {
+  // In this order: the long poll's dequeue wraps the fair one's, so the due messages the fair receive moves
+  // first (fauxqs's processTimers) wake no other waiting receive.
+  await patchFauxqsFairQueues();
   await patchFauxqsLongPoll();
   const server = await startFauxqs({ port: options.port ?? 0, logger: false, host: 'localhost' });
   let stopped = false;

@@ -93,9 +93,26 @@ describe('admission: flows share a binding quota', () => {
     assert.ok(bulkMeanwhile >= 0.1 * (took / 1000) - 2, `${bulkMeanwhile} bulk jobs started in the ${took} ms urgent ones took`);
   });
 
+  it('starts urgent jobs first also where the backlog only books (its jobs come as fast as the quota serves them)', () => {
+    // Prepare: a minute's burst of bulk jobs, then one a second (a mapping that holds what admission can
+    // start: the bucket stays empty, each call takes or books its slot); 30 urgent jobs at 120 s
+    const bulk = { id: 'bulk', weight: 1 };
+    const urgent = { id: 'urgent', weight: 9 };
+    const jobs: Job[] = [
+      ...Array.from({ length: 60 }, () => ({ flow: bulk, at: 0, attempts: 0 })),
+      ...Array.from({ length: 300 }, (_, i) => ({ flow: bulk, at: (i + 1) * 1000, attempts: 0 })),
+      ...Array.from({ length: 30 }, () => ({ flow: urgent, at: 120_000, attempts: 0 })),
+    ];
+    // Act
+    drain(jobs);
+    // Assess: the urgent jobs start within their 90 % share's time
+    const took = lastStart(jobs.filter((j) => j.flow === urgent)) - 120_000;
+    assert.ok(took <= 1.2 * (30 / 0.9) * 1000, `urgent's last start ${took} ms after they came`);
+  });
+
   it('keeps at most MAX_FLOWS timelines: a further flow queues on the shared one', () => {
     // Prepare: a bucket with MAX_FLOWS flows promised slots until 10 s
-    const flows = Object.fromEntries(Array.from({ length: MAX_FLOWS }, (_, i) => [`bulk:${i}`, { until: 10_000, weight: 1 }]));
+    const flows = Object.fromEntries(Array.from({ length: MAX_FLOWS }, (_, i) => [`bulk:${i}`, { until: 10_000, vt: 0, weight: 1 }]));
     const state = { flows, reservedUntil: 20_000 };
     // Act
     const kept = flowStanding(state, { id: 'bulk:0', weight: 1 }, 0);

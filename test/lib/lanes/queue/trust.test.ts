@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { idempotencyKeyFor, MAX_ATTEMPT, sha256Hex, type Job } from '../../../../lib/contract/job.js';
+import { idempotencyKeyFor, jobFlowId, MAX_ATTEMPT, sha256Hex, type Job } from '../../../../lib/contract/job.js';
 import { ProviderError } from '../../../../lib/providers/model.js';
 import { documentKeyFor } from '../../../../lib/store/documents.js';
 import {
@@ -280,24 +280,30 @@ describe('trust: who may state a tenant', () => {
     assert.deepEqual(await messageRejections(t), ['priority_not_allowed']);
   });
 
-  it("the lane's own re-send keeps the tenant its first sender stated: the consumer's role may state any tenant", async () => {
-    // Prepare: a granted producer's job is throttled once; the consumer re-sends it (as its own role)
-    const t = await newLane({ producers: [{ senderId: granted, tenants: ['team-a'] }] });
+  it("the lane's own re-send keeps the tenant, class and message group its first sender stated: the consumer's role may state any", async () => {
+    // Prepare: a granted producer's urgent job is throttled once; the consumer re-sends it (as its own role)
+    const t = await newLane({ producers: [{ senderId: granted, tenants: ['team-a'], priorities: ['urgent'] }] });
     const [doc] = englishDocuments(1);
-    const [item] = await submitTo(t, [{ text: doc!.text, sourceId: `${doc!.sourceId}#resent`, tenant: 'team-a' }]);
+    const [item] = await submitTo(t, [{ text: doc!.text, sourceId: `${doc!.sourceId}#resent`, tenant: 'team-a', priority: 'urgent' }]);
     let calls = 0;
     const model = scriptedModel(() => (++calls === 1 ? throttle({ kind: 'rate_limit', retryAfterMs: 1_000 }) : undefined));
     const clock = virtualClock();
     const sqs = freshSqsClient(t);
     skipDelays(sqs);
     const { handler } = testConsumer(t, model, { sqs, now: clock.now, sleep: clock.sleep, laneSenders: [consumerRole] });
-    await invoke(t, handler, await receive(t, { max: 1, waitSeconds: 2 }), { senderId: `${granted}:svc-a` });
+    const first = await receive(t, { max: 1, waitSeconds: 2 });
+    await invoke(t, handler, first, { senderId: `${granted}:svc-a` });
     clock.advance(60_000);
     // Act: the re-sent copy, stamped with the consumer role's id
     const resent = await receive(t, { max: 1, waitSeconds: 3 });
     const second = await invoke(t, handler, resent, { senderId: `${consumerRole}:ratelane-us-consumer` });
-    // Assess
+    // Assess: the job's flow is the message group of both copies (SQS fair queues deliver by it)
+    const flow = jobFlowId({ tenant: 'team-a', priority: 'urgent' });
+    assert.match(flow, /^urgent:[0-9a-f]{12}$/);
+    assert.equal(first[0]!.Attributes?.MessageGroupId, flow);
+    assert.equal(resent[0]!.Attributes?.MessageGroupId, flow);
     assert.equal(jobOf(resent[0]!).tenant, 'team-a');
+    assert.equal(jobOf(resent[0]!).priority, 'urgent');
     assert.deepEqual(second.response.batchItemFailures, []);
     assert.equal((await t.results.get(item!.idempotencyKey))?.jobId, item!.jobId);
     assert.deepEqual(await messageRejections(t), []);
