@@ -75,7 +75,7 @@ export const JobSchema = z
      * it between flows (a tenant's jobs of one class) by weight, the class's weight from the lane config
      * (`fairness`). A producer states `urgent` only where the lane grants it (`producers`). Absent: `bulk`.
      */
-    priority: z.enum(['urgent', 'bulk']).optional(),
+    priority: z.enum(PRIORITIES).optional(),
     idempotencyKey: z.string().regex(/^[a-f0-9]{64}$/),
     /** The region lane, fixed at intake. */
     region: z.string().regex(/^[a-z][a-z0-9]{1,9}$/),

@@ -29,7 +29,7 @@ describe('ratelane jobs', () => {
     const t = await newLane();
     const items = await submitTo(
       t,
-      englishDocuments(4).map((d, i) => ({ text: d.text, sourceId: `${d.sourceId}#jobs-${i}` })),
+      englishDocuments(4).map((d, i) => ({ text: d.text, sourceId: `${d.sourceId}#jobs-${i}`, ...(i === 1 ? { priority: 'urgent' as const } : {}) })),
     );
     const [done, waitA, waitB, cancelled] = items;
     const messages = await receive(t, { max: 4, waitSeconds: 1 });
@@ -67,6 +67,8 @@ describe('ratelane jobs', () => {
     );
     assert.match(shownText.out, new RegExp(`job ${waitA!.jobId} in lane us: pending\\n`));
     assert.match(shownText.out, /waiting: rate_limit, eligible again at /);
+    assert.match(shownText.out, /tenant \(none\), priority urgent, submitted by /);
+    assert.equal(record.claim.facts.priority, undefined, 'bulk: the default, not stored');
     assert.match(shownText.out, /deferred\s+rate_limit \(attempt 0, deferrals 1\) receive 1 eligible /);
     // Assess: list
     const listed = [...firstPage.jobs, ...secondPage.jobs].map((j: { jobId: string }) => j.jobId).sort();
