@@ -116,8 +116,8 @@ async function cancel(options: CancelOptions, io: CommandIo, wiring: CancelWirin
     given: options.by,
     region: lane.region,
     local: endpoints !== undefined,
-    ...(wiring.callerArn ? { callerArn: wiring.callerArn } : {}),
-    ...(wiring.osUser ? { osUser: wiring.osUser } : {}),
+    callerArn: wiring.callerArn,
+    osUser: wiring.osUser,
   });
   const clients = createAwsClients(lane.region, endpoints);
   try {

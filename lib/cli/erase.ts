@@ -157,8 +157,8 @@ async function erase(options: EraseOptions, io: CommandIo, wiring: EraseWiring):
     given: options.by,
     region: lane.region,
     local: endpoints !== undefined,
-    ...(wiring.callerArn ? { callerArn: wiring.callerArn } : {}),
-    ...(wiring.osUser ? { osUser: wiring.osUser } : {}),
+    callerArn: wiring.callerArn,
+    osUser: wiring.osUser,
   });
   const clients = createAwsClients(lane.region, endpoints);
   const now = wiring.now ?? (() => new Date());

@@ -237,8 +237,8 @@ async function runResolve(
     given: options.reviewer,
     region: lane.lane.region,
     local: endpoints !== undefined,
-    ...(wiring.callerArn ? { callerArn: wiring.callerArn } : {}),
-    ...(wiring.osUser ? { osUser: wiring.osUser } : {}),
+    callerArn: wiring.callerArn,
+    osUser: wiring.osUser,
   });
   const resolved = await resolveReview(lane, { jobId: options.jobId ?? '', corrected, reviewer });
   return { code: REVIEW_EXIT.ok, json: { ok: true, ...resolved }, text: formatResolution(resolved) };

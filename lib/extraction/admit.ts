@@ -11,6 +11,7 @@
  * again for what it really needs; a record that ends before its call gives the grant back.
  */
 import type { KeyAdmission, KeyDenial, KeyGrant } from '../admission/keys/key-pool.js';
+import type { Flow } from '../admission/model/bucket.js';
 import { flowOf } from './flow.js';
 import { estimateTokens, type Job } from '../contract/job.js';
 import { getExtractionPrompt } from '../contract/schemas/registry.js';
@@ -51,7 +52,7 @@ export async function admit(run: JobRun, promptTokens: number): Promise<Admitted
       (await deps.keys.acquire({
         estimatedTokens,
         bookWithinMs: bookingWindowMs(deps.lane, run.delivery, deps.now().getTime()),
-        flow: flowOf(job, deps.lane.fairness),
+        flow: runFlow(run),
       }));
   } catch (error) {
     return { end: await settleFailure(run, 'admission', error) };
@@ -120,13 +121,19 @@ export function declaredCallTokens(job: Pick<Job, 'schemaVersion' | 'promptVersi
   return job.input.estimatedTokens + own;
 }
 
+/** The run's flow, worked out once. */
+function runFlow(run: JobRun): Flow {
+  run.flow ??= flowOf(run.job, run.deps.lane.fairness);
+  return run.flow;
+}
+
 /** Starts the first call's take for the run (its answer is kept on the run until {@link useEarlyAdmission}). */
 export function takeEarly(run: JobRun): void {
   const estimatedTokens = declaredCallTokens(run.job);
   const answer = run.deps.keys.acquire({
     estimatedTokens,
     bookWithinMs: bookingWindowMs(run.deps.lane, run.delivery, run.deps.now().getTime()),
-    flow: flowOf(run.job, run.deps.lane.fairness),
+    flow: runFlow(run),
   });
   answer.catch(() => undefined);
   run.early = { estimatedTokens, answer };

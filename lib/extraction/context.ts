@@ -7,6 +7,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { KeyAdmission, KeyPool } from '../admission/keys/key-pool.js';
+import type { Flow } from '../admission/model/bucket.js';
 import type { LaneConfig } from '../config/lanes.js';
 import type { Job } from '../contract/job.js';
 import type { ModelAdapter, TokenUsage } from '../providers/model.js';
@@ -147,6 +148,8 @@ export interface JobRun {
   early?: EarlyAdmission | undefined;
   /** When the job's cancel marker was last read absent (epoch ms of `deps.now`; `cancelled.ts`). */
   cancelCheckedAt?: number | undefined;
+  /** The job's flow for admission (`flow.ts`), worked out at its first take. */
+  flow?: Flow | undefined;
 }
 
 /**

@@ -43,9 +43,9 @@ export interface ReviewerLookup {
   /** True with the local stack's endpoints: STS is not asked. */
   local: boolean;
   /** The caller's ARN, or `undefined` (default: STS `GetCallerIdentity` in `region`). */
-  callerArn?: (region: string) => Promise<string | undefined>;
+  callerArn?: ((region: string) => Promise<string | undefined>) | undefined;
   /** The OS user's name (default: `os.userInfo()`, then `USER` / `LOGNAME` / `USERNAME`). */
-  osUser?: () => string | undefined;
+  osUser?: (() => string | undefined) | undefined;
 }
 
 /** The caller's ARN from STS in `region`, or `undefined` when it does not answer in time. */

@@ -46,7 +46,12 @@ export interface InspectedMessage {
   jobId: string | undefined;
   /** The job's `deferrals` (how many times it was re-sent for later), when the body is a job. */
   deferrals: number | undefined;
+  /** The job's idempotency key and lane, when the body is a job. */
+  idempotencyKey: string | undefined;
+  lane: string | undefined;
   state: 'ready' | 'delayed' | 'inFlight';
+  /** Since when it is in its state (epoch ms): in flight since its first receive, queued since it is due. */
+  since: number;
 }
 
 /** Every message of a queue (ready, delayed, in flight), read without receiving it (fauxqs inspection); empty when the queue cannot be inspected. */
@@ -54,17 +59,25 @@ export function inspectMessages(fauxqs: Pick<FauxqsLocal, 'server'> | undefined,
   const inspected = fauxqs?.server.inspectQueue(queueName);
   if (!inspected) return [];
   const { ready, delayed, inflight } = inspected.messages;
-  const one = (m: { messageId?: string; body?: string }, state: InspectedMessage['state']): InspectedMessage => {
-    let jobId: string | undefined;
-    let deferrals: number | undefined;
+  type Inspected = { messageId?: string; body?: string; sentTimestamp?: number; delayUntil?: number; approximateFirstReceiveTimestamp?: number };
+  const one = (m: Inspected, state: InspectedMessage['state']): InspectedMessage => {
+    let job: { jobId?: unknown; deferrals?: unknown; idempotencyKey?: unknown; region?: unknown } = {};
     try {
-      const job = JSON.parse(m.body ?? '') as { jobId?: unknown; deferrals?: unknown };
-      if (typeof job.jobId === 'string') jobId = job.jobId;
-      if (typeof job.deferrals === 'number') deferrals = job.deferrals;
+      job = JSON.parse(m.body ?? '') ?? {};
     } catch {
       // not a job
     }
-    return { messageId: m.messageId ?? '', jobId, deferrals, state };
+    const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+    const since = (state === 'inFlight' ? m.approximateFirstReceiveTimestamp : m.delayUntil) ?? m.sentTimestamp ?? 0;
+    return {
+      messageId: m.messageId ?? '',
+      jobId: text(job.jobId),
+      deferrals: typeof job.deferrals === 'number' ? job.deferrals : undefined,
+      idempotencyKey: text(job.idempotencyKey),
+      lane: text(job.region),
+      state,
+      since,
+    };
   };
   return [...ready.map((m) => one(m, 'ready')), ...delayed.map((m) => one(m, 'delayed')), ...inflight.map((m) => one(m.message, 'inFlight'))];
 }

@@ -32,14 +32,13 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
+import { AWS_LIMITS } from '../../config/lanes.js';
 import { JobSchema } from '../../contract/job.js';
 import { errorName } from '../../platform/errors.js';
 import { jobStatus, type JobStatusStores } from '../../store/job-status.js';
 
 /** How long a surveyed message stays held (s): the survey of a large DLQ must finish within it. */
 const SURVEY_HOLD_SECONDS = 900;
-/** SQS's batch size. */
-const BATCH = 10;
 /** Job ids kept per group in the report. */
 const IDS_PER_GROUP = 20;
 
@@ -106,7 +105,7 @@ async function holdAll(sqs: SQSClient, url: string, waitSeconds: number, onProgr
     const out = await sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: url,
-        MaxNumberOfMessages: BATCH,
+        MaxNumberOfMessages: AWS_LIMITS.maxBatchEntries,
         VisibilityTimeout: SURVEY_HOLD_SECONDS,
         WaitTimeSeconds: waitSeconds,
         MessageAttributeNames: ['All'],
@@ -117,7 +116,7 @@ async function holdAll(sqs: SQSClient, url: string, waitSeconds: number, onProgr
     // An empty receive can miss messages on a few of SQS's servers: a second one confirms the queue is drained.
     empty = messages.length === 0 ? empty + 1 : 0;
     held.push(...messages);
-    if (messages.length > 0 && held.length % 100 < BATCH) onProgress?.(`surveyed ${held.length} message(s)`);
+    if (messages.length > 0 && held.length % 100 < AWS_LIMITS.maxBatchEntries) onProgress?.(`surveyed ${held.length} message(s)`);
   }
   return held;
 }
@@ -140,7 +139,7 @@ async function survey(message: Message, stores: DlqRedriveDeps['stores']): Promi
 }
 
 async function inBatches(messages: readonly Message[], send: (batch: Message[]) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < messages.length; i += BATCH) await send(messages.slice(i, i + BATCH));
+  for (let i = 0; i < messages.length; i += AWS_LIMITS.maxBatchEntries) await send(messages.slice(i, i + AWS_LIMITS.maxBatchEntries));
 }
 
 const entriesOf = (batch: readonly Message[]) => batch.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' }));

@@ -24,6 +24,7 @@ import type { CancelOutcome, Cancellations } from '../../../lib/store/cancellati
 import { laneStores } from '../../../lib/store/lane-stores.js';
 import { errorName } from '../../../lib/platform/errors.js';
 import type { LocalLane, LocalStack } from '../../local-stack/stack.js';
+import { inspectMessages } from '../observe.js';
 import type { FinalState } from '../outcome.js';
 import type { StackSubmission } from '../submit.js';
 import { LOOKUPS_AT_ONCE, mapLimited, type MidRunLoad, momentAt } from './mid-run.js';
@@ -131,18 +132,6 @@ function runJobs({ sent }: StackSubmission): RunJob[] {
   return sent.map((r) => ({ jobId: r.jobId, idempotencyKey: r.idempotencyKey, lane: r.region }));
 }
 
-/** The job of a message body (its id, idempotency key and lane), when the body is a job. */
-function jobOf(body: string): RunJob | undefined {
-  try {
-    const job = JSON.parse(body) as { jobId?: unknown; idempotencyKey?: unknown; region?: unknown };
-    return typeof job.jobId === 'string' && typeof job.idempotencyKey === 'string' && typeof job.region === 'string'
-      ? { jobId: job.jobId, idempotencyKey: job.idempotencyKey, lane: job.region }
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Where each message of the lane queues is at this instant, by job id, read without receiving (fauxqs
  * inspection, no await in between): in flight (received by a consumer: since its first receive) or queued
@@ -152,15 +141,11 @@ function jobOf(body: string): RunJob | undefined {
 function queuePhases(stack: LocalStack, fauxqs: NonNullable<LocalStack['fauxqs']>): Map<string, PhasedJob> {
   const phases = new Map<string, PhasedJob>();
   for (const lane of Object.values(stack.lanes)) {
-    const messages = fauxqs.server.inspectQueue(lane.lane.resources.queueName)?.messages;
-    if (!messages) continue;
-    for (const { message } of messages.inflight) {
-      const job = jobOf(message.body);
-      if (job) phases.set(job.jobId, { ...job, phase: 'inFlight', since: message.approximateFirstReceiveTimestamp ?? message.sentTimestamp });
-    }
-    for (const message of [...messages.ready, ...messages.delayed]) {
-      const job = jobOf(message.body);
-      if (job && !phases.has(job.jobId)) phases.set(job.jobId, { ...job, phase: 'queued', since: message.delayUntil ?? message.sentTimestamp });
+    for (const m of inspectMessages(fauxqs, lane.lane.resources.queueName)) {
+      if (m.jobId === undefined || m.idempotencyKey === undefined || m.lane === undefined) continue;
+      const phase = m.state === 'inFlight' ? 'inFlight' : 'queued';
+      if (phase === 'inFlight' || !phases.has(m.jobId))
+        phases.set(m.jobId, { jobId: m.jobId, idempotencyKey: m.idempotencyKey, lane: m.lane, phase, since: m.since });
     }
   }
   return phases;
