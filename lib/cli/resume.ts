@@ -60,7 +60,7 @@ const CLEARS: Readonly<Record<string, readonly CooldownReason[]>> = {
 
 /**
  * Lifts the lane's cooldowns of the given reasons (their records and the copies in the quota owners'
- * buckets) and removes the pause record. Returns what was lifted, e.g. `owner o1 (billing)`.
+ * buckets) and removes the pause and limit records. Returns what was lifted, e.g. `owner o1 (billing)`.
  */
 export async function liftCooldowns(store: RateStateStore, reasons: readonly CooldownReason[]): Promise<string[]> {
   const lifted: string[] = [];
@@ -71,6 +71,7 @@ export async function liftCooldowns(store: RateStateStore, reasons: readonly Coo
     lifted.push(`${record.scope === 'key' ? 'key' : 'owner'} ${record.id} (${record.reason})`);
   }
   await store.clearPause();
+  await store.clearLimit();
   return lifted;
 }
 
@@ -160,14 +161,19 @@ async function resume(
       say('  local endpoints: no event source mapping to enable (a running local stack resumes its poller on its own timer)');
       return;
     }
-    await calls.setMappingEnabled(await calls.mappingId(), true);
+    const uuid = await calls.mappingId();
+    await calls.setMappingEnabled(uuid, true);
     summary.mappingEnabled = true;
+    // A lane limited while some owners were out runs at its whole concurrency again.
+    await calls.setMappingConcurrency(uuid, lane.consumer.maximumConcurrency);
     for (const name of await calls.listSchedules(names.scheduleGroup)) {
-      if (!name.startsWith(`resume-${lane.name}-`)) continue;
+      if (!name.startsWith(`resume-${lane.name}-`) && !name.startsWith(`restore-${lane.name}-`)) continue;
       await calls.deleteSchedule(names.scheduleGroup, name);
       summary.schedulesDeleted.push(name);
     }
-    say(`  event source mapping enabled; ${summary.schedulesDeleted.length} pending resume schedule(s) deleted`);
+    say(
+      `  event source mapping enabled at its maximum concurrency ${lane.consumer.maximumConcurrency}; ${summary.schedulesDeleted.length} pending resume or restore schedule(s) deleted`,
+    );
   } finally {
     clients?.destroy();
   }

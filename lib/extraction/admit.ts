@@ -10,7 +10,8 @@
  * declared size was short of its text (an untrusted body) has its early grant given back and takes
  * again for what it really needs; a record that ends before its call gives the grant back.
  */
-import type { KeyAdmission, KeyDenial, KeyGrant } from '../admission/keys/key-pool.js';
+import type { KeyAdmission, KeyDenial, KeyGrant, LaneCapacityState } from '../admission/keys/key-pool.js';
+import { errorName, shortMessage } from '../platform/errors.js';
 import type { Flow } from '../admission/model/bucket.js';
 import { flowOf } from './flow.js';
 import { estimateTokens, type Job } from '../contract/job.js';
@@ -59,6 +60,7 @@ export async function admit(run: JobRun, promptTokens: number): Promise<Admitted
   }
   // A wait for another call's first answer on an owner is a wait, like a booked slot's (not overhead).
   if (admission.waitedMs) run.model.waitMs = (run.model.waitMs ?? 0) + admission.waitedMs;
+  if (admission.laneCapacity) await fitLane(run, admission.laneCapacity);
   if (!admission.admitted) return { end: await admissionDenied(run, admission) };
   const { key } = admission;
   if (admission.startAt && !(await waitForSlot(run, admission.startAt))) {
@@ -71,6 +73,30 @@ export async function admit(run: JobRun, promptTokens: number): Promise<Admitted
     return { again: true };
   }
   return { go: admission };
+}
+
+/**
+ * Fits the lane to the capacity admission found: paused until the earliest reset when none of its
+ * quota owners is left (this call may have spent the last of the day), else pulling in proportion to
+ * those left, so it receives no records only to defer them. Once per change in the consumer instance;
+ * a failure is logged, never the record's.
+ */
+export async function fitLane(run: JobRun, capacity: LaneCapacityState): Promise<void> {
+  const { deps } = run;
+  if (!deps.lanePause) return;
+  const fields = { ...runLogFields(run), until: capacity.until.toISOString(), reason: capacity.reason, share: capacity.share };
+  try {
+    const done = await deps.lanePause.requestCapacity(capacity);
+    if (done === 'paused') {
+      count(deps, 'LanePaused');
+      log(deps, 'warn', 'lane paused: every key is out', { ...fields, outcome: 'lane_paused' });
+    } else if (done === 'limited') {
+      count(deps, 'LaneLimited');
+      log(deps, 'warn', 'lane limited: some quota owners are out', { ...fields, outcome: 'lane_limited' });
+    }
+  } catch (error) {
+    log(deps, 'error', 'could not fit the lane to its keys', { ...fields, error: errorName(error), detail: shortMessage(error) });
+  }
 }
 
 /** Waits in-process until a booked slot (timed into the run); false when the record's work was stopped first. */

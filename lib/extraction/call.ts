@@ -16,6 +16,7 @@ import { failureVerdict, isThrottle } from './failures.js';
 import type { ExtractionOutcome, LaneOut } from './outcome.js';
 import { decideFor, outOfTime, resolveAction, settleFailure } from './settle.js';
 import { startClaim } from './verify.js';
+import { fitLane } from './admit.js';
 
 /**
  * Calls the model with the grant's key: the answer, or the record's outcome once the failure is
@@ -105,14 +106,17 @@ async function recordThrottle(run: JobRun, action: DeferAction, key: ProviderKey
   }
   if (action.pauseLane) {
     // Resume at the earliest reset of any key, not only this one's.
-    const out = await deps.keys.laneOut?.().catch(() => null);
-    const until = Math.min(Date.parse(action.pauseLane.until), out ? out.until.getTime() : Infinity);
+    const capacity = await deps.keys.laneCapacity?.().catch(() => null);
+    const until = Math.min(Date.parse(action.pauseLane.until), capacity?.share === 0 ? capacity.until.getTime() : Infinity);
     return { until: new Date(until), reason: action.pauseLane.reason };
   }
   if (action.cooldown && action.cooldown.reason !== 'rate_limit') {
     // Two consumers can exhaust the last two keys at the same moment, each still seeing the other's
-    // key as usable. Each re-reads after recording its own cooldown, so at least one sees every key out.
-    return (await deps.keys.laneOut?.().catch(() => null)) ?? undefined;
+    // key as usable. Each re-reads after recording its own cooldown, so at least one sees every key out;
+    // with some keys left, the lane pulls only what they can start.
+    const capacity = await deps.keys.laneCapacity?.().catch(() => null);
+    if (capacity?.share === 0) return { until: capacity.until, reason: capacity.reason };
+    if (capacity) await fitLane(run, capacity);
   }
   return undefined;
 }

@@ -7,6 +7,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { KeyAdmission, KeyPool } from '../admission/keys/key-pool.js';
+import type { LanePauseRequester } from '../admission/pause/lane-pause.js';
 import type { Flow } from '../admission/model/bucket.js';
 import type { LaneConfig } from '../config/lanes.js';
 import type { Job } from '../contract/job.js';
@@ -39,6 +40,11 @@ export interface ExtractionDeps {
   model: ModelAdapter;
   /** Admission: a key for each model call, or when to come back (see `lib/admission`). */
   keys: KeyPool;
+  /**
+   * Pauses the lane when every key is out until a long reset, and limits what it pulls while some
+   * quota owners are (the queue lane's; absent: the lane never pauses, as live and batch).
+   */
+  lanePause?: LanePauseRequester | undefined;
   logger: Logger;
   metrics: Metrics;
   now: () => Date;

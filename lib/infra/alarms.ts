@@ -151,7 +151,7 @@ export class LaneAlarms extends Construct {
     // quota): each such record is a re-send. Nothing is lost, so it waits 30 minutes before it tells.
     const denialShare = new Alarm(this, 'AdmissionDenialShare', {
       alarmName: name('admission-denial-share'),
-      alarmDescription: `More than ${lane.alarms.admissionDenialSharePercent}% of admission decisions in the ${lane.name} lane deferred the job for 30 minutes: the consumers receive more jobs than the lane's keys can start (a key out of credit or out of its daily quota, or consumer.maximumConcurrency x queue.batchSize beyond the quota), and each is re-sent. Nothing is lost. Lower consumer.maximumConcurrency (the synth warning ratelane:mapping-oversized gives an upper bound) or add quota; check key-auth and billing.`,
+      alarmDescription: `More than ${lane.alarms.admissionDenialSharePercent}% of admission decisions in the ${lane.name} lane deferred the job for 30 minutes: the consumers receive more jobs than the lane's keys can start (mostly consumer.maximumConcurrency x queue.batchSize beyond the quota; keys out of credit or of their daily quota limit the lane's concurrency instead: LaneLimited), and each is re-sent. Nothing is lost. Lower consumer.maximumConcurrency (the synth warning ratelane:mapping-oversized gives an upper bound) or add quota; check key-auth and billing.`,
       metric: admissionDenialShare(lane, fiveMinutes),
       threshold: lane.alarms.admissionDenialSharePercent,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,

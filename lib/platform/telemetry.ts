@@ -86,6 +86,8 @@ export const CONSUMER_METRICS = [
   'KeyCooldownAuth',
   /** This consumer paused the lane (every key out). */
   'LanePaused',
+  /** This consumer limited the lane's concurrency to the share of quota owners left (some out for a long reset). */
+  'LaneLimited',
 ] as const;
 
 /** One of {@link CONSUMER_METRICS}. */
@@ -196,6 +198,7 @@ const LOG_OUTCOMES = [
   'failed',
   'dead_lettered',
   'lane_paused',
+  'lane_limited',
   'configuration',
 ] as const;
 
@@ -229,6 +232,8 @@ export interface RecordLogFields {
   host?: string;
   cooldown?: { until: string; scope: string; reason: string };
   until?: string;
+  /** The share of a lane's quota owners still usable (a lane limit). */
+  share?: number;
   committedBy?: string;
   modelCalls?: number;
   inputTokens?: number;

@@ -5,7 +5,7 @@
  */
 import type { BucketState } from '../../lib/admission/model/bucket.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../../lib/admission/model/cooldowns.js';
-import type { BucketWrite, PauseRecord, RateStateStore } from '../../lib/admission/model/store.js';
+import type { BucketWrite, LimitRecord, PauseRecord, RateStateStore } from '../../lib/admission/model/store.js';
 
 /** The lane's rate-state table in memory. */
 export class MemoryRateStateStore implements RateStateStore {
@@ -15,6 +15,8 @@ export class MemoryRateStateStore implements RateStateStore {
   readonly buckets = new Map<string, BucketState>();
   /** The recorded pause. */
   pause: PauseRecord | undefined;
+  /** The recorded limit. */
+  limit: LimitRecord | undefined;
   /** Bucket writes that succeeded. */
   writes = 0;
   /** Bucket writes that failed on their expected version. */
@@ -72,6 +74,17 @@ export class MemoryRateStateStore implements RateStateStore {
     if (this.pause && this.pause.until > now) return false;
     this.pause = record;
     return true;
+  }
+
+  async claimLimit(record: LimitRecord, now: number): Promise<boolean> {
+    const held = this.limit;
+    if (held && held.until > now && !(record.share < held.share || (record.share === held.share && record.until > held.until))) return false;
+    this.limit = record;
+    return true;
+  }
+
+  async clearLimit(): Promise<void> {
+    this.limit = undefined;
   }
 
   async readPause(): Promise<PauseRecord | undefined> {

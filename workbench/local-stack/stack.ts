@@ -230,6 +230,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         resume: () => {
           for (const p of pollers) p.resume();
         },
+        limit: (share: number) => {
+          for (const p of pollers) p.limit(share);
+        },
       };
       const pause =
         options.admission === false

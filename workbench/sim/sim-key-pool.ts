@@ -11,7 +11,16 @@
 import type { BucketLimits, BucketState } from '../../lib/admission/model/bucket.js';
 import { EMPTY_SNAPSHOT, type CooldownRecord, type CooldownSnapshot, type KeyRef } from '../../lib/admission/model/cooldowns.js';
 import { addCooldown } from '../../lib/admission/decisions/choice.js';
-import { acquireOps, coolOps, keysLeftOps, laneOutOps, settleOps, type CoreAdmission, type LaneOut } from '../../lib/admission/decisions/pool-core.js';
+import {
+  acquireOps,
+  coolOps,
+  keysLeftOps,
+  laneCapacityOps,
+  laneOutOf,
+  settleOps,
+  type CoreAdmission,
+  type LaneOut,
+} from '../../lib/admission/decisions/pool-core.js';
 import { newPoolState, type PoolConfig, type PoolState } from '../../lib/admission/decisions/pool-state.js';
 import { acquireGroupOps } from '../../lib/admission/decisions/group-take.js';
 import { runSync, type SyncRateState } from '../../lib/admission/drivers/sync.js';
@@ -212,6 +221,6 @@ export class SimKeyPool {
   /** `SharedKeyPool.laneOut`: when every key is out for a long reset, as every instance recorded it (a fresh read). */
   laneOutFor(consumer: number, now: number): LaneOut | null {
     this.clock = now;
-    return runSync(laneOutOps(this.config, this.states[consumer]!), this.store);
+    return laneOutOf(runSync(laneCapacityOps(this.config, this.states[consumer]!), this.store));
   }
 }

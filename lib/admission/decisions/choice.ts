@@ -68,26 +68,39 @@ export function addCooldown(snapshot: CooldownSnapshot, record: CooldownRecord):
 }
 
 /**
- * When every key is out for a long reset (daily quota, billing) at `now`: the earliest of those
- * resets and its reason — the lane can stop pulling until then. `null` while any key is free or only
- * cooling for a rate limit. `dailyOut` adds quota owners whose daily quota admission itself saw
- * spent (owner → the daily reset): their keys are out until then too, for `quota_exhausted`.
+ * What the lane can start while some quota owners are out for a long reset: `share` of its owners
+ * still usable (0: the lane is out), and when the earliest out owner comes back (epoch ms) and why.
  */
-export function laneOutUntil(
-  keys: readonly KeyRef[],
-  snapshot: CooldownSnapshot,
-  now: number,
-  dailyOut?: ReadonlyMap<string, number>,
-): { until: number; reason: LaneOutReason } | null {
-  let earliest: { until: number; reason: CooldownReason } | null = null;
+export interface LaneCapacity {
+  share: number;
+  until: number;
+  reason: LaneOutReason;
+}
+
+/**
+ * The lane's capacity at `now`: an owner is out when each of its keys is cooling for a long reset
+ * (daily quota, billing, auth) or its daily quota is spent (`dailyOut`: owner → the daily reset
+ * admission itself saw it spent until, for `quota_exhausted`); out until the earliest of its keys'
+ * returns. `null` while every owner has a usable key (or is only cooling for a rate limit).
+ */
+export function laneCapacity(keys: readonly KeyRef[], snapshot: CooldownSnapshot, now: number, dailyOut?: ReadonlyMap<string, number>): LaneCapacity | null {
+  // Per owner: `null` once one of its keys is usable, else its earliest return.
+  const owners = new Map<string, { until: number; reason: CooldownReason } | null>();
   for (const key of keys) {
+    const known = owners.get(key.quotaOwner);
+    if (known === null) continue;
     const blocker = blockerOf(key, snapshot, now);
     const daily = dailyOut?.get(key.quotaOwner);
     let out: { until: number; reason: CooldownReason } | null = blocker && isLongReason(blocker.reason) ? blocker : null;
     if (daily !== undefined && daily > now && (out === null || daily > out.until)) out = { until: daily, reason: 'quota_exhausted' };
-    if (out === null) return null;
-    if (earliest === null || out.until < earliest.until) earliest = out;
+    owners.set(key.quotaOwner, out === null ? null : known === undefined || out.until < known.until ? out : known);
+  }
+  let usable = 0;
+  let earliest: { until: number; reason: CooldownReason } | null = null;
+  for (const out of owners.values()) {
+    if (out === null) usable++;
+    else if (earliest === null || out.until < earliest.until) earliest = out;
   }
   if (earliest === null) return null;
-  return { until: earliest.until, reason: earliest.reason === 'rate_limit' ? 'quota_exhausted' : earliest.reason };
+  return { share: usable / owners.size, until: earliest.until, reason: earliest.reason === 'rate_limit' ? 'quota_exhausted' : earliest.reason };
 }

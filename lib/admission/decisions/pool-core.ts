@@ -27,21 +27,21 @@ import type { Cooldown, LaneOutReason } from '../../policy/index.js';
 import { coolChange, releaseChange, settleChange, takeChange, takeWrites, type TakeArg } from '../bucket/changes.js';
 import { isProbe } from '../bucket/first-calls.js';
 import { leaseValidityMs, spendLease } from '../bucket/lease.js';
-import { clampCost, type TakeVerdict } from '../bucket/token-bucket.js';
+import { clampCost, isFixedDay, type TakeVerdict } from '../bucket/token-bucket.js';
 import { learnOutputEstimate } from '../config/settings.js';
 import type { BucketCost, BucketState, Flow, Lease } from '../model/bucket.js';
 import { EMPTY_SNAPSHOT, RECHECKED, type CooldownSnapshot, type KeyRef } from '../model/cooldowns.js';
 import { update } from './bucket-update.js';
-import { blockerOf, chooseKeys, cooldownRecordOf, keysLeftAfter, laneOutUntil } from './choice.js';
+import { blockerOf, chooseKeys, cooldownRecordOf, keysLeftAfter, laneCapacity, type LaneCapacity } from './choice.js';
 import { cooldowns, cooldownsOrBeside, firstCooldowns, learnCooldown as learn } from './cooldown-cache.js';
 import { beginDecision, bucketIdOf, learnBucket, learnedSince, SETTLE_CARRY_SHARE, type PoolConfig, type PoolOps, type PoolState } from './pool-state.js';
 
 /**
- * A key whose owner's daily quota is spent counts as out for the lane pause only when its reset is at
- * least this many windows away: 15 minutes in AWS, SQS's longest `DelaySeconds` (a shorter wait is
- * one deferral, no bouncing to save).
+ * A key whose owner's daily quota is spent counts as out (for the lane's capacity and pause) only when
+ * its reset is at least this many windows away: a minute in AWS, the shortest pause its resume
+ * schedule takes; a nearer reset is one deferral.
  */
-const DAILY_PAUSE_MIN_WINDOWS = 15;
+const DAILY_PAUSE_MIN_WINDOWS = 1;
 
 /** One call to admit: its estimated input tokens, how far ahead it may be booked (ms), and its flow. */
 export interface CallRequest {
@@ -59,6 +59,8 @@ interface CoreGrant<K extends KeyRef> {
   cost: BucketCost;
   /** When the call may start (epoch ms): the decision's clock, or a booked slot a little later (see {@link acquireOps}). */
   startAt: number;
+  /** Some owners are out for a long reset (this call may have spent the last day's quota: share 0); absent while all are usable. */
+  capacity?: LaneCapacity | undefined;
 }
 
 /** No key can take the call now. */
@@ -70,6 +72,8 @@ interface CoreDenial {
   detail: string;
   /** Every key is out for a long reset (daily quota, billing): until the earliest; else `null`. */
   laneOut: LaneOut | null;
+  /** As {@link CoreGrant.capacity} (share 0 with {@link laneOut}). */
+  capacity?: LaneCapacity | undefined;
   /** Set when some owner was passed over only because its first call is in flight: waiting for that answer may admit. */
   probing?: true;
 }
@@ -78,6 +82,11 @@ interface CoreDenial {
 export interface LaneOut {
   until: number;
   reason: LaneOutReason;
+}
+
+/** The lane out when `capacity` says none of its owners is usable. */
+export function laneOutOf(capacity: LaneCapacity | null | undefined): LaneOut | null {
+  return capacity?.share === 0 ? { until: capacity.until, reason: capacity.reason } : null;
 }
 
 /** An acquire's answer. */
@@ -157,6 +166,45 @@ export function* acquireOps<K extends KeyRef>(
   request: CallRequest,
   since?: number,
   leasing = true,
+): PoolOps<CoreAdmission<K>> {
+  const answer = yield* acquireDecision(config, state, request, since, leasing);
+  const capacity = capacityKnown(config, state);
+  return capacity ? { ...answer, capacity } : answer;
+}
+
+/**
+ * The lane's capacity as this instance knows it now (the cached cooldowns, and the owners its takes
+ * found with the day spent: {@link noteDaily}); `undefined` while every owner is usable.
+ */
+function capacityKnown(config: PoolConfig, state: PoolState): LaneCapacity | undefined {
+  const now = config.now();
+  for (const [owner, reset] of state.dailySpent) if (reset <= now) state.dailySpent.delete(owner);
+  return laneCapacity(config.keys, state.cooldowns ?? EMPTY_SNAPSHOT, now, state.dailySpent) ?? undefined;
+}
+
+/**
+ * What a take on `owner` says of its day: spent (until the reset, when at least `pauseMinMs` after
+ * `at`) when it refused for the daily level or its grant left less than a call of `need`; not spent
+ * when it refused for the minute's levels (the daily one held) or granted with a call left.
+ */
+function noteDaily(config: PoolConfig, state: PoolState, owner: string, verdict: TakeVerdict, need: BucketCost, at: number, pauseMinMs: number): void {
+  let spentUntil: number | undefined;
+  if (verdict.admitted) {
+    const reset = verdict.next.dayResetAt ?? 0;
+    if (isFixedDay(config.limits) && verdict.next.levels.daily < need.requests && reset > 0) spentUntil = reset;
+  } else if (verdict.limitedBy === 'daily') spentUntil = verdict.dueAt;
+  else if (verdict.limitedBy !== 'requests' && verdict.limitedBy !== 'tokens') return;
+  if (spentUntil !== undefined && spentUntil - at >= pauseMinMs) state.dailySpent.set(owner, spentUntil);
+  else state.dailySpent.delete(owner);
+}
+
+/** {@link acquireOps} without the capacity. */
+function* acquireDecision<K extends KeyRef>(
+  config: PoolConfig<K>,
+  state: PoolState,
+  request: CallRequest,
+  since: number | undefined,
+  leasing: boolean,
 ): PoolOps<CoreAdmission<K>> {
   const begun = config.now();
   const known = yield* cooldownsOrBeside(config, state);
@@ -262,8 +310,7 @@ function* decide<K extends KeyRef>(
   const candidates: Candidate[] = [];
   let contendedRetry = Infinity;
   const tried: string[] = [];
-  // Owners whose daily quota is spent until a reset far enough away to pause the lane for.
-  let dailyOut: Map<string, number> | undefined;
+  // An owner whose daily quota is spent until a reset at least this far away is out (`noteDaily`).
   const pauseMinMs = DAILY_PAUSE_MIN_WINDOWS * limits.windowMs;
   // Owners passed over while another call probes them (`bucket/first-calls.ts`): when the earliest lease ends.
   const probeLeaseMs = settings.probeFirstCalls ? limits.windowMs : undefined;
@@ -273,6 +320,7 @@ function* decide<K extends KeyRef>(
     if (tried.includes(key.quotaOwner)) continue;
     tried.push(key.quotaOwner);
     const verdict = yield* take(config, state, key.quotaOwner, { cost, reserve: false, probeLeaseMs, lease, flow }, decision);
+    if (verdict !== 'contended') noteDaily(config, state, key.quotaOwner, verdict, cost, started, pauseMinMs);
     if (verdict === 'contended') {
       // Other consumers are writing this bucket right now: it is busy, not out. Come back after one
       // request slot rather than at some cooling key's (possibly far) reset.
@@ -292,7 +340,6 @@ function* decide<K extends KeyRef>(
       probeUntil = Math.min(probeUntil, verdict.retryAt);
       continue;
     }
-    if (verdict.limitedBy === 'daily' && verdict.dueAt - started >= pauseMinMs) (dailyOut ??= new Map()).set(key.quotaOwner, verdict.dueAt);
     // When the owner's next slot comes: for a call it would book, when its levels hold the call (the
     // booked calls are in them); else counting the slots already reserved on it — a spent day is never
     // booked, and its reset is every such owner's `dueAt`: by it alone one owner would take every reservation.
@@ -304,6 +351,7 @@ function* decide<K extends KeyRef>(
   for (const { owner, slotAt } of candidates) {
     // Book or reserve the first slot, so callers denied together come back spread out over every key.
     const verdict = yield* take(config, state, owner, { cost, reserve: true, bookWithinMs, probeLeaseMs, flow }, decision);
+    if (verdict !== 'contended') noteDaily(config, state, owner, verdict, cost, started, pauseMinMs);
     if (verdict === 'contended') {
       slot = { at: slotAt, detail: 'bucket contended' };
       break;
@@ -317,7 +365,6 @@ function* decide<K extends KeyRef>(
     }
     // The write read the stored bucket: what it says is fresher than the cached one.
     if (verdict.limitedBy === 'cooldown' && verdict.next.cooldown) {
-      dailyOut?.delete(owner);
       learnCooling(owner, verdict.next.cooldown);
       continue;
     }
@@ -325,8 +372,6 @@ function* decide<K extends KeyRef>(
       probeUntil = Math.min(probeUntil, verdict.retryAt);
       continue;
     }
-    if (verdict.limitedBy === 'daily' && verdict.dueAt - started >= pauseMinMs) (dailyOut ??= new Map()).set(owner, verdict.dueAt);
-    else dailyOut?.delete(owner);
     slot = { at: verdict.retryAt, detail: `no budget (${verdict.limitedBy})` };
     break;
   }
@@ -346,7 +391,13 @@ function* decide<K extends KeyRef>(
   if (!Number.isFinite(retryAt)) retryAt = oneSlot;
   // Waiting for the probe is worth it only when no slot was reserved elsewhere (a second wait would reserve another).
   const probing = Number.isFinite(probeUntil) && slot === undefined ? ({ probing: true } as const) : {};
-  return { admitted: false, retryAt: Math.max(now, retryAt), detail, laneOut: laneOutUntil(keys, state.cooldowns ?? snapshot, now, dailyOut), ...probing };
+  return {
+    admitted: false,
+    retryAt: Math.max(now, retryAt),
+    detail,
+    laneOut: laneOutOf(laneCapacity(keys, state.cooldowns ?? snapshot, now, state.dailySpent)),
+    ...probing,
+  };
 }
 
 /**
@@ -423,10 +474,10 @@ export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cool
 }
 
 /**
- * When every key is out for a long reset: the earliest reset. Asked only after a quota or billing
- * 429: reads what every consumer recorded, not the cache.
+ * The lane's capacity (share 0: every key is out for a long reset, until the earliest reset). Asked
+ * only after a quota, billing or auth error: reads what every consumer recorded, not the cache.
  */
-export function* laneOutOps(config: PoolConfig, state: PoolState): PoolOps<LaneOut | null> {
+export function* laneCapacityOps(config: PoolConfig, state: PoolState): PoolOps<LaneCapacity | null> {
   const snapshot = yield* cooldowns(config, state, true);
-  return laneOutUntil(config.keys, snapshot, config.now());
+  return laneCapacity(config.keys, snapshot, config.now(), state.dailySpent);
 }

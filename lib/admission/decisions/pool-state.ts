@@ -88,6 +88,8 @@ export interface PoolState {
    * decision begun no later reads it no more: it already has what a read would return (`refreshContended`).
    */
   learnedAt: Map<string, number>;
+  /** Per quota owner: the daily reset (epoch ms) until which this instance's takes found its day spent (`noteDaily` in `pool-core.ts`). */
+  dailySpent: Map<string, number>;
 }
 
 /** The item of the owner's bucket this pool takes from (see {@link PoolConfig.bucketSuffix}). */
@@ -130,6 +132,7 @@ export function newPoolState(settings: AdmissionSettings): PoolState {
     conflictAt: new Map(),
     decisionsBegun: 0,
     learnedAt: new Map(),
+    dailySpent: new Map(),
   };
 }
 

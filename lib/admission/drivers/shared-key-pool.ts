@@ -17,7 +17,8 @@ import type { AdmissionSettings } from '../config/settings.js';
 import { blockerOf } from '../decisions/choice.js';
 import { cacheCooldownsRead } from '../decisions/cooldown-cache.js';
 import { acquireGroupOps } from '../decisions/group-take.js';
-import { coolOps, keysLeftOps, laneOutOps, releaseOps, settleOps, type CoreAdmission } from '../decisions/pool-core.js';
+import type { LaneCapacity } from '../decisions/choice.js';
+import { coolOps, keysLeftOps, laneCapacityOps, laneOutOf, releaseOps, settleOps, type CoreAdmission } from '../decisions/pool-core.js';
 import { bucketIdOf, learnBucket, newPoolState, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from '../decisions/pool-state.js';
 import {
   NoProviderKeyError,
@@ -26,6 +27,7 @@ import {
   type KeyPool,
   type KeyRequest,
   type KeyUsage,
+  type LaneCapacityState,
   type ProviderKey,
 } from '../keys/key-pool.js';
 import { secretFingerprint } from '../keys/key-ring.js';
@@ -168,6 +170,12 @@ export class SharedKeyPool implements KeyPool {
     return this.state.contended;
   }
 
+  /**
+   * What this instance's takes cost in conflicts: acquires answered (`takes`), and conditional bucket
+   * writes of any decision that failed because another instance wrote first (`conditionFailures`).
+   */
+  readonly counts = { takes: 0, conditionFailures: 0 };
+
   /** Answers one operation of a decision; `held` collects the releases of the locks it holds. */
   private async perform(op: StoreOp, held: Map<string, () => void>): Promise<unknown> {
     switch (op.kind) {
@@ -188,8 +196,11 @@ export class SharedKeyPool implements KeyPool {
       }
       case 'readBucket':
         return this.store.readBucket(op.owner);
-      case 'writeBucket':
-        return this.store.writeBucket(op.owner, op.next, op.expectedVersion, op.now);
+      case 'writeBucket': {
+        const outcome = await this.store.writeBucket(op.owner, op.next, op.expectedVersion, op.now);
+        if (!outcome.ok) this.counts.conditionFailures++;
+        return outcome;
+      }
       case 'putCooldown':
         return this.store.putCooldown(op.record, op.now);
       case 'lock':
@@ -293,6 +304,8 @@ export class SharedKeyPool implements KeyPool {
       answer = await this.takeInGroup(request, windowEnd);
     }
     const waited = waitedMs > 0 ? { waitedMs } : {};
+    this.counts.takes++;
+    const laneCapacity = answer.capacity ? { laneCapacity: capacityState(answer.capacity) } : {};
     if (!answer.admitted) {
       const { laneOut } = answer;
       return {
@@ -301,6 +314,7 @@ export class SharedKeyPool implements KeyPool {
         detail: answer.detail,
         ...(laneOut ? { laneOut: { until: new Date(laneOut.until), reason: laneOut.reason } } : {}),
         ...waited,
+        ...laneCapacity,
       };
     }
     const { key, cost, startAt } = answer;
@@ -310,6 +324,7 @@ export class SharedKeyPool implements KeyPool {
       key,
       ...(startAt > this.config.now() ? { startAt: new Date(startAt) } : {}),
       ...waited,
+      ...laneCapacity,
       settle: async (usage: KeyUsage | null) => {
         if (settled) return;
         settled = true;
@@ -343,9 +358,19 @@ export class SharedKeyPool implements KeyPool {
     }
   }
 
+  /** The lane's capacity as every consumer recorded it (a fresh read of the cooldowns). */
+  async laneCapacity(): Promise<LaneCapacityState | null> {
+    const capacity = await this.run(laneCapacityOps(this.config, this.state));
+    return capacity ? capacityState(capacity) : null;
+  }
+
   /** The lane's state as every consumer recorded it: when every key is out for a long reset, until when. */
   async laneOut(): Promise<{ until: Date; reason: LaneOutReason } | null> {
-    const out = await this.run(laneOutOps(this.config, this.state));
+    const out = laneOutOf(await this.run(laneCapacityOps(this.config, this.state)));
     return out ? { until: new Date(out.until), reason: out.reason } : null;
   }
+}
+
+function capacityState(capacity: LaneCapacity): LaneCapacityState {
+  return { share: capacity.share, until: new Date(capacity.until), reason: capacity.reason };
 }

@@ -17,6 +17,9 @@
  *   refuses a lane where that could be another owner's bucket (owners `o` and `o#live`).
  * - `lane#pause`: `until`, `reason`, `pausedAt`; claimed with a conditional put so one consumer
  *   pauses the lane, the others see it is paused.
+ * - `lane#limit`: `share`, `until`, `reason`, `limitedAt`: the lane's concurrency reduced to the share
+ *   of its quota owners still usable; claimed alike, so one consumer lowers it (and a lower share
+ *   replaces a higher one).
  */
 import {
   BatchGetItemCommand,
@@ -35,7 +38,7 @@ import { errorName, RatelaneError, shortMessage } from '../../platform/errors.js
 import type { CooldownReason } from '../../policy/index.js';
 import { LIVE_BUCKET_SUFFIX, type BucketState, type FlowTimeline } from '../model/bucket.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../model/cooldowns.js';
-import type { BucketWrite, LanePauseReason, PauseRecord, RateStateStore } from '../model/store.js';
+import type { BucketWrite, LanePauseReason, LimitRecord, PauseRecord, RateStateStore } from '../model/store.js';
 
 /** Every reason a pause record may carry. */
 const PAUSE_REASONS: readonly LanePauseReason[] = ['quota_exhausted', 'billing', 'auth', 'configuration'];
@@ -63,6 +66,7 @@ const BATCH_GET_ATTEMPTS = 3;
 const BATCH_GET_BACKOFF_MS = 20;
 const BUCKET_TTL_SECONDS = 2 * 24 * 3600;
 const PAUSE_PK = 'lane#pause';
+const LIMIT_PK = 'lane#limit';
 
 /** The partition key of a cooldown item. */
 export function cooldownPk(scope: CooldownRecord['scope'], id: string): string {
@@ -351,6 +355,38 @@ export class DynamoRateStateStore implements RateStateStore {
       if (isConditionFailure(error)) return false;
       throw error;
     }
+  }
+
+  async claimLimit(record: LimitRecord, now: number): Promise<boolean> {
+    try {
+      await this.call('PutItem', () =>
+        this.dynamodb.send(
+          new PutItemCommand({
+            TableName: this.tableName,
+            Item: marshall({
+              pk: LIMIT_PK,
+              share: record.share,
+              until: record.until,
+              untilIso: new Date(record.until).toISOString(),
+              reason: record.reason,
+              limitedAt: record.limitedAt,
+              expiresAt: Math.ceil(record.until / 1000) + COOLDOWN_TTL_GRACE_SECONDS,
+            }),
+            ConditionExpression: 'attribute_not_exists(pk) OR #until <= :now OR #share > :share OR (#share = :share AND #until < :until)',
+            ExpressionAttributeNames: { '#until': 'until', '#share': 'share' },
+            ExpressionAttributeValues: marshall({ ':now': now, ':share': record.share, ':until': record.until }),
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async clearLimit(): Promise<void> {
+    await this.call('DeleteItem', () => this.dynamodb.send(new DeleteItemCommand({ TableName: this.tableName, Key: { pk: { S: LIMIT_PK } } })));
   }
 
   async readPause(): Promise<PauseRecord | undefined> {

@@ -46,6 +46,8 @@ export interface KeyGrant {
   startAt?: Date | undefined;
   /** Time this acquire waited in-process for another call's first answer on an owner (ms; `bucket/first-calls.ts`). */
   waitedMs?: number | undefined;
+  /** Set while some quota owners are out for a long reset (share 0: this call spent the last of the lane's day). */
+  laneCapacity?: LaneCapacityState | undefined;
   /** Reconciles what admission took with the real usage (`null`: the call reported none). Never throws. */
   settle(usage: KeyUsage | null): Promise<void>;
   /**
@@ -68,6 +70,18 @@ export interface KeyDenial {
   laneOut?: { until: Date; reason: LaneOutReason } | undefined;
   /** As {@link KeyGrant.waitedMs}. */
   waitedMs?: number | undefined;
+  /** As {@link KeyGrant.laneCapacity}. */
+  laneCapacity?: LaneCapacityState | undefined;
+}
+
+/**
+ * Some of the lane's quota owners are out for a long reset (daily quota, billing, auth): `share` of
+ * them still usable (0: none, the lane is out), the earliest back at `until`, out for `reason`.
+ */
+export interface LaneCapacityState {
+  share: number;
+  until: Date;
+  reason: LaneOutReason;
 }
 
 /** A key for the call, or when to come back. */
@@ -92,8 +106,12 @@ export interface KeyPool {
   keysLeftAfter(key: ProviderKey, target: CooldownTarget): Promise<number | undefined>;
   /** Records a cooldown the policy decided, so no consumer spends a call to learn it again. */
   cool(key: ProviderKey, cooldown: Cooldown): Promise<void>;
-  /** When every key is out for a long reset: the earliest reset (optional: pools without shared state omit it). */
-  laneOut?(): Promise<{ until: Date; reason: LaneOutReason } | null>;
+  /**
+   * The lane's capacity as every consumer recorded it (a fresh read), `null` while every quota owner
+   * is usable; share 0: every key is out until the earliest reset (optional: pools without shared
+   * state omit it).
+   */
+  laneCapacity?(): Promise<LaneCapacityState | null>;
 }
 
 /** Raised when a lane has no usable key. */

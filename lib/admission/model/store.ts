@@ -23,6 +23,15 @@ export interface PauseRecord {
   pausedAt: number;
 }
 
+/** The lane's reduced concurrency, as recorded: `share` of its owners usable until `until` (epoch ms). */
+export interface LimitRecord {
+  share: number;
+  until: number;
+  reason: LaneOutReason;
+  /** Epoch ms the limit was claimed. */
+  limitedAt: number;
+}
+
 /** Result of a conditional bucket write. */
 export type BucketWrite = { ok: true } | { ok: false; current: BucketState | undefined };
 
@@ -54,4 +63,11 @@ export interface RateStateStore {
   readPause(): Promise<PauseRecord | undefined>;
   /** Removes the pause record. */
   clearPause(): Promise<void>;
+  /**
+   * Claims the lane's reduced concurrency: `true` when none is recorded, the recorded one has ended,
+   * or `record` is lower (or as low and longer); else `false` (another consumer limited the lane so).
+   */
+  claimLimit(record: LimitRecord, now: number): Promise<boolean>;
+  /** Removes the limit record. */
+  clearLimit(): Promise<void>;
 }

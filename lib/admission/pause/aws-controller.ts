@@ -1,7 +1,8 @@
 /**
  * The lane pause in AWS: create a one-time EventBridge Scheduler schedule (`at(...)`, deleted after
  * it ran) whose universal target calls `lambda:UpdateEventSourceMapping` with `Enabled: true`, then
- * disable the lane's event source mapping. The schedule comes first: if it cannot be created the lane
+ * disable the lane's event source mapping. The lane limit alike: a schedule that sets the mapping's
+ * `ScalingConfig.MaximumConcurrency` back to the lane's, then the lowered one. The schedule comes first: if it cannot be created the lane
  * is not disabled (it must never stay off with nothing to turn it on). The mapping's UUID is read from
  * the SSM parameter the stack writes (the function cannot have it in its environment).
  *
@@ -16,13 +17,16 @@ import { errorName } from '../../platform/errors.js';
 import { ScopedAbortHttpHandler } from '../../platform/abort-scope.js';
 import { ScopedRetryStrategy } from '../../platform/retry.js';
 import type { LanePauseReason } from '../model/store.js';
-import type { LanePauseController } from './lane-pause.js';
+import type { LaneOutReason } from '../../policy/index.js';
+import { limitedConcurrency, type LanePauseController } from './lane-pause.js';
 
 /** The AWS calls a lane pause makes, as plain functions (tests pass fakes). */
 export interface AwsPauseCalls {
   /** The event source mapping's UUID. */
   mappingId(): Promise<string>;
   setMappingEnabled(uuid: string, enabled: boolean): Promise<void>;
+  /** Sets the mapping's `ScalingConfig.MaximumConcurrency`. */
+  setMappingConcurrency(uuid: string, maximumConcurrency: number): Promise<void>;
   /** Creates a one-time schedule; resolves `false` when one of that name exists already. */
   createResumeSchedule(input: ResumeScheduleInput): Promise<boolean>;
   /** Names of the schedules in the group. */
@@ -65,8 +69,8 @@ export function atExpression(instant: Date): string {
 }
 
 /** The schedule name of a resume at `until` (unique per resume time, ≤ 64 characters). */
-export function resumeScheduleName(lane: string, until: Date): string {
-  return `resume-${lane}-${new Date(Math.ceil(until.getTime() / 1000) * 1000).toISOString().slice(0, 19).replace(/[-:]/g, '')}`;
+export function resumeScheduleName(lane: string, until: Date, action: 'resume' | 'restore' = 'resume'): string {
+  return `${action}-${lane}-${new Date(Math.ceil(until.getTime() / 1000) * 1000).toISOString().slice(0, 19).replace(/[-:]/g, '')}`;
 }
 
 /** Options of {@link AwsLanePauseController}. */
@@ -77,6 +81,8 @@ export interface AwsLanePauseOptions {
   schedulerRoleArn: string;
   /** A resume is never scheduled sooner than this from now (Scheduler's clock and ours differ). Default 60 s. */
   minimumPauseMs?: number;
+  /** The mapping's configured maximum concurrency (`consumer.maximumConcurrency`): what a limit lowers and its end restores. */
+  maximumConcurrency: number;
   now?: () => number;
 }
 
@@ -85,26 +91,42 @@ export class AwsLanePauseController implements LanePauseController {
   constructor(private readonly options: AwsLanePauseOptions) {}
 
   async pause(until: Date, reason: LanePauseReason): Promise<void> {
+    const uuid = await this.schedule('resume', until, { Enabled: true }, `resume after ${reason}`);
+    await this.options.calls.setMappingEnabled(uuid, false);
+  }
+
+  /** Lowers the mapping's maximum concurrency to `share` of the lane's ({@link limitedConcurrency}) until `until`. */
+  async limit(share: number, until: Date, reason: LaneOutReason): Promise<void> {
+    const full = this.options.maximumConcurrency;
+    const uuid = await this.schedule('restore', until, { ScalingConfig: { MaximumConcurrency: full } }, `restore concurrency ${full} after ${reason}`);
+    await this.options.calls.setMappingConcurrency(uuid, limitedConcurrency(full, share));
+  }
+
+  /** Creates the one-time schedule that updates the mapping with `update` at `until` (at the earliest `minimumPauseMs` from now); the mapping's UUID. */
+  private async schedule(action: 'resume' | 'restore', until: Date, update: Record<string, unknown>, what: string): Promise<string> {
     const { calls, lane } = this.options;
     const now = (this.options.now ?? Date.now)();
     const at = new Date(Math.max(until.getTime(), now + (this.options.minimumPauseMs ?? 60_000)));
     const uuid = await calls.mappingId();
     await calls.createResumeSchedule({
-      name: resumeScheduleName(lane, at),
+      name: resumeScheduleName(lane, at, action),
       group: this.options.scheduleGroup,
       expression: atExpression(at),
       roleArn: this.options.schedulerRoleArn,
-      input: JSON.stringify({ UUID: uuid, Enabled: true }),
+      input: JSON.stringify({ UUID: uuid, ...update }),
       // The role is the stack's, in the stack's partition: the target lives there too.
       targetArn: resumeTargetArn(partitionOf(this.options.schedulerRoleArn)),
-      description: `ratelane ${lane}: resume after ${reason} (paused at ${new Date(now).toISOString()})`,
+      description: `ratelane ${lane}: ${what} (at ${new Date(now).toISOString()})`,
     });
-    await calls.setMappingEnabled(uuid, false);
+    return uuid;
   }
 
+  /** Enables the mapping at the lane's whole maximum concurrency. */
   async resume(): Promise<void> {
     const { calls } = this.options;
-    await calls.setMappingEnabled(await calls.mappingId(), true);
+    const uuid = await calls.mappingId();
+    await calls.setMappingEnabled(uuid, true);
+    await calls.setMappingConcurrency(uuid, this.options.maximumConcurrency);
   }
 }
 
@@ -133,6 +155,9 @@ export function sdkPauseCalls(options: { region: string; mappingIdParameter: str
     },
     async setMappingEnabled(id, enabled) {
       await lambda.send(new UpdateEventSourceMappingCommand({ UUID: id, Enabled: enabled }));
+    },
+    async setMappingConcurrency(id, maximumConcurrency) {
+      await lambda.send(new UpdateEventSourceMappingCommand({ UUID: id, ScalingConfig: { MaximumConcurrency: maximumConcurrency } }));
     },
     async createResumeSchedule(input) {
       try {

@@ -65,7 +65,13 @@ export async function consumerHandlerFromEnvironment(): Promise<SqsHandler> {
   const mappingIdParameter = env[CONSUMER_ENV.mappingIdParameter];
   const controller =
     scheduleGroup && schedulerRoleArn && mappingIdParameter
-      ? new AwsLanePauseController({ lane: lane.name, calls: sdkPauseCalls({ region: lane.region, mappingIdParameter }), scheduleGroup, schedulerRoleArn })
+      ? new AwsLanePauseController({
+          lane: lane.name,
+          calls: sdkPauseCalls({ region: lane.region, mappingIdParameter }),
+          scheduleGroup,
+          schedulerRoleArn,
+          maximumConcurrency: lane.consumer.maximumConcurrency,
+        })
       : undefined;
   const margin = env[CONSUMER_ENV.admissionSafetyMargin];
   const outputTokens = env[CONSUMER_ENV.admissionOutputTokens];

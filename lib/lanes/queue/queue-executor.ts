@@ -7,7 +7,6 @@
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { withAbortSignal } from '../../platform/abort-scope.js';
-import type { LanePauseRequester } from '../../admission/pause/lane-pause.js';
 import type { Job } from '../../contract/job.js';
 import {
   count,
@@ -31,8 +30,6 @@ export interface QueueLaneDeps extends ExtractionDeps {
   queueUrl: string;
   dlqUrl: string;
   sqs: SQSClient;
-  /** Pauses the lane when every key is out until a long reset; absent: the lane never pauses. */
-  lanePause?: LanePauseRequester | undefined;
 }
 
 /** A record the consumer could not settle now: reported as a batch item failure, SQS brings it back. */

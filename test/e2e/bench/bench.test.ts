@@ -254,7 +254,7 @@ describe('npm run bench: a tiny scenario run', () => {
     assert.equal(admission.committed, 30);
     assert.equal(admission.deadLettered, 0);
     assert.equal(admission.boundMs, Math.round(report.bound.ms), "the scenario's bound is (c)'s run's");
-    assert.deepEqual(Object.keys(report.targets ?? {}), ['burstAwareRatio', 'modelCallsPerCompletion', 'deadLettered', 'lost']);
+    assert.deepEqual(Object.keys(report.targets ?? {}), ['burstAwareRatio', 'modelCallsPerCompletion', 'attemptsPerCompletion', 'deadLettered', 'lost']);
     assert.equal(report.targets?.lost?.met, true);
     assert.equal(scenarioExitCode(result, { strict: false }), 0);
     // The report on stdout with the bound and the target checks; the JSON object on the last line

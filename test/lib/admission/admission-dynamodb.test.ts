@@ -27,6 +27,7 @@ import {
   scriptedModel,
   submitTo,
   testConsumer,
+  throttle,
   type TestLane,
 } from '../../helpers/consumer-harness.js';
 import { virtualClock } from '../../helpers/virtual-clock.js';
@@ -97,19 +98,36 @@ describe('admission: the shared bucket', () => {
     // the cooldown record carries its TTL
     const [record] = await store.listCooldowns();
     assert.deepEqual(record, { scope: 'quota_owner', id: 'owner-1', reason: 'quota_exhausted', until: until.getTime() });
-    // a person resumes it (the resume command with local endpoints touches only the rate state)
+    // a person resumes it: the pause and a limit of the lane go (the mapping's calls faked)
     await store.claimPause({ until: until.getTime(), reason: 'quota_exhausted', pausedAt: Date.now() }, Date.now());
+    assert.ok(await store.claimLimit({ share: 0.5, until: until.getTime(), reason: 'billing', limitedAt: Date.now() }, Date.now()));
     const out: string[] = [];
+    const mapping: string[] = [];
     const sink = { write: (s: string) => out.push(s) };
     const code = await runResumeCommand(['--lane', 'us', '--clear', 'quota', '--json'], {
       stdout: sink,
       stderr: { write: () => true },
       rateState: () => store,
-      pauseCalls: () => null,
+      pauseCalls: (lane) => ({
+        // (the lane's own maximum concurrency is what the mapping is set back to)
+        mappingId: async () => `uuid-${lane.consumer.maximumConcurrency}`,
+        setMappingEnabled: async (_uuid, enabled) => void mapping.push(`enabled ${enabled}`),
+        setMappingConcurrency: async (uuid, n) => void mapping.push(`concurrency ${n} of ${uuid}`),
+        createResumeSchedule: async () => true,
+        listSchedules: async () => ['resume-us-20260101T000000', 'restore-us-20260101T000000', 'resume-eu-20260101T000000'],
+        deleteSchedule: async (_group, name) => void mapping.push(`deleted ${name}`),
+      }),
     });
     assert.equal(code, 0);
-    assert.deepEqual(JSON.parse(out.join('')).clearedCooldowns, ['owner owner-1 (quota_exhausted)']);
+    const summary = JSON.parse(out.join(''));
+    assert.deepEqual(summary.clearedCooldowns, ['owner owner-1 (quota_exhausted)']);
     assert.equal(await store.readPause(), undefined);
+    assert.ok(await store.claimLimit({ share: 0.9, until: until.getTime(), reason: 'billing', limitedAt: Date.now() }, Date.now()), 'the limit record is gone');
+    assert.match(mapping[1] ?? '', /^concurrency (\d+) of uuid-\1$/, "the mapping back at the lane's maximum concurrency");
+    assert.deepEqual(
+      mapping.filter((_, i) => i !== 1),
+      ['enabled true', 'deleted resume-us-20260101T000000', 'deleted restore-us-20260101T000000'],
+    );
     const fresh = new SharedKeyPool({ keys: ONE_KEY, store, limits, settings });
     assert.ok((await fresh.acquire({ estimatedTokens: 1 })).admitted, 'admitted again after the resume');
   });
@@ -182,6 +200,58 @@ describe('admission: the consumer', () => {
     const deferredByAdmission = ledgers.find((entries) => entries[0]?.reason === 'admission_denied')![0]!;
     assert.equal(deferredByAdmission.deferrals, 1);
     assert.equal(deferredByAdmission.attempt, 0);
+  });
+});
+
+describe('admission: a key out of credit', () => {
+  it('limits the lane to the quota owners left, once, and costs its one call', async () => {
+    // Prepare: two keys of two quota owners; key-1 is out of credit
+    const t = await provisionTestLane({
+      provider: {
+        keys: [
+          { id: 'key-1', quotaOwner: 'o1' },
+          { id: 'key-2', quotaOwner: 'o2' },
+        ],
+      },
+    });
+    lanes.push(t);
+    await submitTo(
+      t,
+      englishDocuments(4).map((d) => ({ text: d.text, sourceId: `${d.sourceId}#${t.lane.resources.queueName}` })),
+    );
+    const keys: ProviderKey[] = t.lane.provider.keys.map((k) => ({ ...k, secret: `sk-${k.id}` }));
+    const limits: { share: number; reason: string }[] = [];
+    const controller: LanePauseController = {
+      pause: async () => undefined,
+      resume: async () => undefined,
+      limit: async (share, _until, reason) => void limits.push({ share, reason }),
+    };
+    const admission = createLaneAdmission({ lane: t.lane, dynamodb: t.clients.dynamodb, keys, controller });
+    const scripted = scriptedModel();
+    const deadKeyCalls: string[] = [];
+    const model: ModelAdapter = {
+      provider: 'scripted',
+      extract: async (request) => {
+        if (request.apiKey !== 'sk-key-1') return scripted.extract(request);
+        deadKeyCalls.push(request.apiKey);
+        throw throttle({ kind: 'billing' });
+      },
+    };
+    const { handler, sink } = testConsumer(t, model, { keys: admission.newPool(), lanePause: admission.pauser! });
+
+    // Act: one record at a time (the round robin starts at key-1)
+    for (let i = 0; i < 4; i++) {
+      const messages = await receive(t, { max: 1, waitSeconds: 1 });
+      if (messages.length > 0) await invoke(t, handler, messages);
+    }
+
+    // Assess: key-1 answered once; the lane runs at half its concurrency from then on, limited once
+    const m = sink.totals.total;
+    assert.deepEqual(deadKeyCalls, ['sk-key-1']);
+    assert.equal(m.KeyCooldownBilling, 1);
+    assert.equal(m.LaneLimited, 1, JSON.stringify(m));
+    assert.deepEqual(limits, [{ share: 0.5, reason: 'billing' }]);
+    assert.equal(m.LanePaused ?? 0, 0);
   });
 });
 

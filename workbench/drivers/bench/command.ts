@@ -32,8 +32,8 @@ state of the machine.
 Progress goes to stderr, the table to stdout.
 
 Scenarios (--scenario), each run for every strategy, each with its own burst-aware bound (a perfect
-scheduler's drain on its quota) and (c)'s targets: calls per completion <= 1.03, 0 dead-lettered,
-0 lost, drain <= 1.10x the scenario's bound. Per lane --keys keys, each its own quota owner.
+scheduler's drain on its quota) and (c)'s targets: calls per completion <= 1.03, attempts per
+completion <= 1.10, 0 dead-lettered, 0 lost, drain <= 1.05x the scenario's bound. Per lane --keys keys, each its own quota owner.
   baseline           the above (default; --provider-rpm and --provider-tpm apply)
   uneven-tokens      one job in ten 5-10x longer; tokens per minute bind (10000 per key), requests are
                      loose (4 x --provider-rpm); bound: tokens or requests, whichever takes longer

@@ -5,11 +5,13 @@
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SharedKeyPool } from '../../../lib/admission/drivers/shared-key-pool.js';
 import type { KeyPool } from '../../../lib/admission/keys/key-pool.js';
 import type { LaneSet } from '../../../lib/config/lanes.js';
 import type { ConsumerDeps, RecordTiming } from '../../../lib/lanes/queue/process-record.js';
 import type { PollerEvent } from '../../local-stack/poller/events.js';
 import type { LocalServices } from '../../local-stack/services/services.js';
+import { laneChangeLine } from '../../local-stack/pause.js';
 import { startLocalStack, type LocalStack } from '../../local-stack/stack.js';
 import { drainCurveOf, type DrainCurve } from './curve.js';
 import { distribution, type LaterFigures, type StrategyResult } from './report.js';
@@ -39,6 +41,8 @@ interface StrategyProbe {
   acquireMs: number[];
   /** When each of them began (epoch ms). */
   acquireAt: number[];
+  /** Each consumer instance's admission counts (`SharedKeyPool.counts`). */
+  poolCounts: SharedKeyPool['counts'][];
   wholeBatchFailures: number;
   recordsInFlight: number;
   maxRecordsInFlight: number;
@@ -230,18 +234,22 @@ function strategyProbe(strategy: BenchStrategy): StrategyProbe {
     timings: [],
     acquireMs: [],
     acquireAt: [],
+    poolCounts: [],
     wholeBatchFailures: 0,
     recordsInFlight: 0,
     maxRecordsInFlight: 0,
     inFlightSeen: 0,
     recordsReceived: 0,
     loopDelay: monitorEventLoopDelay({ resolution: 10 }),
-    overrideDeps: (deps) => ({
-      ...deps,
-      ...(strategy.throttleIsFailure ? { model: naiveModel(deps.model) } : {}),
-      keys: timedKeys(deps.keys, probe),
-      onRecordTiming: (timing) => probe.timings.push(timing),
-    }),
+    overrideDeps: (deps) => {
+      if (deps.keys instanceof SharedKeyPool) probe.poolCounts.push(deps.keys.counts);
+      return {
+        ...deps,
+        ...(strategy.throttleIsFailure ? { model: naiveModel(deps.model) } : {}),
+        keys: timedKeys(deps.keys, probe),
+        onRecordTiming: (timing) => probe.timings.push(timing),
+      };
+    },
     onPollerEvent: (event) => {
       if (event.type === 'batchFailed') probe.wholeBatchFailures += 1;
       if (event.type === 'batchReceived') {
@@ -312,8 +320,7 @@ async function startStrategyStack(
     ...admission,
     overrideDeps: (_lane, deps) => probe.overrideDeps(deps),
     onPollerEvent: (_lane, event) => probe.onPollerEvent(event),
-    onLanePause: (lane, state) =>
-      say(`  ${strategy.label}: lane ${lane} ${state.paused ? `PAUSED until ${state.until?.toISOString()} (${state.reason})` : 'resumed'}`),
+    onLanePause: (lane, state) => say(`  ${strategy.label}: ${laneChangeLine(lane, state)}`),
   });
 }
 
@@ -366,6 +373,13 @@ interface StrategyFigures {
   later: LaterFigures | undefined;
 }
 
+/** The consumer instances' takes and conditional-check failures, summed. */
+function conflictFigures(counts: readonly SharedKeyPool['counts'][]): Pick<StrategyResult, 'takes' | 'conditionFailures' | 'conditionFailuresPerTake'> {
+  const takes = counts.reduce((sum, c) => sum + c.takes, 0);
+  const conditionFailures = counts.reduce((sum, c) => sum + c.conditionFailures, 0);
+  return { takes, conditionFailures, conditionFailuresPerTake: takes > 0 ? round(conditionFailures / takes, 3) : null };
+}
+
 /** One strategy's figures: the scorecard's, the consumer overhead and the event-loop delay. */
 function strategyResult(strategy: BenchStrategy, probe: StrategyProbe, scorecard: Scorecard, figures: StrategyFigures): StrategyResult {
   const { timings, loopDelay } = probe;
@@ -412,6 +426,7 @@ function strategyResult(strategy: BenchStrategy, probe: StrategyProbe, scorecard
     modelMsPerCall: distribution(perCall),
     admissionAcquireMs: distribution(probe.acquireMs),
     admissionAcquireAfterFirstMinuteMs: distribution(probe.acquireMs.filter((_, i) => probe.acquireAt[i]! >= figures.firstMinuteEndsAt)),
+    ...conflictFigures(probe.poolCounts),
     // The histogram holds each 10 ms timer's whole interval: the delay is what exceeds 10 ms.
     eventLoopDelayMs: {
       p50: round(Math.max(0, loopDelay.percentile(50) / 1e6 - 10), 2),

@@ -10,6 +10,7 @@ import type { CommandIo } from '../../../lib/cli/command.js';
 import type { LaneSet } from '../../../lib/config/lanes.js';
 import { CURRENT_RELEASE, getRelease } from '../../../lib/contract/releases.js';
 import { releaseLine, releaseStamp, type ReleaseStamp } from '../release.js';
+import { laneChangeLine } from '../../local-stack/pause.js';
 import { startLocalStack, type LocalStack } from '../../local-stack/stack.js';
 import { corpusDocuments, localRunLanes, quotaBoundMinimumMs, type LocalLaneSettings } from '../lanes.js';
 import { elapsedLabel, lineWriter, stackReadyLine, stopPollers, watchUntilDrained, type DrainSnapshot } from '../observe.js';
@@ -224,12 +225,7 @@ async function startRunStack(options: LocalRunOptions, lanes: LaneSet, logFile: 
     },
     ...(options.admission ? {} : { admission: false as const }),
     live: true,
-    onLanePause: (lane, state) =>
-      say(
-        state.paused
-          ? `  lane ${lane} PAUSED until ${state.until?.toISOString()} (${state.reason}): every key is out; messages stay in the queue`
-          : `  lane ${lane} resumed`,
-      ),
+    onLanePause: (lane, state) => say(`  ${laneChangeLine(lane, state)}`),
   });
 }
 

@@ -27,6 +27,7 @@ import { shortMessage } from '../../../lib/platform/errors.js';
 import { seededRandom, type RandomSource } from '../../../lib/platform/random.js';
 import { startLogFile } from '../../local-stack/lambda/telemetry.js';
 import { onCrash, startBusyLoops } from '../../local-stack/services/processes.js';
+import { laneChangeLine } from '../../local-stack/pause.js';
 import { startLocalStack, type LocalStack } from '../../local-stack/stack.js';
 import { localRunLanes, type LocalLaneSettings } from '../lanes.js';
 import { elapsedLabel, inspectDepth, jobIdsIn, lineWriter, orTimeout, stackReadyLine, stopPollers, watchUntilDrained, type DrainSnapshot } from '../observe.js';
@@ -221,7 +222,7 @@ async function startSoakStack(options: SoakOptions, lanes: LaneSet, logFile: str
         log.crashCopies += copies;
       }),
     ...(options.admission ? {} : { admission: false as const }),
-    onLanePause: (lane, state) => say(state.paused ? `  lane ${lane} PAUSED until ${state.until?.toISOString()} (${state.reason})` : `  lane ${lane} resumed`),
+    onLanePause: (lane, state) => say(`  ${laneChangeLine(lane, state)}`),
     onPollerEvent: (_lane, event) => log.onPollerEvent(event),
   });
 }

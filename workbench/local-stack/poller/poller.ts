@@ -24,6 +24,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
+import { limitedConcurrency } from '../../../lib/admission/pause/lane-pause.js';
 import { createLambdaContext, FunctionTimeoutError, InvocationAbortError, runWithTimeout } from '../lambda/invocation.js';
 import { buildSqsEvent, parseArn } from '../lambda/sqs-event.js';
 import type { DeleteFailedEvent, PollerEvent, WholeBatchFailureReason } from './events.js';
@@ -115,6 +116,15 @@ export class EventSourcePoller {
       this.#emit({ type: 'paused', inFlight: this.#stats.inFlight });
     }
     return this.#state === 'paused' ? this.#settle(() => this.#state === 'paused') : Promise.resolve();
+  }
+
+  /**
+   * Runs at most {@link limitedConcurrency}(maximumConcurrency, share) invocations at once (share 1:
+   * all of them), as a lowered `ScalingConfig.MaximumConcurrency` does: invocations beyond it finish,
+   * no new batch is received until fewer run.
+   */
+  limit(share: number): void {
+    this.#slots.resize(share >= 1 ? this.options.maximumConcurrency : limitedConcurrency(this.options.maximumConcurrency, share));
   }
 
   /** Starts pulling again after `pause()`; a no-op in any other state. */
@@ -416,20 +426,21 @@ export function interpretBatchResponse(response: unknown, messageIds: readonly s
   return { ok: true, failedIds };
 }
 
-/** A counting semaphore whose waiters give up when the signal aborts. */
+/** A counting semaphore whose waiters give up when the signal aborts; its size may change while held. */
 export class Slots {
-  #free: number;
+  #size: number;
+  #held = 0;
   readonly #waiters: Array<() => void> = [];
 
   constructor(size: number) {
-    this.#free = size;
+    this.#size = size;
   }
 
   /** Resolves with a release function, or `undefined` when `signal` aborts first. */
   acquire(signal: AbortSignal): Promise<(() => void) | undefined> {
     if (signal.aborted) return Promise.resolve(undefined);
-    if (this.#free > 0) {
-      this.#free--;
+    if (this.#held < this.#size) {
+      this.#held++;
       return Promise.resolve(this.#releaser());
     }
     return new Promise((resolve) => {
@@ -440,6 +451,7 @@ export class Slots {
       };
       const waiter = () => {
         signal.removeEventListener('abort', onAbort);
+        this.#held++;
         resolve(this.#releaser());
       };
       this.#waiters.push(waiter);
@@ -447,14 +459,23 @@ export class Slots {
     });
   }
 
+  /** Sets the number of slots: a smaller size takes effect as held slots are released, a larger one at once. */
+  resize(size: number): void {
+    this.#size = size;
+    this.#wake();
+  }
+
+  #wake(): void {
+    while (this.#held < this.#size && this.#waiters.length > 0) this.#waiters.shift()!();
+  }
+
   #releaser(): () => void {
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const next = this.#waiters.shift();
-      if (next) next();
-      else this.#free++;
+      this.#held--;
+      this.#wake();
     };
   }
 }

@@ -7,7 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { blockerOf, chooseKeys, keysLeftAfter, laneOutUntil } from '../../../../lib/admission/decisions/choice.js';
+import { blockerOf, chooseKeys, keysLeftAfter, laneCapacity } from '../../../../lib/admission/decisions/choice.js';
+import { laneOutOf } from '../../../../lib/admission/decisions/pool-core.js';
 import type { BucketLimits } from '../../../../lib/admission/model/bucket.js';
 import { EMPTY_SNAPSHOT, type CooldownRecord, type CooldownSnapshot } from '../../../../lib/admission/model/cooldowns.js';
 import { SharedKeyPool } from '../../../../lib/admission/drivers/shared-key-pool.js';
@@ -80,15 +81,20 @@ describe('admission: the key pool', () => {
     // Prepare: 1 request a day per owner, both spent at 01:00
     let now = T0 + 3_600_000;
     const p = pool({ now: () => now, limits: { requestsPerWindow: 1000, requestsPerDay: 1 } });
-    assert.ok((await p.acquire({ estimatedTokens: 1 })).admitted);
-    assert.ok((await p.acquire({ estimatedTokens: 1 })).admitted);
+    const first = await p.acquire({ estimatedTokens: 1 });
+    const second = await p.acquire({ estimatedTokens: 1 });
     // Act
     const out = denial(await p.acquire({ estimatedTokens: 1 }));
-    // Assess: out until midnight, for the daily quota; the job comes back then
-    assert.deepEqual(out.laneOut, { until: new Date(T0 + 86_400_000), reason: 'quota_exhausted' });
+    // Assess: each grant says what it left: half the owners, then none (the lane can pause before it receives more)
+    const midnight = new Date(T0 + 86_400_000);
+    assert.ok(first.admitted && second.admitted);
+    assert.deepEqual(first.laneCapacity, { share: 0.5, until: midnight, reason: 'quota_exhausted' });
+    assert.deepEqual(second.laneCapacity, { share: 0, until: midnight, reason: 'quota_exhausted' });
+    // out until midnight, for the daily quota; the job comes back then
+    assert.deepEqual(out.laneOut, { until: midnight, reason: 'quota_exhausted' });
     assert.equal(out.retryAt.getTime(), T0 + 86_400_000);
-    // 10 minutes before the reset (less than 15 windows): one deferral, no pause
-    now = T0 + 86_400_000 - 600_000;
+    // 30 s before the reset (less than a window): one deferral, no pause
+    now = T0 + 86_400_000 - 30_000;
     assert.equal(denial(await p.acquire({ estimatedTokens: 1 })).laneOut, undefined);
   });
 });
@@ -152,25 +158,36 @@ describe('admission: key choice', () => {
       { scope: 'quota_owner', id: 'o2', reason: 'quota_exhausted', until: T0 + 3_600_000 },
     );
     // Act + Assess
-    assert.deepEqual(laneOutUntil(keys, s, T0), { until: T0 + 3_600_000, reason: 'quota_exhausted' });
+    assert.deepEqual(laneOutOf(laneCapacity(keys, s, T0)), { until: T0 + 3_600_000, reason: 'quota_exhausted' });
     const withShort = snap(
       { scope: 'quota_owner', id: 'o1', reason: 'billing', until: T0 + 7_200_000 },
       { scope: 'key', id: 'k3', reason: 'rate_limit', until: T0 + 1000 },
     );
-    assert.equal(laneOutUntil(keys, withShort, T0), null, 'k3 is back in a second');
+    assert.equal(laneOutOf(laneCapacity(keys, withShort, T0)), null, 'k3 is back in a second');
+  });
+
+  it("the lane's capacity is the share of its owners with a usable key, until the earliest out one returns", () => {
+    // Prepare: k1 out of credit (o1 keeps k2); then o1 out for billing, o2's day spent
+    const oneKey = snap({ scope: 'key', id: 'k1', reason: 'billing', until: T0 + 7_200_000 });
+    const oneOwner = snap({ scope: 'quota_owner', id: 'o1', reason: 'billing', until: T0 + 7_200_000 });
+    // Act + Assess
+    assert.equal(laneCapacity(keys, oneKey, T0), null, 'o1 still has k2: every owner usable');
+    assert.deepEqual(laneCapacity(keys, oneOwner, T0), { share: 0.5, until: T0 + 7_200_000, reason: 'billing' });
+    assert.deepEqual(laneCapacity(keys, oneOwner, T0, new Map([['o2', T0 + 3_600_000]])), { share: 0, until: T0 + 3_600_000, reason: 'quota_exhausted' });
+    assert.equal(laneCapacity(keys, snap({ scope: 'quota_owner', id: 'o1', reason: 'rate_limit', until: T0 + 1000 }), T0), null, 'a rate limit is short');
   });
 
   it('an owner whose daily quota admission saw spent is out until its reset', () => {
     // Prepare: o1 out for billing
     const s = snap({ scope: 'quota_owner', id: 'o1', reason: 'billing', until: T0 + 7_200_000 });
     // Act + Assess: o2 has spent its day until T0 + 1 h: every key is out, until the earliest
-    assert.deepEqual(laneOutUntil(keys, s, T0, new Map([['o2', T0 + 3_600_000]])), { until: T0 + 3_600_000, reason: 'quota_exhausted' });
+    assert.deepEqual(laneOutOf(laneCapacity(keys, s, T0, new Map([['o2', T0 + 3_600_000]]))), { until: T0 + 3_600_000, reason: 'quota_exhausted' });
     // o2 is rate limited for a second, but its day is spent: still out
     const short = snap(
       { scope: 'quota_owner', id: 'o1', reason: 'quota_exhausted', until: T0 + 7_200_000 },
       { scope: 'key', id: 'k3', reason: 'rate_limit', until: T0 + 1000 },
     );
-    assert.deepEqual(laneOutUntil(keys, short, T0, new Map([['o2', T0 + 3_600_000]])), { until: T0 + 3_600_000, reason: 'quota_exhausted' });
-    assert.equal(laneOutUntil(keys, s, T0, new Map()), null, 'without it, o2 is free');
+    assert.deepEqual(laneOutOf(laneCapacity(keys, short, T0, new Map([['o2', T0 + 3_600_000]]))), { until: T0 + 3_600_000, reason: 'quota_exhausted' });
+    assert.equal(laneOutOf(laneCapacity(keys, s, T0, new Map())), null, 'without it, o2 is free');
   });
 });

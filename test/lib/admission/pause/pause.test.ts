@@ -12,7 +12,8 @@ import {
   type AwsPauseCalls,
   type ResumeScheduleInput,
 } from '../../../../lib/admission/pause/aws-controller.js';
-import { LanePauser, type LanePauseController } from '../../../../lib/admission/pause/lane-pause.js';
+import { LanePauser, limitedConcurrency, type LanePauseController } from '../../../../lib/admission/pause/lane-pause.js';
+import { MemoryRateStateStore } from '../../../helpers/memory-rate-state.js';
 import type { PauseRecord, RateStateStore } from '../../../../lib/admission/model/store.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -24,6 +25,9 @@ function fakeCalls(log: string[], options: { failSchedule?: boolean } = {}): Aws
     mappingId: async () => 'uuid-1',
     setMappingEnabled: async (uuid, enabled) => {
       log.push(`mapping ${uuid} ${enabled ? 'enabled' : 'disabled'}`);
+    },
+    setMappingConcurrency: async (uuid, n) => {
+      log.push(`mapping ${uuid} concurrency ${n}`);
     },
     createResumeSchedule: async (input) => {
       if (options.failSchedule) throw Object.assign(new Error('denied'), { name: 'AccessDeniedException' });
@@ -49,6 +53,7 @@ describe('admission: lane pause in AWS', () => {
       calls,
       scheduleGroup: 'ratelane-us-pause',
       schedulerRoleArn: 'arn:aws:iam::1:role/r',
+      maximumConcurrency: 10,
       now: () => T0,
     });
     // Act
@@ -62,7 +67,7 @@ describe('admission: lane pause in AWS', () => {
     assert.equal(RESUME_TARGET_ARN, 'arn:aws:scheduler:::aws-sdk:lambda:updateEventSourceMapping');
     assert.equal(schedule?.targetArn, RESUME_TARGET_ARN);
     await controller.resume();
-    assert.equal(log.at(-1), 'mapping uuid-1 enabled');
+    assert.deepEqual(log.slice(-2), ['mapping uuid-1 enabled', 'mapping uuid-1 concurrency 10'], 'resumed at the whole concurrency');
   });
 
   it("targets the resume in the stack's own partition (China, GovCloud), read off the scheduler role", async () => {
@@ -75,6 +80,7 @@ describe('admission: lane pause in AWS', () => {
         calls,
         scheduleGroup: 'g',
         schedulerRoleArn: `arn:${partition}:iam::1:role/r`,
+        maximumConcurrency: 10,
         now: () => T0,
       });
       // Act
@@ -94,6 +100,7 @@ describe('admission: lane pause in AWS', () => {
       calls: fakeCalls(log, { failSchedule: true }),
       scheduleGroup: 'g',
       schedulerRoleArn: 'r',
+      maximumConcurrency: 10,
       now: () => T0,
     });
     // Act
@@ -101,6 +108,33 @@ describe('admission: lane pause in AWS', () => {
     // Assess
     await assert.rejects(paused);
     assert.deepEqual(log, []);
+  });
+
+  it("limits the mapping's maximum concurrency in proportion, after scheduling its restore to the lane's", async () => {
+    // Prepare: a mapping of 10
+    const log: string[] = [];
+    const calls = fakeCalls(log);
+    const controller = new AwsLanePauseController({
+      lane: 'us',
+      calls,
+      scheduleGroup: 'g',
+      schedulerRoleArn: 'arn:aws:iam::1:role/r',
+      maximumConcurrency: 10,
+      now: () => T0,
+    });
+    // Act: a third of the owners left, then a tenth (never below AWS's minimum of 2)
+    await controller.limit(1 / 3, new Date(T0 + 3600_000), 'billing');
+    await controller.limit(0.1, new Date(T0 + 7200_000), 'quota_exhausted');
+    // Assess
+    assert.deepEqual(log, [
+      'schedule restore-us-20260101T010000',
+      'mapping uuid-1 concurrency 4',
+      'schedule restore-us-20260101T020000',
+      'mapping uuid-1 concurrency 2',
+    ]);
+    assert.deepEqual(JSON.parse(calls.schedules[0]!.input), { UUID: 'uuid-1', ScalingConfig: { MaximumConcurrency: 10 } });
+    assert.equal(limitedConcurrency(10, 0.5), 5);
+    assert.equal(limitedConcurrency(3, 0.99), 3, 'never above the lane');
   });
 
   it('schedules at least a minute ahead; names and expressions are what Scheduler accepts', () => {
@@ -144,5 +178,31 @@ describe('admission: pause claim', () => {
     assert.deepEqual(results.sort(), [false, true]);
     assert.equal(paused.length, 1);
     assert.equal(await pauser.requestPause(new Date(T0 - 1), 'quota_exhausted'), false, 'a past time never pauses');
+  });
+
+  it('one consumer limits the lane to the share of owners left, once per change; a lower share replaces a higher one', async () => {
+    // Prepare: two consumers' pausers on one table, a controller that records its limits
+    const store = new MemoryRateStateStore();
+    const limits: string[] = [];
+    const controller: LanePauseController = {
+      pause: async (until) => void limits.push(`pause ${until.getTime() - T0}`),
+      resume: async () => undefined,
+      limit: async (share, until) => void limits.push(`limit ${share} ${until.getTime() - T0}`),
+    };
+    const [a, b] = [new LanePauser({ store, controller, now: () => T0 }), new LanePauser({ store, controller, now: () => T0 })];
+    const half = { share: 0.5, until: new Date(T0 + 60_000), reason: 'billing' as const };
+    // Act
+    const first = await Promise.all([a.requestCapacity(half), b.requestCapacity(half)]);
+    const again = await a.requestCapacity(half);
+    const lower = await b.requestCapacity({ share: 0.25, until: new Date(T0 + 30_000), reason: 'billing' });
+    const higher = await a.requestCapacity({ share: 0.75, until: new Date(T0 + 90_000), reason: 'billing' });
+    const none = await b.requestCapacity({ share: 0, until: new Date(T0 + 45_000), reason: 'quota_exhausted' });
+    // Assess
+    assert.deepEqual(first.sort(), ['limited', undefined]);
+    assert.equal(again, undefined, 'the same limit again costs nothing');
+    assert.equal(lower, 'limited');
+    assert.equal(higher, undefined, 'a higher share waits for the limit to end');
+    assert.equal(none, 'paused', 'no owner left: the lane pauses');
+    assert.deepEqual(limits, ['limit 0.5 60000', 'limit 0.25 30000', 'pause 45000']);
   });
 });

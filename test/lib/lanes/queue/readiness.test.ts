@@ -40,6 +40,9 @@ function recordingPause(): LanePauseRequester & { requests: { until: Date; reaso
       requests.push({ until, reason });
       return true;
     },
+    async requestCapacity() {
+      return undefined;
+    },
   };
 }
 
