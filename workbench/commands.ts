@@ -1,6 +1,6 @@
 /**
- * Every command of `ratelane`: the workbench's (`local`, `soak`, `bench`, `sim`, `eval`: they run the
- * local stack or the simulator) beside the product's (`lib/cli`: `submit`, `resume`, `batch`, `review`, `residency`). Each
+ * Every command of `ratelane`: the workbench's (`local`, `consume`, `soak`, `bench`, `sim`, `eval`: they run
+ * the local stack, one consumer of it, or the simulator) beside the product's (`lib/cli`: `submit`, `resume`, `batch`, `review`, `residency`). Each
  * module is imported only when its command runs, so `ratelane sim` never loads the AWS SDK.
  */
 import { PRODUCT_COMMANDS, type Command, type CommandRegistry, type HelpHint } from '../lib/cli/index.js';
@@ -10,6 +10,10 @@ export const COMMANDS: CommandRegistry = {
   local: {
     summary: 'run the pipeline on the local stack and print a scorecard',
     load: async () => (await import('./drivers/run/command.js')).localCommand as Command<unknown>,
+  },
+  consume: {
+    summary: 'one long-lived consumer process of a lane against given endpoints, until SIGTERM',
+    load: async () => (await import('./drivers/consume/command.js')).consumeCommand as Command<unknown>,
   },
   submit: PRODUCT_COMMANDS.submit!,
   resume: PRODUCT_COMMANDS.resume!,

@@ -83,6 +83,10 @@ export class MemoryRateStateStore implements RateStateStore {
     return true;
   }
 
+  async readLimit(): Promise<LimitRecord | undefined> {
+    return this.limit;
+  }
+
   async clearLimit(): Promise<void> {
     this.limit = undefined;
   }

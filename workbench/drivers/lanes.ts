@@ -3,6 +3,8 @@
  * scaled to a shorter provider "minute", the documents (the corpus, repeated), and the fastest drain
  * the keys' limits allow.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { loadCorpus } from '../corpus/index.js';
 import { configuredLanes } from '../../lib/config/file.js';
 import { LaneConfigError, quotaOwnerCount, resolveLanes, type LaneOverride, type LaneSet } from '../../lib/config/lanes.js';
@@ -26,6 +28,12 @@ export interface LocalLaneSettings {
 
 /** Output tokens a call of the local corpus is priced at before admission learns them (measured: about 173). */
 const LOCAL_EXPECTED_OUTPUT_TOKENS = 180;
+
+/** Writes `lanes` as a lane config file (`{ "lanes": [...] }`, what `RATELANE_CONFIG` names), so another process runs with exactly them. */
+export function writeLanesFile(path: string, lanes: LaneSet): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify({ lanes: Object.values(lanes) }, null, 2)}\n`);
+}
 
 /**
  * The lanes of a local run: the lane config file's (`configuredLanes`: `RATELANE_CONFIG` or

@@ -1,16 +1,14 @@
 /**
  * The local stack as a library: DynamoDB Local and fauxqs on free loopback ports, every lane's
- * resources created in its own region, the fake model provider, and per lane a poller that plays the
- * Lambda SQS event source mapping in front of the real consumer handler. `stop()` (also run on
- * Ctrl-C) stops everything it started.
+ * resources created in its own region, the fake model provider, and per lane one or more consumer
+ * processes (`consumer.ts`: a poller that plays the Lambda SQS event source mapping in front of the
+ * real consumer handler). `stop()` (also run on Ctrl-C) stops everything it started.
  */
-import { randomUUID } from 'node:crypto';
-import { createLaneAdmission, primedPool, type AdmissionSettings, type LaneAdmission } from '../../lib/admission/index.js';
+import { createLaneAdmission, type AdmissionSettings, type LaneAdmission } from '../../lib/admission/index.js';
 import { LocalLanePauseController, type LocalPauseState } from './pause.js';
 import type { LaneConfig, LaneSet } from '../../lib/config/lanes.js';
-import { createConsumerDeps, createConsumerTelemetry } from '../../lib/lanes/queue/deps.js';
-import { createConsumerHandler, type SqsHandler } from '../../lib/lanes/queue/handler.js';
-import { roundRobinKeys, type ProviderKey } from '../../lib/admission/keys/key-pool.js';
+import type { SqsHandler } from '../../lib/lanes/queue/handler.js';
+import type { ProviderKey } from '../../lib/admission/keys/key-pool.js';
 import type { ConsumerDeps } from '../../lib/lanes/queue/process-record.js';
 import { createModelAdapter } from '../../lib/providers/index.js';
 import { laneKeysVariable, loadLocalProviderKeys, PROVIDER_KEYS_FILE_VARIABLE } from './keys.js';
@@ -20,13 +18,13 @@ import { createAwsClients, type AwsClients, type ServiceEndpoints } from '../../
 import { RatelaneError } from '../../lib/platform/errors.js';
 import { startFakeProvider, type FakeProvider, type FakeProviderOptions } from '../fake-provider/index.js';
 import { extractForSchema } from '../fake-provider/extractors/extractors.js';
-import { createEventSourcePoller, type EventSourcePoller } from './poller/poller.js';
+import type { EventSourcePoller } from './poller/poller.js';
+import { startLaneConsumer } from './consumer.js';
 import type { PollerEvent } from './poller/events.js';
 import { onShutdown } from './services/processes.js';
 import { provisionLane, type ProvisionedLane } from './services/provision.js';
-import { FAUXQS_SENDER_ID, startDynamoLocal, startFauxqsLocal, type DynamoLocal, type FauxqsLocal } from './services/services.js';
-import { redirectPowertoolsConsole, TelemetrySink } from './lambda/telemetry.js';
-import { invocationAbortSignalOf } from '../../lib/platform/invocation.js';
+import { startDynamoLocal, startFauxqsLocal, type DynamoLocal, type FauxqsLocal } from './services/services.js';
+import { TelemetrySink } from './lambda/telemetry.js';
 import type { LiveHttpServer } from './lambda/http-adapter.js';
 import { startLocalLive } from './live.js';
 import { marginForSkew } from '../../lib/admission/config/settings.js';
@@ -45,6 +43,17 @@ const LOCAL_SKEW_TOLERANCE_MS = 500;
  * top of {@link LOCAL_SKEW_TOLERANCE_MS}, since a leased call may reach the provider this much later.
  */
 export const LOCAL_LEASE_MS = 250;
+
+/**
+ * Admission's settings on the local stack: the buckets' window and day follow the fake provider's
+ * scaled minute and day; the margin keeps the skew tolerance a real minute's 5 % gives at least
+ * {@link LOCAL_SKEW_TOLERANCE_MS} on a scaled one, plus the lease's validity (a leased call may reach
+ * the provider that much later); `given` on top.
+ */
+export function localAdmissionSettings(windowMs: number, dayMs: number | undefined, given: Partial<AdmissionSettings> = {}): Partial<AdmissionSettings> {
+  const safetyMargin = marginForSkew(windowMs, LOCAL_SKEW_TOLERANCE_MS + LOCAL_LEASE_MS);
+  return { windowMs, dayMs: dayMs ?? windowMs * 1440, safetyMargin, leaseMs: LOCAL_LEASE_MS, ...given };
+}
 
 /** Options of {@link startLocalStack}. */
 export interface LocalStackOptions {
@@ -137,24 +146,6 @@ export function localLaneKeys(lane: LaneConfig, env: Readonly<Record<string, str
   return lane.provider.keys.map((k) => ({ id: k.id, quotaOwner: k.quotaOwner, secret: localKeySecret(lane.name, k.id) }));
 }
 
-/**
- * Several consumer instances behind one handler, as Lambda runs one execution environment per
- * concurrent invocation: each instance has its own Logger and Metrics, so nothing is shared between
- * two invocations in flight. A new instance is made (its INIT: `make`, awaited before it is handed
- * the batch) when all are busy or one was discarded.
- */
-function pooledHandler(make: () => Promise<SqsHandler>): SqsHandler {
-  const idle: SqsHandler[] = [];
-  return async (event, context) => {
-    const handler = idle.pop() ?? (await make());
-    const response = await handler(event, context);
-    // Only an instance whose invocation ended cleanly is reused: after a crash or timeout its work may
-    // still be running, and Lambda would not hand that environment another batch either.
-    if (!invocationAbortSignalOf(context)?.aborted) idle.push(handler);
-    return response;
-  };
-}
-
 /** Raised when a lane's provider kind has no local stand-in. */
 class UnsupportedLocalProviderError extends RatelaneError {
   override name = 'UnsupportedLocalProviderError';
@@ -241,12 +232,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
               ...(options.onLanePause ? { onChange: (state) => options.onLanePause?.(lane.name, state) } : {}),
             });
       if (pause) stoppers.push(async () => pause.dispose());
-      const windowMs = options.provider?.minuteMs ?? 60_000;
-      const admissionSettings = options.admission === false ? undefined : options.admission?.settings;
-      // The buckets' window and day follow the fake provider's scaled minute and day; the margin keeps
-      // the skew tolerance a real minute's 5 % gives at least LOCAL_SKEW_TOLERANCE_MS on a scaled one,
-      // plus the lease's validity (a leased call may reach the provider that much later).
-      const safetyMargin = marginForSkew(windowMs, LOCAL_SKEW_TOLERANCE_MS + LOCAL_LEASE_MS);
+      const settings = localAdmissionSettings(
+        options.provider?.minuteMs ?? 60_000,
+        options.provider?.dayMs,
+        options.admission === false ? undefined : options.admission?.settings,
+      );
       const admissionOf = (side: 'queue' | 'live', controller?: LocalLanePauseController, aws: AwsClients = clients): LaneAdmission | undefined =>
         options.admission === false
           ? undefined
@@ -255,7 +245,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
               dynamodb: aws.dynamodb,
               keys,
               side,
-              settings: { windowMs, dayMs: options.provider?.dayMs ?? windowMs * 1440, safetyMargin, leaseMs: LOCAL_LEASE_MS, ...admissionSettings },
+              settings,
               controller,
             });
       const admission = admissionOf('queue', pause);
@@ -281,60 +271,28 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       }
       // One consumer process: its own AWS clients (the first uses the lane's), stores, admission and handlers.
       const processes = Math.max(1, Math.floor(options.consumerProcesses ?? 1));
+      const total = lane.consumer.maximumConcurrency;
       for (let index = 0; index < processes; index++) {
         const aws = index === 0 ? clients : createAwsClients(lane.region, endpoints);
         if (index > 0) stoppers.push(async () => aws.destroy());
-        const own =
-          index === 0
-            ? { results, ledger, admission }
-            : {
-                ...laneStores(lane, aws.dynamodb),
-                admission: admissionOf('queue', pause, aws),
-              };
-        const makeHandler = async (): Promise<SqsHandler> => {
-          const { logger, metrics } = createConsumerTelemetry(lane);
-          const sink = telemetry.console();
-          redirectPowertoolsConsole(logger, sink);
-          redirectPowertoolsConsole(metrics, sink);
-          const deps = createConsumerDeps(lane, aws, {
-            queueUrl: provisioned.queueUrl,
-            dlqUrl: provisioned.dlqUrl,
-            laneSenders: [FAUXQS_SENDER_ID],
-            results: own.results,
-            ledger: own.ledger,
-            model,
-            // Primed as the consumer Lambda's INIT primes its pool (`lambdas/consumer.ts`).
-            keys: own.admission ? await primedPool(own.admission) : roundRobinKeys(keys),
-            lanePause: own.admission?.pauser,
-            logger,
-            metrics,
-          });
-          return createConsumerHandler(options.overrideDeps ? options.overrideDeps(lane, deps) : deps);
-        };
-        // The mapping is AWS's, not the function's: its receives and deletes never queue behind the
-        // consumers' requests on their client's sockets.
-        const pollerClients = createAwsClients(lane.region, endpoints);
-        stoppers.push(async () => pollerClients.destroy());
-        const total = lane.consumer.maximumConcurrency;
-        const poller = createEventSourcePoller({
-          sqs: pollerClients.sqs,
-          queueUrl: provisioned.queueUrl,
-          queueArn: provisioned.queueArn,
-          awsRegion: lane.region,
-          handler: options.wrapHandler ? options.wrapHandler(lane, pooledHandler(makeHandler)) : pooledHandler(makeHandler),
-          batchSize: lane.queue.batchSize,
-          maximumBatchingWindowSeconds: lane.queue.maxBatchingWindowSeconds,
+        const consumer = await startLaneConsumer({
+          lane,
+          provisioned,
+          clients: aws,
+          endpoints,
+          keys,
+          model,
+          stores: index === 0 ? { results, ledger } : laneStores(lane, aws.dynamodb),
+          admission: index === 0 ? admission : admissionOf('queue', pause, aws),
+          telemetry,
           // The lane's concurrency, split between its processes (each at least AWS's minimum per mapping, 2).
           maximumConcurrency: Math.max(2, Math.floor(total / processes) + (index < total % processes ? 1 : 0)),
-          waitTimeSeconds: Math.max(1, lane.queue.receiveWaitTimeSeconds),
-          functionTimeoutMs: lane.consumer.timeoutSeconds * 1000,
-          functionName: `ratelane-${lane.name}-consumer-${randomUUID().slice(0, 8)}`,
-          memoryLimitInMB: lane.consumer.memoryMb,
-          ...(options.onPollerEvent ? { onEvent: (event: PollerEvent) => options.onPollerEvent?.(lane.name, event) } : {}),
+          ...(options.overrideDeps ? { overrideDeps: (deps: ConsumerDeps) => options.overrideDeps!(lane, deps) } : {}),
+          ...(options.wrapHandler ? { wrapHandler: (handler: SqsHandler) => options.wrapHandler!(lane, handler) } : {}),
+          ...(options.onPollerEvent ? { onPollerEvent: (event: PollerEvent) => options.onPollerEvent?.(lane.name, event) } : {}),
         });
-        await poller.start();
-        stoppers.push(() => poller.stop());
-        pollers.push(poller);
+        stoppers.push(() => consumer.stop());
+        pollers.push(consumer.poller);
       }
       lanes[lane.name] = { ...lanes[lane.name]!, poller: pollers[0] };
     }

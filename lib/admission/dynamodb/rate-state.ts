@@ -385,6 +385,17 @@ export class DynamoRateStateStore implements RateStateStore {
     }
   }
 
+  async readLimit(): Promise<LimitRecord | undefined> {
+    const item = await this.get(LIMIT_PK);
+    if (!item || typeof item.until !== 'number' || typeof item.share !== 'number') return undefined;
+    return {
+      share: item.share,
+      until: item.until,
+      reason: PAUSE_REASONS.find((r): r is LimitRecord['reason'] => r === item.reason && r !== 'configuration') ?? 'quota_exhausted',
+      limitedAt: typeof item.limitedAt === 'number' ? item.limitedAt : 0,
+    };
+  }
+
   async clearLimit(): Promise<void> {
     await this.call('DeleteItem', () => this.dynamodb.send(new DeleteItemCommand({ TableName: this.tableName, Key: { pk: { S: LIMIT_PK } } })));
   }

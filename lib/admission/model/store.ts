@@ -68,6 +68,8 @@ export interface RateStateStore {
    * or `record` is lower (or as low and longer); else `false` (another consumer limited the lane so).
    */
   claimLimit(record: LimitRecord, now: number): Promise<boolean>;
+  /** The recorded limit, if any (ended or not). */
+  readLimit(): Promise<LimitRecord | undefined>;
   /** Removes the limit record. */
   clearLimit(): Promise<void>;
 }

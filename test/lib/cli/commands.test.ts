@@ -159,6 +159,7 @@ describe('the registry', () => {
     // Assess
     assert.deepEqual(Object.keys(COMMANDS), [
       'local',
+      'consume',
       'submit',
       'resume',
       'soak',

@@ -43,8 +43,9 @@ completion <= 1.10, 0 dead-lettered, 0 lost, drain <= 1.05x the scenario's bound
   key-out-of-credit  ${DEAD_KEY_ID} of each lane out of credit for the whole run (needs --keys 2 or more);
                      bound: requests on the keys with credit only
   two-consumers      the baseline's jobs and quota; each lane's consumers run as 2 processes (own poller,
-                     AWS clients, admission store, handler instances) sharing its keys and rate-state
-                     table, the lane's concurrency split between them; bound: the baseline's
+                     AWS clients, admission store, handler instances; for (c) each an OS process,
+                     ratelane consume) sharing its keys and rate-state table, the lane's concurrency
+                     split between them; bound: the baseline's
   noisy-neighbour    tenant A's 2000 jobs queued, tenant B's 100 sent 4 minutes into the drain, equal
                      weights; the baseline's quota; bound: the baseline's on all 2100 jobs; and B's last
                      commit <= 1.2x the time B's fair share (half the quota) needs for its jobs

@@ -3,10 +3,10 @@
  * DynamoDB Local and fauxqs, the job set submitted at once, watched until it drained, then measured.
  */
 import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SharedKeyPool } from '../../../lib/admission/drivers/shared-key-pool.js';
-import type { KeyPool } from '../../../lib/admission/keys/key-pool.js';
 import type { LaneSet } from '../../../lib/config/lanes.js';
 import type { ConsumerDeps, RecordTiming } from '../../../lib/lanes/queue/process-record.js';
 import type { PollerEvent } from '../../local-stack/poller/events.js';
@@ -26,11 +26,13 @@ import {
   type SentDocument,
 } from './scenarios/scenarios.js';
 import { BENCH_LOG_FILE, benchLanes, naiveModel, type BenchOptions, type BenchStrategy } from './strategies.js';
-import { quotaBoundMinimumMs } from '../lanes.js';
+import { quotaBoundMinimumMs, writeLanesFile } from '../lanes.js';
+import type { ConsumerEvent } from '../consume/consume.js';
+import { spawnConsumer } from '../consume/processes.js';
 import { localKeySecret } from '../../local-stack/stack.js';
 import { collectFinalState, scorecardOf } from '../outcome.js';
 import { elapsedLabel, stopPollers, watchUntilDrained, whilePollersPaused, type DrainSnapshot } from '../observe.js';
-import { withOverrides } from '../overrides.js';
+import { timedAcquires } from '../overrides.js';
 import { round, type Scorecard } from '../scorecard.js';
 import { submitToStack, type StackSubmission } from '../submit.js';
 
@@ -79,13 +81,22 @@ export async function runStrategy(
   const probe = strategyProbe(strategy);
   // A binding daily quota: the provider's day and the consumer's start now, together.
   const dayStartMs = plan.quota.fixedDay ? Date.now() : undefined;
-  const stack = await startStrategyStack(strategy, options, services, lanes, probe, say, { plan, dayStartMs });
+  // Several consumer processes of (c): each its own OS process (`ratelane consume`), as two fleets are.
+  const osProcesses = plan.consumerProcesses > 1 && strategy.admission;
+  const stack = await startStrategyStack(strategy, options, services, lanes, probe, say, { plan, dayStartMs, consumers: !osProcesses });
+  let fleet: ConsumerFleet | undefined;
   try {
     const documents = plan.documents;
     // The backlog is queued before the consumers start, as every bound assumes (all jobs there at 0),
     // and the producer's sends do not share the consumers' first seconds (one Node.js process here,
-    // apart in AWS). The clock starts when the pollers do.
-    const queued = await whilePollersPaused(stack, () => submitToStack(stack, lanes, documents));
+    // apart in AWS). The clock starts when the pollers do (of consumer processes: the first that is ready).
+    const queued = osProcesses
+      ? await (async () => {
+          const value = await submitToStack(stack, lanes, documents);
+          fleet = await startConsumerFleet(stack, plan, options, probe, say, strategy.label);
+          return { value, resumedAt: fleet.readyAt };
+        })()
+      : await whilePollersPaused(stack, () => submitToStack(stack, lanes, documents));
     probe.loopDelay.enable();
     const first = startedAt(queued.value, queued.resumedAt);
     const later = plan.later ? await submitLater(stack, lanes, plan.later, first.submitStarted, say, strategy.label) : undefined;
@@ -103,7 +114,8 @@ export async function runStrategy(
     );
     const { timedOut, quietSince } = await watchStrategy(stack, strategy, options, submission, bound, say);
     probe.loopDelay.disable();
-    await stopPollers(stack);
+    if (fleet) await fleet.stop();
+    else await stopPollers(stack);
     const final = await collectFinalState(stack, services.fauxqs);
     const scorecard = scorecardOf(stack, final, submission, {
       metrics: stack.telemetry.totals.total,
@@ -135,7 +147,73 @@ export async function runStrategy(
     );
     return { result: measured, curve: drainCurveOf(strategy, submission.submitted, final.results, lanes, options.minuteMs), bound: held };
   } finally {
+    await fleet?.stop();
     await stack.stop();
+  }
+}
+
+/** The consumer processes of a strategy, each `ratelane consume` as a child process. */
+interface ConsumerFleet {
+  /** When the first of them was ready (epoch ms). */
+  readyAt: number;
+  /** SIGTERM to each; resolves once all exited (once: later calls wait for the same). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `plan.consumerProcesses` consumer processes per lane of `stack` (`ratelane consume`, each an
+ * OS process of its own, the lane's concurrency split as the local stack splits it), feeding their
+ * events into `probe` and their log lines into the stack's telemetry, as in-process consumers feed them.
+ */
+async function startConsumerFleet(
+  stack: LocalStack,
+  plan: ScenarioPlan,
+  options: BenchOptions,
+  probe: StrategyProbe,
+  say: (line: string) => void,
+  label: string,
+): Promise<ConsumerFleet> {
+  const lanesFile = join(dirname(options.logFile ?? BENCH_LOG_FILE), `lanes-${randomBytes(3).toString('hex')}.json`);
+  // The lanes as provisioned, their provider the fake one.
+  writeLanesFile(lanesFile, Object.fromEntries(Object.entries(stack.lanes).map(([name, l]) => [name, l.lane])));
+  const processes = plan.consumerProcesses;
+  const onEvent = (event: ConsumerEvent): void => {
+    if (event.type === 'poller') probe.onPollerEvent(event.event);
+    else if (event.type === 'timing') probe.timings.push(event.timing);
+    else if (event.type === 'take') {
+      probe.acquireMs.push(event.ms);
+      probe.acquireAt.push(event.at);
+    } else if (event.type === 'log') stack.telemetry.line(event.line);
+    else if (event.type === 'counts') probe.poolCounts.push({ takes: event.takes, conditionFailures: event.conditionFailures });
+  };
+  const children = Object.values(stack.lanes).flatMap((l) => {
+    const total = l.lane.consumer.maximumConcurrency;
+    return Array.from({ length: processes }, (_, index) =>
+      spawnConsumer({
+        lanesFile,
+        lane: l.lane.name,
+        endpoints: stack.endpoints,
+        minuteMs: options.minuteMs,
+        dayMs: plan.quota.dayMs,
+        concurrency: Math.max(2, Math.floor(total / processes) + (index < total % processes ? 1 : 0)),
+        onEvent,
+      }),
+    );
+  });
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      const ends = await Promise.all(children.map((c) => c.stop()));
+      const failed = ends.filter((e) => e.code !== 0);
+      if (failed.length > 0) say(`  ${label}: ${failed.length} consumer process(es) exited with ${failed.map((e) => e.code).join(', ')}`);
+    })());
+  try {
+    const ready = await Promise.all(children.map((c) => c.ready));
+    say(`  ${label}: ${children.length} consumer processes ready (pids ${children.map((c) => c.child.pid).join(', ')}), ${processes} per lane`);
+    return { readyAt: Math.min(...ready), stop };
+  } catch (error) {
+    await stop();
+    throw error;
   }
 }
 
@@ -246,7 +324,10 @@ function strategyProbe(strategy: BenchStrategy): StrategyProbe {
       return {
         ...deps,
         ...(strategy.throttleIsFailure ? { model: naiveModel(deps.model) } : {}),
-        keys: timedKeys(deps.keys, probe),
+        keys: timedAcquires(deps.keys, (ms, at) => {
+          probe.acquireMs.push(ms);
+          probe.acquireAt.push(at);
+        }),
         onRecordTiming: (timing) => probe.timings.push(timing),
       };
     },
@@ -264,24 +345,6 @@ function strategyProbe(strategy: BenchStrategy): StrategyProbe {
   return probe;
 }
 
-/** A key pool whose every `acquire` is timed into `acquireMs` (begun at `acquireAt`), less its in-process wait for a first call's answer. */
-function timedKeys(keys: KeyPool, { acquireMs, acquireAt }: Pick<StrategyProbe, 'acquireMs' | 'acquireAt'>): KeyPool {
-  return withOverrides(keys, {
-    acquire: async (request) => {
-      acquireAt.push(Date.now());
-      const t0 = performance.now();
-      let waitedMs = 0;
-      try {
-        const answer = await keys.acquire(request);
-        waitedMs = answer.waitedMs ?? 0;
-        return answer;
-      } finally {
-        acquireMs.push(performance.now() - t0 - waitedMs);
-      }
-    },
-  });
-}
-
 /**
  * Starts the strategy's stack on the shared services: its lanes, a fresh provider at the scenario's
  * quota (its dead keys out of credit; its day starting at `dayStartMs` when given, the consumer's
@@ -294,7 +357,7 @@ async function startStrategyStack(
   lanes: LaneSet,
   probe: StrategyProbe,
   say: (line: string) => void,
-  { plan, dayStartMs }: { plan: ScenarioPlan; dayStartMs: number | undefined },
+  { plan, dayStartMs, consumers }: { plan: ScenarioPlan; dayStartMs: number | undefined; consumers: boolean },
 ): Promise<LocalStack> {
   const { quota } = plan;
   const dead = new Set(plan.outOfCreditKeyIds);
@@ -306,6 +369,7 @@ async function startStrategyStack(
       : { admission: { settings: { dailyResetOffsetMs: dayStartMs % quota.dayMs } } };
   return startLocalStack({
     lanes,
+    consumers,
     consumerProcesses: plan.consumerProcesses,
     endpoints: services.endpoints,
     logFile: options.logFile ?? BENCH_LOG_FILE,

@@ -6,13 +6,14 @@
  * once every batch is done, before the drain ends. With `--erase N` / `--cancel N`, sources are erased /
  * jobs cancelled mid-run, and their jobs' ends are their own (erased, cancelled), beside the queue lane's.
  */
+import { dirname, join } from 'node:path';
 import type { CommandIo } from '../../../lib/cli/command.js';
 import type { LaneSet } from '../../../lib/config/lanes.js';
 import { CURRENT_RELEASE, getRelease } from '../../../lib/contract/releases.js';
 import { releaseLine, releaseStamp, type ReleaseStamp } from '../release.js';
 import { laneChangeLine } from '../../local-stack/pause.js';
 import { startLocalStack, type LocalStack } from '../../local-stack/stack.js';
-import { corpusDocuments, localRunLanes, quotaBoundMinimumMs, type LocalLaneSettings } from '../lanes.js';
+import { corpusDocuments, localRunLanes, quotaBoundMinimumMs, writeLanesFile, type LocalLaneSettings } from '../lanes.js';
 import { elapsedLabel, lineWriter, stackReadyLine, stopPollers, watchUntilDrained, type DrainSnapshot } from '../observe.js';
 import { collectFinalState, scorecardOf } from '../outcome.js';
 import { formatScorecard, type Scorecard } from '../scorecard.js';
@@ -200,6 +201,12 @@ export async function runLocal(options: LocalRunOptions, io: CommandIo): Promise
       say(`  the stack stays up for ratelane's commands (its consumers are stopped); Ctrl-C stops it. Its endpoints:`);
       say(`    --endpoints '${endpoints}'`);
       say(`  e.g. npx tsx bin/ratelane.ts jobs list --lane us --state waiting --endpoints '${endpoints}'`);
+      // A consumer of its own needs the run's lanes (scaled timeouts, local resource names) as a config file.
+      const lanesFile = join(dirname(logFile), 'lanes.json');
+      writeLanesFile(lanesFile, lanes);
+      say(
+        `  a consumer of its own: RATELANE_CONFIG=${lanesFile} npm run consume -- --lane us --endpoints '${endpoints}' --provider-url ${stack.provider.baseUrl} --minute-ms ${options.minuteMs}`,
+      );
       // The stack's services keep the process alive; Ctrl-C's handler stops them and exits.
       await (options.keepUntil ?? new Promise<void>(() => undefined));
     }

@@ -13,8 +13,9 @@
  *   when each strategy's stack starts;
  * - `key-out-of-credit`: the first key of each lane answers `insufficient_quota` for the whole run;
  * - `two-consumers`: the baseline's jobs and quota, each lane's consumers split into two processes
- *   (each its own poller, AWS clients, admission store and handler instances: `consumerProcesses` of
- *   the local stack) sharing the lane's keys and rate-state table, the lane's concurrency split between them;
+ *   (each its own poller, AWS clients, admission store and handler instances; for (c) each an OS
+ *   process, `ratelane consume`, else `consumerProcesses` of the local stack) sharing the lane's keys
+ *   and rate-state table, the lane's concurrency split between them;
  * - `noisy-neighbour`: tenant A's {@link NOISY_BACKLOG} jobs queued at the start, tenant B's
  *   {@link NOISY_LATER} sent {@link LATER_AFTER_MINUTES} minutes into the drain, equal weights, the
  *   baseline's quota (binding throughout); B is held to its fair share of the quota (half of it);

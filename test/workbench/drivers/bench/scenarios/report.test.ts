@@ -17,7 +17,17 @@ import { sampleBenchInput } from '../../../../e2e/report/fixtures.js';
 /** A strategy result: the report fixture's (c) (60 jobs, all committed, 1 call each), with `figures`. */
 function result(id: StrategyResult['id'], label: string, figures: Partial<StrategyResult>): StrategyResult {
   const base = sampleBenchInput().report.strategies.find((x) => x.id === 'admission')!;
-  return { ...base, id, label, modelCallsPerCompletion: 1, burstAwareMinimumMs: 57_000, burstAwareRatio: 1.043, attemptsPerCompletion: 1.05, timedOut: false, ...figures };
+  return {
+    ...base,
+    id,
+    label,
+    modelCallsPerCompletion: 1,
+    burstAwareMinimumMs: 57_000,
+    burstAwareRatio: 1.043,
+    attemptsPerCompletion: 1.05,
+    timedOut: false,
+    ...figures,
+  };
 }
 
 describe('bench scenarios: the report', () => {
@@ -25,7 +35,14 @@ describe('bench scenarios: the report', () => {
     // Prepare
     const strategies = [
       result('naive', '(a) naive', { committed: 40, gaveUpOn: 20, deadLettered: 20, burstAwareRatio: null }),
-      result('admission', '(c) admission', { committed: 59, gaveUpOn: 1, lost: 1, burstAwareRatio: null, modelCallsPerCompletion: 1.06, attemptsPerCompletion: 1.12 }),
+      result('admission', '(c) admission', {
+        committed: 59,
+        gaveUpOn: 1,
+        lost: 1,
+        burstAwareRatio: null,
+        modelCallsPerCompletion: 1.06,
+        attemptsPerCompletion: 1.12,
+      }),
     ];
     // Act
     const targets = scenarioTargets(strategies)!;
