@@ -6,7 +6,7 @@ import { costPerMillionJobs, type CostPerMillion, type Usage } from './cost.js';
 import type { JobTable } from './jobs.js';
 import type { ProviderCounters, ProviderModel } from './provider-model.js';
 import { quotaBoundMs, type Scenario } from './scenarios.js';
-import type { AdmissionCounters, SimKeyPool } from './sim-key-pool.js';
+import { ITEM_WRITE_CEILING, type AdmissionCounters, type SimKeyPool } from './sim-key-pool.js';
 import type { SqsCounters, SqsModel } from './sqs-model.js';
 import type { Strategy } from './strategies.js';
 
@@ -47,6 +47,12 @@ export interface StrategyResult {
   sqs: SqsCounters;
   provider: ProviderCounters;
   admission: AdmissionCounters | null;
+  /** (c): each bucket item's most conditional writes in one second (`AdmissionCounters.peakItemWritesPerSecond`); null without admission. */
+  peakItemWritesPerSecond: Record<string, number> | null;
+  /** Write units per second DynamoDB serves to one item. */
+  itemWriteCeiling: number;
+  /** (c): conditional bucket writes lost to another consumer's write, per take (grant or denial); null without admission. */
+  conditionFailuresPerTake: number | null;
   events: number;
   wallMs: number;
 }
@@ -150,7 +156,10 @@ export function strategyResult(run: {
     costPerMillion: costPerMillionJobs(usage, submitted),
     sqs: { ...sqs.counters },
     provider,
-    admission: units ? { ...units } : null,
+    admission: units ? { ...units, peakItemWritesPerSecond: { ...units.peakItemWritesPerSecond } } : null,
+    peakItemWritesPerSecond: units ? { ...units.peakItemWritesPerSecond } : null,
+    itemWriteCeiling: ITEM_WRITE_CEILING,
+    conditionFailuresPerTake: units && units.grants + units.denials > 0 ? units.bucketConflicts / (units.grants + units.denials) : null,
     events: tally.events,
     wallMs: run.wallMs,
   };

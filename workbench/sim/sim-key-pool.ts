@@ -44,6 +44,20 @@ export interface AdmissionCounters {
   denials: number;
   /** Bucket updates given up after `maxBucketAttempts` conflicts. */
   contended: number;
+  /**
+   * Per bucket item: the most conditional writes (those that failed too: each consumes the item's write
+   * throughput) in any one second of virtual time. DynamoDB serves about {@link ITEM_WRITE_CEILING}
+   * write units per second to one item.
+   */
+  peakItemWritesPerSecond: Record<string, number>;
+}
+
+/** Write units per second DynamoDB serves to one item (one partition's limit, an item being in one partition). */
+export const ITEM_WRITE_CEILING = 1000;
+
+/** Counters before anything was counted. */
+export function newAdmissionCounters(): AdmissionCounters {
+  return { cooldownReads: 0, bucketWrites: 0, bucketConflicts: 0, cooldownWrites: 0, grants: 0, denials: 0, contended: 0, peakItemWritesPerSecond: {} };
 }
 
 /** The lane's keys as admission sees them: `key-1` … `key-N`, each its own quota owner. */
@@ -59,6 +73,8 @@ function simKeys(count: number): KeyRef[] {
 export class SimRateState implements SyncRateState {
   private cooldowns: CooldownSnapshot = EMPTY_SNAPSHOT;
   private readonly buckets = new Map<string, BucketState>();
+  /** Per bucket item: the second (virtual, epoch s) its writes are being counted in, and how many so far. */
+  private readonly writesThisSecond = new Map<string, { second: number; writes: number }>();
   /** Items of one cooldown read: one per key id and one per quota owner. */
   private readonly cooldownItems: number;
 
@@ -86,8 +102,9 @@ export class SimRateState implements SyncRateState {
     return this.buckets.get(owner);
   }
 
-  /** One conditional UpdateItem: a write unit whether it succeeds or not. */
-  writeBucket(owner: string, next: BucketState, expectedVersion: number | undefined): BucketWrite {
+  /** One conditional UpdateItem: a write unit whether it succeeds or not, counted in its item's second. */
+  writeBucket(owner: string, next: BucketState, expectedVersion: number | undefined, now: number): BucketWrite {
+    this.countItemWrite(owner, now);
     const stored = this.buckets.get(owner);
     const ok = expectedVersion === undefined ? stored === undefined : stored !== undefined && stored.version === expectedVersion;
     if (!ok) {
@@ -97,6 +114,18 @@ export class SimRateState implements SyncRateState {
     this.counters.bucketWrites++;
     this.buckets.set(owner, next);
     return { ok: true };
+  }
+
+  private countItemWrite(owner: string, now: number): void {
+    const second = Math.floor(now / 1000);
+    let current = this.writesThisSecond.get(owner);
+    if (current === undefined || current.second !== second) {
+      current = { second, writes: 0 };
+      this.writesThisSecond.set(owner, current);
+    }
+    current.writes += 1;
+    const peaks = this.counters.peakItemWritesPerSecond;
+    if (current.writes > (peaks[owner] ?? 0)) peaks[owner] = current.writes;
   }
 
   /** One conditional PutItem: a write unit whether a longer cooldown was there or not. */
@@ -116,15 +145,7 @@ export class SimKeyPool {
   readonly settings: AdmissionSettings;
   /** The table (for tests). */
   readonly store: SimRateState;
-  private readonly totals: AdmissionCounters = {
-    cooldownReads: 0,
-    bucketWrites: 0,
-    bucketConflicts: 0,
-    cooldownWrites: 0,
-    grants: 0,
-    denials: 0,
-    contended: 0,
-  };
+  private readonly totals: AdmissionCounters = newAdmissionCounters();
   /** After a denial: when to come back (epoch ms). */
   retryAt = 0;
   /** After a denial: why (as `SharedKeyPool`'s denial says it). */

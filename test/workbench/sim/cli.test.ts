@@ -81,7 +81,11 @@ describe('runSim', () => {
       'progress goes to stderr',
     );
     for (const r of last.results) assert.equal(r.completed + r.deadLettered + r.rejected + r.lost + r.unfinished, 300);
-    assert.equal(last.targets.length, 10, "four targets per scenario, and the cost per committed job against naive's");
+    assert.equal(last.targets.length, 12, "five targets per scenario (the bucket items' writes among them), and the cost per committed job against naive's");
+    const items = last.results.find((r) => r.strategy === 'admission' && r.scenario === 'minute')!;
+    assert.equal(items.itemWriteCeiling, 1000);
+    assert.ok(Object.keys(items.peakItemWritesPerSecond ?? {}).length > 0, "each bucket item's peak writes per second");
+    assert.equal(last.results.find((r) => r.strategy === 'naive')?.peakItemWritesPerSecond, null, 'no admission, no bucket items');
     const cost = last.targets.find((t) => t.target === 'costPerCompletionAtMostNaive' && t.scenario === 'minute')!;
     const naive = last.results.find((r) => r.strategy === 'naive' && r.scenario === 'minute')!;
     assert.equal(cost.limit, (naive.costPerMillion.total * 300) / naive.completed, "naive's bill per committed job");

@@ -15,7 +15,7 @@ import { acquireOps, coolOps, settleOps } from '../../../../lib/admission/decisi
 import { newPoolState, type PoolConfig, type PoolState } from '../../../../lib/admission/decisions/pool-state.js';
 import { runSync } from '../../../../lib/admission/drivers/sync.js';
 import { admissionSettings } from '../../../../lib/admission/config/settings.js';
-import { SimRateState, type AdmissionCounters } from '../../../../workbench/sim/sim-key-pool.js';
+import { newAdmissionCounters, SimRateState, type AdmissionCounters } from '../../../../workbench/sim/sim-key-pool.js';
 import { T0 } from '../support.js';
 
 /** 100 requests and 100 000 tokens a minute, a 5 % margin (validity: 1.5 s, capped by the 1 s cache). */
@@ -95,7 +95,7 @@ function instance(clock: { now: number }, leaseCalls = 10): { config: PoolConfig
 }
 
 function newTable(): { store: SimRateState; counters: AdmissionCounters } {
-  const counters: AdmissionCounters = { cooldownReads: 0, bucketWrites: 0, bucketConflicts: 0, cooldownWrites: 0, grants: 0, denials: 0, contended: 0 };
+  const counters = newAdmissionCounters();
   return { store: new SimRateState(KEYS, counters), counters };
 }
 

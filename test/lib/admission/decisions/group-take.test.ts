@@ -13,7 +13,7 @@ import { acquireOps, type CoreAdmission } from '../../../../lib/admission/decisi
 import { newPoolState, type PoolConfig } from '../../../../lib/admission/decisions/pool-state.js';
 import { runSync } from '../../../../lib/admission/drivers/sync.js';
 import { admissionSettings } from '../../../../lib/admission/config/settings.js';
-import { SimRateState, type AdmissionCounters } from '../../../../workbench/sim/sim-key-pool.js';
+import { newAdmissionCounters, SimRateState, type AdmissionCounters } from '../../../../workbench/sim/sim-key-pool.js';
 import { LIMITS, T0 } from '../support.js';
 
 const KEYS: KeyRef[] = [
@@ -22,7 +22,7 @@ const KEYS: KeyRef[] = [
 ];
 
 function newTable(): { store: SimRateState; counters: AdmissionCounters } {
-  const counters: AdmissionCounters = { cooldownReads: 0, bucketWrites: 0, bucketConflicts: 0, cooldownWrites: 0, grants: 0, denials: 0, contended: 0 };
+  const counters = newAdmissionCounters();
   return { store: new SimRateState(KEYS, counters), counters };
 }
 
@@ -152,7 +152,7 @@ describe('acquireGroupOps: the takes of a group together', () => {
     }
     const refilled = takeFromBucket(undefined, LIMITS, { requests: 1, tokens: 100 }, T0, { reserve: false });
     assert.ok(refilled.admitted);
-    store.writeBucket('o1', { ...refilled.next, version: spent!.version + 1, proven: false, probeUntil: T0 + 60_000 }, undefined);
+    store.writeBucket('o1', { ...refilled.next, version: spent!.version + 1, proven: false, probeUntil: T0 + 60_000 }, undefined, T0);
     const b = newPoolState(config.settings);
     b.buckets.set('o1', { ...spent!, proven: true });
     b.carried.set('o1', 50);
