@@ -203,29 +203,42 @@ export class DynamoRateStateStore implements RateStateStore {
   }
 
   async putCooldown(record: CooldownRecord, now: number): Promise<void> {
+    // A longer cooldown already recorded stays: the put's condition fails, nothing else to do.
+    await this.conditionalPut(
+      {
+        pk: cooldownPk(record.scope, record.id),
+        scope: record.scope,
+        reason: record.reason,
+        until: record.until,
+        untilIso: new Date(record.until).toISOString(),
+        ...(record.fingerprint ? { fingerprint: record.fingerprint } : {}),
+        updatedAt: now,
+        expiresAt: Math.ceil(record.until / 1000) + COOLDOWN_TTL_GRACE_SECONDS,
+      },
+      'attribute_not_exists(pk) OR #until < :until',
+      { ':until': record.until },
+    );
+  }
+
+  /** One `PutItem` of `item` on `condition` (`#until`, `#share` name those attributes); false when the condition failed. */
+  private async conditionalPut(item: Record<string, unknown>, condition: string, values: Record<string, unknown>): Promise<boolean> {
+    const names = { '#until': 'until', ...(condition.includes('#share') ? { '#share': 'share' } : {}) };
     try {
       await this.call('PutItem', () =>
         this.dynamodb.send(
           new PutItemCommand({
             TableName: this.tableName,
-            Item: marshall({
-              pk: cooldownPk(record.scope, record.id),
-              scope: record.scope,
-              reason: record.reason,
-              until: record.until,
-              untilIso: new Date(record.until).toISOString(),
-              ...(record.fingerprint ? { fingerprint: record.fingerprint } : {}),
-              updatedAt: now,
-              expiresAt: Math.ceil(record.until / 1000) + COOLDOWN_TTL_GRACE_SECONDS,
-            }),
-            ConditionExpression: 'attribute_not_exists(pk) OR #until < :until',
-            ExpressionAttributeNames: { '#until': 'until' },
-            ExpressionAttributeValues: { ':until': { N: String(record.until) } },
+            Item: marshall(item),
+            ConditionExpression: condition,
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: marshall(values),
           }),
         ),
       );
+      return true;
     } catch (error) {
-      if (!isConditionFailure(error)) throw error; // a longer cooldown is already recorded
+      if (isConditionFailure(error)) return false;
+      throw error;
     }
   }
 
@@ -331,58 +344,34 @@ export class DynamoRateStateStore implements RateStateStore {
   }
 
   async claimPause(record: PauseRecord, now: number): Promise<boolean> {
-    try {
-      await this.call('PutItem', () =>
-        this.dynamodb.send(
-          new PutItemCommand({
-            TableName: this.tableName,
-            Item: marshall({
-              pk: PAUSE_PK,
-              until: record.until,
-              untilIso: new Date(record.until).toISOString(),
-              reason: record.reason,
-              pausedAt: record.pausedAt,
-              expiresAt: Math.ceil(record.until / 1000) + COOLDOWN_TTL_GRACE_SECONDS,
-            }),
-            ConditionExpression: 'attribute_not_exists(pk) OR #until <= :now',
-            ExpressionAttributeNames: { '#until': 'until' },
-            ExpressionAttributeValues: { ':now': { N: String(now) } },
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+    return this.conditionalPut(
+      {
+        pk: PAUSE_PK,
+        until: record.until,
+        untilIso: new Date(record.until).toISOString(),
+        reason: record.reason,
+        pausedAt: record.pausedAt,
+        expiresAt: Math.ceil(record.until / 1000) + COOLDOWN_TTL_GRACE_SECONDS,
+      },
+      'attribute_not_exists(pk) OR #until <= :now',
+      { ':now': now },
+    );
   }
 
   async claimLimit(record: LimitRecord, now: number): Promise<boolean> {
-    try {
-      await this.call('PutItem', () =>
-        this.dynamodb.send(
-          new PutItemCommand({
-            TableName: this.tableName,
-            Item: marshall({
-              pk: LIMIT_PK,
-              share: record.share,
-              until: record.until,
-              untilIso: new Date(record.until).toISOString(),
-              reason: record.reason,
-              limitedAt: record.limitedAt,
-              expiresAt: Math.ceil(record.until / 1000) + COOLDOWN_TTL_GRACE_SECONDS,
-            }),
-            ConditionExpression: 'attribute_not_exists(pk) OR #until <= :now OR #share > :share OR (#share = :share AND #until < :until)',
-            ExpressionAttributeNames: { '#until': 'until', '#share': 'share' },
-            ExpressionAttributeValues: marshall({ ':now': now, ':share': record.share, ':until': record.until }),
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+    return this.conditionalPut(
+      {
+        pk: LIMIT_PK,
+        share: record.share,
+        until: record.until,
+        untilIso: new Date(record.until).toISOString(),
+        reason: record.reason,
+        limitedAt: record.limitedAt,
+        expiresAt: Math.ceil(record.until / 1000) + COOLDOWN_TTL_GRACE_SECONDS,
+      },
+      'attribute_not_exists(pk) OR #until <= :now OR #share > :share OR (#share = :share AND #until < :until)',
+      { ':now': now, ':share': record.share, ':until': record.until },
+    );
   }
 
   async readLimit(): Promise<LimitRecord | undefined> {

@@ -378,6 +378,7 @@ export function formatBenchReport(report: BenchReport): string {
     r.timed,
     r.acquire,
     r.acquireLater,
+    r.conflicts,
     r.inFlight,
     r.loopDelay,
     r.modelTime,
