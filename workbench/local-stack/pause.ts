@@ -75,17 +75,22 @@ export class LocalLanePauseController implements LanePauseController {
     void poller.pause().catch(() => undefined);
     if (this.timer) clearTimeout(this.timer);
     const delay = Math.max(0, until.getTime() - (this.options.now ?? Date.now)());
-    this.timer = setTimeout(() => void this.resume(), delay);
+    this.timer = setTimeout(() => this.endPause(), delay);
     this.timer.unref?.();
     Object.assign(this.state, { paused: true, until, reason, pauses: this.state.pauses + 1, change: 'paused' });
     this.options.onChange?.({ ...this.state });
   }
 
-  /** Pulls again now, at the lane's whole concurrency. */
+  /** Pulls again now, at the lane's whole concurrency (a person resumed it: a limit ends too). */
   async resume(): Promise<void> {
+    this.restore();
+    this.endPause();
+  }
+
+  /** The pause's end (its timer, as the resume schedule in AWS): pulling again, within a limit that still holds. */
+  private endPause(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.restore();
     this.poller()?.resume();
     if (!this.state.paused) return;
     Object.assign(this.state, { paused: false, until: undefined, reason: undefined, change: 'resumed' });

@@ -56,4 +56,28 @@ describe('local stack: invocation slots', () => {
     assert.equal(controller.state.limits, 1);
     controller.dispose();
   });
+
+  it("a pause's end keeps a limit that still holds; a person's resume ends both", async () => {
+    // Prepare: limited to half for a minute, paused for 20 ms
+    const calls: string[] = [];
+    const poller: PausablePoller = {
+      pause: async () => void calls.push('pause'),
+      resume: () => void calls.push('resume'),
+      limit: (share) => void calls.push(`limit ${share}`),
+    };
+    const controller = new LocalLanePauseController(() => poller);
+    await controller.limit(0.5, new Date(Date.now() + 60_000), 'billing');
+    await controller.pause(new Date(Date.now() + 20), 'quota_exhausted');
+
+    // Act: the pause ends by its timer, then a person resumes
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const afterPause = [...calls];
+    await controller.resume();
+
+    // Assess
+    assert.deepEqual(afterPause, ['limit 0.5', 'pause', 'resume'], 'still limited after the pause');
+    assert.deepEqual(calls.slice(afterPause.length), ['limit 1', 'resume']);
+    assert.equal(controller.state.share, 1);
+    controller.dispose();
+  });
 });
