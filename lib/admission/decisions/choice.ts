@@ -18,6 +18,12 @@ function isLongReason(reason: CooldownReason): boolean {
   return reason !== 'rate_limit';
 }
 
+/** Whether `snapshot` holds a long cooldown that has not ended at `now`. */
+function hasLongCooldown(snapshot: CooldownSnapshot, now: number): boolean {
+  for (const records of [snapshot.keys, snapshot.owners]) for (const r of records.values()) if (r.until > now && isLongReason(r.reason)) return true;
+  return false;
+}
+
 /** The cooldown that keeps `key` out at `now` (the one ending last), or `undefined` when it is free. */
 export function blockerOf(key: KeyRef, snapshot: CooldownSnapshot, now: number): CooldownRecord | undefined {
   const active = [snapshot.keys.get(key.id), snapshot.owners.get(key.quotaOwner)].filter((c): c is CooldownRecord => c !== undefined && c.until > now);
@@ -84,6 +90,8 @@ export interface LaneCapacity {
  * returns. `null` while every owner has a usable key (or is only cooling for a rate limit).
  */
 export function laneCapacity(keys: readonly KeyRef[], snapshot: CooldownSnapshot, now: number, dailyOut?: ReadonlyMap<string, number>): LaneCapacity | null {
+  // Every decision asks: nothing long recorded and no day seen spent is the usual answer, found without a walk over the keys.
+  if (!dailyOut?.size && !hasLongCooldown(snapshot, now)) return null;
   // Per owner: `null` once one of its keys is usable, else its earliest return.
   const owners = new Map<string, { until: number; reason: CooldownReason } | null>();
   for (const key of keys) {

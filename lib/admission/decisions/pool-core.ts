@@ -168,18 +168,19 @@ export function* acquireOps<K extends KeyRef>(
   leasing = true,
 ): PoolOps<CoreAdmission<K>> {
   const answer = yield* acquireDecision(config, state, request, since, leasing);
-  const capacity = capacityKnown(config, state);
+  // A denial carries the capacity its decision worked out.
+  if (!answer.admitted) return answer;
+  const capacity = capacityKnown(config, state, config.now());
   return capacity ? { ...answer, capacity } : answer;
 }
 
 /**
- * The lane's capacity as this instance knows it now (the cached cooldowns, and the owners its takes
- * found with the day spent: {@link noteDaily}); `undefined` while every owner is usable.
+ * The lane's capacity as this instance knows it at `now` (the cached cooldowns, else `snapshot`, and the
+ * owners its takes found with the day spent: {@link noteDaily}); `undefined` while every owner is usable.
  */
-function capacityKnown(config: PoolConfig, state: PoolState): LaneCapacity | undefined {
-  const now = config.now();
+function capacityKnown(config: PoolConfig, state: PoolState, now: number, snapshot: CooldownSnapshot = EMPTY_SNAPSHOT): LaneCapacity | undefined {
   for (const [owner, reset] of state.dailySpent) if (reset <= now) state.dailySpent.delete(owner);
-  return laneCapacity(config.keys, state.cooldowns ?? EMPTY_SNAPSHOT, now, state.dailySpent) ?? undefined;
+  return laneCapacity(config.keys, state.cooldowns ?? snapshot, now, state.dailySpent) ?? undefined;
 }
 
 /**
@@ -391,13 +392,8 @@ function* decide<K extends KeyRef>(
   if (!Number.isFinite(retryAt)) retryAt = oneSlot;
   // Waiting for the probe is worth it only when no slot was reserved elsewhere (a second wait would reserve another).
   const probing = Number.isFinite(probeUntil) && slot === undefined ? ({ probing: true } as const) : {};
-  return {
-    admitted: false,
-    retryAt: Math.max(now, retryAt),
-    detail,
-    laneOut: laneOutOf(laneCapacity(keys, state.cooldowns ?? snapshot, now, state.dailySpent)),
-    ...probing,
-  };
+  const capacity = capacityKnown(config, state, now, snapshot);
+  return { admitted: false, retryAt: Math.max(now, retryAt), detail, laneOut: laneOutOf(capacity), ...(capacity ? { capacity } : {}), ...probing };
 }
 
 /**

@@ -67,6 +67,8 @@ const BATCH_GET_BACKOFF_MS = 20;
 const BUCKET_TTL_SECONDS = 2 * 24 * 3600;
 const PAUSE_PK = 'lane#pause';
 const LIMIT_PK = 'lane#limit';
+/** `until` is a DynamoDB reserved word: conditions name it `#until`. */
+const UNTIL = { '#until': 'until' } as const;
 
 /** The partition key of a cooldown item. */
 export function cooldownPk(scope: CooldownRecord['scope'], id: string): string {
@@ -215,14 +217,15 @@ export class DynamoRateStateStore implements RateStateStore {
         updatedAt: now,
         expiresAt: Math.ceil(record.until / 1000) + COOLDOWN_TTL_GRACE_SECONDS,
       },
-      'attribute_not_exists(pk) OR #until < :until',
-      { ':until': record.until },
+      { condition: 'attribute_not_exists(pk) OR #until < :until', names: UNTIL, values: { ':until': record.until } },
     );
   }
 
-  /** One `PutItem` of `item` on `condition` (`#until`, `#share` name those attributes); false when the condition failed. */
-  private async conditionalPut(item: Record<string, unknown>, condition: string, values: Record<string, unknown>): Promise<boolean> {
-    const names = { '#until': 'until', ...(condition.includes('#share') ? { '#share': 'share' } : {}) };
+  /** One `PutItem` of `item` on `condition`; false when the condition failed. */
+  private async conditionalPut(
+    item: Record<string, unknown>,
+    { condition, names, values }: { condition: string; names: Record<string, string>; values: Record<string, unknown> },
+  ): Promise<boolean> {
     try {
       await this.call('PutItem', () =>
         this.dynamodb.send(
@@ -353,8 +356,7 @@ export class DynamoRateStateStore implements RateStateStore {
         pausedAt: record.pausedAt,
         expiresAt: Math.ceil(record.until / 1000) + COOLDOWN_TTL_GRACE_SECONDS,
       },
-      'attribute_not_exists(pk) OR #until <= :now',
-      { ':now': now },
+      { condition: 'attribute_not_exists(pk) OR #until <= :now', names: UNTIL, values: { ':now': now } },
     );
   }
 
@@ -369,8 +371,11 @@ export class DynamoRateStateStore implements RateStateStore {
         limitedAt: record.limitedAt,
         expiresAt: Math.ceil(record.until / 1000) + COOLDOWN_TTL_GRACE_SECONDS,
       },
-      'attribute_not_exists(pk) OR #until <= :now OR #share > :share OR (#share = :share AND #until < :until)',
-      { ':now': now, ':share': record.share, ':until': record.until },
+      {
+        condition: 'attribute_not_exists(pk) OR #until <= :now OR #share > :share OR (#share = :share AND #until < :until)',
+        names: { ...UNTIL, '#share': 'share' },
+        values: { ':now': now, ':share': record.share, ':until': record.until },
+      },
     );
   }
 
