@@ -1,9 +1,10 @@
 /**
- * An in-memory {@link RateStateStore} with the DynamoDB table's rules (a bucket write succeeds only
- * on the expected version, a failed one returns the current bucket; cooldowns only extend; a pause
+ * An in-memory {@link RateStateStore} with the DynamoDB table's rules (a bucket update lands only
+ * when its condition holds, a failed one returns the current bucket; cooldowns only extend; a pause
  * is claimed only when none has not ended), for unit tests of the key pool without DynamoDB Local.
  */
-import type { BucketState } from '../../lib/admission/model/bucket.js';
+import { updateInMemory } from '../../lib/admission/bucket/item-update.js';
+import type { BucketState, BucketUpdate } from '../../lib/admission/model/bucket.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../../lib/admission/model/cooldowns.js';
 import type { BucketWrite, LimitRecord, PauseRecord, RateStateStore } from '../../lib/admission/model/store.js';
 
@@ -19,7 +20,7 @@ export class MemoryRateStateStore implements RateStateStore {
   limit: LimitRecord | undefined;
   /** Bucket writes that succeeded. */
   writes = 0;
-  /** Bucket writes that failed on their expected version. */
+  /** Bucket writes whose condition failed. */
   conflicts = 0;
 
   async readCooldowns(keys: readonly KeyRef[]): Promise<CooldownSnapshot> {
@@ -51,16 +52,15 @@ export class MemoryRateStateStore implements RateStateStore {
     return this.buckets.get(owner);
   }
 
-  async writeBucket(owner: string, next: BucketState, expectedVersion: number | undefined): Promise<BucketWrite> {
-    const stored = this.buckets.get(owner);
-    const ok = expectedVersion === undefined ? stored === undefined : stored !== undefined && stored.version === expectedVersion;
-    if (!ok) {
+  async writeBucket(owner: string, update: BucketUpdate): Promise<BucketWrite> {
+    const outcome = updateInMemory(this.buckets.get(owner), update);
+    if (!outcome.ok) {
       this.conflicts++;
-      return { ok: false, current: stored };
+      return outcome;
     }
     this.writes++;
-    this.buckets.set(owner, next);
-    return { ok: true };
+    this.buckets.set(owner, outcome.after);
+    return { ok: true, before: outcome.before };
   }
 
   async clearBucketCooldown(owner: string): Promise<void> {

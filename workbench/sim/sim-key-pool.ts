@@ -8,7 +8,8 @@
  * needs at most two writes here (a stale cache's failed write returns the current bucket, and the
  * retry succeeds) where the real table may need more under contention.
  */
-import type { BucketLimits, BucketState } from '../../lib/admission/model/bucket.js';
+import { updateInMemory } from '../../lib/admission/bucket/item-update.js';
+import type { BucketLimits, BucketState, BucketUpdate } from '../../lib/admission/model/bucket.js';
 import { EMPTY_SNAPSHOT, type CooldownRecord, type CooldownSnapshot, type KeyRef } from '../../lib/admission/model/cooldowns.js';
 import { addCooldown } from '../../lib/admission/decisions/choice.js';
 import {
@@ -66,8 +67,8 @@ function simKeys(count: number): KeyRef[] {
 }
 
 /**
- * The lane's rate-state table in memory, with the DynamoDB table's rules (a bucket write succeeds
- * only on the expected version and a failed one returns the current bucket; cooldowns only extend),
+ * The lane's rate-state table in memory, with the DynamoDB table's rules (a bucket update lands only
+ * when its condition holds and a failed one returns the current bucket; cooldowns only extend),
  * counting request units into `counters`.
  */
 export class SimRateState implements SyncRateState {
@@ -103,17 +104,16 @@ export class SimRateState implements SyncRateState {
   }
 
   /** One conditional UpdateItem: a write unit whether it succeeds or not, counted in its item's second. */
-  writeBucket(owner: string, next: BucketState, expectedVersion: number | undefined, now: number): BucketWrite {
+  writeBucket(owner: string, update: BucketUpdate, now: number): BucketWrite {
     this.countItemWrite(owner, now);
-    const stored = this.buckets.get(owner);
-    const ok = expectedVersion === undefined ? stored === undefined : stored !== undefined && stored.version === expectedVersion;
-    if (!ok) {
+    const outcome = updateInMemory(this.buckets.get(owner), update);
+    if (!outcome.ok) {
       this.counters.bucketConflicts++;
-      return { ok: false, current: stored };
+      return outcome;
     }
     this.counters.bucketWrites++;
-    this.buckets.set(owner, next);
-    return { ok: true };
+    this.buckets.set(owner, outcome.after);
+    return { ok: true, before: outcome.before };
   }
 
   private countItemWrite(owner: string, now: number): void {

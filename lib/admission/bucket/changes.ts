@@ -2,16 +2,17 @@
  * The bucket changes of the key pool's decisions (`decisions/pool-core.ts`): what a take, a settlement, a
  * cooldown and a probe's release do to an owner's bucket as last seen, and what to write. Pure.
  */
-import type { BucketCost, BucketLimits, BucketState, Flow, Lease } from '../model/bucket.js';
+import type { BucketCost, BucketLimits, BucketState, BucketUpdate, Flow, Lease } from '../model/bucket.js';
 import { RECHECKED } from '../model/cooldowns.js';
-import { cooledProbe, probeHeldUntil, proved, released, withProbe } from './first-calls.js';
+import { cooledProbe, probeHeldUntil, probeUpdate, proved, released } from './first-calls.js';
+import { applyUpdate, composeUpdates, UpdateBuilder } from './item-update.js';
 import { givenBack, withLease, type LeaseTerms } from './lease.js';
-import { adjustTokens, clampCost, takeFromBucket, withCooldown, type TakeVerdict } from './token-bucket.js';
+import { adjustTokens, clampCost, cooldownUpdate, takeFromBucket, type TakeVerdict } from './token-bucket.js';
 
-/** A bucket change's result, and the state to write (none: nothing to write). */
+/** A bucket change's result, and the conditional update to write (none: nothing to write). */
 interface ChangeOutcome<T> {
   result: T;
-  write?: BucketState | undefined;
+  write?: BucketUpdate | undefined;
 }
 
 /**
@@ -41,17 +42,22 @@ export interface TakeArg {
 export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, now, arg) => {
   const { cost, reserve, bookWithinMs, carried, probeLeaseMs, lease, givenBack: rest, flow } = arg;
   // Token corrections and a lease's rest this instance still owes the bucket go in with the take's own write.
-  const corrected = carried && bucket ? adjustTokens(bucket, limits, carried, now) : bucket;
-  const restored = rest && corrected ? givenBack(corrected, limits, rest, now) : corrected;
+  let owed = carried && bucket ? adjustTokens(limits, carried) : undefined;
+  if (rest && bucket) owed = composeUpdates(owed, givenBack(bucket, limits, rest, now));
+  const restored = owed ? applyUpdate(bucket, owed) : bucket;
   const verdict = takeFromBucket(restored, limits, cost, now, { reserve, bookWithinMs, flow });
-  if (!verdict.admitted) return takeWrites(verdict, reserve) ? { result: verdict, write: verdict.next } : { result: verdict };
+  if (!verdict.admitted) {
+    return takeWrites(verdict, reserve) && verdict.update ? { result: verdict, write: composeUpdates(owed, verdict.update) } : { result: verdict };
+  }
   // An unproven owner takes one call at a time: another call's probe out passes it over (nothing written).
   const heldUntil = probeLeaseMs === undefined ? undefined : probeHeldUntil(restored, now);
   if (heldUntil !== undefined) return { result: { admitted: false, dueAt: heldUntil, retryAt: heldUntil, limitedBy: 'probing', next: restored! } };
   const proven = probeLeaseMs === undefined || restored?.proven === true;
-  const leased = proven && lease ? withLease(limits, verdict.next, clampCost(cost, limits), lease) : undefined;
-  const result = leased ? { ...verdict, next: leased.next, lease: leased.lease } : verdict;
-  return { result, write: probeLeaseMs === undefined ? result.next : withProbe(restored, result.next, result.startAt, probeLeaseMs) };
+  const leased = proven && lease ? withLease(limits, verdict.next, clampCost(cost, limits), lease, now) : undefined;
+  const probe = probeLeaseMs === undefined ? undefined : probeUpdate(restored, verdict.startAt, probeLeaseMs, now);
+  const write = composeUpdates(composeUpdates(composeUpdates(owed, verdict.update), leased?.update), probe);
+  const next = write ? applyUpdate(bucket, write) : verdict.next;
+  return { result: { ...verdict, next, update: write, ...(leased ? { lease: leased.lease } : {}) }, write };
 };
 
 /**
@@ -63,17 +69,32 @@ export function takeWrites(verdict: TakeVerdict, reserve: boolean): boolean {
   return verdict.admitted || (reserve && verdict.limitedBy !== 'cooldown' && verdict.limitedBy !== 'probing');
 }
 
+/**
+ * A result decided on a cached bucket, with the times the stored one gives (`onStored`: the same
+ * change decided on the bucket as it was when the write landed): other consumers' takes may have moved
+ * the levels' and timelines' clocks on since the cache was learned. Only a take's times change; what
+ * was written (a lease's size, the key) stands.
+ */
+export function retimed<T>(decided: T, onStored: T): T {
+  const a = decided as unknown as TakeVerdict;
+  const b = onStored as unknown as TakeVerdict;
+  if (typeof a !== 'object' || a === null || !('admitted' in a) || typeof b !== 'object' || b === null) return decided;
+  if (a.admitted && b.admitted) return { ...a, startAt: Math.max(a.startAt, b.startAt) } as T;
+  if (!a.admitted && !b.admitted) return { ...a, retryAt: Math.max(a.retryAt, b.retryAt), dueAt: Math.max(a.dueAt, b.dueAt) } as T;
+  return decided;
+}
+
 /** The token level corrected by `delta` (real usage minus what was taken), the owner `prove`d; nothing to write for an unknown bucket. */
-export const settleChange: BucketChange<{ delta: number; prove: boolean }, null> = (limits, bucket, now, { delta, prove }) => {
+export const settleChange: BucketChange<{ delta: number; prove: boolean }, null> = (limits, bucket, _now, { delta, prove }) => {
   if (bucket === undefined) return { result: null };
-  const adjusted = adjustTokens(bucket, limits, delta, now);
-  return { result: null, write: prove ? proved(adjusted) : adjusted };
+  const adjusted = adjustTokens(limits, delta);
+  return { result: null, write: prove ? composeUpdates(adjusted, proved(new UpdateBuilder()).build()) : adjusted };
 };
 
 /** The owner's cooldown kept in its bucket too, ending its probe (nothing to write when a longer one is there). */
 export const coolChange: BucketChange<NonNullable<BucketState['cooldown']>, 'written'> = (limits, bucket, now, cooldown) => {
-  const next = withCooldown(bucket, limits, cooldown, now);
-  return { result: 'written', write: next === bucket ? undefined : cooledProbe(next, RECHECKED.has(cooldown.reason)) };
+  const update = cooldownUpdate(bucket, limits, cooldown, now);
+  return { result: 'written', write: update ? cooledProbe(update, RECHECKED.has(cooldown.reason)).build() : undefined };
 };
 
 /** A probe that ended without an answer, given back (nothing to write when the bucket holds none). */

@@ -7,7 +7,8 @@
  * proven (`proven`) by the first answer's settlement; a probe whose outcome is never reported frees
  * the owner when its lease ends. Pure (the caller passes the clock).
  */
-import type { BucketState } from '../model/bucket.js';
+import type { BucketState, BucketUpdate } from '../model/bucket.js';
+import { UpdateBuilder } from './item-update.js';
 
 /** While `bucket`'s owner is unproven and another call's probe is out at `now`: until when; else `undefined`. */
 export function probeHeldUntil(bucket: BucketState | undefined, now: number): number | undefined {
@@ -15,9 +16,23 @@ export function probeHeldUntil(bucket: BucketState | undefined, now: number): nu
   return (bucket.probeUntil ?? 0) > now ? bucket.probeUntil : undefined;
 }
 
-/** The state an admitted take writes (`next`, from `before`): with the probe's lease when the owner is unproven. */
-export function withProbe(before: BucketState | undefined, next: BucketState, startAt: number, leaseMs: number): BucketState {
-  return before?.proven === true ? next : { ...next, probeUntil: startAt + leaseMs };
+/**
+ * What an admitted take on an owner not known proven (`before`, as cached) adds: the probe's lease until
+ * `startAt + leaseMs`, on condition that the owner is proven or no other probe is out at `now`
+ * (`undefined` for an owner known proven).
+ */
+export function probeUpdate(before: BucketState | undefined, startAt: number, leaseMs: number, now: number): BucketUpdate | undefined {
+  if (before?.proven === true) return undefined;
+  return new UpdateBuilder()
+    .set('probeUntil', startAt + leaseMs)
+    .require({
+      any: [
+        { field: 'proven', cmp: '=', value: true },
+        { field: 'probeUntil', missing: true },
+        { field: 'probeUntil', cmp: '<=', value: now },
+      ],
+    })
+    .build();
 }
 
 /** Whether a written state holds a probe (this instance's grant, when it just wrote it). */
@@ -26,20 +41,16 @@ export function isProbe(bucket: BucketState | undefined): boolean {
 }
 
 /** The owner answered a call: proven, the probe over. */
-export function proved(bucket: BucketState): BucketState {
-  return { ...bucket, proven: true, probeUntil: 0 };
-}
+export const proved = (u: UpdateBuilder): UpdateBuilder => u.set('proven', true).set('probeUntil', 0);
 
 /**
  * The probe's outcome as a cooldown says it: a billing or auth one (`recheck`) leaves the owner
  * unproven (its call after the cooldown probes again); any other (a rate limit, a spent daily quota)
  * means the key answered: proven.
  */
-export function cooledProbe(bucket: BucketState, recheck: boolean): BucketState {
-  return { ...bucket, proven: !recheck, probeUntil: 0 };
-}
+export const cooledProbe = (u: UpdateBuilder, recheck: boolean): UpdateBuilder => u.set('proven', !recheck).set('probeUntil', 0);
 
-/** The probe ended without an answer (the call failed or never went): the next call probes. */
-export function released(bucket: BucketState): BucketState | undefined {
-  return isProbe(bucket) ? { ...bucket, probeUntil: 0, version: bucket.version + 1 } : undefined;
+/** The probe ended without an answer (the call failed or never went): the next call probes (`undefined`: no probe cached). */
+export function released(bucket: BucketState): BucketUpdate | undefined {
+  return isProbe(bucket) ? new UpdateBuilder().set('probeUntil', 0).build() : undefined;
 }

@@ -23,6 +23,7 @@
  * them uses the bucket's one shared retry timeline (`reservedUntil`) and never yields.
  */
 import type { BucketState, Flow, FlowTimeline } from '../model/bucket.js';
+import { flowField, type UpdateBuilder } from './item-update.js';
 
 /** The most flows one bucket item keeps (each about 40 bytes; a write unit is 1 KB of the item). */
 export const MAX_FLOWS = 24;
@@ -67,24 +68,28 @@ export function flowShare(state: Pick<BucketState, 'flows'>, flow: Flow, t: numb
 }
 
 /**
- * `state`'s flows at `at` (the inactive ones dropped) with `flow`'s changed: its retry timeline ending no
- * sooner than `until`, its virtual time moved on by `served` ms (a granted call's refill over its share).
- * A flow not kept is not added.
+ * Adds to `update` what a take of `flow` at `at` does to the flows of `state` (as cached): the inactive
+ * ones removed, and `flow`'s virtual time moved on by `served` ms (a granted call's refill over its
+ * share) — by `ADD` while it is ahead of `at`, so concurrent grants of one flow add up — with its weight.
+ * A flow not kept is not added. No condition: the flows order takes, the levels bound them.
  */
-export function withFlow(
+export function flowChanges(
+  update: UpdateBuilder,
   state: Pick<BucketState, 'flows'>,
   flow: Flow,
   kept: boolean,
-  change: { until?: number; served?: number },
+  change: { served?: number },
   at: number,
-): Record<string, FlowTimeline> | undefined {
-  const flows: Record<string, FlowTimeline> = Object.fromEntries(active(state, at));
+): void {
+  for (const [id, timeline] of Object.entries(state.flows ?? {})) {
+    if (id === flow.id || activeUntil(timeline) > at) continue;
+    update.remove(flowField(id, 'until')).remove(flowField(id, 'vt')).remove(flowField(id, 'weight'));
+  }
+  if (!kept) return;
   const own = state.flows?.[flow.id];
-  const next = {
-    until: Math.max(change.until ?? 0, own?.until ?? 0),
-    vt: change.served === undefined ? (own?.vt ?? 0) : Math.max(own?.vt ?? 0, at) + change.served,
-    weight: flow.weight,
-  };
-  if (kept && activeUntil(next) > at) flows[flow.id] = next;
-  return Object.keys(flows).length > 0 ? flows : undefined;
+  if (change.served !== undefined) {
+    if (own && own.vt >= at) update.add(flowField(flow.id, 'vt'), change.served);
+    else update.set(flowField(flow.id, 'vt'), at + change.served);
+  }
+  if (own?.weight !== flow.weight) update.set(flowField(flow.id, 'weight'), flow.weight);
 }

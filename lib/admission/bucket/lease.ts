@@ -18,8 +18,9 @@
  * level keeps at least half its capacity after it: in a lane whose quota binds, takes are made one
  * call at a time.
  */
-import type { BucketCost, BucketLimits, BucketState, Lease } from '../model/bucket.js';
-import { advance, bucketCapacity, burstShareOf, isFixedDay } from './token-bucket.js';
+import type { BucketCost, BucketLimits, BucketState, BucketUpdate, Lease } from '../model/bucket.js';
+import { advanceClock, UpdateBuilder } from './item-update.js';
+import { burstShareOf, costMs, dayEndAt, holdMs, isFixedDay, levelsAt } from './token-bucket.js';
 
 /** How much a take may lease: at most `calls` more calls, valid for `validityMs`. */
 export interface LeaseTerms {
@@ -38,32 +39,46 @@ export function leaseValidityMs(limits: BucketLimits, settings: { leaseMs: numbe
 }
 
 /**
- * `next`, the state an admitted take of `need` writes, with a lease of up to `terms.calls` more calls
- * of `need` taken from it too, when every level keeps at least half its capacity after the lease;
- * else `undefined`.
+ * A lease of up to `terms.calls` more calls of `need` on the bucket `next` leaves after an admitted take
+ * at `at`, when every level keeps at least half its capacity after the lease: the update that takes
+ * them (conditional on that headroom) and the lease; else `undefined`.
  */
-export function withLease(limits: BucketLimits, next: BucketState, need: BucketCost, terms: LeaseTerms): { next: BucketState; lease: Lease } | undefined {
+export function withLease(
+  limits: BucketLimits,
+  next: BucketState,
+  need: BucketCost,
+  terms: LeaseTerms,
+  at: number,
+): { update: BucketUpdate; lease: Lease } | undefined {
   if (terms.calls < 1 || terms.validityMs <= 0 || need.requests <= 0) return undefined;
-  const at = next.updatedAt;
-  const dayEnd = isFixedDay(limits) ? (next.dayResetAt ?? 0) : 0;
+  const fixedDay = isFixedDay(limits);
+  const dayEnd = fixedDay ? dayEndAt(next, limits, at) : 0;
   const until = Math.min(at + terms.validityMs, dayEnd > 0 ? dayEnd : Infinity);
   if (until <= at) return undefined;
-  const capacity = bucketCapacity(limits);
-  const spare = (level: number, held: number, perCall: number): number => (perCall <= 0 ? Infinity : Math.floor((level - held / 2) / perCall + EPSILON));
-  const { levels } = next;
+  const levels = levelsAt(next, limits, at);
+  const hold = holdMs(limits);
+  const perCall = costMs(need, limits);
+  // Whole calls of `perCallMs` a clock full again at `fullAt` takes before it is more than half of `periodMs` ahead.
+  const spare = (fullAt: number | undefined, perCallMs: number, periodMs: number): number =>
+    perCallMs <= 0 ? Infinity : Math.floor((at + periodMs / 2 - Math.max(at, fullAt ?? 0)) / perCallMs + EPSILON);
   const calls = Math.min(
     Math.floor(terms.calls),
-    spare(levels.requests, capacity.requests, need.requests),
-    spare(levels.tokens, capacity.tokens, need.tokens),
-    spare(levels.daily, limits.requestsPerDay, need.requests),
+    spare(next.requestsFullAt, perCall.requests, hold),
+    spare(next.tokensFullAt, perCall.tokens, hold),
+    fixedDay ? Math.floor((levels.daily - limits.requestsPerDay / 2) / need.requests + EPSILON) : spare(next.dailyFullAt, perCall.daily, limits.dayMs),
   );
   if (!(calls >= 1)) return undefined;
   const requests = calls * need.requests;
   const tokens = calls * need.tokens;
-  return {
-    next: { ...next, levels: { requests: levels.requests - requests, tokens: levels.tokens - tokens, daily: levels.daily - requests } },
-    lease: { requests, tokens, until, dayEnd },
-  };
+  const u = new UpdateBuilder();
+  advanceClock(u, 'requestsFullAt', next.requestsFullAt, at, calls * perCall.requests, 0, at + hold / 2 - calls * perCall.requests);
+  if (tokens > 0) advanceClock(u, 'tokensFullAt', next.tokensFullAt, at, calls * perCall.tokens, 0, at + hold / 2 - calls * perCall.tokens);
+  if (fixedDay) {
+    u.add('dailyUsed', requests);
+    u.require({ field: 'dayResetAt', cmp: '=', value: dayEnd });
+    u.require({ field: 'dailyUsed', cmp: '<=', value: limits.requestsPerDay / 2 - requests + EPSILON });
+  } else advanceClock(u, 'dailyFullAt', next.dailyFullAt, at, calls * perCall.daily, 0, at + limits.dayMs / 2 - calls * perCall.daily);
+  return { update: u.build()!, lease: { requests, tokens, until, dayEnd } };
 }
 
 /** Spends one call of `need` from `lease` at `now` when it holds one (it is changed in place); whether it did. */
@@ -75,20 +90,17 @@ export function spendLease(lease: Lease | undefined, need: BucketCost, now: numb
 }
 
 /**
- * `bucket` at `now` with what is left of `lease` given back (never above a level's capacity; the
- * daily requests only while the day they were counted in lasts). Version unchanged.
+ * The update giving back what is left of `lease` to `bucket` (as cached) at `now`: each clock moved back
+ * by the rest's refill time (a level given back past full is full: the next take starts its clock from
+ * the present); the daily requests only while the day they were counted in lasts.
  */
-export function givenBack(bucket: BucketState, limits: BucketLimits, lease: Lease, now: number): BucketState {
-  const moved = advance(bucket, limits, Math.max(now, bucket.updatedAt));
-  const capacity = bucketCapacity(limits);
-  const sameDay = lease.dayEnd === 0 || moved.dayResetAt === lease.dayEnd;
-  const { levels } = moved;
-  return {
-    ...moved,
-    levels: {
-      requests: Math.min(capacity.requests, levels.requests + lease.requests),
-      tokens: Math.min(capacity.tokens, levels.tokens + lease.tokens),
-      daily: sameDay ? Math.min(limits.requestsPerDay, levels.daily + lease.requests) : levels.daily,
-    },
-  };
+export function givenBack(bucket: BucketState, limits: BucketLimits, lease: Lease, now: number): BucketUpdate | undefined {
+  const back = costMs({ requests: lease.requests, tokens: lease.tokens }, limits);
+  const u = new UpdateBuilder().add('requestsFullAt', -back.requests).add('tokensFullAt', -back.tokens);
+  if (lease.dayEnd === 0) u.add('dailyFullAt', -back.daily);
+  else if (lease.dayEnd > now && bucket.dayResetAt === lease.dayEnd) {
+    u.add('dailyUsed', -lease.requests);
+    u.require({ field: 'dayResetAt', cmp: '=', value: lease.dayEnd });
+  }
+  return u.build();
 }

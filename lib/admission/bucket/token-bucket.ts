@@ -16,14 +16,18 @@
  * the current day's reset also count against that future day's quota (`reservedDaily` for the day
  * ending at `reservedDayEnd`): once a day's quota is promised, the next slot is the day after.
  */
-import type { BucketCost, BucketLevels, BucketLimits, BucketState, Flow, Lease } from '../model/bucket.js';
-import { flowShare, flowStanding, withFlow } from './flows.js';
+import type { BucketCondition, BucketCost, BucketLevels, BucketLimits, BucketState, BucketUpdate, Flow, Lease } from '../model/bucket.js';
+import { flowChanges, flowShare, flowStanding } from './flows.js';
+import { advanceClock, applyUpdate, UpdateBuilder } from './item-update.js';
 
 /** Verdict of {@link takeFromBucket}. */
 export type TakeVerdict =
   | {
       admitted: true;
+      /** The bucket as the take leaves it (as cached; the stored one may hold other consumers' takes too). */
       next: BucketState;
+      /** The conditional update that takes the call (the quota its condition). */
+      update: BucketUpdate | undefined;
       /**
        * When the call may start (epoch ms): the take's clock for a call that fits now; for a
        * **booking** (see {@link TakeOptions.bookWithinMs}) the time its cost has refilled, which the
@@ -45,8 +49,10 @@ export type TakeVerdict =
       retryAt: number;
       /** Which level refused, or the owner's cooldown. */
       limitedBy: 'requests' | 'tokens' | 'daily' | 'cooldown' | 'probing';
-      /** The state to write when reserving (`reservedUntil` moved on); equal to the input otherwise. */
+      /** The state the reservation leaves (its timeline moved on); the input otherwise. */
       next: BucketState;
+      /** With `reserve`: the update that reserves the slot. */
+      update?: BucketUpdate | undefined;
     };
 
 /** Whether the daily level is a fixed window (the default), not a continuous refill. */
@@ -62,10 +68,11 @@ export function configuredDailyReset(limits: BucketLimits, at: number): number {
  * The end of the fixed day `at` falls in, as `state` knows it: its `dayResetAt` when `at` is before
  * it, else the following resets every `dayMs` from there; without one, the configured reset.
  */
-function dailyResetAt(state: BucketState, limits: BucketLimits, at: number): number {
-  const known = state.dayResetAt !== undefined && state.dayResetAt > 0 ? state.dayResetAt : configuredDailyReset(limits, state.updatedAt);
-  if (at < known) return known;
-  return known + (Math.floor((at - known) / limits.dayMs) + 1) * limits.dayMs;
+export function dayEndAt(state: BucketState | undefined, limits: BucketLimits, at: number): number {
+  const stored = state?.dayResetAt ?? 0;
+  if (stored <= 0) return configuredDailyReset(limits, at);
+  if (at < stored) return stored;
+  return stored + (Math.floor((at - stored) / limits.dayMs) + 1) * limits.dayMs;
 }
 
 /** The share of a window the per-window levels hold (`burstShare`, within 0..1; default 1). */
@@ -77,44 +84,41 @@ export function bucketCapacity(limits: BucketLimits): { requests: number; tokens
   return { requests: limits.requestsPerWindow * share, tokens: limits.tokensPerWindow * share };
 }
 
-/** The bucket a quota owner starts with: every level full. */
-export function fullBucket(limits: BucketLimits, now: number): BucketState {
-  const capacity = bucketCapacity(limits);
+/** How long an empty per-window level takes to fill (ms): its capacity over its rate, the same for both. */
+export const holdMs = (limits: BucketLimits): number => burstShareOf(limits) * limits.windowMs;
+
+/** What `need` costs each clock (ms of its level's refill). */
+export function costMs(need: BucketCost, limits: BucketLimits): { requests: number; tokens: number; daily: number } {
   return {
-    levels: { requests: capacity.requests, tokens: capacity.tokens, daily: limits.requestsPerDay },
-    updatedAt: now,
-    reservedUntil: 0,
-    version: 0,
-    ...(isFixedDay(limits) ? { dayResetAt: configuredDailyReset(limits, now) } : {}),
+    requests: (need.requests * limits.windowMs) / limits.requestsPerWindow,
+    tokens: (need.tokens * limits.windowMs) / limits.tokensPerWindow,
+    daily: (need.requests * limits.dayMs) / limits.requestsPerDay,
   };
 }
 
-/** `level` refilled over `elapsedMs` at `perPeriod` per `periodMs`, up to `capacity`. */
-const refill = (level: number, perPeriod: number, elapsedMs: number, periodMs: number, capacity = perPeriod): number =>
-  Math.min(capacity, level + (elapsedMs * perPeriod) / periodMs);
+/** The bucket a quota owner starts with: every level full (and the day unknown: whole). */
+export function fullBucket(_limits: BucketLimits, _now: number): BucketState {
+  return { requestsFullAt: 0, tokensFullAt: 0, reservedUntil: 0, version: 0 };
+}
 
-/** The levels at `now` (refilled since `updatedAt`; a clock behind `updatedAt` refills nothing). */
-export function levelsAt(state: BucketState, limits: BucketLimits, now: number): BucketLevels {
-  const elapsed = Math.max(0, now - state.updatedAt);
+/** A level of `capacity` refilling over `fillMs`, full again at `fullAt`, at `t`. */
+const levelAt = (capacity: number, fillMs: number, fullAt: number | undefined, t: number): number =>
+  capacity - (Math.max(0, (fullAt ?? 0) - t) * capacity) / fillMs;
+
+/** The levels at `t`. */
+export function levelsAt(state: BucketState | undefined, limits: BucketLimits, t: number): BucketLevels {
+  const capacity = bucketCapacity(limits);
+  const hold = holdMs(limits);
   let daily: number;
   if (isFixedDay(limits)) {
-    const resetAt = dailyResetAt(state, limits, state.updatedAt);
-    daily = now >= resetAt ? limits.requestsPerDay : Math.min(limits.requestsPerDay, state.levels.daily);
-  } else {
-    daily = refill(state.levels.daily, limits.requestsPerDay, elapsed, limits.dayMs);
-  }
-  const capacity = bucketCapacity(limits);
+    const sameDay = state !== undefined && (state.dayResetAt ?? 0) > t;
+    daily = limits.requestsPerDay - (sameDay ? (state.dailyUsed ?? 0) : 0);
+  } else daily = levelAt(limits.requestsPerDay, limits.dayMs, state?.dailyFullAt, t);
   return {
-    requests: refill(state.levels.requests, limits.requestsPerWindow, elapsed, limits.windowMs, capacity.requests),
-    tokens: refill(state.levels.tokens, limits.tokensPerWindow, elapsed, limits.windowMs, capacity.tokens),
+    requests: hold > 0 ? levelAt(capacity.requests, hold, state?.requestsFullAt, t) : 0,
+    tokens: hold > 0 ? levelAt(capacity.tokens, hold, state?.tokensFullAt, t) : 0,
     daily,
   };
-}
-
-/** `state` brought forward to `at`: levels refilled, the fixed day moved on. Version unchanged. */
-export function advance(state: BucketState, limits: BucketLimits, at: number): BucketState {
-  const levels = levelsAt(state, limits, at);
-  return isFixedDay(limits) ? { ...state, levels, updatedAt: at, dayResetAt: dailyResetAt(state, limits, at) } : { ...state, levels, updatedAt: at };
 }
 
 /** A cost the bucket can ever satisfy: a call larger than a whole level asks for the whole level. */
@@ -140,7 +144,7 @@ const EPSILON = 1e-9;
 
 /** How {@link takeFromBucket} treats a call that does not fit now. */
 export interface TakeOptions {
-  /** A denial moves `reservedUntil` one slot past the returned `retryAt` (the caller writes `next` back). */
+  /** A denial moves `reservedUntil` one slot past the returned `retryAt` (its update reserves it). */
   reserve: boolean;
   /**
    * Book the call instead of denying it when the per-window levels have its cost within this many ms
@@ -157,20 +161,30 @@ export interface TakeOptions {
   flow?: Flow | undefined;
 }
 
+/** The condition every take and reservation carries: the owner is not cooling (a stale cache learns the cooldown from the failed write). */
+const notCooling = (u: UpdateBuilder, at: number): UpdateBuilder =>
+  u.require({
+    any: [
+      { field: 'coolUntil', missing: true },
+      { field: 'coolUntil', cmp: '<=', value: at },
+    ],
+  });
+
 /**
  * Takes `cost` from the bucket at `now`, books it a little later (`bookWithinMs`), or says when to
- * come back. With `reserve`, a denial also moves `reservedUntil` one slot past the returned `retryAt`.
+ * come back. The grant's update moves each level's "full again" time on by the call's cost under the
+ * condition that the call still fits (within the booking window when booking is allowed); with
+ * `reserve`, a denial's update moves the retry timeline one slot past the returned `retryAt`.
  */
 export function takeFromBucket(state: BucketState | undefined, limits: BucketLimits, cost: BucketCost, now: number, options: TakeOptions): TakeVerdict {
   const current = state ?? fullBucket(limits, now);
-  const at = Math.max(now, current.updatedAt);
+  const at = now;
   if (current.cooldown && current.cooldown.until > at) {
     return { admitted: false, dueAt: current.cooldown.until, retryAt: current.cooldown.until, limitedBy: 'cooldown', next: current };
   }
-  const moved = advance(current, limits, at);
-  const { levels } = moved;
+  const levels = levelsAt(state, limits, at);
   const fixedDay = isFixedDay(limits);
-  const resetAt = fixedDay ? moved.dayResetAt! : Infinity;
+  const resetAt = fixedDay ? dayEndAt(state, limits, at) : Infinity;
   const need = clampCost(cost, limits);
   const dailyWait =
     need.requests <= 0
@@ -187,53 +201,119 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
   ];
   const worst = waits.reduce((a, b) => (b[1] > a[1] ? b : a));
   const { flow } = options;
-  const standing = flow ? flowStanding(moved, flow, at) : undefined;
-  const booking = worst[1] > 0 && dailyWait <= 0 && worst[1] <= (options.bookWithinMs ?? 0) && !standing?.yields;
+  const standing = flow ? flowStanding(current, flow, at) : undefined;
+  const mayBook = (options.bookWithinMs ?? 0) > 0 && !standing?.yields;
+  const booking = worst[1] > 0 && dailyWait <= 0 && mayBook && worst[1] <= (options.bookWithinMs ?? 0);
   if (worst[1] <= 0 || booking) {
-    const startAt = at + Math.max(0, worst[1]);
-    return {
-      admitted: true,
-      startAt,
-      next: {
-        ...moved,
-        levels: { requests: levels.requests - need.requests, tokens: levels.tokens - need.tokens, daily: levels.daily - need.requests },
-        ...(flow && standing ? { flows: withFlow(moved, flow, standing.kept, { served: slotMs(need, limits) / flowShare(moved, flow, at) }, at) } : {}),
-        version: current.version + 1,
-      },
-    };
+    const u = notCooling(new UpdateBuilder(), at);
+    const inc = costMs(need, limits);
+    const room = holdMs(limits) + (mayBook ? (options.bookWithinMs ?? 0) : 0);
+    if (need.requests > 0) advanceClock(u, 'requestsFullAt', state?.requestsFullAt, at, inc.requests, 0, at + room - inc.requests);
+    if (need.tokens > 0) advanceClock(u, 'tokensFullAt', state?.tokensFullAt, at, inc.tokens, 0, at + room - inc.tokens);
+    if (need.requests > 0) takeDaily(u, state, limits, need.requests, at, resetAt, inc.daily);
+    if (flow && standing) flowChanges(u, current, flow, standing.kept, { served: slotMs(need, limits) / flowShare(current, flow, at) }, at);
+    const update = u.build();
+    return { admitted: true, startAt: at + Math.max(0, worst[1]), update, next: update ? applyUpdate(state, update) : current };
   }
   const dueAt = at + worst[1];
   // The next free slot: after the slots already promised (to this flow), and in a day whose quota is not all promised.
   const promisedUntil = standing ? standing.until : current.reservedUntil;
-  let slot = Math.max(dueAt, promisedUntil > at ? promisedUntil : 0);
-  let promised = { daily: moved.reservedDaily ?? 0, dayEnd: moved.reservedDayEnd ?? 0 };
+  const promised = promisedUntil > at ? promisedUntil : 0;
+  let slot = Math.max(dueAt, promised);
+  let promise: { daily: number; dayEnd: number; added: boolean } | undefined;
   if (fixedDay && need.requests > 0 && slot >= resetAt) {
     // A later day: it starts whole, less what is already promised to slots in it.
     let dayEnd = resetAt + (Math.floor((slot - resetAt) / limits.dayMs) + 1) * limits.dayMs;
-    let already = promised.dayEnd === dayEnd ? promised.daily : 0;
+    let already = (current.reservedDayEnd ?? 0) === dayEnd ? (current.reservedDaily ?? 0) : 0;
     if (already + need.requests > limits.requestsPerDay + EPSILON) {
       slot = dayEnd;
       dayEnd += limits.dayMs;
       already = 0;
     }
-    promised = { daily: already + need.requests, dayEnd };
+    promise = { daily: already + need.requests, dayEnd, added: already > 0 };
     // A spent day ends with nothing called until its reset: the next day starts with its per-window
     // levels refilled, so its first window's calls go at its start together, the rest one refill apart.
-    if (worst[0] === 'daily') slot = Math.max(dueAt, burstSlot(moved, limits, need, at, dayEnd - limits.dayMs, promised.daily));
+    if (worst[0] === 'daily') slot = Math.max(dueAt, burstSlot(state, limits, need, at, dayEnd - limits.dayMs, promise.daily));
   }
-  // A flow's timeline moves on by one call's refill over its share of the flows with promised slots.
-  const until = slot + slotMs(need, limits, worst[0] === 'daily') / (flow ? flowShare(moved, flow, slot) : 1);
-  const timeline =
-    flow && standing?.kept ? { reservedUntil: current.reservedUntil, flows: withFlow(moved, flow, true, { until }, at) } : { reservedUntil: until };
-  const next: BucketState = options.reserve
+  if (!options.reserve) return { admitted: false, dueAt, retryAt: slot, limitedBy: worst[0], next: current };
+  // A timeline moves on by one call's refill over its flow's share of the flows with promised slots.
+  const inc = slotMs(need, limits, worst[0] === 'daily') / (flow ? flowShare(current, flow, slot) : 1);
+  const u = notCooling(new UpdateBuilder(), at);
+  // Only while the call still does not fit: a stale cache that denies it learns the stored levels instead.
+  u.require(stillRefused(worst[0], state, limits, need, at, mayBook ? (options.bookWithinMs ?? 0) : 0, resetAt));
+  const own = flow && standing?.kept;
+  const field = own ? (`flow:${flow.id}:until` as const) : 'reservedUntil';
+  const cached = own ? current.flows?.[flow.id]?.until : state?.reservedUntil;
+  // Past what is promised: the timeline moves from the slot; else on from where it is.
+  advanceClock(u, field, cached, slot > promised ? slot : dueAt, inc);
+  if (own) flowChanges(u, current, flow, true, {}, at);
+  if (promise) {
+    if (promise.added) {
+      u.add('reservedDaily', need.requests);
+      u.require({ field: 'reservedDayEnd', cmp: '=', value: promise.dayEnd });
+      u.require({ field: 'reservedDaily', cmp: '<=', value: limits.requestsPerDay - need.requests + EPSILON });
+    } else {
+      u.set('reservedDaily', need.requests).set('reservedDayEnd', promise.dayEnd);
+      u.require({
+        any: [
+          { field: 'reservedDayEnd', missing: true },
+          { field: 'reservedDayEnd', cmp: '<>', value: promise.dayEnd },
+        ],
+      });
+    }
+  }
+  const update = u.build();
+  return { admitted: false, dueAt, retryAt: slot, limitedBy: worst[0], next: update ? applyUpdate(state, update) : current, update };
+}
+
+/** The condition that the stored `level` still refuses a call of `need` at `at` (booked within `bookMs`), as it did the cached one. */
+function stillRefused(
+  level: 'requests' | 'tokens' | 'daily',
+  state: BucketState | undefined,
+  limits: BucketLimits,
+  need: BucketCost,
+  at: number,
+  bookMs: number,
+  dayEnd: number,
+): BucketCondition {
+  const inc = costMs(need, limits);
+  if (level === 'requests') return { field: 'requestsFullAt', cmp: '>', value: at + holdMs(limits) + bookMs - inc.requests };
+  if (level === 'tokens') return { field: 'tokensFullAt', cmp: '>', value: at + holdMs(limits) + bookMs - inc.tokens };
+  if (!isFixedDay(limits)) return { field: 'dailyFullAt', cmp: '>', value: at + limits.dayMs - inc.daily };
+  // A day stored as ending later than the cached one (a provider's reset) refuses too.
+  return state?.dayResetAt === dayEnd
     ? {
-        ...moved,
-        ...timeline,
-        ...(fixedDay ? { reservedDaily: promised.daily, reservedDayEnd: promised.dayEnd } : {}),
-        version: current.version + 1,
+        all: [
+          { field: 'dayResetAt', cmp: '=', value: dayEnd },
+          { field: 'dailyUsed', cmp: '>', value: limits.requestsPerDay - need.requests + EPSILON },
+        ],
       }
-    : current;
-  return { admitted: false, dueAt, retryAt: slot, limitedBy: worst[0], next };
+    : { field: 'dayResetAt', cmp: '>', value: at };
+}
+
+/**
+ * The daily level's part of a take of `requests` at `at` (in the fixed day ending `dayEnd`): counted in
+ * the day as stored, or the day started — under the condition that the stored day is the same and
+ * holds them (or has ended); a continuous day's clock moves on by `incMs` like the per-window levels'.
+ */
+function takeDaily(u: UpdateBuilder, state: BucketState | undefined, limits: BucketLimits, requests: number, at: number, dayEnd: number, incMs: number): void {
+  if (!isFixedDay(limits)) {
+    advanceClock(u, 'dailyFullAt', state?.dailyFullAt, at, incMs, 0, at + limits.dayMs - incMs);
+    return;
+  }
+  if ((state?.dayResetAt ?? 0) === dayEnd) {
+    u.add('dailyUsed', requests);
+    u.require({ field: 'dayResetAt', cmp: '=', value: dayEnd });
+    u.require({ field: 'dailyUsed', cmp: '<=', value: limits.requestsPerDay - requests + EPSILON });
+  } else {
+    u.set('dayResetAt', dayEnd).set('dailyUsed', requests);
+    u.require({
+      any: [
+        { field: 'dayResetAt', missing: true },
+        { field: 'dayResetAt', cmp: '<=', value: at },
+      ],
+    });
+  }
 }
 
 /**
@@ -241,14 +321,10 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
  * made before it: the per-window levels refill until then (full, unless `dayStart` is too near), and
  * the calls they hold go at `dayStart`; each further call one refill later.
  */
-function burstSlot(moved: BucketState, limits: BucketLimits, need: BucketCost, at: number, dayStart: number, nth: number): number {
-  const capacity = bucketCapacity(limits);
-  const fullInMs = Math.max(
-    missingMs(capacity.requests, moved.levels.requests, limits.requestsPerWindow, limits.windowMs),
-    missingMs(capacity.tokens, moved.levels.tokens, limits.tokensPerWindow, limits.windowMs),
-  );
+function burstSlot(state: BucketState | undefined, limits: BucketLimits, need: BucketCost, at: number, dayStart: number, nth: number): number {
+  const fullInMs = Math.max(0, (state?.requestsFullAt ?? 0) - at, (state?.tokensFullAt ?? 0) - at);
   // A full bucket holds `burstShare` of a window's refill.
-  const heldMs = burstShareOf(limits) * limits.windowMs - Math.max(0, fullInMs - (dayStart - at));
+  const heldMs = holdMs(limits) - Math.max(0, fullInMs - (dayStart - at));
   return dayStart + Math.max(0, nth * slotMs(need, limits) - heldMs);
 }
 
@@ -260,29 +336,37 @@ function missingMs(amount: number, level: number, perPeriod: number, periodMs: n
 
 /**
  * Corrects the token level after the call by `deltaTokens` (real usage minus the estimate taken;
- * negative gives tokens back). The level may go into debt down to minus one window's tokens.
+ * negative gives tokens back): its clock moves by the tokens' refill time, unconditionally (a level
+ * given back past full is full; the next take starts its clock from the present).
  */
-export function adjustTokens(state: BucketState, limits: BucketLimits, deltaTokens: number, now: number): BucketState {
-  const moved = advance(state, limits, Math.max(now, state.updatedAt));
-  const tokens = Math.max(-limits.tokensPerWindow, Math.min(bucketCapacity(limits).tokens, moved.levels.tokens - deltaTokens));
-  return { ...moved, levels: { ...moved.levels, tokens }, version: state.version + 1 };
+export function adjustTokens(limits: BucketLimits, deltaTokens: number): BucketUpdate | undefined {
+  return new UpdateBuilder().add('tokensFullAt', (deltaTokens * limits.windowMs) / limits.tokensPerWindow).build();
 }
 
 /**
- * The bucket with the owner's cooldown set to `cooldown`, unless one ending later is there. A
- * `quota_exhausted` cooldown also says when the provider's day resets (the reset it stated, or when
- * the policy checks again): with a fixed daily window the day is re-aligned to end then, so the
- * quota comes back whole at the provider's reset and every `dayMs` after it.
+ * The update setting the owner's cooldown to `cooldown` (`undefined` when one ending as late is
+ * cached; the condition checks the stored one too). A `quota_exhausted` cooldown also says when the
+ * provider's day resets (the reset it stated, or when the policy checks again): with a fixed daily
+ * window the day is re-aligned to end then, so the quota comes back whole at the provider's reset
+ * and every `dayMs` after it.
  */
-export function withCooldown(state: BucketState | undefined, limits: BucketLimits, cooldown: NonNullable<BucketState['cooldown']>, now: number): BucketState {
-  const current = state ?? fullBucket(limits, now);
-  if (current.cooldown && current.cooldown.until >= cooldown.until) return current;
-  if (cooldown.reason === 'quota_exhausted' && isFixedDay(limits)) {
-    const at = Math.max(now, current.updatedAt);
-    if (cooldown.until > at) {
-      const moved = advance(current, limits, at);
-      return { ...moved, dayResetAt: cooldown.until, reservedDaily: 0, reservedDayEnd: 0, cooldown, version: current.version + 1 };
-    }
+export function cooldownUpdate(
+  state: BucketState | undefined,
+  limits: BucketLimits,
+  cooldown: NonNullable<BucketState['cooldown']>,
+  now: number,
+): UpdateBuilder | undefined {
+  if (state?.cooldown && state.cooldown.until >= cooldown.until) return undefined;
+  const u = new UpdateBuilder().set('coolUntil', cooldown.until).set('coolReason', cooldown.reason);
+  u.require({
+    any: [
+      { field: 'coolUntil', missing: true },
+      { field: 'coolUntil', cmp: '<', value: cooldown.until },
+    ],
+  });
+  if (cooldown.reason === 'quota_exhausted' && isFixedDay(limits) && cooldown.until > now) {
+    const used = (state?.dayResetAt ?? 0) > now ? (state?.dailyUsed ?? 0) : 0;
+    u.set('dayResetAt', cooldown.until).set('dailyUsed', used).set('reservedDaily', 0).set('reservedDayEnd', 0);
   }
-  return { ...current, cooldown, version: current.version + 1 };
+  return u;
 }

@@ -1,16 +1,18 @@
 /**
  * One conditional update of a bucket item, as every decision of `pool-core.ts` makes it: decided on
  * the instance's cached bucket, read first only when this instance lost a write on it lately, and
- * decided again on the state a failed write returns.
+ * decided again on the state a failed write returns. A write that lands returns the bucket it found:
+ * the cache learns what the update made of it, and a take's times are those that bucket gives.
  */
-import type { BucketChange } from '../bucket/changes.js';
+import { retimed, type BucketChange } from '../bucket/changes.js';
+import { applyUpdate } from '../bucket/item-update.js';
 import type { BucketLimits, BucketState } from '../model/bucket.js';
 import type { BucketWrite } from '../model/store.js';
 import { beginDecision, learnBucket, learnedSince, type PoolConfig, type PoolOps, type PoolState } from './pool-state.js';
 
 /**
- * Applies `change` to the bucket item `owner` (of `limits`) with a conditional write, retrying on
- * conflicts with the bucket the failed write returned; `'contended'` after `maxBucketAttempts` conflicts.
+ * Applies `change` to the bucket item `owner` (of `limits`) with a conditional write, deciding again
+ * on the bucket a failed write returned; `'contended'` after `maxBucketAttempts` failed writes.
  * `since`: the decision's number (see `refreshContended`).
  */
 export function* update<A, T>(
@@ -25,7 +27,6 @@ export function* update<A, T>(
   yield { kind: 'lock', owner };
   let refreshed = false;
   for (let attempt = 0; attempt < config.settings.maxBucketAttempts; ) {
-    const known = state.buckets.has(owner);
     const cached = state.buckets.get(owner);
     const now = config.now();
     const { result, write } = change(limits, cached, now, arg);
@@ -39,11 +40,13 @@ export function* update<A, T>(
       refreshed = true;
       if (yield* refreshContended(config, state, owner, limits, since)) continue; // decide again on what was read
     }
-    const outcome = (yield { kind: 'writeBucket', owner, next: write, expectedVersion: known ? cached?.version : undefined, now }) as BucketWrite;
+    const outcome = (yield { kind: 'writeBucket', owner, update: write, now }) as BucketWrite;
     if (outcome.ok) {
-      learnBucket(state, owner, write);
+      learnBucket(state, owner, applyUpdate(outcome.before, write));
       yield { kind: 'unlock', owner };
-      return result;
+      // Found as cached (no other write since): the decision stands as made.
+      if (outcome.before?.version === cached?.version) return result;
+      return retimed(result, change(limits, outcome.before, now, arg).result);
     }
     learnBucket(state, owner, outcome.current);
     state.conflictAt.set(owner, now);

@@ -5,14 +5,18 @@
  *
  * Each call is decided by the pool's own {@link acquireOps}, one after the other, on the instance's
  * cached buckets, with its bucket writes held back: a later call of the group sees the earlier ones'
- * takes (they are in the cache), and every bucket the group changed is written once at the end,
- * conditional on the version the first change started from. All calls of a group start their round
+ * takes (they are in the cache), and every bucket the group changed is written once at the end: one
+ * update doing what its changes do, under all their conditions (`composeUpdates`). When the bucket it
+ * lands on is not the one cached, other consumers' takes moved its clocks on: the group's calls start
+ * (or come back) that much later. All calls of a group start their round
  * robin at the same key, so they fill one owner's budget before the next and the group touches as few
  * buckets as it can. A bucket whose write fails (another instance wrote it first) answers with its
  * current state; the calls that changed it are decided again on that, up to `maxBucketAttempts`
  * rounds, then one at a time by {@link acquireOps} itself.
  */
-import type { BucketState } from '../model/bucket.js';
+import { applyUpdate, composeUpdates, IncompatibleUpdatesError } from '../bucket/item-update.js';
+import { holdMs } from '../bucket/token-bucket.js';
+import type { BucketLimits, BucketState, BucketUpdate } from '../model/bucket.js';
 import type { KeyRef } from '../model/cooldowns.js';
 import type { BucketWrite } from '../model/store.js';
 import { acquireOps, type CallRequest, type CoreAdmission } from './pool-core.js';
@@ -21,11 +25,10 @@ import { beginDecision, learnBucket, type PoolConfig, type PoolOps, type PoolSta
 /** One call of a group. */
 export type GroupRequest = CallRequest;
 
-const WRITTEN: BucketWrite = Object.freeze({ ok: true }) as BucketWrite;
-
-/** A bucket the group changed: the version its first change started from, and the state to write. */
+/** A bucket the group changed: the cached state its first change started from, the update of all its changes, and the state they leave. */
 interface HeldWrite {
-  expectedVersion: number | undefined;
+  base: BucketState | undefined;
+  update: BucketUpdate;
   next: BucketState;
 }
 
@@ -65,6 +68,8 @@ function* groupRound<K extends KeyRef>(
   const leasesBefore = new Map(state.leases);
   const probesBefore = new Set(state.probes);
   const cursor = state.cursor;
+  // Per call that wrote: the bucket as its change left it (cached).
+  const predicted = new Map<number, BucketState>();
   let nextCursor: number | undefined;
   for (const i of indices) {
     state.cursor = cursor;
@@ -78,11 +83,10 @@ function* groupRound<K extends KeyRef>(
         answer = undefined; // the group writes under the lock below
       } else if (op.kind === 'writeBucket') {
         // A decision writes one bucket at most (its grant, booking or reservation).
-        const write = held.get(op.owner);
-        if (write) write.next = op.next;
-        else held.set(op.owner, { expectedVersion: op.expectedVersion, next: op.next });
-        wrote.set(i, op.owner);
-        answer = WRITTEN;
+        answer = hold(held, op.owner, state.buckets.get(op.owner), op.update);
+        if (answer === undefined) {
+          answer = { ok: false, current: state.buckets.get(op.owner) } satisfies BucketWrite; // decided again alone
+        } else wrote.set(i, op.owner);
       } else if (op.kind === 'readBucket' && held.has(op.owner)) {
         answer = held.get(op.owner)!.next; // the bucket as the group will leave it
       } else {
@@ -91,6 +95,8 @@ function* groupRound<K extends KeyRef>(
       step = ops.next(answer);
     }
     answers[i] = step.value;
+    const owner = wrote.get(i);
+    if (owner !== undefined) predicted.set(i, held.get(owner)!.next);
     if (nextCursor === undefined && step.value.admitted) nextCursor = state.cursor;
   }
   state.cursor = nextCursor ?? cursor;
@@ -110,13 +116,19 @@ function* groupRound<K extends KeyRef>(
     }
   };
   try {
-    for (const [owner, { expectedVersion, next }] of held) {
+    for (const [owner, { base, update, next }] of held) {
       yield { kind: 'lock', owner };
-      const outcome = (yield { kind: 'writeBucket', owner, next, expectedVersion, now: config.now() }) as BucketWrite;
+      const outcome = (yield { kind: 'writeBucket', owner, update, now: config.now() }) as BucketWrite;
       yield { kind: 'unlock', owner };
       unwritten.delete(owner);
       if (outcome.ok) {
-        learnBucket(state, owner, next);
+        const actual = applyUpdate(outcome.before, update);
+        learnBucket(state, owner, actual);
+        if (outcome.before?.version !== base?.version) {
+          for (const i of indices) {
+            if (wrote.get(i) === owner) answers[i] = retimed(config.limits, answers[i]!, requests[i]!, predicted.get(i)!, next, actual);
+          }
+        }
         continue;
       }
       failed.add(owner);
@@ -134,4 +146,49 @@ function* groupRound<K extends KeyRef>(
     throw error;
   }
   return indices.filter((i) => failed.has(wrote.get(i) ?? ''));
+}
+
+/**
+ * Holds a change of `owner` (decided on `cached`) in the group's write: `{ ok: true, before }` as a
+ * landed write would answer; `undefined` when it cannot join the changes held (the call is decided again alone).
+ */
+function hold(held: Map<string, HeldWrite>, owner: string, cached: BucketState | undefined, update: BucketUpdate): BucketWrite | undefined {
+  const write = held.get(owner);
+  if (write === undefined) {
+    held.set(owner, { base: cached, update, next: applyUpdate(cached, update) });
+    return { ok: true, before: cached };
+  }
+  try {
+    write.update = composeUpdates(write.update, update)!;
+  } catch (error) {
+    if (error instanceof IncompatibleUpdatesError) return undefined;
+    throw error;
+  }
+  write.next = applyUpdate(cached, update);
+  return { ok: true, before: cached };
+}
+
+/**
+ * A group's answer after its write landed on `actual` where the group expected `expected`: the
+ * clocks other consumers moved on since the cache was learned move its time as much (a grant starts
+ * when its levels, as it left them in `after`, hold it; a reservation's slot moves with its timeline).
+ */
+function retimed<K extends KeyRef>(
+  limits: BucketLimits,
+  answer: CoreAdmission<K>,
+  request: GroupRequest,
+  after: BucketState,
+  expected: BucketState,
+  actual: BucketState,
+): CoreAdmission<K> {
+  if (answer.admitted) {
+    const late =
+      Math.max(after.requestsFullAt + actual.requestsFullAt - expected.requestsFullAt, after.tokensFullAt + actual.tokensFullAt - expected.tokensFullAt) -
+      holdMs(limits);
+    return late > answer.startAt ? { ...answer, startAt: late } : answer;
+  }
+  const id = request.flow?.id;
+  const own = id !== undefined && after.flows?.[id] !== undefined;
+  const moved = own ? (actual.flows?.[id]?.until ?? 0) - (expected.flows?.[id]?.until ?? 0) : actual.reservedUntil - expected.reservedUntil;
+  return moved > 0 ? { ...answer, retryAt: answer.retryAt + moved } : answer;
 }

@@ -27,7 +27,7 @@ import type { Cooldown, LaneOutReason } from '../../policy/index.js';
 import { coolChange, releaseChange, settleChange, takeChange, takeWrites, type TakeArg } from '../bucket/changes.js';
 import { isProbe } from '../bucket/first-calls.js';
 import { leaseValidityMs, spendLease } from '../bucket/lease.js';
-import { clampCost, isFixedDay, type TakeVerdict } from '../bucket/token-bucket.js';
+import { clampCost, isFixedDay, levelsAt, type TakeVerdict } from '../bucket/token-bucket.js';
 import { learnOutputEstimate } from '../config/settings.js';
 import type { BucketCost, BucketState, Flow, Lease } from '../model/bucket.js';
 import { EMPTY_SNAPSHOT, RECHECKED, type CooldownSnapshot, type KeyRef } from '../model/cooldowns.js';
@@ -192,7 +192,7 @@ function noteDaily(config: PoolConfig, state: PoolState, owner: string, verdict:
   let spentUntil: number | undefined;
   if (verdict.admitted) {
     const reset = verdict.next.dayResetAt ?? 0;
-    if (isFixedDay(config.limits) && verdict.next.levels.daily < need.requests && reset > 0) spentUntil = reset;
+    if (isFixedDay(config.limits) && levelsAt(verdict.next, config.limits, at).daily < need.requests && reset > at) spentUntil = reset;
   } else if (verdict.limitedBy === 'daily') spentUntil = verdict.dueAt;
   else if (verdict.limitedBy !== 'requests' && verdict.limitedBy !== 'tokens') return;
   if (spentUntil !== undefined && spentUntil - at >= pauseMinMs) state.dailySpent.set(owner, spentUntil);

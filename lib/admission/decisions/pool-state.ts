@@ -4,7 +4,7 @@
  */
 import type { BucketSide } from '../config/reserve.js';
 import type { AdmissionSettings } from '../config/settings.js';
-import type { BucketLimits, BucketState, Lease } from '../model/bucket.js';
+import type { BucketLimits, BucketState, BucketUpdate, Lease } from '../model/bucket.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../model/cooldowns.js';
 
 /**
@@ -14,15 +14,14 @@ import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../model/cooldown
  * beside its first decision — every driver answers `undefined`, and the decision asks again for it);
  * `readBucket` → the `BucketState` of bucket `owner` (a quota owner, or one followed by a side's
  * suffix: {@link PoolConfig.bucketSuffix}), or `undefined`; `writeBucket` → a {@link BucketWrite}:
- * `next` written if the stored bucket still has `expectedVersion` (`undefined`: none is stored), else
- * the bucket as it is now; `putCooldown` → nothing (recorded unless a longer one is); `lock` /
+ * `update` applied if its condition holds, with the bucket it found, else the bucket as it is now; `putCooldown` → nothing (recorded unless a longer one is); `lock` /
  * `unlock` → nothing: bracket one owner's bucket update, which a concurrent driver runs one at a time
  * per owner within the instance.
  */
 export type StoreOp =
   | { readonly kind: 'readCooldowns'; readonly ahead?: true; readonly first?: true }
   | { readonly kind: 'readBucket'; readonly owner: string }
-  | { readonly kind: 'writeBucket'; readonly owner: string; readonly next: BucketState; readonly expectedVersion: number | undefined; readonly now: number }
+  | { readonly kind: 'writeBucket'; readonly owner: string; readonly update: BucketUpdate; readonly now: number }
   | { readonly kind: 'putCooldown'; readonly record: CooldownRecord; readonly now: number }
   | { readonly kind: 'lock'; readonly owner: string }
   | { readonly kind: 'unlock'; readonly owner: string };
@@ -59,7 +58,7 @@ export interface PoolState {
   buckets: Map<string, BucketState | undefined>;
   /** Output tokens assumed for a call before it answers. */
   outputEstimate: number;
-  /** Bucket updates given up after `maxBucketAttempts` conflicts (for metrics). */
+  /** Bucket updates given up after `maxBucketAttempts` failed writes (for metrics). */
   contended: number;
   /**
    * Per bucket item: token corrections (real usage minus what was taken) not yet written. The next

@@ -197,7 +197,7 @@ export class SharedKeyPool implements KeyPool {
       case 'readBucket':
         return this.store.readBucket(op.owner);
       case 'writeBucket': {
-        const outcome = await this.store.writeBucket(op.owner, op.next, op.expectedVersion, op.now);
+        const outcome = await this.store.writeBucket(op.owner, op.update, op.now);
         if (!outcome.ok) this.counts.conditionFailures++;
         return outcome;
       }

@@ -4,7 +4,7 @@
  * one does (`workbench/sim/sim-key-pool.ts`).
  */
 import type { PoolOps } from '../decisions/pool-state.js';
-import type { BucketState } from '../model/bucket.js';
+import type { BucketState, BucketUpdate } from '../model/bucket.js';
 import type { CooldownRecord, CooldownSnapshot } from '../model/cooldowns.js';
 import type { BucketWrite } from '../model/store.js';
 
@@ -14,8 +14,8 @@ export interface SyncRateState {
   readCooldowns(): CooldownSnapshot;
   /** The owner's bucket, or `undefined` when none is stored. */
   readBucket(owner: string): BucketState | undefined;
-  /** `next` if the stored bucket still has `expectedVersion` (`undefined`: none stored); else the bucket as it is. */
-  writeBucket(owner: string, next: BucketState, expectedVersion: number | undefined, now: number): BucketWrite;
+  /** Applies `update` if its condition holds on the stored bucket (`bucket/item-update.ts`). */
+  writeBucket(owner: string, update: BucketUpdate, now: number): BucketWrite;
   /** Records a cooldown unless a longer one is recorded. */
   putCooldown(record: CooldownRecord, now: number): void;
 }
@@ -37,7 +37,7 @@ export function runSync<T>(ops: PoolOps<T>, store: SyncRateState): T {
         answer = store.readBucket(op.owner);
         break;
       case 'writeBucket':
-        answer = store.writeBucket(op.owner, op.next, op.expectedVersion, op.now);
+        answer = store.writeBucket(op.owner, op.update, op.now);
         break;
       case 'putCooldown':
         store.putCooldown(op.record, op.now);

@@ -6,12 +6,15 @@
  * Items (`pk`):
  * - `cooldown#key#<key id>` / `cooldown#owner#<quota owner>`: `reason`, `until` (epoch ms),
  *   `untilIso`, `updatedAt`; TTL an hour after `until`. Written only to extend (`until` grows).
- * - `bucket#<quota owner>`: levels `requests`, `tokens`, `daily`, `updatedAt`, `reservedUntil`,
- *   `version`, the fixed day (`dayResetAt`, `reservedDaily`, `reservedDayEnd`), the first-call probe
- *   (`proven`, `probeUntil`: `bucket/first-calls.ts`), the flows' timelines (`flows`, a map of flow
- *   id to `{ u: until, v: virtual time, w: weight }`: `bucket/flows.ts`), and the owner's cooldown again (`coolUntil`,
- *   `coolReason`); TTL two days after the last write. Replaced with a conditional update on `version`
- *   (or `attribute_not_exists(pk)` for a new bucket), so two consumers never spend the same tokens.
+ * - `bucket#<quota owner>`: the fields of `BucketState`, each a top-level attribute (`bucket-item.ts`):
+ *   the levels' "full again" times (`requestsFullAt`, `tokensFullAt`, a continuous day's
+ *   `dailyFullAt`), the fixed day (`dayResetAt`, `dailyUsed`, `reservedDaily`, `reservedDayEnd`), the
+ *   retry timeline (`reservedUntil`), the first-call probe (`proven`, `probeUntil`:
+ *   `bucket/first-calls.ts`), each flow's clocks (`flow:<id>:until|vt|weight`: `bucket/flows.ts`), the
+ *   owner's cooldown again (`coolUntil`, `coolReason`) and a write counter (`version`); TTL two days
+ *   after the last write. Changed only by conditional updates whose condition is the quota itself
+ *   (`bucket/item-update.ts`): takes move the clocks on with `ADD`, so concurrent takes all land while
+ *   the quota allows and two consumers never spend the same tokens.
  *   With a live reserve (`config/reserve.ts`) this is the queue side's bucket, and the owner's live
  *   side has its own, `bucket#<quota owner>#live` ({@link liveBucketId}), alike; `createLaneAdmission`
  *   refuses a lane where that could be another owner's bucket (owners `o` and `o#live`).
@@ -36,7 +39,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { errorName, RatelaneError, shortMessage } from '../../platform/errors.js';
 import type { CooldownReason } from '../../policy/index.js';
-import { LIVE_BUCKET_SUFFIX, type BucketState, type FlowTimeline } from '../model/bucket.js';
+import { LIVE_BUCKET_SUFFIX, type BucketState, type BucketUpdate } from '../model/bucket.js';
+import { bucketOfItem, compileUpdate } from './bucket-item.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../model/cooldowns.js';
 import type { BucketWrite, LanePauseReason, LimitRecord, PauseRecord, RateStateStore } from '../model/store.js';
 
@@ -103,37 +107,6 @@ function cooldownOf(item: Record<string, unknown>): CooldownRecord | undefined {
     reason: item.reason as CooldownReason,
     until: item.until,
     ...(typeof item.fingerprint === 'string' ? { fingerprint: item.fingerprint } : {}),
-  };
-}
-
-/** A bucket item's `flows` map (`{ <flow id>: { u: until, v: virtual time, w: weight } }`), what of it is well formed. */
-function flowsOf(value: unknown): Pick<BucketState, 'flows'> {
-  if (typeof value !== 'object' || value === null) return {};
-  const flows: Record<string, FlowTimeline> = {};
-  for (const [id, t] of Object.entries(value as Record<string, { u?: unknown; v?: unknown; w?: unknown }>)) {
-    const finite = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
-    if (finite(t?.u) && finite(t.v) && finite(t.w) && t.w > 0) flows[id] = { until: t.u, vt: t.v, weight: t.w };
-  }
-  return Object.keys(flows).length > 0 ? { flows } : {};
-}
-
-function bucketOf(item: Record<string, unknown> | undefined): BucketState | undefined {
-  if (!item) return undefined;
-  const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-  return {
-    levels: { requests: n(item.requests), tokens: n(item.tokens), daily: n(item.daily) },
-    updatedAt: n(item.updatedAt),
-    reservedUntil: n(item.reservedUntil),
-    version: n(item.version),
-    dayResetAt: n(item.dayResetAt),
-    reservedDaily: n(item.reservedDaily),
-    reservedDayEnd: n(item.reservedDayEnd),
-    proven: item.proven === true,
-    probeUntil: n(item.probeUntil),
-    ...flowsOf(item.flows),
-    ...(typeof item.coolUntil === 'number' && typeof item.coolReason === 'string'
-      ? { cooldown: { until: item.coolUntil, reason: item.coolReason as CooldownReason } }
-      : {}),
   };
 }
 
@@ -273,48 +246,27 @@ export class DynamoRateStateStore implements RateStateStore {
   }
 
   async readBucket(owner: string): Promise<BucketState | undefined> {
-    return bucketOf(await this.get(bucketPk(owner)));
+    return bucketOfItem(await this.get(bucketPk(owner)));
   }
 
-  async writeBucket(owner: string, next: BucketState, expectedVersion: number | undefined, now: number): Promise<BucketWrite> {
-    const values: Record<string, AttributeValue> = marshall({
-      ':requests': next.levels.requests,
-      ':tokens': next.levels.tokens,
-      ':daily': next.levels.daily,
-      ':updatedAt': next.updatedAt,
-      ':reservedUntil': next.reservedUntil,
-      ':version': next.version,
-      ':dayResetAt': next.dayResetAt ?? 0,
-      ':reservedDaily': next.reservedDaily ?? 0,
-      ':reservedDayEnd': next.reservedDayEnd ?? 0,
-      ':proven': next.proven === true,
-      ':probeUntil': next.probeUntil ?? 0,
-      ':flows': Object.fromEntries(Object.entries(next.flows ?? {}).map(([id, t]) => [id, { u: t.until, v: t.vt, w: t.weight }])),
-      ':expiresAt': Math.ceil(now / 1000) + BUCKET_TTL_SECONDS,
-      ':owner': owner,
-      ...(expectedVersion === undefined ? {} : { ':expected': expectedVersion }),
-      ...(next.cooldown ? { ':coolUntil': next.cooldown.until, ':coolReason': next.cooldown.reason } : {}),
-    });
-    const cooldown = next.cooldown ? ', coolUntil = :coolUntil, coolReason = :coolReason' : '';
+  async writeBucket(owner: string, update: BucketUpdate, now: number): Promise<BucketWrite> {
+    const compiled = compileUpdate(update, { expiresAt: Math.ceil(now / 1000) + BUCKET_TTL_SECONDS, quotaOwner: owner });
     try {
-      await this.call('UpdateItem', () =>
+      const out = await this.call('UpdateItem', () =>
         this.dynamodb.send(
           new UpdateItemCommand({
             TableName: this.tableName,
             Key: { pk: { S: bucketPk(owner) } },
-            UpdateExpression:
-              'SET requests = :requests, tokens = :tokens, daily = :daily, updatedAt = :updatedAt, reservedUntil = :reservedUntil, version = :version, dayResetAt = :dayResetAt, reservedDaily = :reservedDaily, reservedDayEnd = :reservedDayEnd, proven = :proven, probeUntil = :probeUntil, flows = :flows, expiresAt = :expiresAt, quotaOwner = :owner' +
-              cooldown,
-            ConditionExpression: expectedVersion === undefined ? 'attribute_not_exists(pk)' : 'version = :expected',
-            ExpressionAttributeValues: values,
+            ...compiled,
+            ReturnValues: 'ALL_OLD',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         ),
       );
-      return { ok: true };
+      return { ok: true, before: bucketOfItem(out.Attributes ? unmarshall(out.Attributes) : undefined) };
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      return { ok: false, current: bucketOf(error.Item ? unmarshall(error.Item) : undefined) };
+      return { ok: false, current: bucketOfItem(error.Item ? unmarshall(error.Item) : undefined) };
     }
   }
 

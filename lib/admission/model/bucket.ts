@@ -39,35 +39,46 @@ export interface BucketLimits {
   dailyResetOffsetMs?: number | undefined;
 }
 
-/** How much is left of each level at `updatedAt`. May be negative after a reconcile (debt). */
+/** How much is left of each level at some time (`levelsAt`). Negative while calls are booked ahead (debt). */
 export interface BucketLevels {
   requests: number;
   tokens: number;
   daily: number;
 }
 
-/** A bucket as stored. */
+/**
+ * A bucket as stored. The per-window levels are kept as the time each is **full again** (GCRA's
+ * theoretical arrival time of a whole burst): a level at `t` is its capacity less `max(0, fullAt − t)`
+ * times its refill rate. A take moves `fullAt` on by the call's cost over the rate — an atomic `ADD`
+ * under a condition that is the quota itself (`fullAt` no later than the call still fits), so takes
+ * of many consumers all succeed while the quota allows, in any order (`bucket/item-update.ts`).
+ */
 export interface BucketState {
-  levels: BucketLevels;
-  /** Epoch ms the levels were computed at. */
-  updatedAt: number;
+  /** Epoch ms the requests level is full again (≤ now: full; 0 when never taken). */
+  requestsFullAt: number;
+  /** Epoch ms the tokens level is full again. */
+  tokensFullAt: number;
+  /** Continuous daily window: epoch ms the daily level is full again. */
+  dailyFullAt?: number | undefined;
   /** Epoch ms until which refills are promised to callers told to come back (0: none). */
   reservedUntil: number;
-  /** Incremented by every write; the conditional update checks it. */
+  /** Counts the writes (each adds one); no write is conditional on it. */
   version: number;
   /**
-   * Fixed daily window: epoch ms the daily level comes back whole (the end of the day `levels.daily`
-   * belongs to); later resets follow every `dayMs`. Absent or 0: the configured reset after `updatedAt`.
+   * Fixed daily window: epoch ms the day {@link dailyUsed} counts ends (the daily level comes back
+   * whole then); later resets follow every `dayMs`. Absent or 0: the configured reset.
    */
   dayResetAt?: number | undefined;
+  /** Fixed daily window: requests taken in the day ending at {@link dayResetAt}. */
+  dailyUsed?: number | undefined;
   /** Fixed daily window: requests promised to reserved slots in the day ending at {@link reservedDayEnd}. */
   reservedDaily?: number | undefined;
   /** Fixed daily window: the reset that ends the (future) day {@link reservedDaily} counts (0: none). */
   reservedDayEnd?: number | undefined;
   /**
    * The quota owner's cooldown (daily quota, billing, a rate limit of the owner), also kept here so
-   * a consumer whose cached cooldowns are stale still learns it on its next take: every cooldown
-   * write moves `version`, so the stale take's conditional update fails and returns this.
+   * a consumer whose cached cooldowns are stale still learns it on its next take: every take is
+   * conditional on the owner not cooling, and a failed one returns this.
    */
   cooldown?: { until: number; reason: CooldownReason } | undefined;
   /** Some call on this owner was answered since it was last cooled for billing or auth (`bucket/first-calls.ts`). */
@@ -75,10 +86,55 @@ export interface BucketState {
   /** While unproven: epoch ms until which one call's probe holds the owner (0: none). */
   probeUntil?: number | undefined;
   /**
-   * The active flows on this owner (`bucket/flows.ts`), by flow id: each one's retry timeline (replacing
-   * {@link reservedUntil} for the takes that name a flow) and virtual time. Only active flows are kept.
+   * The flows on this owner (`bucket/flows.ts`), by flow id: each one's retry timeline (replacing
+   * {@link reservedUntil} for the takes that name a flow) and virtual time. Inactive ones are removed by later takes.
    */
   flows?: Record<string, FlowTimeline> | undefined;
+}
+
+/**
+ * A field of a stored bucket a {@link BucketUpdate} changes or tests: one of {@link BucketState}'s
+ * numbers or flags, the cooldown's two (`coolUntil`, `coolReason`), or one clock of a flow
+ * (`flow:<id>:until|vt|weight`). Each is a top-level attribute of the bucket's item.
+ */
+export type BucketField =
+  | 'requestsFullAt'
+  | 'tokensFullAt'
+  | 'dailyFullAt'
+  | 'reservedUntil'
+  | 'dayResetAt'
+  | 'dailyUsed'
+  | 'reservedDaily'
+  | 'reservedDayEnd'
+  | 'coolUntil'
+  | 'coolReason'
+  | 'proven'
+  | 'probeUntil'
+  | `flow:${string}:${'until' | 'vt' | 'weight'}`;
+
+/** A value a bucket field holds. */
+export type BucketValue = number | boolean | string;
+
+/** One field's change: set to a value, add a number (a missing field counts as 0), or remove. */
+export type FieldChange = { set: BucketValue } | { add: number } | { remove: true };
+
+/**
+ * A condition on the stored bucket, as DynamoDB evaluates one: a comparison is false on a missing
+ * field (or a missing item); `missing` is true on it.
+ */
+export type BucketCondition =
+  | { field: BucketField; cmp: '<=' | '<' | '>=' | '>' | '=' | '<>'; value: BucketValue }
+  | { field: BucketField; missing: true }
+  | { any: BucketCondition[] }
+  | { all: BucketCondition[] };
+
+/**
+ * One conditional update of a bucket item: field changes applied at once if `condition` holds on the
+ * stored item (absent: always). Every update also adds one to `version`.
+ */
+export interface BucketUpdate {
+  changes: ReadonlyMap<BucketField, FieldChange>;
+  condition?: BucketCondition | undefined;
 }
 
 /**

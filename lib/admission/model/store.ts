@@ -4,7 +4,7 @@
  * (`dynamodb/rate-state.ts`) implements it on DynamoDB; the tests' and the simulator's tables in memory.
  */
 import type { LaneOutReason } from '../../policy/index.js';
-import type { BucketState } from './bucket.js';
+import type { BucketState, BucketUpdate } from './bucket.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from './cooldowns.js';
 
 /**
@@ -32,8 +32,11 @@ export interface LimitRecord {
   limitedAt: number;
 }
 
-/** Result of a conditional bucket write. */
-export type BucketWrite = { ok: true } | { ok: false; current: BucketState | undefined };
+/**
+ * Result of a conditional bucket update: applied, with the bucket it was applied to (`undefined`: none
+ * was stored); or not (its condition did not hold), with the bucket as it is.
+ */
+export type BucketWrite = { ok: true; before: BucketState | undefined } | { ok: false; current: BucketState | undefined };
 
 /** What admission needs from the rate-state table. */
 export interface RateStateStore {
@@ -47,11 +50,8 @@ export interface RateStateStore {
   deleteCooldown(scope: CooldownRecord['scope'], id: string): Promise<void>;
   /** A quota owner's bucket, or `undefined` when none is stored. */
   readBucket(owner: string): Promise<BucketState | undefined>;
-  /**
-   * Writes `next` if the stored bucket still has `expectedVersion` (`undefined`: none is stored);
-   * otherwise returns the bucket as it is now.
-   */
-  writeBucket(owner: string, next: BucketState, expectedVersion: number | undefined, now: number): Promise<BucketWrite>;
+  /** Applies `update` to the owner's bucket item if its condition holds (`bucket/item-update.ts` says how). */
+  writeBucket(owner: string, update: BucketUpdate, now: number): Promise<BucketWrite>;
   /**
    * Removes the cooldown copy from a quota owner's bucket (a person resumed it); with
    * `DynamoRateStateStore`, from its live side's bucket (`liveBucketId`) too.

@@ -6,8 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fullBucket } from '../../../../lib/admission/bucket/token-bucket.js';
-import type { BucketLimits } from '../../../../lib/admission/model/bucket.js';
+import { applyUpdate } from '../../../../lib/admission/bucket/item-update.js';
+import { configuredDailyReset, levelsAt } from '../../../../lib/admission/bucket/token-bucket.js';
+import type { BucketLevels, BucketLimits, BucketState } from '../../../../lib/admission/model/bucket.js';
 import type { KeyRef } from '../../../../lib/admission/model/cooldowns.js';
 import { acquireGroupOps } from '../../../../lib/admission/decisions/group-take.js';
 import { givenBack, leaseValidityMs, spendLease, withLease } from '../../../../lib/admission/bucket/lease.js';
@@ -28,32 +29,50 @@ const LIMITS: BucketLimits = {
   dayMs: 86_400_000,
 };
 const CALL = { requests: 1, tokens: 1000 };
+
+/** A bucket with these levels at `at` (95 requests and 95 000 tokens full, the day's 10 000), in the day the configured reset ends. */
+function holding(levels: BucketLevels, at: number): BucketState {
+  return {
+    requestsFullAt: at + (95 - levels.requests) * 600,
+    tokensFullAt: at + (95_000 - levels.tokens) * 0.6,
+    reservedUntil: 0,
+    version: 1,
+    dayResetAt: configuredDailyReset(LIMITS, at),
+    dailyUsed: 10_000 - levels.daily,
+  };
+}
+
+/** `levels` within floating-point noise of `expected`. */
+function assertLevels(levels: BucketLevels, expected: BucketLevels, message?: string): void {
+  for (const level of ['requests', 'tokens', 'daily'] as const) {
+    assert.ok(Math.abs(levels[level] - expected[level]) < 1e-6, `${message ?? ''} ${level}: ${levels[level]}, expected ${expected[level]}`);
+  }
+}
 const KEYS: KeyRef[] = [{ id: 'k1', quotaOwner: 'o1' }];
 
 describe('lease arithmetic', () => {
   it('leases up to the terms while every level keeps half its capacity, valid for half the margin', () => {
     // Prepare: a full bucket after one take (94 requests, 94 000 tokens left)
-    const full = fullBucket(LIMITS, T0);
-    const next = { ...full, levels: { requests: 94, tokens: 94_000, daily: 9999 } };
+    const next = holding({ requests: 94, tokens: 94_000, daily: 9999 }, T0);
     // Act
-    const ten = withLease(LIMITS, next, CALL, { calls: 10, validityMs: leaseValidityMs(LIMITS, { leaseMs: 1000, cooldownCacheMs: 1000 }) });
-    const tight = withLease(LIMITS, { ...next, levels: { requests: 50, tokens: 94_000, daily: 9999 } }, CALL, { calls: 10, validityMs: 1000 });
-    const spent = withLease(LIMITS, { ...next, levels: { requests: 40, tokens: 94_000, daily: 9999 } }, CALL, { calls: 10, validityMs: 1000 });
+    const ten = withLease(LIMITS, next, CALL, { calls: 10, validityMs: leaseValidityMs(LIMITS, { leaseMs: 1000, cooldownCacheMs: 1000 }) }, T0);
+    const tight = withLease(LIMITS, holding({ requests: 50, tokens: 94_000, daily: 9999 }, T0), CALL, { calls: 10, validityMs: 1000 }, T0);
+    const spent = withLease(LIMITS, holding({ requests: 40, tokens: 94_000, daily: 9999 }, T0), CALL, { calls: 10, validityMs: 1000 }, T0);
     // Assess
     assert.ok(Math.abs(leaseValidityMs(LIMITS, { leaseMs: 5000, cooldownCacheMs: 5000 }) - 1500) < 1e-6, 'half the margin at most');
     assert.equal(leaseValidityMs(LIMITS, { leaseMs: 200, cooldownCacheMs: 5000 }), 200);
     assert.equal(leaseValidityMs({ ...LIMITS, burstShare: 1 }, { leaseMs: 1000, cooldownCacheMs: 1000 }), 0, 'no margin, no lease');
-    assert.deepEqual(ten?.lease, { requests: 10, tokens: 10_000, until: T0 + 1000, dayEnd: full.dayResetAt });
-    assert.deepEqual(ten?.next.levels, { requests: 84, tokens: 84_000, daily: 9989 });
+    assert.deepEqual(ten?.lease, { requests: 10, tokens: 10_000, until: T0 + 1000, dayEnd: next.dayResetAt });
+    assertLevels(levelsAt(applyUpdate(next, ten!.update), LIMITS, T0), { requests: 84, tokens: 84_000, daily: 9989 });
     assert.equal(tight?.lease.requests, 2, '50 - 47.5 leaves room for 2');
     assert.equal(spent, undefined, 'below half: no lease');
   });
 
   it('never lasts past the fixed day’s reset, and spends only while it lasts and holds the call', () => {
     // Prepare: 300 ms before the day's reset
-    const late = { ...fullBucket(LIMITS, T0 - 300), levels: { requests: 94, tokens: 94_000, daily: 9999 } };
+    const late = holding({ requests: 94, tokens: 94_000, daily: 9999 }, T0 - 300);
     // Act
-    const leased = withLease(LIMITS, late, CALL, { calls: 3, validityMs: 1000 });
+    const leased = withLease(LIMITS, late, CALL, { calls: 3, validityMs: 1000 }, T0 - 300);
     const lease = leased!.lease;
     const spends = [spendLease(lease, CALL, T0 - 200), spendLease(lease, { requests: 1, tokens: 5000 }, T0 - 100), spendLease(lease, CALL, T0)];
     // Assess
@@ -64,14 +83,14 @@ describe('lease arithmetic', () => {
 
   it('gives back what is left, never above capacity, and the daily requests only within their day', () => {
     // Prepare
-    const bucket = { ...fullBucket(LIMITS, T0), levels: { requests: 90, tokens: 50_000, daily: 9000 } };
+    const bucket = holding({ requests: 90, tokens: 50_000, daily: 9000 }, T0);
     const lease = { requests: 4, tokens: 4000, until: T0 + 1000, dayEnd: bucket.dayResetAt! };
     // Act
-    const same = givenBack(bucket, LIMITS, lease, T0);
-    const nextDay = givenBack(bucket, LIMITS, lease, T0 + LIMITS.dayMs);
+    const same = applyUpdate(bucket, givenBack(bucket, LIMITS, lease, T0)!);
+    const nextDay = applyUpdate(bucket, givenBack(bucket, LIMITS, lease, T0 + LIMITS.dayMs)!);
     // Assess
-    assert.deepEqual(same.levels, { requests: 94, tokens: 54_000, daily: 9004 });
-    assert.deepEqual(nextDay.levels, { requests: 95, tokens: 95_000, daily: 10_000 }, 'capped, and the new day whole');
+    assertLevels(levelsAt(same, LIMITS, T0), { requests: 94, tokens: 54_000, daily: 9004 });
+    assertLevels(levelsAt(nextDay, LIMITS, T0 + LIMITS.dayMs), { requests: 95, tokens: 95_000, daily: 10_000 }, 'capped, and the new day whole');
   });
 });
 
@@ -179,7 +198,7 @@ describe('the pool with leases', () => {
       for (let i = 0; i < 5; i++) call(pool, store);
       clock.now += 2000;
       call(pool, store);
-      return { levels: store.readBucket('o1')!.levels, lease: pool.state.leases.get('o1') };
+      return { levels: levelsAt(store.readBucket('o1'), LIMITS, clock.now), lease: pool.state.leases.get('o1') };
     };
     // Act
     const leased = run(10);

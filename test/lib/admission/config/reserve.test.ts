@@ -15,9 +15,13 @@ import { LIVE_BUCKET_SUFFIX } from '../../../../lib/admission/model/bucket.js';
 import type { KeyAdmission, ProviderKey } from '../../../../lib/admission/keys/key-pool.js';
 import { resolveLanes, type LaneConfig } from '../../../../lib/config/lanes.js';
 import { MemoryRateStateStore } from '../../../helpers/memory-rate-state.js';
+import { assertNear, levelsOf } from '../support.js';
 
 const T0 = Date.parse('2026-03-02T10:00:00.000Z');
 const MINUTE = 60_000;
+/** The two sides' per-minute levels of the lane below with a reserve of 1/4 (the daily one does not bind here). */
+const queueLimits = { requestsPerWindow: 6, tokensPerWindow: 60_000, windowMs: MINUTE, requestsPerDay: 750, dayMs: 86_400_000 };
+const liveLimits = { requestsPerWindow: 2, tokensPerWindow: 20_000, windowMs: MINUTE, requestsPerDay: 250, dayMs: 86_400_000 };
 /** No safety margin: the split is the provider's limits times the shares, exactly. */
 /** Bucket decisions without settlements: first-call probes are `bucket/first-calls.test.ts`'s. */
 const SETTINGS: Partial<AdmissionSettings> = { safetyMargin: 0, outputTokenEstimate: 100, probeFirstCalls: false };
@@ -115,8 +119,8 @@ describe('admission reserve: two sides on one store', () => {
     assert.equal(queueAdmitted, 6);
     assert.equal(liveAdmitted, 2);
     assert.deepEqual([...store.buckets.keys()].sort(), ['org-1', liveBucketId('org-1')]);
-    assert.ok(store.buckets.get('org-1')!.levels.requests < 1e-9);
-    assert.ok(store.buckets.get(liveBucketId('org-1'))!.levels.requests < 1e-9);
+    assert.ok(levelsOf(store.buckets.get('org-1'), queueLimits, clock.now).requests < 1e-9);
+    assert.ok(levelsOf(store.buckets.get(liveBucketId('org-1')), liveLimits, clock.now).requests < 1e-9);
     // the queue's denial says when its own bucket refills (one request in 10 s at 6 a minute)
     const denied = await queue.acquire({ estimatedTokens: 100 });
     assert.ok(!denied.admitted && denied.retryAt.getTime() >= T0 + 10_000, 'denied until its own refill');
@@ -166,7 +170,7 @@ describe('admission reserve: two sides on one store', () => {
 
     // Assess
     const bucket = store.buckets.get(liveBucketId('org-1'))!;
-    assert.ok(Math.abs(bucket.levels.tokens - (20_000 - 5_200)) < 1e-6, `live tokens ${bucket.levels.tokens}`);
+    assertNear(levelsOf(bucket, liveLimits, clock.now).tokens, 20_000 - 5_200, 'live tokens');
     assert.equal(store.buckets.has('org-1'), false, 'the queue side’s bucket was not touched');
   });
 });

@@ -15,7 +15,7 @@ import { SharedKeyPool } from '../../../../lib/admission/drivers/shared-key-pool
 import { admissionSettings } from '../../../../lib/admission/config/settings.js';
 import type { KeyAdmission, KeyDenial, ProviderKey } from '../../../../lib/admission/keys/key-pool.js';
 import { MemoryRateStateStore } from '../../../helpers/memory-rate-state.js';
-import { LIMITS, T0 } from '../support.js';
+import { levelsOf, LIMITS, T0 } from '../support.js';
 
 const POOL_KEYS: ProviderKey[] = [
   { id: 'k1', quotaOwner: 'o1', secret: 's1' },
@@ -72,7 +72,7 @@ describe('admission: the key pool', () => {
     // Assess: the estimate moved to ~100; the buckets, with the corrections the pool still owes them
     // (written with its next take of each, or alone past 2 % of a window), hold what the calls really used
     assert.ok(p.outputTokenEstimate > 100 && p.outputTokenEstimate < 120, `estimate ${p.outputTokenEstimate}`);
-    const used = [...store.buckets.values()].reduce((sum, b) => sum + (6000 - b.levels.tokens), 0);
+    const used = [...store.buckets.values()].reduce((sum, b) => sum + (6000 - levelsOf(b, { ...LIMITS, requestsPerWindow: 1000 }).tokens), 0);
     assert.ok(Math.abs(used + p.tokensOwed - 30 * 150) < 1e-6, `reconciled: ${used} + owed ${p.tokensOwed}`);
     assert.ok(Math.abs(p.tokensOwed) < 2 * 0.02 * 6000, `owed at most 2 % of a window per owner: ${p.tokensOwed}`);
   });

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { BucketState } from '../../../../lib/admission/model/bucket.js';
+import type { BucketUpdate } from '../../../../lib/admission/model/bucket.js';
 import type { CooldownSnapshot, KeyRef } from '../../../../lib/admission/model/cooldowns.js';
 import { SharedKeyPool } from '../../../../lib/admission/drivers/shared-key-pool.js';
 import type { KeyAdmission, ProviderKey } from '../../../../lib/admission/keys/key-pool.js';
@@ -34,9 +34,9 @@ class GatedStore extends MemoryRateStateStore {
     return super.readCooldowns(keys);
   }
 
-  override async writeBucket(owner: string, next: BucketState, expectedVersion: number | undefined) {
+  override async writeBucket(owner: string, update: BucketUpdate) {
     if (this.pending.length > 0) this.writesDuringRead++;
-    return super.writeBucket(owner, next, expectedVersion);
+    return super.writeBucket(owner, update);
   }
 
   release(): void {

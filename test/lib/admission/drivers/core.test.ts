@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { BucketState } from '../../../../lib/admission/model/bucket.js';
+import type { BucketState, BucketUpdate } from '../../../../lib/admission/model/bucket.js';
 import type { KeyRef } from '../../../../lib/admission/model/cooldowns.js';
 import { SharedKeyPool } from '../../../../lib/admission/drivers/shared-key-pool.js';
 import type { CooldownTarget, KeyGrant, ProviderKey } from '../../../../lib/admission/keys/key-pool.js';
@@ -16,6 +16,7 @@ import type { LaneConfig } from '../../../../lib/config/lanes.js';
 import type { Cooldown } from '../../../../lib/policy/index.js';
 import { SimKeyPool } from '../../../../workbench/sim/sim-key-pool.js';
 import { MemoryRateStateStore } from '../../../helpers/memory-rate-state.js';
+import { assertNear, levelsOf } from '../support.js';
 
 /** 4 keys, 3 quota owners (k1 and k2 share o1). */
 const KEYS: KeyRef[] = [
@@ -248,7 +249,8 @@ describe('admission core: the simulator and SharedKeyPool decide alike', () => {
       'granted again after midnight',
     );
     const [first, second, third] = poolEntries.at(-1)!.estimates;
-    assert.ok(first !== 100 && second !== 100 && third === 100, `each instance learns from its own calls: ${first}, ${second}, ${third}`);
+    // (the third's one grant is after midnight, on a bucket it last saw at 11.2 s: a stale cache no longer costs it the take)
+    assert.ok(new Set([first, second, third, 100]).size === 4, `each instance learns from its own calls: ${first}, ${second}, ${third}`);
   });
 });
 
@@ -262,12 +264,12 @@ class CountingStore extends MemoryRateStateStore {
     return super.readCooldowns(keys);
   }
 
-  override async writeBucket(owner: string, next: BucketState, expectedVersion: number | undefined) {
+  override async writeBucket(owner: string, update: BucketUpdate) {
     if (this.failWrites > 0) {
       this.failWrites--;
       throw new RateStateUnavailableError('UpdateItem', 'rate-test', { cause: new Error('connection reset') });
     }
-    return super.writeBucket(owner, next, expectedVersion);
+    return super.writeBucket(owner, update);
   }
 }
 
@@ -288,7 +290,7 @@ describe('SharedKeyPool: the asynchronous driver', () => {
     assert.equal(store.conflicts, 0);
     assert.equal(store.writes, 1);
     assert.equal(store.cooldownReads, 1);
-    assert.equal(store.buckets.get('o1')?.levels.requests, 10);
+    assertNear(levelsOf(store.buckets.get('o1'), limits, T0).requests, 10);
   });
 
   it('throws a failed store call to every caller of its group and lets the next take on the owner run', async () => {
@@ -304,7 +306,7 @@ describe('SharedKeyPool: the asynchronous driver', () => {
     assert.ok(failures.every((f) => f.status === 'rejected' && f.reason instanceof RateStateUnavailableError));
     assert.equal(next.admitted, true, 'the owner is not left locked');
     assert.equal(store.writes, 1);
-    assert.equal(store.buckets.get('o1')?.levels.requests, limits.requestsPerWindow - 1, 'the failed group took nothing');
+    assertNear(levelsOf(store.buckets.get('o1'), limits, T0).requests, limits.requestsPerWindow - 1, 'the failed group took nothing');
   });
 
   it('keeps owing its token corrections when the group write that carried them failed', async () => {
@@ -324,6 +326,6 @@ describe('SharedKeyPool: the asynchronous driver', () => {
     assert.equal(owedAfterFailure, -50);
     assert.ok(next.admitted);
     assert.equal(pool.tokensOwed, 0);
-    assert.equal(store.buckets.get('o1')?.levels.tokens, limits.tokensPerWindow - 2 * 200 + 50);
+    assertNear(levelsOf(store.buckets.get('o1'), limits, T0).tokens, limits.tokensPerWindow - 2 * 200 + 50, 'tokens', 1);
   });
 });

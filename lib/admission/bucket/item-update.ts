@@ -1,0 +1,248 @@
+/**
+ * Conditional updates of a bucket item ({@link BucketUpdate}), pure: how one applies to a bucket, whether
+ * its condition holds, how two made one after the other become one, and the building block of every
+ * take — a clock moved on atomically ({@link advanceClock}). The DynamoDB adapter compiles the same
+ * updates into an `UpdateItem` (`dynamodb/rate-state.ts`); the in-memory tables apply them with
+ * {@link applyUpdate}, so both follow one set of rules: DynamoDB's.
+ *
+ * Why takes never race: a level's "full again" time moves on by `ADD` (other consumers' takes add
+ * theirs in any order), under a condition that is the quota itself (no later than the call still
+ * fits). A consumer whose cached bucket is stale still succeeds while the quota allows; its write
+ * fails only when the quota does not (or a clock it saw behind the present has moved past it).
+ */
+import type { BucketCondition, BucketField, BucketState, BucketUpdate, BucketValue, FieldChange, FlowTimeline } from '../model/bucket.js';
+
+/** Raised when two updates cannot be made one (the second was decided on a state the first cannot leave). */
+export class IncompatibleUpdatesError extends Error {
+  override name = 'IncompatibleUpdatesError';
+}
+
+/** A flow's field name (`flow:<id>:<clock>`). */
+export const flowField = (id: string, clock: keyof FlowTimeline): BucketField => `flow:${id}:${clock}`;
+
+/** The flow id and clock of a flow field, or `undefined` for another field. */
+export function parseFlowField(field: string): { id: string; clock: keyof FlowTimeline } | undefined {
+  if (!field.startsWith('flow:')) return undefined;
+  const cut = field.lastIndexOf(':');
+  const clock = field.slice(cut + 1);
+  if (cut <= 5 || (clock !== 'until' && clock !== 'vt' && clock !== 'weight')) return undefined;
+  return { id: field.slice(5, cut), clock };
+}
+
+/** `field`'s value in `state` (`undefined`: missing). */
+export function fieldOf(state: BucketState | undefined, field: BucketField): BucketValue | undefined {
+  if (state === undefined) return undefined;
+  const flow = parseFlowField(field);
+  if (flow) return state.flows?.[flow.id]?.[flow.clock];
+  switch (field) {
+    case 'coolUntil':
+      return state.cooldown?.until;
+    case 'coolReason':
+      return state.cooldown?.reason;
+    default:
+      return state[field as Exclude<keyof BucketState, 'cooldown' | 'flows'>];
+  }
+}
+
+/** An empty bucket item's state (what an update of a missing item starts from). */
+const EMPTY: BucketState = { requestsFullAt: 0, tokensFullAt: 0, reservedUntil: 0, version: 0 };
+
+/** `state` with `field` set to `value` (`undefined`: removed). */
+function withField(state: BucketState, field: BucketField, value: BucketValue | undefined): BucketState {
+  const flow = parseFlowField(field);
+  if (flow) {
+    const flows = { ...state.flows };
+    const own = flows[flow.id];
+    if (value === undefined) {
+      if (own) {
+        const rest = { ...own, [flow.clock]: undefined };
+        if (rest.until === undefined && rest.vt === undefined && rest.weight === undefined) delete flows[flow.id];
+        else flows[flow.id] = rest as FlowTimeline;
+      }
+    } else flows[flow.id] = { ...(own ?? ({} as FlowTimeline)), [flow.clock]: value };
+    return { ...state, flows: Object.keys(flows).length > 0 ? flows : undefined };
+  }
+  if (field === 'coolUntil' || field === 'coolReason') {
+    const cooldown = { ...state.cooldown, [field === 'coolUntil' ? 'until' : 'reason']: value } as Partial<NonNullable<BucketState['cooldown']>>;
+    return { ...state, cooldown: cooldown.until === undefined && cooldown.reason === undefined ? undefined : (cooldown as BucketState['cooldown']) };
+  }
+  return { ...state, [field]: value };
+}
+
+/** A flow read back from an item may lack a clock: the missing ones count as 0 (weight 1). */
+function completeFlows(state: BucketState): BucketState {
+  if (!state.flows) return state;
+  const flows: Record<string, FlowTimeline> = {};
+  for (const [id, t] of Object.entries(state.flows)) flows[id] = { until: t.until ?? 0, vt: t.vt ?? 0, weight: t.weight ?? 1 };
+  return { ...state, flows };
+}
+
+/** Whether `condition` holds on `state` (a missing item: `undefined`), as DynamoDB decides it. */
+export function conditionHolds(state: BucketState | undefined, condition: BucketCondition | undefined): boolean {
+  if (condition === undefined) return true;
+  if ('any' in condition) return condition.any.some((c) => conditionHolds(state, c));
+  if ('all' in condition) return condition.all.every((c) => conditionHolds(state, c));
+  const value = fieldOf(state, condition.field);
+  if ('missing' in condition) return value === undefined;
+  return value !== undefined && compare(value, condition.cmp, condition.value);
+}
+
+function compare(a: BucketValue, cmp: '<=' | '<' | '>=' | '>' | '=' | '<>', b: BucketValue): boolean {
+  switch (cmp) {
+    case '=':
+      return a === b;
+    case '<>':
+      return a !== b;
+    case '<=':
+      return a <= b;
+    case '<':
+      return a < b;
+    case '>=':
+      return a >= b;
+    case '>':
+      return a > b;
+  }
+}
+
+/** `state` (a missing item: `undefined`) with `update`'s changes applied and its version moved on (the condition not checked). */
+export function applyUpdate(state: BucketState | undefined, update: BucketUpdate): BucketState {
+  let next: BucketState = state ?? EMPTY;
+  for (const [field, change] of update.changes) {
+    if ('remove' in change) next = withField(next, field, undefined);
+    else if ('set' in change) next = withField(next, field, change.set);
+    else {
+      const old = fieldOf(next, field);
+      next = withField(next, field, (typeof old === 'number' ? old : 0) + change.add);
+    }
+  }
+  return completeFlows({ ...next, version: next.version + 1 });
+}
+
+/** `second`'s condition said of the state `first` leaves: true, false, or a condition on the state before `first`. */
+function shifted(condition: BucketCondition, changes: ReadonlyMap<BucketField, FieldChange>): BucketCondition | boolean {
+  if ('any' in condition || 'all' in condition) {
+    const any = 'any' in condition;
+    const parts: BucketCondition[] = [];
+    for (const part of any ? condition.any : condition.all) {
+      const s = shifted(part, changes);
+      if (s === any) return any; // a true part of an `any`, a false part of an `all`
+      if (s !== !any) parts.push(s as BucketCondition);
+    }
+    if (parts.length === 0) return !any;
+    return parts.length === 1 ? parts[0]! : any ? { any: parts } : { all: parts };
+  }
+  const change = changes.get(condition.field);
+  if (change === undefined) return condition;
+  if ('missing' in condition) return 'remove' in change;
+  if ('remove' in change) return false;
+  if ('set' in change) return compare(change.set, condition.cmp, condition.value);
+  // After adding `d` (a missing field becomes `d`): `f + d cmp v` ⇔ `f cmp v − d`, or, missing, `d cmp v`.
+  const moved: BucketCondition = { field: condition.field, cmp: condition.cmp, value: (condition.value as number) - change.add };
+  return compare(change.add, condition.cmp, condition.value) ? { any: [moved, { field: condition.field, missing: true }] } : moved;
+}
+
+/** Two changes of one field, `first` then `second`, as one. */
+function merged(first: FieldChange | undefined, second: FieldChange): FieldChange {
+  if (first === undefined || 'set' in second || 'remove' in second) return second;
+  if ('remove' in first) return { set: second.add };
+  if ('set' in first) return { set: (typeof first.set === 'number' ? first.set : 0) + second.add };
+  return { add: first.add + second.add };
+}
+
+/**
+ * One update doing what `first` and then `second` do, with both conditions (the second's on the state
+ * the first leaves). Throws {@link IncompatibleUpdatesError} when the second's condition cannot hold
+ * after the first.
+ */
+export function composeUpdates(first: BucketUpdate | undefined, second: BucketUpdate | undefined): BucketUpdate | undefined {
+  if (first === undefined) return second;
+  if (second === undefined) return first;
+  const after = second.condition === undefined ? true : shifted(second.condition, first.changes);
+  if (after === false) throw new IncompatibleUpdatesError('the second update was decided on a state the first cannot leave');
+  const changes = new Map(first.changes);
+  for (const [field, change] of second.changes) changes.set(field, merged(changes.get(field), change));
+  const conditions = [first.condition, after === true ? undefined : after].filter((c): c is BucketCondition => c !== undefined);
+  return { changes, condition: conditions.length === 0 ? undefined : conditions.length === 1 ? conditions[0] : { all: conditions } };
+}
+
+/** Collects the changes and conditions of one update. */
+export class UpdateBuilder {
+  readonly changes = new Map<BucketField, FieldChange>();
+  private readonly conditions: BucketCondition[] = [];
+
+  set(field: BucketField, value: BucketValue): this {
+    this.changes.set(field, { set: value });
+    return this;
+  }
+
+  add(field: BucketField, amount: number): this {
+    const before = this.changes.get(field);
+    this.changes.set(field, merged(before, { add: amount }));
+    return this;
+  }
+
+  remove(field: BucketField): this {
+    this.changes.set(field, { remove: true });
+    return this;
+  }
+
+  require(condition: BucketCondition): this {
+    this.conditions.push(condition);
+    return this;
+  }
+
+  /** The update (`undefined` when it changes nothing). */
+  build(): BucketUpdate | undefined {
+    if (this.changes.size === 0) return undefined;
+    const n = this.conditions.length;
+    return { changes: this.changes, condition: n === 0 ? undefined : n === 1 ? this.conditions[0] : { all: [...this.conditions] } };
+  }
+}
+
+/** Tolerance of the conditions built from a decision's own arithmetic (floating point). */
+const SLACK = 1e-6;
+
+/**
+ * Moves clock `field` (cached value `cached`) to `max(value − back, floor) + inc` — a level's "full
+ * again" time after a give-back of `back` ms and a take of `inc` ms, or a retry timeline after a
+ * reservation — as the cache says: by `ADD` while the clock, less `back`, is at or past `floor`
+ * (concurrent moves then add up, in any order), else by `SET` from `floor`. The condition checks that
+ * the stored clock is on the same side of `floor`, and with `limit`, that it is no later than `limit`
+ * (the quota: before the change). Returns whether it moves by `ADD`.
+ */
+export function advanceClock(
+  update: UpdateBuilder,
+  field: BucketField,
+  cached: number | undefined,
+  floor: number,
+  inc: number,
+  back = 0,
+  limit?: number,
+): boolean {
+  if (cached !== undefined && cached - back >= floor) {
+    if (inc - back !== 0) update.add(field, inc - back);
+    update.require({ field, cmp: '>=', value: floor + back - SLACK });
+    if (limit !== undefined) update.require({ field, cmp: '<=', value: limit + SLACK });
+    return true;
+  }
+  update.set(field, floor + inc);
+  update.require({
+    any: [
+      { field, missing: true },
+      { field, cmp: '<', value: floor + back },
+    ],
+  });
+  return false;
+}
+
+/**
+ * `update` on the stored bucket `stored` as a table in memory makes it (the simulator's, the tests'):
+ * applied if its condition holds (`after`: what to store), else refused with the bucket as it is.
+ */
+export function updateInMemory(
+  stored: BucketState | undefined,
+  update: BucketUpdate,
+): { ok: true; before: BucketState | undefined; after: BucketState } | { ok: false; current: BucketState | undefined } {
+  if (!conditionHolds(stored, update.condition)) return { ok: false, current: stored };
+  return { ok: true, before: stored, after: applyUpdate(stored, update) };
+}
