@@ -19,13 +19,15 @@ interface ChangeOutcome<T> {
  * What a bucket update does with the bucket (of these limits) as last seen, given `arg` (module-level
  * functions, not closures: a decision creates no function objects, which keeps the simulator's million runs cheap).
  */
-export type BucketChange<A, T> = (limits: BucketLimits, bucket: BucketState | undefined, now: number, arg: A) => ChangeOutcome<T>;
+export type BucketChange<A, T> = (limits: BucketLimits, bucket: BucketState | undefined, now: number, arg: A, onStored?: boolean) => ChangeOutcome<T>;
 
 /** A take: the call's cost, whether a denial reserves the next free slot, and how far ahead a call may be booked. */
 export interface TakeArg {
   cost: BucketCost;
   reserve: boolean;
   bookWithinMs?: number | undefined;
+  /** A grant decided on the cached bucket lands as a booking this far ahead on the stored one (`TakeOptions.bookIfStoredMs`). */
+  bookIfStoredMs?: number | undefined;
   /** Token corrections owed to the bucket (see `PoolState.carried`), written with the take. */
   carried?: number | undefined;
   /** Probe unproven owners (`first-calls.ts`), a probe leased this long; absent: never. */
@@ -39,13 +41,15 @@ export interface TakeArg {
 }
 
 /** A take: the call's cost from the bucket (booked or reserved as `arg` says), an unproven owner's probe leased with it. */
-export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, now, arg) => {
-  const { cost, reserve, bookWithinMs, carried, probeLeaseMs, lease, givenBack: rest, flow } = arg;
+export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, now, arg, onStored) => {
+  const { cost, reserve, carried, probeLeaseMs, lease, givenBack: rest, flow, bookIfStoredMs } = arg;
+  // Decided again on the stored bucket a write landed on: within the room its condition gave.
+  const bookWithinMs = onStored ? Math.max(arg.bookWithinMs ?? 0, bookIfStoredMs ?? 0) : arg.bookWithinMs;
   // Token corrections and a lease's rest this instance still owes the bucket go in with the take's own write.
   let owed = carried && bucket ? adjustTokens(limits, carried) : undefined;
   if (rest && bucket) owed = composeUpdates(owed, givenBack(bucket, limits, rest, now));
   const restored = owed ? applyUpdate(bucket, owed) : bucket;
-  const verdict = takeFromBucket(restored, limits, cost, now, { reserve, bookWithinMs, flow });
+  const verdict = takeFromBucket(restored, limits, cost, now, { reserve, bookWithinMs, bookIfStoredMs, flow });
   if (!verdict.admitted) {
     return takeWrites(verdict, reserve) && verdict.update ? { result: verdict, write: composeUpdates(owed, verdict.update) } : { result: verdict };
   }
@@ -79,8 +83,8 @@ export function retimed<T>(decided: T, onStored: T): T {
   const a = decided as unknown as TakeVerdict;
   const b = onStored as unknown as TakeVerdict;
   if (typeof a !== 'object' || a === null || !('admitted' in a) || typeof b !== 'object' || b === null) return decided;
-  if (a.admitted && b.admitted) return { ...a, startAt: Math.max(a.startAt, b.startAt) } as T;
-  if (!a.admitted && !b.admitted) return { ...a, retryAt: Math.max(a.retryAt, b.retryAt), dueAt: Math.max(a.dueAt, b.dueAt) } as T;
+  if (a.admitted && b.admitted) return { ...a, startAt: b.startAt } as T;
+  if (!a.admitted && !b.admitted) return { ...a, retryAt: b.retryAt, dueAt: b.dueAt } as T;
   return decided;
 }
 

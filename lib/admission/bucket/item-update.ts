@@ -199,8 +199,11 @@ export class UpdateBuilder {
   }
 }
 
-/** Tolerance of the conditions built from a decision's own arithmetic (floating point). */
-const SLACK = 1e-6;
+/**
+ * Tolerance (ms) of the conditions on clocks built from a decision's own arithmetic: above a double's
+ * resolution at epoch-ms magnitudes (about 2.4e-4 ms), far below any clock's step.
+ */
+const SLACK = 1e-3;
 
 /**
  * Moves clock `field` (cached value `cached`) to `max(value − back, floor) + inc` — a level's "full
@@ -208,7 +211,11 @@ const SLACK = 1e-6;
  * reservation — as the cache says: by `ADD` while the clock, less `back`, is at or past `floor`
  * (concurrent moves then add up, in any order), else by `SET` from `floor`. The condition checks that
  * the stored clock is on the same side of `floor`, and with `limit`, that it is no later than `limit`
- * (the quota: before the change). Returns whether it moves by `ADD`.
+ * (the quota: before the change). With `near`, a clock cached at most `near` ms behind `floor` moves by
+ * `ADD` too, as far further as it was behind, on condition that it is at least where cached — never less
+ * than `SET` would have, at most that gap more — so takes of consumers that meet a clock just run out (a
+ * first call's answer, a burst's end) do not race to set it.
+ * Returns whether it moves by `ADD`.
  */
 export function advanceClock(
   update: UpdateBuilder,
@@ -218,11 +225,14 @@ export function advanceClock(
   inc: number,
   back = 0,
   limit?: number,
+  near = 0,
 ): boolean {
-  if (cached !== undefined && cached - back >= floor) {
-    if (inc - back !== 0) update.add(field, inc - back);
-    update.require({ field, cmp: '>=', value: floor + back - SLACK });
-    if (limit !== undefined) update.require({ field, cmp: '<=', value: limit + SLACK });
+  const behind = cached === undefined ? Infinity : floor - (cached - back);
+  if (behind <= near) {
+    const extra = Math.max(0, behind);
+    if (inc - back + extra !== 0) update.add(field, inc - back + extra);
+    update.require({ field, cmp: '>=', value: (extra > 0 ? cached! : floor + back) - SLACK });
+    if (limit !== undefined) update.require({ field, cmp: '<=', value: limit - extra + SLACK });
     return true;
   }
   update.set(field, floor + inc);

@@ -155,6 +155,13 @@ export interface TakeOptions {
    */
   bookWithinMs?: number | undefined;
   /**
+   * A grant decided on the cached bucket (booked within `bookWithinMs`, or fitting now) still lands when
+   * the stored bucket, which other consumers' takes may have moved on, has the call within this many ms
+   * (its condition's room): the call is then booked on the stored bucket's slot (see `retimed` in
+   * `changes.ts`) instead of its write failing. Never for a flow that yields.
+   */
+  bookIfStoredMs?: number | undefined;
+  /**
    * The flow the call belongs to (`flows.ts`): a grant moves its virtual time on, a denial is told its
    * flow's next slot, and a flow served ahead of another active one books nothing. Absent: the bucket's one shared timeline.
    */
@@ -207,9 +214,11 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
   if (worst[1] <= 0 || booking) {
     const u = notCooling(new UpdateBuilder(), at);
     const inc = costMs(need, limits);
-    const room = holdMs(limits) + (mayBook ? (options.bookWithinMs ?? 0) : 0);
-    if (need.requests > 0) advanceClock(u, 'requestsFullAt', state?.requestsFullAt, at, inc.requests, 0, at + room - inc.requests);
-    if (need.tokens > 0) advanceClock(u, 'tokensFullAt', state?.tokensFullAt, at, inc.tokens, 0, at + room - inc.tokens);
+    const room = holdMs(limits) + (standing?.yields ? 0 : Math.max(mayBook ? (options.bookWithinMs ?? 0) : 0, options.bookIfStoredMs ?? 0));
+    // A clock cached less than one request slot behind the present moves on by ADD (see `advanceClock`).
+    const near = limits.windowMs / limits.requestsPerWindow;
+    if (need.requests > 0) advanceClock(u, 'requestsFullAt', state?.requestsFullAt, at, inc.requests, 0, at + room - inc.requests, near);
+    if (need.tokens > 0) advanceClock(u, 'tokensFullAt', state?.tokensFullAt, at, inc.tokens, 0, at + room - inc.tokens, near);
     if (need.requests > 0) takeDaily(u, state, limits, need.requests, at, resetAt, inc.daily);
     if (flow && standing) flowChanges(u, current, flow, standing.kept, { served: slotMs(need, limits) / flowShare(current, flow, at) }, at);
     const update = u.build();

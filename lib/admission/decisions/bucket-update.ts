@@ -44,9 +44,9 @@ export function* update<A, T>(
     if (outcome.ok) {
       learnBucket(state, owner, applyUpdate(outcome.before, write));
       yield { kind: 'unlock', owner };
-      // Found as cached (no other write since): the decision stands as made.
+      // Found as cached (no other write since) and decided on it: the decision stands as made.
       if (outcome.before?.version === cached?.version) return result;
-      return retimed(result, change(limits, outcome.before, now, arg).result);
+      return retimed(result, change(limits, outcome.before, now, arg, true).result);
     }
     learnBucket(state, owner, outcome.current);
     state.conflictAt.set(owner, now);

@@ -169,9 +169,10 @@ function hold(held: Map<string, HeldWrite>, owner: string, cached: BucketState |
 }
 
 /**
- * A group's answer after its write landed on `actual` where the group expected `expected`: the
- * clocks other consumers moved on since the cache was learned move its time as much (a grant starts
- * when its levels, as it left them in `after`, hold it; a reservation's slot moves with its timeline).
+ * A group's answer after its write landed on `actual` where the group expected `expected` (its changes
+ * on the cached buckets): the clocks other consumers moved on since the cache was learned move its time
+ * as much — a grant starts when its levels, as it left them in `after`, hold it (not before the group
+ * began, `started`); a reservation's slot moves on with its timeline.
  */
 function retimed<K extends KeyRef>(
   limits: BucketLimits,

@@ -320,7 +320,14 @@ function* decide<K extends KeyRef>(
   for (const { key, index } of choice.free) {
     if (tried.includes(key.quotaOwner)) continue;
     tried.push(key.quotaOwner);
-    const verdict = yield* take(config, state, key.quotaOwner, { cost, reserve: false, probeLeaseMs, lease, flow }, decision);
+    // Another owner's first call is out (the lane's start, or its return from billing): this one, not known
+    // proven, is likely being probed too. Read it before racing for its probe (a read is not a failed write).
+    const id = bucketIdOf(config, key.quotaOwner);
+    if (Number.isFinite(probeUntil) && state.buckets.get(id)?.proven !== true && !learnedSince(state, id, decision)) {
+      learnBucket(state, id, (yield { kind: 'readBucket', owner: id }) as BucketState | undefined);
+    }
+    // What fits now on the cached bucket; booked on the stored one when others' takes came first.
+    const verdict = yield* take(config, state, key.quotaOwner, { cost, reserve: false, bookIfStoredMs: bookWithinMs, probeLeaseMs, lease, flow }, decision);
     if (verdict !== 'contended') noteDaily(config, state, key.quotaOwner, verdict, cost, started, pauseMinMs);
     if (verdict === 'contended') {
       // Other consumers are writing this bucket right now: it is busy, not out. Come back after one
