@@ -47,6 +47,14 @@ export function fieldOf(state: BucketState | undefined, field: BucketField): Buc
 /** An empty bucket item's state (what an update of a missing item starts from). */
 const EMPTY: BucketState = { requestsFullAt: 0, tokensFullAt: 0, reservedUntil: 0, version: 0 };
 
+/** `state` with `key` set to `value`, or without it (`undefined`), as an item read back has it. */
+function withKey<K extends keyof BucketState>(state: BucketState, key: K, value: BucketState[K] | undefined): BucketState {
+  const next = { ...state };
+  if (value === undefined) delete next[key];
+  else next[key] = value;
+  return next;
+}
+
 /** `state` with `field` set to `value` (`undefined`: removed). */
 function withField(state: BucketState, field: BucketField, value: BucketValue | undefined): BucketState {
   const flow = parseFlowField(field);
@@ -55,21 +63,28 @@ function withField(state: BucketState, field: BucketField, value: BucketValue | 
     const own = flows[flow.id];
     if (value === undefined) {
       if (own) {
-        const rest = { ...own, [flow.clock]: undefined };
-        if (rest.until === undefined && rest.vt === undefined && rest.weight === undefined) delete flows[flow.id];
+        const rest: Partial<FlowTimeline> = { ...own };
+        delete rest[flow.clock];
+        if (Object.keys(rest).length === 0) delete flows[flow.id];
         else flows[flow.id] = rest as FlowTimeline;
       }
     } else flows[flow.id] = { ...(own ?? ({} as FlowTimeline)), [flow.clock]: value };
-    return { ...state, flows: Object.keys(flows).length > 0 ? flows : undefined };
+    return withKey(state, 'flows', Object.keys(flows).length > 0 ? flows : undefined);
   }
   if (field === 'coolUntil' || field === 'coolReason') {
-    const cooldown = { ...state.cooldown, [field === 'coolUntil' ? 'until' : 'reason']: value } as Partial<NonNullable<BucketState['cooldown']>>;
-    return { ...state, cooldown: cooldown.until === undefined && cooldown.reason === undefined ? undefined : (cooldown as BucketState['cooldown']) };
+    const cooldown: Partial<NonNullable<BucketState['cooldown']>> = { ...state.cooldown };
+    if (value === undefined) delete cooldown[field === 'coolUntil' ? 'until' : 'reason'];
+    else Object.assign(cooldown, field === 'coolUntil' ? { until: value } : { reason: value });
+    return withKey(state, 'cooldown', Object.keys(cooldown).length > 0 ? (cooldown as BucketState['cooldown']) : undefined);
   }
-  return { ...state, [field]: value };
+  return withKey(state, field as Exclude<keyof BucketState, 'cooldown' | 'flows'>, value as never);
 }
 
-/** A flow read back from an item may lack a clock: the missing ones count as 0 (weight 1). */
+/**
+ * A flow read back from an item may lack a clock: the missing ones count as 0 (weight 1), as
+ * `bucketOfItem` reads them. (The updates made here remove a flow's three clocks together and test none,
+ * so the defaults never make the memory table answer otherwise than DynamoDB.)
+ */
 function completeFlows(state: BucketState): BucketState {
   if (!state.flows) return state;
   const flows: Record<string, FlowTimeline> = {};
@@ -201,9 +216,11 @@ export class UpdateBuilder {
 
 /**
  * Tolerance (ms) of the conditions on clocks built from a decision's own arithmetic: above a double's
- * resolution at epoch-ms magnitudes (about 2.4e-4 ms), far below any clock's step.
+ * resolution at epoch-ms magnitudes (about 2.4e-4 ms), far below any clock's step. A clock within it of a
+ * limit satisfies both the grant's condition and the refusal's, so a decision made either way lands.
  */
-const SLACK = 1e-3;
+export const CLOCK_SLACK_MS = 1e-3;
+const SLACK = CLOCK_SLACK_MS;
 
 /**
  * Moves clock `field` (cached value `cached`) to `max(value − back, floor) + inc` — a level's "full

@@ -18,7 +18,7 @@
  */
 import type { BucketCondition, BucketCost, BucketLevels, BucketLimits, BucketState, BucketUpdate, Flow, Lease } from '../model/bucket.js';
 import { flowChanges, flowShare, flowStanding } from './flows.js';
-import { advanceClock, applyUpdate, UpdateBuilder } from './item-update.js';
+import { advanceClock, applyUpdate, CLOCK_SLACK_MS, UpdateBuilder } from './item-update.js';
 
 /** Verdict of {@link takeFromBucket}. */
 export type TakeVerdict =
@@ -286,9 +286,10 @@ function stillRefused(
   dayEnd: number,
 ): BucketCondition {
   const inc = costMs(need, limits);
-  if (level === 'requests') return { field: 'requestsFullAt', cmp: '>', value: at + holdMs(limits) + bookMs - inc.requests };
-  if (level === 'tokens') return { field: 'tokensFullAt', cmp: '>', value: at + holdMs(limits) + bookMs - inc.tokens };
-  if (!isFixedDay(limits)) return { field: 'dailyFullAt', cmp: '>', value: at + limits.dayMs - inc.daily };
+  const edge = at - CLOCK_SLACK_MS;
+  if (level === 'requests') return { field: 'requestsFullAt', cmp: '>', value: edge + holdMs(limits) + bookMs - inc.requests };
+  if (level === 'tokens') return { field: 'tokensFullAt', cmp: '>', value: edge + holdMs(limits) + bookMs - inc.tokens };
+  if (!isFixedDay(limits)) return { field: 'dailyFullAt', cmp: '>', value: edge + limits.dayMs - inc.daily };
   // A day stored as ending later than the cached one (a provider's reset) refuses too.
   return state?.dayResetAt === dayEnd
     ? {

@@ -75,6 +75,30 @@ describe('admission: the shared bucket', () => {
     assert.ok(retryAts.at(-1)! - retryAts[0]! > 30 * 3 * 60_000, 'spread over the refill');
   });
 
+  it('takes of consumers whose caches are stale all land on their first write while the quota allows', async () => {
+    // Prepare: 100 requests an hour; three instances, each primed and with one call taken (so each cache
+    // misses the others' takes)
+    const store = await rateStateTable();
+    const limits = { requestsPerWindow: 100, tokensPerWindow: 1e9, windowMs: HOUR, requestsPerDay: 1e6, dayMs: 24 * HOUR };
+    const settings = admissionSettings({ windowMs: HOUR, probeFirstCalls: false, leaseCalls: 0 });
+    const pools = [0, 1, 2].map(() => new SharedKeyPool({ keys: ONE_KEY, store, limits, settings }));
+    for (const pool of pools) {
+      await pool.prime();
+      const grant = await pool.acquire({ estimatedTokens: 10 });
+      assert.ok(grant.admitted);
+    }
+    const failuresBefore = pools.reduce((sum, p) => sum + p.counts.conditionFailures, 0);
+
+    // Act: 3 x 10 acquires at once
+    const verdicts = await Promise.all(pools.flatMap((pool) => Array.from({ length: 10 }, () => pool.acquire({ estimatedTokens: 10 }))));
+
+    // Assess: all 30 granted without one failed conditional write (the version-checked bucket lost about half)
+    assert.equal(verdicts.filter((v) => v.admitted).length, 30);
+    assert.equal(pools.reduce((sum, p) => sum + p.counts.conditionFailures, 0) - failuresBefore, 0);
+    const bucket = await store.readBucket('owner-1');
+    assert.ok(bucket && bucket.dailyUsed === 33, `33 requests counted in the day: ${bucket?.dailyUsed}`);
+  });
+
   it('a cooldown one consumer records stops another at its next take, even with a warm cache', async () => {
     // Prepare: two instances, both have taken once and had their call answered (warm caches)
     const store = await rateStateTable();
