@@ -8,7 +8,7 @@
  * needs at most two writes here (a stale cache's failed write returns the current bucket, and the
  * retry succeeds) where the real table may need more under contention.
  */
-import { conditionHolds, updateInMemory } from '../../lib/admission/bucket/item-update.js';
+import { updateInMemory } from '../../lib/admission/bucket/item-update.js';
 import type { BucketLimits, BucketState, BucketUpdate } from '../../lib/admission/model/bucket.js';
 import { EMPTY_SNAPSHOT, type CooldownRecord, type CooldownSnapshot, type KeyRef } from '../../lib/admission/model/cooldowns.js';
 import { addCooldown } from '../../lib/admission/decisions/choice.js';
@@ -109,21 +109,6 @@ export class SimRateState implements SyncRateState {
     const outcome = updateInMemory(this.buckets.get(owner), update);
     if (!outcome.ok) {
       this.counters.bucketConflicts++;
-      if (process.env.DEBUG_SIM && this.counters.bucketConflicts % 5000 === 1) {
-        const stored = this.buckets.get(owner);
-        const leaves = (c: any): any[] => ('all' in c ? c.all.flatMap(leaves) : [c]);
-        const failed = update.condition ? leaves(update.condition).filter((c) => !conditionHolds(stored, c)) : [];
-        process.stderr.write(
-          JSON.stringify({
-            now,
-            owner,
-            failed,
-            F: (stored?.requestsFullAt ?? 0) - now,
-            T: (stored?.tokensFullAt ?? 0) - now,
-            changes: [...update.changes],
-          }).slice(0, 900) + '\n',
-        );
-      }
       return outcome;
     }
     this.counters.bucketWrites++;

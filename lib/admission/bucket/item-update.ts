@@ -30,7 +30,7 @@ export function parseFlowField(field: string): { id: string; clock: keyof FlowTi
 }
 
 /** `field`'s value in `state` (`undefined`: missing). */
-export function fieldOf(state: BucketState | undefined, field: BucketField): BucketValue | undefined {
+function fieldOf(state: BucketState | undefined, field: BucketField): BucketValue | undefined {
   if (state === undefined) return undefined;
   const flow = parseFlowField(field);
   if (flow) return state.flows?.[flow.id]?.[flow.clock];

@@ -79,7 +79,7 @@ export function dayEndAt(state: BucketState | undefined, limits: BucketLimits, a
 export const burstShareOf = (limits: BucketLimits): number => Math.min(1, Math.max(0, limits.burstShare ?? 1));
 
 /** What the per-window levels hold at most: a window's requests and tokens times the burst share. */
-export function bucketCapacity(limits: BucketLimits): { requests: number; tokens: number } {
+function bucketCapacity(limits: BucketLimits): { requests: number; tokens: number } {
   const share = burstShareOf(limits);
   return { requests: limits.requestsPerWindow * share, tokens: limits.tokensPerWindow * share };
 }
@@ -97,9 +97,7 @@ export function costMs(need: BucketCost, limits: BucketLimits): { requests: numb
 }
 
 /** The bucket a quota owner starts with: every level full (and the day unknown: whole). */
-export function fullBucket(_limits: BucketLimits, _now: number): BucketState {
-  return { requestsFullAt: 0, tokensFullAt: 0, reservedUntil: 0, version: 0 };
-}
+const FULL_BUCKET: BucketState = Object.freeze({ requestsFullAt: 0, tokensFullAt: 0, reservedUntil: 0, version: 0 });
 
 /** A level of `capacity` refilling over `fillMs`, full again at `fullAt`, at `t`. */
 const levelAt = (capacity: number, fillMs: number, fullAt: number | undefined, t: number): number =>
@@ -184,7 +182,7 @@ const notCooling = (u: UpdateBuilder, at: number): UpdateBuilder =>
  * `reserve`, a denial's update moves the retry timeline one slot past the returned `retryAt`.
  */
 export function takeFromBucket(state: BucketState | undefined, limits: BucketLimits, cost: BucketCost, now: number, options: TakeOptions): TakeVerdict {
-  const current = state ?? fullBucket(limits, now);
+  const current = state ?? FULL_BUCKET;
   const at = now;
   if (current.cooldown && current.cooldown.until > at) {
     return { admitted: false, dueAt: current.cooldown.until, retryAt: current.cooldown.until, limitedBy: 'cooldown', next: current };
