@@ -44,8 +44,8 @@ function fieldOf(state: BucketState | undefined, field: BucketField): BucketValu
   }
 }
 
-/** An empty bucket item's state (what an update of a missing item starts from). */
-const EMPTY: BucketState = { requestsFullAt: 0, tokensFullAt: 0, reservedUntil: 0, version: 0 };
+/** A missing bucket item as the decisions see it: every level full, the day unknown (whole), nothing written yet. */
+export const EMPTY_BUCKET: BucketState = Object.freeze({ requestsFullAt: 0, tokensFullAt: 0, reservedUntil: 0, version: 0 });
 
 /** `state` with `key` set to `value`, or without it (`undefined`), as an item read back has it. */
 function withKey<K extends keyof BucketState>(state: BucketState, key: K, value: BucketState[K] | undefined): BucketState {
@@ -121,7 +121,7 @@ function compare(a: BucketValue, cmp: '<=' | '<' | '>=' | '>' | '=' | '<>', b: B
 
 /** `state` (a missing item: `undefined`) with `update`'s changes applied and its version moved on (the condition not checked). */
 export function applyUpdate(state: BucketState | undefined, update: BucketUpdate): BucketState {
-  let next: BucketState = state ?? EMPTY;
+  let next: BucketState = state ?? EMPTY_BUCKET;
   for (const [field, change] of update.changes) {
     if ('remove' in change) next = withField(next, field, undefined);
     else if ('set' in change) next = withField(next, field, change.set);

@@ -18,7 +18,7 @@
  */
 import type { BucketCondition, BucketCost, BucketLevels, BucketLimits, BucketState, BucketUpdate, Flow, Lease } from '../model/bucket.js';
 import { flowChanges, flowShare, flowStanding } from './flows.js';
-import { advanceClock, applyUpdate, CLOCK_SLACK_MS, UpdateBuilder } from './item-update.js';
+import { advanceClock, applyUpdate, CLOCK_SLACK_MS, EMPTY_BUCKET, UpdateBuilder } from './item-update.js';
 
 /** Verdict of {@link takeFromBucket}. */
 export type TakeVerdict =
@@ -96,8 +96,6 @@ export function costMs(need: BucketCost, limits: BucketLimits): { requests: numb
   };
 }
 
-/** The bucket a quota owner starts with: every level full (and the day unknown: whole). */
-const FULL_BUCKET: BucketState = Object.freeze({ requestsFullAt: 0, tokensFullAt: 0, reservedUntil: 0, version: 0 });
 
 /** A level of `capacity` refilling over `fillMs`, full again at `fullAt`, at `t`. */
 const levelAt = (capacity: number, fillMs: number, fullAt: number | undefined, t: number): number =>
@@ -182,7 +180,7 @@ const notCooling = (u: UpdateBuilder, at: number): UpdateBuilder =>
  * `reserve`, a denial's update moves the retry timeline one slot past the returned `retryAt`.
  */
 export function takeFromBucket(state: BucketState | undefined, limits: BucketLimits, cost: BucketCost, now: number, options: TakeOptions): TakeVerdict {
-  const current = state ?? FULL_BUCKET;
+  const current = state ?? EMPTY_BUCKET;
   const at = now;
   if (current.cooldown && current.cooldown.until > at) {
     return { admitted: false, dueAt: current.cooldown.until, retryAt: current.cooldown.until, limitedBy: 'cooldown', next: current };

@@ -16,9 +16,9 @@
  * What a pool instance remembers: the cooldowns read, for `cooldownCacheMs` (then read ahead, beside
  * the decisions that still use them; its first read runs beside its first decision:
  * `cooldown-cache.ts`; a 429's follow-ups, `keysLeft` and `laneOut`, read them fresh); the last
- * bucket state seen per quota owner (a take is one conditional write; a stale cache costs one failed
- * write that returns the current bucket, and for a window after that, one read before the instance's
- * next write of it: `bucket-update.ts`); the round-robin cursor; the calls leased to it
+ * bucket state seen per quota owner (a take is one conditional write whose condition is the quota:
+ * on a stale cache it still lands while the quota allows; one the quota refuses returns the current
+ * bucket, and for a window after that the instance reads before its next write of it: `bucket-update.ts`); the round-robin cursor; the calls leased to it
  * (`bucket/lease.ts`); and the output-token estimate, learned from the usage each call reports (see
  * `AdmissionSettings.outputTokenEstimate`).
  */

@@ -1,0 +1,72 @@
+/**
+ * No thin booking (issue 40): one 429 early in a drain cools one key for a moment; the lane goes on
+ * booking its calls one slot apart and commits at its full rate to the end, instead of spreading the
+ * rest of its backlog too thin. The bench's lane (2 keys of 8 requests per 3 s "minute"), on the local stack.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ExtractionRequest, ModelAdapter } from '../../../lib/providers/model.js';
+import { benchLanes } from '../../../workbench/drivers/bench/strategies.js';
+import { startLocalStack } from '../../../workbench/local-stack/stack.js';
+import { englishDocuments, queueCounts, submitTo, throttle, waitUntil, type TestLane } from '../../helpers/consumer-harness.js';
+import { testEndpoints, uniqueName } from '../../helpers/endpoints.js';
+
+const MINUTE_MS = 3000;
+const RPM = 8;
+const JOBS = 100;
+
+/** `model`, answering its `nth` call with a provider's rate-limit 429 (a 0.4 s wait stated), and noting when the others answered. */
+function throttlingOnce(model: ModelAdapter, nth: number, answeredAt: number[]): ModelAdapter {
+  let calls = 0;
+  return {
+    provider: model.provider,
+    ...(model.host ? { host: model.host } : {}),
+    extract: async (request: ExtractionRequest) => {
+      calls += 1;
+      if (calls === nth) throw throttle({ kind: 'rate_limit', retryAfterMs: 400 });
+      const response = await model.extract(request);
+      answeredAt.push(Date.now());
+      return response;
+    },
+  };
+}
+
+describe('admission: one early 429', () => {
+  it('the lane keeps its full rate after it: every whole provider minute from the second answers at least 14 of 16 calls', async () => {
+    // Prepare: the bench's us lane; its third model call is answered with a 429
+    const lane = benchLanes({ keys: 2, providerRpm: RPM, providerTpm: 1_000_000, minuteMs: MINUTE_MS }, uniqueName('thin')).us!;
+    const answeredAt: number[] = [];
+    const stack = await startLocalStack({
+      lanes: { us: lane },
+      endpoints: testEndpoints(),
+      provider: { limits: { requestsPerMinute: RPM, tokensPerMinute: 1_000_000, requestsPerDay: 1_000_000 }, minuteMs: MINUTE_MS, seed: 7 },
+      overrideDeps: (_lane, deps) => ({ ...deps, model: throttlingOnce(deps.model, 3, answeredAt) }),
+    });
+    try {
+      const l = stack.lanes.us!;
+      const t: TestLane = { ...l, destroy: () => undefined };
+      const docs = englishDocuments(JOBS);
+      // Act
+      await submitTo(
+        t,
+        docs.map((d) => ({ text: d.text, sourceId: `${d.sourceId}#thin-${l.lane.resources.queueName}` })),
+      );
+      await waitUntil(`${JOBS} commits`, async () => (await l.results.count()) >= JOBS, 60_000, 250);
+
+      // Assess: per whole provider minute after the first (the burst and the 429 in it) up to the last
+      // whole one, the calls answered: 16 a minute at most (2 keys x 8), at least 14 (7-10 when booked thin)
+      const first = Math.min(...answeredAt);
+      const perMinute = new Map<number, number>();
+      for (const at of answeredAt) perMinute.set(Math.floor((at - first) / MINUTE_MS), (perMinute.get(Math.floor((at - first) / MINUTE_MS)) ?? 0) + 1);
+      const last = Math.floor((Math.max(...answeredAt) - first) / MINUTE_MS);
+      const whole = [...perMinute.entries()].filter(([minute]) => minute >= 1 && minute < last).sort((a, b) => a[0] - b[0]);
+      assert.ok(whole.length >= 3, `whole minutes after the first: ${JSON.stringify(whole)}`);
+      for (const [minute, answered] of whole) assert.ok(answered >= 14, `minute ${minute}: ${answered} calls answered (${JSON.stringify(whole)})`);
+      assert.equal(answeredAt.length, JOBS, 'one answered call per job (the 429 aside)');
+      assert.equal(stack.provider.stats().rateLimited.rpm, 0, 'no 429 from the provider itself');
+      assert.deepEqual(await queueCounts(t, 'dlq'), { visible: 0, notVisible: 0, delayed: 0 });
+    } finally {
+      await stack.stop();
+    }
+  });
+});
