@@ -49,7 +49,7 @@ export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, n
   let owed = carried && bucket ? adjustTokens(limits, carried) : undefined;
   if (rest && bucket) owed = composeUpdates(owed, givenBack(bucket, limits, rest, now));
   const restored = owed ? applyUpdate(bucket, owed) : bucket;
-  const verdict = takeFromBucket(restored, limits, cost, now, { reserve, bookWithinMs, bookIfStoredMs, flow });
+  const verdict = takeFromBucket(restored, limits, cost, now, { reserve, bookWithinMs, bookIfStoredMs, flow, onStored });
   if (!verdict.admitted) {
     return takeWrites(verdict, reserve) && verdict.update ? { result: verdict, write: composeUpdates(owed, verdict.update) } : { result: verdict };
   }

@@ -158,6 +158,11 @@ export interface TakeOptions {
    */
   bookIfStoredMs?: number | undefined;
   /**
+   * Decide as if the flow yielded to none: the call's times on the stored bucket its write landed on (a
+   * grant's booking there does not depend on the flows' order, which only said whether to book).
+   */
+  onStored?: boolean | undefined;
+  /**
    * The flow the call belongs to (`flows.ts`): a grant moves its virtual time on, a denial is told its
    * flow's next slot, and a flow served ahead of another active one books nothing. Absent: the bucket's one shared timeline.
    */
@@ -205,12 +210,13 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
   const worst = waits.reduce((a, b) => (b[1] > a[1] ? b : a));
   const { flow } = options;
   const standing = flow ? flowStanding(current, flow, at) : undefined;
-  const mayBook = (options.bookWithinMs ?? 0) > 0 && !standing?.yields;
+  const yields = standing?.yields === true && !options.onStored;
+  const mayBook = (options.bookWithinMs ?? 0) > 0 && !yields;
   const booking = worst[1] > 0 && dailyWait <= 0 && mayBook && worst[1] <= (options.bookWithinMs ?? 0);
   if (worst[1] <= 0 || booking) {
     const u = notCooling(new UpdateBuilder(), at);
     const inc = costMs(need, limits);
-    const room = holdMs(limits) + (standing?.yields ? 0 : Math.max(mayBook ? (options.bookWithinMs ?? 0) : 0, options.bookIfStoredMs ?? 0));
+    const room = holdMs(limits) + (yields ? 0 : Math.max(mayBook ? (options.bookWithinMs ?? 0) : 0, options.bookIfStoredMs ?? 0));
     // A clock cached less than one request slot behind the present moves on by ADD (see `advanceClock`).
     const near = limits.windowMs / limits.requestsPerWindow;
     if (need.requests > 0) advanceClock(u, 'requestsFullAt', state?.requestsFullAt, at, inc.requests, 0, at + room - inc.requests, near);
