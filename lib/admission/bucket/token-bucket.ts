@@ -96,7 +96,6 @@ export function costMs(need: BucketCost, limits: BucketLimits): { requests: numb
   };
 }
 
-
 /** A level of `capacity` refilling over `fillMs`, full again at `fullAt`, at `t`. */
 const levelAt = (capacity: number, fillMs: number, fullAt: number | undefined, t: number): number =>
   capacity - (Math.max(0, (fullAt ?? 0) - t) * capacity) / fillMs;
