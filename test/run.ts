@@ -28,10 +28,29 @@ const E2E = join('test', 'e2e');
  * the default stacks once (`synthDefaultLanes`), instead of once per file.
  */
 const ONE_PROCESS = [join('test', 'lib', 'infra')];
+/**
+ * The unit and contract tier's other files run this many to a process: loading tsx, the AWS SDK and the
+ * lanes costs a process about 2 s of CPU, which a file per process paid 150 times on 2 cores. Each
+ * process runs its files one after another; {@link SHARDS_PER_WORKER} processes per concurrent slot keep
+ * the slots evenly busy without knowing how long each file takes.
+ */
+const SHARDS_PER_WORKER = 3;
 const GROUPS_DIR = join('.cache', 'test-groups');
 
-/** The files to hand to the test runner: each file on its own, but those of a {@link ONE_PROCESS} folder in one generated entry. */
-function entries(files: string[]): string[] {
+/** One generated entry that imports `members` (test files) in one process. */
+function groupEntry(name: string, what: string, members: string[]): string {
+  const entry = join(GROUPS_DIR, `${name}.test.mjs`);
+  const imports = members.map((m) => `await import(${JSON.stringify(pathToFileURL(resolve(m)).href)});`);
+  writeFileSync(entry, `// Written by test/run.ts: ${what} in one process.\n${imports.join('\n')}\n`);
+  return entry;
+}
+
+/**
+ * The entries to hand to the test runner: the files of a {@link ONE_PROCESS} folder in one generated
+ * entry; in the unit and contract tier, the other files dealt round (so a folder's heavy files spread
+ * out) into `shards` generated entries; in the e2e tier, each file on its own.
+ */
+function entries(files: string[], shards: number): string[] {
   const grouped = new Map<string, string[]>();
   const alone: string[] = [];
   for (const file of files) {
@@ -40,13 +59,12 @@ function entries(files: string[]): string[] {
     else alone.push(file);
   }
   mkdirSync(GROUPS_DIR, { recursive: true });
-  const groups = [...grouped].map(([folder, members]) => {
-    const entry = join(GROUPS_DIR, `${folder.split(sep).join('-')}.test.mjs`);
-    const imports = members.map((m) => `await import(${JSON.stringify(pathToFileURL(resolve(m)).href)});`);
-    writeFileSync(entry, `// Written by test/run.ts: the test files of ${folder} in one process.\n${imports.join('\n')}\n`);
-    return entry;
-  });
-  return [...groups, ...alone];
+  const groups = [...grouped].map(([folder, members]) => groupEntry(folder.split(sep).join('-'), `the test files of ${folder}`, members));
+  const shared = alone.filter((f) => !f.startsWith(E2E + sep));
+  if (shards <= 1 || shared.length <= shards) return [...groups, ...alone];
+  const dealt = Array.from({ length: shards }, (_, i) => shared.filter((_, j) => j % shards === i));
+  const own = alone.filter((f) => f.startsWith(E2E + sep));
+  return [...groups, ...dealt.map((members, i) => groupEntry(`shard-${i + 1}-of-${shards}`, `${members.length} test files`, members)), ...own];
 }
 
 function collect(path: string): string[] {
@@ -94,14 +112,18 @@ const reporters = [
 ];
 // The unit and contract tier runs on virtual time: its check on real waits is loaded into every test process.
 const realWaits = e2e ? [] : ['--import', new URL('helpers/real-waits.ts', import.meta.url).href];
-const child = spawn(process.execPath, ['--import', 'tsx', ...realWaits, '--test', `--test-concurrency=${concurrency}`, ...reporters, ...entries(files)], {
-  stdio: 'inherit',
-  env: {
-    ...process.env,
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    RATELANE_TEST_ENDPOINTS: JSON.stringify({ sqs: fauxqs.endpoint, s3: fauxqs.endpoint, dynamodb: dynamo.endpoint }),
+const child = spawn(
+  process.execPath,
+  ['--import', 'tsx', ...realWaits, '--test', `--test-concurrency=${concurrency}`, ...reporters, ...entries(files, e2e ? 0 : SHARDS_PER_WORKER * concurrency)],
+  {
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      RATELANE_TEST_ENDPOINTS: JSON.stringify({ sqs: fauxqs.endpoint, s3: fauxqs.endpoint, dynamodb: dynamo.endpoint }),
+    },
   },
-});
+);
 // A file that never ends (a hung test, a handle left open) must not hold CI until its own limit: the tier
 // is stopped, and fails, after `RATELANE_TIER_TIMEOUT_S` (default 10 min for the unit tier, 12 for e2e).
 const tierTimeoutS = Number(process.env.RATELANE_TIER_TIMEOUT_S) || (e2e ? 720 : 600);

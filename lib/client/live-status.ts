@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider, Checksum, SourceData } from '@smithy/types';
+import { timeoutSignal } from '../platform/abort-scope.js';
 import type { JobStatusView } from '../store/job-status.js';
 
 /** SHA-256 for the signer, from node:crypto. */
@@ -50,13 +51,17 @@ export async function liveStatus(input: {
     headers: { host: url.host },
   });
   const { host: _host, ...headers } = signed.headers;
+  const limit = timeoutSignal(READ_TIMEOUT_MS);
   let response: Response;
+  let text: string;
   try {
-    response = await fetch(url, { headers, signal: AbortSignal.timeout(READ_TIMEOUT_MS) });
+    response = await fetch(url, { headers, signal: limit.signal });
+    text = await response.text();
   } catch (error) {
     return { failure: { kind: 'unavailable', status: 0, detail: error instanceof Error ? error.message : String(error) } };
+  } finally {
+    limit.clear();
   }
-  const text = await response.text();
   if (response.status === 200 || response.status === 404) {
     const { status, code: _code, ...rest } = JSON.parse(text) as { status: string; code?: string } & Record<string, unknown>;
     return { view: { ...rest, state: status } as unknown as JobStatusView };

@@ -27,18 +27,31 @@ export function withAbortSignal<T>(signal: AbortSignal, fn: () => Promise<T>, de
   return scope.run({ signal, deadlineAt }, fn);
 }
 
+/** A signal that aborts after a time, as `AbortSignal.timeout`'s does, and a way to drop its timer. */
+export interface TimeoutSignal {
+  signal: AbortSignal;
+  /** Clears the timer: a bound that was not reached leaves none behind (an `AbortSignal.timeout` cannot be cleared). */
+  clear(): void;
+}
+
+/** A signal that aborts with a `TimeoutError` (as `AbortSignal.timeout`'s) after `ms`, unless cleared first. */
+export function timeoutSignal(ms: number): TimeoutSignal {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms);
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+}
+
 /**
  * Runs `fn` as {@link withAbortSignal} does, with a signal that aborts after `ms` (a `TimeoutError`, as
  * `AbortSignal.timeout`'s) and the deadline `ms` from now; the timer is cleared once `fn` settles, so a
  * bound that was not reached leaves no timer behind.
  */
 export async function withTimeLimit<T>(ms: number, fn: () => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms);
+  const limit = timeoutSignal(ms);
   try {
-    return await withAbortSignal(controller.signal, fn, Date.now() + ms);
+    return await withAbortSignal(limit.signal, fn, Date.now() + ms);
   } finally {
-    clearTimeout(timer);
+    limit.clear();
   }
 }
 

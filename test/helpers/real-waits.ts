@@ -11,10 +11,11 @@
  *   timeout that was not reached), or a promise timer aborted, never counts;
  * - every SQS `ReceiveMessage` long poll (`WaitTimeSeconds` > 0) that fauxqs held open for more than the
  *   limit: a test waiting on the emulator's clock (a message's delay, a visibility timeout, a poll that
- *   ends empty), told by its test file (the SDK drops the caller's stack before the request).
+ *   ends empty), told by the process's entry (the SDK drops the caller's stack before the request): a test
+ *   file, or the generated entry that lists the files test/run.ts runs in one process.
  *
- * After the file's tests, a root `after` hook fails with the list of real waits (what, how long, where,
- * the creating stack), so the failure summary names them; one recorded later still fails the file (the
+ * After the process's tests, a root `after` hook fails with the list of real waits (what, how long, where,
+ * the creating stack), so the failure summary names them; one recorded later still fails the process (the
  * process exits with code 1, the list on stderr). `RATELANE_REAL_WAITS=report` prints without failing;
  * `RATELANE_REAL_WAITS=off` turns the check off. Files under test/e2e/ (whole local runs over real
  * time) are not checked.

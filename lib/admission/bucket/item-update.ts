@@ -47,49 +47,48 @@ function fieldOf(state: BucketState | undefined, field: BucketField): BucketValu
 /** A missing bucket item as the decisions see it: every level full, the day unknown (whole), nothing written yet. */
 export const EMPTY_BUCKET: BucketState = Object.freeze({ requestsFullAt: 0, tokensFullAt: 0, reservedUntil: 0, version: 0 });
 
-/** `state` with `key` set to `value`, or without it (`undefined`), as an item read back has it. */
-function withKey<K extends keyof BucketState>(state: BucketState, key: K, value: BucketState[K] | undefined): BucketState {
-  const next = { ...state };
-  if (value === undefined) delete next[key];
-  else next[key] = value;
-  return next;
+/**
+ * A flow as an item holds it, its missing clocks at their defaults: 0 (weight 1). `bucketOfItem` reads
+ * an item's flows so and {@link applyUpdate} leaves them so. (The updates made here remove a flow's three
+ * clocks together and test none, so the defaults never make the memory table answer otherwise than DynamoDB.)
+ */
+export function completeFlow(t: Partial<FlowTimeline>): FlowTimeline {
+  return { until: t.until ?? 0, vt: t.vt ?? 0, weight: t.weight ?? 1 };
 }
 
-/** `state` with `field` set to `value` (`undefined`: removed). */
-function withField(state: BucketState, field: BucketField, value: BucketValue | undefined): BucketState {
+/** A bucket being changed: its own copy, whose `flows` and `cooldown` are copied before their first change. */
+interface Draft {
+  state: BucketState;
+  ownFlows: boolean;
+  ownCooldown: boolean;
+}
+
+/** Sets `field` of the draft to `value` (`undefined`: removed), as an item read back has it. */
+function setField(draft: Draft, field: BucketField, value: BucketValue | undefined): void {
+  const state = draft.state as unknown as Record<string, unknown>;
   const flow = parseFlowField(field);
   if (flow) {
-    const flows = { ...state.flows };
-    const own = flows[flow.id];
-    if (value === undefined) {
-      if (own) {
-        const rest: Partial<FlowTimeline> = { ...own };
-        delete rest[flow.clock];
-        if (Object.keys(rest).length === 0) delete flows[flow.id];
-        else flows[flow.id] = rest as FlowTimeline;
-      }
-    } else flows[flow.id] = { ...(own ?? ({} as FlowTimeline)), [flow.clock]: value };
-    return withKey(state, 'flows', Object.keys(flows).length > 0 ? flows : undefined);
+    if (!draft.ownFlows) draft.state.flows = { ...draft.state.flows };
+    draft.ownFlows = true;
+    const flows = draft.state.flows as Record<string, Partial<FlowTimeline>>;
+    const rest: Partial<FlowTimeline> = { ...flows[flow.id] };
+    if (value === undefined) delete rest[flow.clock];
+    else rest[flow.clock] = value as number;
+    if (Object.keys(rest).length === 0) delete flows[flow.id];
+    else flows[flow.id] = rest;
+    return;
   }
   if (field === 'coolUntil' || field === 'coolReason') {
-    const cooldown: Partial<NonNullable<BucketState['cooldown']>> = { ...state.cooldown };
-    if (value === undefined) delete cooldown[field === 'coolUntil' ? 'until' : 'reason'];
-    else Object.assign(cooldown, field === 'coolUntil' ? { until: value } : { reason: value });
-    return withKey(state, 'cooldown', Object.keys(cooldown).length > 0 ? (cooldown as BucketState['cooldown']) : undefined);
+    if (!draft.ownCooldown) draft.state.cooldown = { ...draft.state.cooldown } as BucketState['cooldown'];
+    draft.ownCooldown = true;
+    const cooldown = draft.state.cooldown as unknown as Record<string, unknown>;
+    const key = field === 'coolUntil' ? 'until' : 'reason';
+    if (value === undefined) delete cooldown[key];
+    else cooldown[key] = value;
+    return;
   }
-  return withKey(state, field as Exclude<keyof BucketState, 'cooldown' | 'flows'>, value as never);
-}
-
-/**
- * A flow read back from an item may lack a clock: the missing ones count as 0 (weight 1), as
- * `bucketOfItem` reads them. (The updates made here remove a flow's three clocks together and test none,
- * so the defaults never make the memory table answer otherwise than DynamoDB.)
- */
-function completeFlows(state: BucketState): BucketState {
-  if (!state.flows) return state;
-  const flows: Record<string, FlowTimeline> = {};
-  for (const [id, t] of Object.entries(state.flows)) flows[id] = { until: t.until ?? 0, vt: t.vt ?? 0, weight: t.weight ?? 1 };
-  return { ...state, flows };
+  if (value === undefined) delete state[field];
+  else state[field] = value;
 }
 
 /** Whether `condition` holds on `state` (a missing item: `undefined`), as DynamoDB decides it. */
@@ -121,16 +120,24 @@ function compare(a: BucketValue, cmp: '<=' | '<' | '>=' | '>' | '=' | '<>', b: B
 
 /** `state` (a missing item: `undefined`) with `update`'s changes applied and its version moved on (the condition not checked). */
 export function applyUpdate(state: BucketState | undefined, update: BucketUpdate): BucketState {
-  let next: BucketState = state ?? EMPTY_BUCKET;
+  const base = state ?? EMPTY_BUCKET;
+  const draft: Draft = { state: { ...base, version: base.version + 1 }, ownFlows: false, ownCooldown: false };
   for (const [field, change] of update.changes) {
-    if ('remove' in change) next = withField(next, field, undefined);
-    else if ('set' in change) next = withField(next, field, change.set);
+    if ('remove' in change) setField(draft, field, undefined);
+    else if ('set' in change) setField(draft, field, change.set);
     else {
-      const old = fieldOf(next, field);
-      next = withField(next, field, (typeof old === 'number' ? old : 0) + change.add);
+      const old = fieldOf(draft.state, field);
+      setField(draft, field, (typeof old === 'number' ? old : 0) + change.add);
     }
   }
-  return completeFlows({ ...next, version: next.version + 1 });
+  const next = draft.state;
+  if (draft.ownCooldown && Object.keys(next.cooldown ?? {}).length === 0) delete next.cooldown;
+  if (next.flows) {
+    const incomplete = Object.values(next.flows).some((t) => t.until === undefined || t.vt === undefined || t.weight === undefined);
+    if (incomplete || draft.ownFlows) next.flows = Object.fromEntries(Object.entries(next.flows).map(([id, t]) => [id, completeFlow(t)]));
+    if (Object.keys(next.flows).length === 0) delete next.flows;
+  }
+  return next;
 }
 
 /** `second`'s condition said of the state `first` leaves: true, false, or a condition on the state before `first`. */

@@ -126,7 +126,7 @@ function* groupRound<K extends KeyRef>(
         learnBucket(state, owner, actual);
         if (outcome.before?.version !== base?.version) {
           for (const i of indices) {
-            if (wrote.get(i) === owner) answers[i] = retimed(config.limits, answers[i]!, requests[i]!, predicted.get(i)!, next, actual);
+            if (wrote.get(i) === owner) answers[i] = shiftedByOthers(config.limits, answers[i]!, requests[i]!, predicted.get(i)!, next, actual);
           }
         }
         continue;
@@ -172,9 +172,10 @@ function hold(held: Map<string, HeldWrite>, owner: string, cached: BucketState |
  * A group's answer after its write landed on `actual` where the group expected `expected` (its changes
  * on the cached buckets): the clocks other consumers moved on since the cache was learned move its time
  * as much — a grant starts when its levels, as it left them in `after`, hold it (not before the group
- * began, `started`); a reservation's slot moves on with its timeline.
+ * began, `started`); a reservation's slot moves on with its timeline. (A single take is decided again on
+ * the stored bucket instead, `retimed` in `bucket/changes.ts`; a group's composed write cannot be.)
  */
-function retimed<K extends KeyRef>(
+function shiftedByOthers<K extends KeyRef>(
   limits: BucketLimits,
   answer: CoreAdmission<K>,
   request: GroupRequest,

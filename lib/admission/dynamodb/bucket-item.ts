@@ -7,7 +7,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { CooldownReason } from '../../policy/index.js';
-import { parseFlowField } from '../bucket/item-update.js';
+import { completeFlow, parseFlowField } from '../bucket/item-update.js';
 import type { BucketCondition, BucketField, BucketState, BucketUpdate, BucketValue, FlowTimeline } from '../model/bucket.js';
 
 /** One `UpdateItem`'s expressions. */
@@ -79,8 +79,8 @@ export function bucketOfItem(item: Record<string, unknown> | undefined): BucketS
   }
   const complete: Record<string, FlowTimeline> = {};
   for (const [id, t] of Object.entries(flows)) {
-    const weight = t.weight ?? 1;
-    if (weight > 0) complete[id] = { until: t.until ?? 0, vt: t.vt ?? 0, weight };
+    const flow = completeFlow(t);
+    if (flow.weight > 0) complete[id] = flow;
   }
   return {
     requestsFullAt: n(item.requestsFullAt),

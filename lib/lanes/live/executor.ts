@@ -7,7 +7,7 @@
  */
 import { currentTraceHeader } from '../../platform/tracing.js';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { withAbortSignal } from '../../platform/abort-scope.js';
+import { timeoutSignal, withAbortSignal } from '../../platform/abort-scope.js';
 import type { Job } from '../../contract/job.js';
 import { count, extract, intake, laneMayCarryOut, newJobRun, type Delivery, type ExtractionOutcome, type JobRun } from '../../extraction/index.js';
 import { errorName } from '../../platform/errors.js';
@@ -39,15 +39,15 @@ export async function runLive(live: LiveJob, budget: LiveBudget, requestId: stri
   // Work ends a little before the answer is due; AWS calls after then are cut, a model call already
   // the expected commit time before, so what it found can still be committed.
   const workLeft = budget.workUntil - deps.now().getTime();
-  const workSignal = AbortSignal.timeout(Math.max(0, Math.floor(workLeft)));
-  const stopCalls = AbortSignal.timeout(Math.max(0, Math.floor(workLeft - deps.callTimes.expectedCommitMs())));
+  const workLimit = timeoutSignal(Math.max(0, Math.floor(workLeft)));
+  const callsLimit = timeoutSignal(Math.max(0, Math.floor(workLeft - deps.callTimes.expectedCommitMs())));
   let handover: Handover | undefined;
   try {
     const outcome = await withAbortSignal(
-      workSignal,
+      workLimit.signal,
       async () => {
         await putDocument(deps.s3, { bucket: job.input.bucket, text, contentSha256: job.input.contentSha256 });
-        return work(live, budget, deliveryFor(requestId, job.tenant, budget, stopCalls, deps), deps);
+        return work(live, budget, deliveryFor(requestId, job.tenant, budget, callsLimit.signal, deps), deps);
       },
       Date.now() + Math.max(0, workLeft),
     );
@@ -55,8 +55,11 @@ export async function runLive(live: LiveJob, budget: LiveBudget, requestId: stri
     handover = outcome.handover;
   } catch (error) {
     // Cut off, or failed where the core could not settle (a bug, the document store): hand the job over as it came.
-    const reason = workSignal.aborted ? 'invocation_deadline' : 'unexpected_error';
+    const reason = workLimit.signal.aborted ? 'invocation_deadline' : 'unexpected_error';
     handover = { job, delaySeconds: 0, reason, detail: `live work stopped: ${errorName(error) ?? 'error'}` };
+  } finally {
+    workLimit.clear();
+    callsLimit.clear();
   }
   return handOver(handover, budget, deps);
 }

@@ -124,7 +124,7 @@ describe('fake provider: fault injection', () => {
     // Assess
     assert.equal(aborted, 'timeout');
     assert.ok(abortedAfterMs >= 90, `aborted after ${abortedAfterMs} ms`);
-    assert.ok(stopMs < 500, `stop took ${stopMs} ms`);
+    assert.ok(stopMs < 2_000, `stop took ${stopMs} ms (a hanging answer would hold it forever)`);
     assert.equal(await leftHanging, 'connection closed');
     assert.equal(provider.stats().faults.timeout, 2);
   });

@@ -75,7 +75,8 @@ describe('bucket items on DynamoDB Local: the same rules as in memory', () => {
       cached.push(before);
       const update = step.decide(before);
       assert.ok(update, `${step.name}: an update`);
-      const [m, d] = [await memory.writeBucket('o1', update), await dynamo.writeBucket('o1', update, at)];
+      // The item's TTL from the real clock: DynamoDB Local deletes items whose `expiresAt` has passed, and T0 has.
+      const [m, d] = [await memory.writeBucket('o1', update), await dynamo.writeBucket('o1', update, Date.now())];
       assert.equal(d.ok, m.ok, `${step.name}: lands on DynamoDB as in memory (${m.ok})`);
       assert.deepEqual(await dynamo.readBucket('o1'), memory.buckets.get('o1'), `${step.name}: the same bucket after`);
       if (m.ok && d.ok) assert.deepEqual(d.before, m.before, `${step.name}: the same bucket found`);

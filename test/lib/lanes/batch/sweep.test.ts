@@ -40,7 +40,8 @@ after(async () => {
  * makes polling those batches' jobs fail.
  */
 async function sweepLane(batch: NonNullable<Parameters<typeof startFakeProvider>[0]['batch']>) {
-  const clock = virtualClock();
+  // The clock stands still but when a test moves it: a slow machine's real time never finishes a batch early.
+  const clock = virtualClock({ at: Date.now() });
   const fake = await startFakeProvider({ keys: [{ key: KEY }], extract: (text) => extractInvoice(text), minuteMs: 600, seed: 23, batch, now: clock.nowMs });
   providers.push(fake);
   const lane = resolveLanes({ us: { resources: uniqueLaneResources(), provider: { baseUrl: fake.baseUrl } } }).us!;
@@ -80,6 +81,7 @@ async function sweepLane(batch: NonNullable<Parameters<typeof startFakeProvider>
     const docs = englishDocuments(count).map((d, i) => ({ text: d.text, sourceId: `${tag}-${i}` }));
     const submitted = await submitBatch(docs, deps);
     assert.ok(submitted.batchId, `${tag} was submitted`);
+    clock.advance(10); // the next batch is submitted later: the order "oldest first" is told by the clock
     return submitted.batchId;
   };
   return { clock, deps, manifest, failFor, polled, logs, submit };
