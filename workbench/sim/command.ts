@@ -26,7 +26,10 @@ Scenarios:
 
 Options:
   --jobs N              jobs submitted at once (default ${DEFAULT_SIM_SETTINGS.jobs})
-  --consumers N         concurrent consumers, the mapping's MaximumConcurrency (default ${DEFAULT_SIM_SETTINGS.consumers})
+  --consumers N         concurrent consumers, the mapping's MaximumConcurrency (default ${DEFAULT_SIM_SETTINGS.consumers}); the event
+                        source scales up to them as AWS documents (${DEFAULT_SIM_SETTINGS.eventSource.initialConcurrency} at first, up to ${DEFAULT_SIM_SETTINGS.eventSource.scaleUpPerMinute} more a minute)
+  --account-concurrency N  Lambda concurrency of the account in the region: at most this many consumers
+                        run at once (default ${DEFAULT_SIM_SETTINGS.accountConcurrency}, AWS's default quota)
   --scenario LIST       minute, day or all (default all)
   --strategy LIST       comma-separated: naive, reschedule, admission (default all)
   --seed N              random seed (default ${DEFAULT_SIM_SETTINGS.seed}); a seed gives the same figures every run
@@ -48,6 +51,7 @@ Options:
 const SIM_FLAGS = {
   jobs: numberFlag({ min: 1, max: 2 ** 28 - 1, integer: true, fallback: DEFAULT_SIM_SETTINGS.jobs }),
   consumers: numberFlag({ min: 1, max: 10_000, integer: true, fallback: DEFAULT_SIM_SETTINGS.consumers }),
+  'account-concurrency': numberFlag({ min: 1, max: 100_000, integer: true, fallback: DEFAULT_SIM_SETTINGS.accountConcurrency }),
   scenario: stringFlag(),
   scenarios: stringFlag(),
   strategy: stringFlag(),
@@ -82,6 +86,7 @@ function parseSimArgs(argv: readonly string[]): SimCommandOptions {
   return {
     jobs: v.jobs,
     consumers: v.consumers,
+    accountConcurrency: v['account-concurrency'],
     scenarios: list('--scenario', v.scenario ?? v.scenarios, SCENARIO_IDS),
     strategies: list('--strategy', v.strategy ?? v.strategies, STRATEGY_IDS),
     seed: v.seed,

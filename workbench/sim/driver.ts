@@ -17,6 +17,8 @@ import { STRATEGIES, type StrategyId } from './strategies.js';
 export interface SimOptions {
   jobs: number;
   consumers: number;
+  /** Lambda concurrency of the account (see `SimSettings.accountConcurrency`). */
+  accountConcurrency: number;
   scenarios: ScenarioId[];
   strategies: StrategyId[];
   seed: number;
@@ -45,11 +47,14 @@ export interface SimIo {
 }
 
 /** The settings a run uses. */
-function settingsFor(options: Pick<SimOptions, 'jobs' | 'consumers' | 'seed' | 'failureRate' | 'outputEstimate' | 'bookWithinMs'>): SimSettings {
+function settingsFor(
+  options: Pick<SimOptions, 'jobs' | 'consumers' | 'accountConcurrency' | 'seed' | 'failureRate' | 'outputEstimate' | 'bookWithinMs'>,
+): SimSettings {
   return {
     ...DEFAULT_SIM_SETTINGS,
     jobs: options.jobs,
     consumers: options.consumers,
+    accountConcurrency: options.accountConcurrency,
     seed: options.seed,
     failureRate: options.failureRate,
     admissionOutputTokenEstimate: options.outputEstimate,
@@ -152,7 +157,7 @@ function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'scenarios'
   const lines: string[] = [];
   const { settings } = report;
   lines.push(
-    `ratelane sim: ${int(settings.jobs)} jobs, ${int(settings.consumers)} consumers, batches of ${settings.batchSize}, maxReceiveCount ${settings.maxReceiveCount}, failure rate ${settings.failureRate}, seed ${settings.seed}; (c): initial output-token estimate ${settings.admissionOutputTokenEstimate} (then learned), in-process wait for a booked slot up to ${(settings.bookWithinMs / 1000).toFixed(1)} s`,
+    `ratelane sim: ${int(settings.jobs)} jobs, ${int(settings.consumers)} consumers (account concurrency ${int(settings.accountConcurrency)}; the event source scales up from ${settings.eventSource.initialConcurrency} by ${settings.eventSource.scaleUpPerMinute} a minute), batches of ${settings.batchSize}, maxReceiveCount ${settings.maxReceiveCount}, failure rate ${settings.failureRate}, seed ${settings.seed}; (c): initial output-token estimate ${settings.admissionOutputTokenEstimate} (then learned), in-process wait for a booked slot up to ${(settings.bookWithinMs / 1000).toFixed(1)} s`,
   );
   lines.push(
     `${report.date}, ${report.machine.cpus} x ${report.machine.cpuModel}, Node ${report.machine.node}; wall time ${(report.wallMs / 1000).toFixed(1)} s`,
@@ -191,6 +196,9 @@ function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'scenarios'
     lines.push(fmt(header));
     lines.push(`|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
     for (const row of table) lines.push(fmt(row));
+    lines.push(
+      `consumers at once, at most (reached after the first receive): ${rows.map((r) => `${r.label.slice(0, 3)} ${int(r.fleet.peak)} of ${int(r.fleet.cap)} (${formatDuration(r.fleet.peakAfterMs)})`).join(', ')}`,
+    );
     for (const r of rows) {
       const peaks = Object.entries(r.peakItemWritesPerSecond ?? {}).sort((a, b) => b[1] - a[1]);
       if (peaks.length === 0) continue;

@@ -5,7 +5,10 @@
  * and, for strategy (c), the key pool's own decisions (`lib/admission/decisions/pool-core.ts`, run by
  * `sim-key-pool.ts`).
  *
- * Consumers model the SQS event source mapping with `MaximumConcurrency` = `consumers`: each
+ * Consumers model the SQS event source mapping with `MaximumConcurrency` = `consumers`, within the
+ * account's Lambda concurrency, scaled up as AWS documents it (5 concurrent batches when messages become
+ * available, then up to 300 more a minute; from 5 again after the lane was paused or had nothing to receive
+ * for a minute: `SimSettings.eventSource`). Each
  * receives a batch of up to 10, handles its records in parallel (each record: the job id's claim and
  * the document's read, gate, a redelivery's duplicate check, admission — the batch's takes made
  * together, as `SharedKeyPool` groups them — model call, commit or deferral with its ledger line), and
@@ -75,6 +78,12 @@ abstract class SimulatedLane {
   // consumers
   protected readonly idle: Int32Array;
   protected idleCount = 0;
+  /** Consumers that can run at all: the settings' within the account's concurrency. */
+  protected readonly fleet: number;
+  /** When the event source's current scale-up began (epoch ms). */
+  private rampFrom: number;
+  /** The last receive that returned messages (epoch ms). */
+  private lastReceiveAt = -Infinity;
   private readonly buf = new Int32Array(10);
   private readonly deleteBuf = new Int32Array(10);
   protected kept = false;
@@ -122,8 +131,10 @@ abstract class SimulatedLane {
     this.policyRng = Rng.derive(settings.seed, 3);
     this.failureRng = Rng.derive(settings.seed, 4);
     this.schedulerRng = Rng.derive(settings.seed, 5);
-    this.idle = new Int32Array(settings.consumers);
+    this.fleet = Math.min(settings.consumers, settings.accountConcurrency);
+    this.idle = new Int32Array(this.fleet);
     this.idleMark = scenario.start;
+    this.rampFrom = scenario.start;
   }
 
   protected schedule(time: number, type: number, payload: number): void {
@@ -144,10 +155,28 @@ abstract class SimulatedLane {
     this.idle[this.idleCount++] = consumer;
   }
 
-  /** Makes sure a wake-up is queued for when the next message becomes visible. */
+  /** Consumers in an invocation now. */
+  private get busy(): number {
+    return this.fleet - this.idleCount;
+  }
+
+  /** How many consumers the event source runs at once at `now`, as scaled up since {@link rampFrom}. */
+  private scaledTo(now: number): number {
+    const { initialConcurrency, scaleUpPerMinute } = this.settings.eventSource;
+    return Math.min(this.fleet, initialConcurrency + Math.floor(((now - this.rampFrom) * scaleUpPerMinute) / 60_000));
+  }
+
+  /** When the event source has scaled up to one more consumer than are busy now. */
+  private nextScaleAt(): number {
+    const { initialConcurrency, scaleUpPerMinute } = this.settings.eventSource;
+    return this.rampFrom + Math.ceil(((this.busy + 1 - initialConcurrency) * 60_000) / scaleUpPerMinute);
+  }
+
+  /** Makes sure a wake-up is queued for when the next message becomes visible (and the event source can take it). */
   protected armWake(now: number): void {
     if (this.idleCount === 0 || this.paused) return;
-    const next = Math.max(now, this.sqs.nextVisibleAt());
+    let next = Math.max(now, this.sqs.nextVisibleAt());
+    if (this.busy >= this.scaledTo(next)) next = Math.max(next, this.nextScaleAt());
     if (next < this.wakeAt) {
       this.wakeAt = next;
       this.schedule(next, EV_WAKE, 0);
@@ -163,7 +192,9 @@ abstract class SimulatedLane {
 
   private pollIdle(now: number): void {
     this.sqs.release(now);
-    while (this.idleCount > 0 && this.sqs.visibleCount > 0) {
+    // Nothing to receive for a while: the event source scales up from its start again.
+    if (this.busy === 0 && now - this.lastReceiveAt >= this.settings.eventSource.scaleDownAfterMs) this.rampFrom = now;
+    while (this.idleCount > 0 && this.sqs.visibleCount > 0 && this.busy < this.scaledTo(now)) {
       this.accountIdle(now);
       const consumer = this.idle[--this.idleCount]!;
       this.poll(consumer, now);
@@ -186,6 +217,11 @@ abstract class SimulatedLane {
       return;
     }
     if (now < this.tally.firstReceive) this.tally.firstReceive = now;
+    this.lastReceiveAt = now;
+    if (this.busy > this.tally.peakConsumers) {
+      this.tally.peakConsumers = this.busy;
+      this.tally.peakConsumersAt = now;
+    }
     this.tally.invocations++;
     this.tally.receives += n;
     let end = now;
@@ -237,6 +273,7 @@ abstract class SimulatedLane {
     this.accountIdle(now);
     this.paused = false;
     this.wakeAt = Infinity;
+    this.rampFrom = now; // the mapping is enabled again: its pollers start from the event source's initial concurrency
     this.pollIdle(now);
     this.armWake(now);
   }
@@ -273,7 +310,7 @@ class Simulation extends SimulatedLane {
     const ids = new Int32Array(this.N);
     for (let j = 0; j < this.N; j++) ids[j] = j;
     this.sqs.sendInitial(ids, start);
-    for (let c = settings.consumers - 1; c >= 0; c--) this.idle[this.idleCount++] = c;
+    for (let c = this.fleet - 1; c >= 0; c--) this.idle[this.idleCount++] = c;
     this.armWake(start);
     const horizon = start + settings.horizonMs;
     const interval = this.hooks.progressIntervalMs ?? 1000;
@@ -335,6 +372,7 @@ class Simulation extends SimulatedLane {
       provider,
       admission,
       wallMs: performance.now() - wallStart,
+      fleet: { configured: settings.consumers, cap: this.fleet },
     });
   }
 

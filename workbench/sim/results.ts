@@ -47,6 +47,11 @@ export interface StrategyResult {
   sqs: SqsCounters;
   provider: ProviderCounters;
   admission: AdmissionCounters | null;
+  /**
+   * The consumers: how many the run asked for, how many could run (the account's concurrency), the most
+   * that ran at once and how long after the first receive they first did (the event source's scale-up).
+   */
+  fleet: { configured: number; cap: number; peak: number; peakAfterMs: number };
   /** (c): each bucket item's most conditional writes in one second (`AdmissionCounters.peakItemWritesPerSecond`); null without admission. */
   peakItemWritesPerSecond: Record<string, number> | null;
   /** Write units per second DynamoDB serves to one item. */
@@ -74,6 +79,10 @@ export interface Tally {
   /** S3 GETs of documents (one per receive that is read: every record the consumer claims). */
   s3Gets: number;
   invocations: number;
+  /** The most consumers in an invocation at once. */
+  peakConsumers: number;
+  /** When that many consumers first ran at once (epoch ms). */
+  peakConsumersAt: number;
   /** Lambda duration × memory, in GB-ms. */
   gbMs: number;
   events: number;
@@ -93,6 +102,8 @@ export function newTally(): Tally {
     dynamoWrites: 0,
     s3Gets: 0,
     invocations: 0,
+    peakConsumers: 0,
+    peakConsumersAt: 0,
     gbMs: 0,
     events: 0,
   };
@@ -110,6 +121,8 @@ export function strategyResult(run: {
   provider: ProviderModel;
   admission: SimKeyPool | null;
   wallMs: number;
+  /** The consumers the run may use (settings' consumers within the account's concurrency). */
+  fleet: { configured: number; cap: number };
 }): StrategyResult {
   const { scenario, strategy, jobs, submitted, tally, sqs, admission } = run;
   const unsettled = submitted - jobs.terminal;
@@ -157,6 +170,7 @@ export function strategyResult(run: {
     sqs: { ...sqs.counters },
     provider,
     admission: units ? { ...units } : null,
+    fleet: { ...run.fleet, peak: tally.peakConsumers, peakAfterMs: Math.max(0, tally.peakConsumersAt - Math.min(tally.firstReceive, tally.peakConsumersAt)) },
     peakItemWritesPerSecond: units ? units.peakItemWritesPerSecond : null,
     itemWriteCeiling: ITEM_WRITE_CEILING,
     conditionFailuresPerTake: units && units.grants + units.denials > 0 ? units.bucketConflicts / (units.grants + units.denials) : null,

@@ -32,11 +32,36 @@ export interface Timing {
   schedulerJitterMs: number;
 }
 
+/** The event source mapping's scale-up (see {@link SimSettings.eventSource}). */
+interface EventSourceScaling {
+  /** Concurrent batches when messages become available (AWS: 5). */
+  initialConcurrency: number;
+  /** Concurrent batches added per minute while messages remain (AWS: up to 300), added one at a time at that rate. */
+  scaleUpPerMinute: number;
+  /**
+   * After this long with every consumer idle (nothing to receive) the scale-up starts again from
+   * {@link initialConcurrency}, as after a lane pause. AWS documents no figure: one minute is assumed.
+   */
+  scaleDownAfterMs: number;
+}
+
 /** Everything a run needs besides the scenario and the strategy. */
 export interface SimSettings {
   jobs: number;
-  /** MaximumConcurrency of the mapping (2..1000 in AWS). */
+  /**
+   * Consumers the lane may run at once: the mapping's MaximumConcurrency (2..1000 in AWS), or the sum of
+   * several mappings' (or of `ratelane consume` processes). The event source's scale-up and the account's
+   * concurrency bound how many run ({@link SimSettings.eventSource}, {@link SimSettings.accountConcurrency}).
+   */
   consumers: number;
+  /**
+   * How the SQS event source mapping scales (AWS Lambda, standard queues: "Lambda starts processing five
+   * batches at a time with five concurrent invocations … increases the number of processes that are
+   * reading batches by up to 300 more instances per minute"; it scales back "when traffic is low").
+   */
+  eventSource: EventSourceScaling;
+  /** Lambda's concurrency for the account in the region (default quota 1,000): at most this many consumers run at once. */
+  accountConcurrency: number;
   /** Records per receive (1..10). */
   batchSize: number;
   maxReceiveCount: number;
@@ -95,6 +120,8 @@ const DEFAULT_TIMING: Timing = Object.freeze({
 export const DEFAULT_SIM_SETTINGS: SimSettings = Object.freeze({
   jobs: 1_000_000,
   consumers: 1000,
+  eventSource: Object.freeze({ initialConcurrency: 5, scaleUpPerMinute: 300, scaleDownAfterMs: 60_000 }),
+  accountConcurrency: 1000,
   batchSize: LANE_DEFAULTS.queue.batchSize,
   maxReceiveCount: LANE_DEFAULTS.queue.maxReceiveCount,
   visibilityTimeoutSeconds: LANE_DEFAULTS.queue.visibilityTimeoutSeconds,

@@ -26,7 +26,7 @@ import { RatelaneError } from '../../platform/errors.js';
 import type { Cooldown, LaneOutReason } from '../../policy/index.js';
 import { coolChange, releaseChange, settleChange, takeChange, takeWrites, type TakeArg } from '../bucket/changes.js';
 import { isProbe } from '../bucket/first-calls.js';
-import { leaseValidityMs, spendLease } from '../bucket/lease.js';
+import { givenBackWhileValid, leaseValidityMs, spendLease } from '../bucket/lease.js';
 import { clampCost, isFixedDay, levelsAt, type TakeVerdict } from '../bucket/token-bucket.js';
 import { learnOutputEstimate } from '../config/settings.js';
 import type { BucketCost, BucketState, Flow, Lease } from '../model/bucket.js';
@@ -119,7 +119,10 @@ function* take(config: PoolConfig, state: PoolState, owner: string, arg: TakeArg
  */
 function* takeWithCarry(config: PoolConfig, state: PoolState, id: string, arg: TakeArg, since: number): PoolOps<TakeVerdict | 'contended'> {
   const carried = state.carried.get(id);
-  const rest = state.leases.get(id);
+  const held = state.leases.get(id);
+  // An expired lease is dropped, not given back (`givenBackWhileValid`).
+  const rest = givenBackWhileValid(held, config.now());
+  if (held && !rest) state.leases.delete(id);
   const owed = carried || rest ? { ...arg, ...(carried ? { carried } : {}), ...(rest ? { givenBack: rest } : {}) } : arg;
   const verdict = yield* update(config, state, id, config.limits, takeChange, owed, since);
   // Written (a grant, a booking or a reservation): the corrections went in with it (or, on a bucket

@@ -102,3 +102,45 @@ describe('simulate: 10 jobs, 1 key at 5 RPM, 10 consumers', () => {
     assert.equal(r.lost, 0);
   });
 });
+
+/** 4 keys whose limits never bind: what paces the drain is the consumers. */
+const UNBOUND: Scenario = {
+  ...TINY,
+  title: 'unbound: 4 keys x 1M RPM',
+  keys: 4,
+  limits: { requestsPerMinute: 1_000_000, tokensPerMinute: 1_000_000_000, requestsPerDay: 100_000_000 },
+};
+
+describe('simulate: the event source scales up as AWS documents, within the account concurrency', () => {
+  it('starts 5 consumers and adds them at the scale-up rate until the account concurrency stops it', () => {
+    // Prepare: 1,000 consumers asked, the account allows 600; a scale-up of 3,000 a minute (50 a second) keeps the run short
+    const settings: SimSettings = {
+      ...TEN_JOBS,
+      jobs: 40_000,
+      consumers: 1000,
+      accountConcurrency: 600,
+      eventSource: { initialConcurrency: 5, scaleUpPerMinute: 3000, scaleDownAfterMs: 60_000 },
+    };
+    // Act
+    const r = simulate(UNBOUND, STRATEGIES.reschedule, settings);
+    // Assess: 600 at most, first reached when the scale-up allows 600: (600 - 5) / 50 per second = 11.9 s
+    assert.equal(r.completed, 40_000);
+    assert.deepEqual([r.fleet.configured, r.fleet.cap, r.fleet.peak], [1000, 600, 600]);
+    assert.ok(r.fleet.peakAfterMs >= 11_900 && r.fleet.peakAfterMs < 14_000, `600 consumers after ${r.fleet.peakAfterMs} ms`);
+  });
+
+  it('a slower scale-up takes proportionally longer to reach the same fleet, and drains later', () => {
+    // Prepare
+    const base: SimSettings = { ...TEN_JOBS, jobs: 40_000, consumers: 200, accountConcurrency: 1000 };
+    const fast = { ...base, eventSource: { initialConcurrency: 5, scaleUpPerMinute: 3000, scaleDownAfterMs: 60_000 } };
+    const slow = { ...base, eventSource: { initialConcurrency: 5, scaleUpPerMinute: 600, scaleDownAfterMs: 60_000 } };
+    // Act
+    const [a, b] = [simulate(UNBOUND, STRATEGIES.reschedule, fast), simulate(UNBOUND, STRATEGIES.reschedule, slow)];
+    // Assess: 195 more consumers at 50 and at 10 a second
+    assert.equal(a.fleet.peak, 200);
+    assert.equal(b.fleet.peak, 200);
+    assert.ok(a.fleet.peakAfterMs >= 3_900 && a.fleet.peakAfterMs < 5_000, `fast: ${a.fleet.peakAfterMs} ms`);
+    assert.ok(b.fleet.peakAfterMs >= 19_500 && b.fleet.peakAfterMs < 21_000, `slow: ${b.fleet.peakAfterMs} ms`);
+    assert.ok(b.drainMs > a.drainMs, `drain ${b.drainMs} ms (slow) vs ${a.drainMs} ms (fast)`);
+  });
+});
