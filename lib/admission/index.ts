@@ -16,8 +16,8 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { LaneConfig } from '../config/lanes.js';
-import { poolSideConfig, reserveLimits, type PoolSide, type ReserveLimits } from './config/reserve.js';
-import { admissionSettings, type AdmissionSettings } from './config/settings.js';
+import { poolSideConfig, reserveLimits, shardedSideConfig, type PoolSide, type ReserveLimits } from './config/reserve.js';
+import { admissionSettings, shardsFor, type AdmissionSettings } from './config/settings.js';
 import { SharedKeyPool } from './drivers/shared-key-pool.js';
 import { DynamoRateStateStore } from './dynamodb/rate-state.js';
 import type { ProviderKey } from './keys/key-pool.js';
@@ -37,9 +37,10 @@ export interface LaneAdmission {
   reserve: ReserveLimits;
   /**
    * A new key pool of {@link side} (one per consumer instance: each keeps its own short cache), on the
-   * given clock in epoch ms and its sleep (default: the real ones).
+   * given clock in epoch ms and its sleep (default: the real ones), taking from bucket shard `shard`
+   * (`AdmissionSettings.bucketShards`; default: one drawn at random, so a fleet's instances spread over them).
    */
-  newPool(now?: () => number, sleep?: Sleep): SharedKeyPool;
+  newPool(now?: () => number, sleep?: Sleep, shard?: number): SharedKeyPool;
   /** Pauses the lane through `controller`; absent without a controller. */
   pauser: LanePauser | undefined;
 }
@@ -66,9 +67,11 @@ export function createLaneAdmission(options: {
   reserveShare?: number | undefined;
 }): LaneAdmission {
   const expected = options.lane.provider.expectedOutputTokens;
+  const owners = new Set(options.keys.map((k) => k.quotaOwner)).size;
   const settings = admissionSettings({
     billingRecheckMs: options.lane.backoff.throttleCapSeconds * 1000,
     ...(expected !== undefined ? { outputTokenEstimate: expected } : {}),
+    bucketShards: shardsFor(options.lane.consumer.maximumConcurrency, owners),
     ...options.settings,
   });
   const side = options.side ?? 'queue';
@@ -80,7 +83,15 @@ export function createLaneAdmission(options: {
     settings,
     side,
     reserve,
-    newPool: (now, sleep) => new SharedKeyPool({ keys: options.keys, store, ...poolSide, settings, ...(now ? { now } : {}), sleep }),
+    newPool: (now, sleep, shard = Math.floor(Math.random() * settings.bucketShards)) =>
+      new SharedKeyPool({
+        keys: options.keys,
+        store,
+        ...shardedSideConfig(reserve, side, poolSide, settings.bucketShards, shard, options.keys),
+        settings,
+        ...(now ? { now } : {}),
+        sleep,
+      }),
     pauser: options.controller ? new LanePauser({ store, controller: options.controller }) : undefined,
   };
 }

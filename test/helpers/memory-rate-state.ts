@@ -64,10 +64,12 @@ export class MemoryRateStateStore implements RateStateStore {
   }
 
   async clearBucketCooldown(owner: string): Promise<void> {
-    const stored = this.buckets.get(owner);
-    if (!stored) return;
-    const { cooldown: _cleared, ...rest } = stored;
-    this.buckets.set(owner, { ...rest, version: stored.version + 1 });
+    const ofOwner = (id: string) => id === owner || id === `${owner}#live` || (id.startsWith(`${owner}#s`) && /^\d+$/.test(id.slice(owner.length + 2)));
+    for (const [id, stored] of this.buckets) {
+      if (!ofOwner(id) || !stored) continue;
+      const { cooldown: _cleared, ...rest } = stored;
+      this.buckets.set(id, { ...rest, version: stored.version + 1 });
+    }
   }
 
   async claimPause(record: PauseRecord, now: number): Promise<boolean> {

@@ -30,6 +30,8 @@ Options:
                         source scales up to them as AWS documents (${DEFAULT_SIM_SETTINGS.eventSource.initialConcurrency} at first, up to ${DEFAULT_SIM_SETTINGS.eventSource.scaleUpPerMinute} more a minute)
   --account-concurrency N  Lambda concurrency of the account in the region: at most this many consumers
                         run at once (default ${DEFAULT_SIM_SETTINGS.accountConcurrency}, AWS's default quota)
+  --bucket-shards N     (c): items each owner's bucket is split into (default: as the lane sizes it from
+                        the consumers that can run and the owners, lib/admission shardsFor)
   --scenario LIST       minute, day or all (default all)
   --strategy LIST       comma-separated: naive, reschedule, admission (default all)
   --seed N              random seed (default ${DEFAULT_SIM_SETTINGS.seed}); a seed gives the same figures every run
@@ -51,6 +53,7 @@ Options:
 const SIM_FLAGS = {
   jobs: numberFlag({ min: 1, max: 2 ** 28 - 1, integer: true, fallback: DEFAULT_SIM_SETTINGS.jobs }),
   consumers: numberFlag({ min: 1, max: 10_000, integer: true, fallback: DEFAULT_SIM_SETTINGS.consumers }),
+  'bucket-shards': numberFlag({ min: 1, max: 64, integer: true }),
   'account-concurrency': numberFlag({ min: 1, max: 100_000, integer: true, fallback: DEFAULT_SIM_SETTINGS.accountConcurrency }),
   scenario: stringFlag(),
   scenarios: stringFlag(),
@@ -87,6 +90,7 @@ function parseSimArgs(argv: readonly string[]): SimCommandOptions {
     jobs: v.jobs,
     consumers: v.consumers,
     accountConcurrency: v['account-concurrency'],
+    ...(v['bucket-shards'] !== undefined ? { bucketShards: v['bucket-shards'] } : {}),
     scenarios: list('--scenario', v.scenario ?? v.scenarios, SCENARIO_IDS),
     strategies: list('--strategy', v.strategy ?? v.strategies, STRATEGY_IDS),
     seed: v.seed,

@@ -19,6 +19,8 @@ export interface SimOptions {
   consumers: number;
   /** Lambda concurrency of the account (see `SimSettings.accountConcurrency`). */
   accountConcurrency: number;
+  /** (c): bucket shards per owner (see `SimSettings.bucketShards`); absent: as the lane sizes them. */
+  bucketShards?: number | undefined;
   scenarios: ScenarioId[];
   strategies: StrategyId[];
   seed: number;
@@ -48,13 +50,14 @@ export interface SimIo {
 
 /** The settings a run uses. */
 function settingsFor(
-  options: Pick<SimOptions, 'jobs' | 'consumers' | 'accountConcurrency' | 'seed' | 'failureRate' | 'outputEstimate' | 'bookWithinMs'>,
+  options: Pick<SimOptions, 'jobs' | 'consumers' | 'accountConcurrency' | 'bucketShards' | 'seed' | 'failureRate' | 'outputEstimate' | 'bookWithinMs'>,
 ): SimSettings {
   return {
     ...DEFAULT_SIM_SETTINGS,
     jobs: options.jobs,
     consumers: options.consumers,
     accountConcurrency: options.accountConcurrency,
+    bucketShards: options.bucketShards,
     seed: options.seed,
     failureRate: options.failureRate,
     admissionOutputTokenEstimate: options.outputEstimate,
@@ -157,7 +160,7 @@ function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'scenarios'
   const lines: string[] = [];
   const { settings } = report;
   lines.push(
-    `ratelane sim: ${int(settings.jobs)} jobs, ${int(settings.consumers)} consumers (account concurrency ${int(settings.accountConcurrency)}; the event source scales up from ${settings.eventSource.initialConcurrency} by ${settings.eventSource.scaleUpPerMinute} a minute), batches of ${settings.batchSize}, maxReceiveCount ${settings.maxReceiveCount}, failure rate ${settings.failureRate}, seed ${settings.seed}; (c): initial output-token estimate ${settings.admissionOutputTokenEstimate} (then learned), in-process wait for a booked slot up to ${(settings.bookWithinMs / 1000).toFixed(1)} s`,
+    `ratelane sim: ${int(settings.jobs)} jobs, ${int(settings.consumers)} consumers (account concurrency ${int(settings.accountConcurrency)}; the event source scales up from ${settings.eventSource.initialConcurrency} by ${settings.eventSource.scaleUpPerMinute} a minute), batches of ${settings.batchSize}, maxReceiveCount ${settings.maxReceiveCount}, failure rate ${settings.failureRate}, seed ${settings.seed}; (c): initial output-token estimate ${settings.admissionOutputTokenEstimate} (then learned), in-process wait for a booked slot up to ${(settings.bookWithinMs / 1000).toFixed(1)} s, bucket items per owner ${settings.bucketShards ?? 'as the lane sizes them (shardsFor)'}`,
   );
   lines.push(
     `${report.date}, ${report.machine.cpus} x ${report.machine.cpuModel}, Node ${report.machine.node}; wall time ${(report.wallMs / 1000).toFixed(1)} s`,

@@ -26,6 +26,7 @@
  * random streams and the event heap, the polls, idle long polls and wake-ups, the lane pause with
  * admission's side effects), then the event loop and each record's flow (`Simulation`, which extends it).
  */
+import { shardsFor } from '../../lib/admission/config/settings.js';
 import type { CoreAdmission } from '../../lib/admission/decisions/pool-core.js';
 import type { KeyRef } from '../../lib/admission/model/cooldowns.js';
 import { returnWaitMs } from '../../lib/extraction/budget.js';
@@ -122,7 +123,11 @@ abstract class SimulatedLane {
           keys: scenario.keys,
           limits: scenario.limits,
           consumers: settings.consumers,
-          settings: { outputTokenEstimate: settings.admissionOutputTokenEstimate, dailyResetOffsetMs: scenario.dailyResetOffsetMs },
+          settings: {
+            outputTokenEstimate: settings.admissionOutputTokenEstimate,
+            dailyResetOffsetMs: scenario.dailyResetOffsetMs,
+            bucketShards: settings.bucketShards ?? shardsFor(Math.min(settings.consumers, settings.accountConcurrency), scenario.keys),
+          },
         })
       : null;
     // The same jobs for every strategy: their sizes come from their own stream.

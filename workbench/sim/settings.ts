@@ -62,6 +62,11 @@ export interface SimSettings {
   eventSource: EventSourceScaling;
   /** Lambda's concurrency for the account in the region (default quota 1,000): at most this many consumers run at once. */
   accountConcurrency: number;
+  /**
+   * Strategy (c): items each owner's bucket is split into (`AdmissionSettings.bucketShards`); absent: as
+   * the lane sizes it (`shardsFor` of the consumers that can run and the owners).
+   */
+  bucketShards?: number | undefined;
   /** Records per receive (1..10). */
   batchSize: number;
   maxReceiveCount: number;

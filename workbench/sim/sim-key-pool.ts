@@ -27,6 +27,7 @@ import { acquireGroupOps } from '../../lib/admission/decisions/group-take.js';
 import { runSync, type SyncRateState } from '../../lib/admission/drivers/sync.js';
 import type { BucketWrite } from '../../lib/admission/model/store.js';
 import { admissionSettings, bucketLimitsFor, type AdmissionSettings } from '../../lib/admission/config/settings.js';
+import { shardedSideConfig } from '../../lib/admission/config/reserve.js';
 import type { LaneConfig } from '../../lib/config/lanes.js';
 import type { Cooldown } from '../../lib/policy/index.js';
 import type { KeyLimits } from './provider-model.js';
@@ -155,7 +156,8 @@ export class SimKeyPool {
   /** After a grant: the tokens taken (to settle later). */
   grantedTokens = 0;
 
-  private readonly config: PoolConfig;
+  /** The pool config of each bucket shard (`AdmissionSettings.bucketShards`); consumer `c` takes from shard `c mod shards`. */
+  private readonly configs: PoolConfig[];
   private readonly states: PoolState[];
   /** The virtual time the decision in progress runs at. */
   private clock = 0;
@@ -165,8 +167,20 @@ export class SimKeyPool {
     this.settings = admissionSettings(options.settings);
     this.limits = bucketLimitsFor({ provider: { limits: options.limits } } as unknown as Pick<LaneConfig, 'provider'>, this.settings);
     this.store = new SimRateState(this.keys, this.totals);
-    this.config = { keys: this.keys, limits: this.limits, settings: this.settings, now: () => this.clock };
+    const reserve = { reserveShare: 0, queue: this.limits, live: this.limits };
+    const shards = this.settings.bucketShards;
+    this.configs = Array.from({ length: shards }, (_, shard) => ({
+      keys: this.keys,
+      ...shardedSideConfig(reserve, 'queue', { limits: this.limits }, shards, shard, this.keys),
+      settings: this.settings,
+      now: () => this.clock,
+    }));
     this.states = Array.from({ length: options.consumers }, () => newPoolState(this.settings));
+  }
+
+  /** The pool config instance `consumer` decides with: its bucket shard's. */
+  private configOf(consumer: number): PoolConfig {
+    return this.configs[consumer % this.configs.length]!;
   }
 
   /** DynamoDB request units spent and answers given, summed over every instance. */
@@ -186,7 +200,7 @@ export class SimKeyPool {
    */
   acquire(consumer: number, estimatedTokens: number, now: number): number {
     this.clock = now;
-    const answer = runSync(acquireOps(this.config, this.states[consumer]!, { estimatedTokens }), this.store);
+    const answer = runSync(acquireOps(this.configOf(consumer), this.states[consumer]!, { estimatedTokens }), this.store);
     if (answer.admitted) {
       this.totals.grants++;
       this.grantedTokens = answer.cost.tokens;
@@ -208,7 +222,7 @@ export class SimKeyPool {
     this.clock = now;
     const answers = runSync(
       acquireGroupOps(
-        this.config,
+        this.configOf(consumer),
         this.states[consumer]!,
         estimatedTokens.map((tokens) => ({ estimatedTokens: tokens, bookWithinMs })),
       ),
@@ -224,24 +238,27 @@ export class SimKeyPool {
   /** The grant's settle: learns the output-token estimate, corrects the owner's token level by the real usage. */
   settle(consumer: number, keyIndex: number, takenTokens: number, inputTokens: number, outputTokens: number, now: number): void {
     this.clock = now;
-    runSync(settleOps(this.config, this.states[consumer]!, this.keys[keyIndex]!.quotaOwner, takenTokens, { inputTokens, outputTokens }), this.store);
+    runSync(
+      settleOps(this.configOf(consumer), this.states[consumer]!, this.keys[keyIndex]!.quotaOwner, takenTokens, { inputTokens, outputTokens }),
+      this.store,
+    );
   }
 
   /** `SharedKeyPool.keysLeftAfter`: keys still usable once `keyIndex` (or its owner) cools (a fresh read). */
   keysLeftAfter(consumer: number, keyIndex: number, target: Pick<Cooldown, 'scope' | 'reason'>, now: number): number {
     this.clock = now;
-    return runSync(keysLeftOps(this.config, this.states[consumer]!, this.keys[keyIndex]!, target), this.store);
+    return runSync(keysLeftOps(this.configOf(consumer), this.states[consumer]!, this.keys[keyIndex]!, target), this.store);
   }
 
   /** `SharedKeyPool.cool`: records the policy's cooldown in the instance's cache, the table and the owner's bucket. */
   cool(consumer: number, keyIndex: number, cooldown: Cooldown, now: number): void {
     this.clock = now;
-    runSync(coolOps(this.config, this.states[consumer]!, this.keys[keyIndex]!, cooldown), this.store);
+    runSync(coolOps(this.configOf(consumer), this.states[consumer]!, this.keys[keyIndex]!, cooldown), this.store);
   }
 
   /** `SharedKeyPool.laneOut`: when every key is out for a long reset, as every instance recorded it (a fresh read). */
   laneOutFor(consumer: number, now: number): LaneOut | null {
     this.clock = now;
-    return laneOutOf(runSync(laneCapacityOps(this.config, this.states[consumer]!), this.store));
+    return laneOutOf(runSync(laneCapacityOps(this.configOf(consumer), this.states[consumer]!), this.store));
   }
 }

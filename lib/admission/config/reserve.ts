@@ -22,9 +22,13 @@
  *
  * A side is configuration of the one decision core (`decisions/pool-core.ts`): the bucket it takes from, its
  * limits, and the owner's other bucket its cooldowns are copied into ({@link poolSideConfig}).
+ *
+ * The queue side's bucket may be split further into shards (`AdmissionSettings.bucketShards`, items
+ * `<owner>`, `<owner>#s1`, …), each admitting its share of the queue side's limits, so that no item is
+ * written more often than DynamoDB serves one ({@link shardedSideConfig}).
  */
 import type { LaneConfig } from '../../config/lanes.js';
-import { LIVE_BUCKET_SUFFIX, type BucketLimits } from '../model/bucket.js';
+import { LIVE_BUCKET_SUFFIX, shardBucketSuffix, type BucketLimits } from '../model/bucket.js';
 import type { KeyRef } from '../model/cooldowns.js';
 import { AdmissionSettingsError, bucketLimitsFor, type AdmissionSettings } from './settings.js';
 
@@ -106,6 +110,38 @@ export function reserveLimits(
   const full = bucketLimitsFor(lane, settings);
   if (share === 0) return { reserveShare: 0, queue: full, live: full };
   return { reserveShare: share, queue: scaled(full, 1 - share), live: scaled(full, share) };
+}
+
+/**
+ * `config` (a pool of `side`, from {@link poolSideConfig}) with the queue side's bucket of each owner split
+ * into `shards` items, each with `1/shards` of every queue-side limit: a queue pool takes from shard
+ * `shard` and copies an owner's cooldowns into the other shards (and the live bucket); a live pool with a
+ * reserve copies them into every shard; without a reserve a live pool is a queue pool. One shard: `config`.
+ * Passing the lane's `keys` checks that no owner's shard is another owner's bucket.
+ * @throws {AdmissionSettingsError} for a shard outside 0..shards-1, or owners `o` and `o#s1` in one lane with shards
+ */
+export function shardedSideConfig(
+  reserve: ReserveLimits,
+  side: PoolSide,
+  config: PoolSideConfig,
+  shards: number,
+  shard: number,
+  keys?: readonly KeyRef[],
+): PoolSideConfig {
+  if (shards <= 1) return config;
+  if (!(Number.isInteger(shard) && shard >= 0 && shard < shards)) throw new AdmissionSettingsError(`shard must be in 0..${shards - 1}, got ${shard}`);
+  if (keys) {
+    const owners = new Set(keys.map((k) => k.quotaOwner));
+    const clash = [...owners].find((o) => Array.from({ length: shards - 1 }, (_, k) => o + shardBucketSuffix(k + 1)).some((id) => owners.has(id)));
+    if (clash !== undefined)
+      throw new AdmissionSettingsError(`quota owner ${clash} has a bucket shard that is another owner's bucket: rename it, or keep bucketShards at 1`);
+  }
+  const limits = scaled(reserve.queue, 1 / shards);
+  const queueShards: BucketSide[] = Array.from({ length: shards }, (_, k) => ({ suffix: shardBucketSuffix(k), limits }));
+  if (side === 'live' && reserve.reserveShare > 0) return { ...config, otherBuckets: queueShards };
+  const live = reserve.reserveShare > 0 ? [{ suffix: LIVE_BUCKET_SUFFIX, limits: reserve.live }] : [];
+  const suffix = shardBucketSuffix(shard);
+  return { limits, ...(suffix ? { bucketSuffix: suffix } : {}), otherBuckets: [...queueShards.filter((_, k) => k !== shard), ...live] };
 }
 
 /**

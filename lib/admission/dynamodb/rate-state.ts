@@ -39,10 +39,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { errorName, RatelaneError, shortMessage } from '../../platform/errors.js';
 import type { CooldownReason } from '../../policy/index.js';
-import { LIVE_BUCKET_SUFFIX, type BucketState, type BucketUpdate } from '../model/bucket.js';
+import { LIVE_BUCKET_SUFFIX, shardBucketSuffix, type BucketState, type BucketUpdate } from '../model/bucket.js';
 import { bucketOfItem, compileUpdate } from './bucket-item.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../model/cooldowns.js';
 import type { BucketWrite, LanePauseReason, LimitRecord, PauseRecord, RateStateStore } from '../model/store.js';
+
+/** Bucket shards `clearBucketCooldown` looks for at most (`AdmissionSettings.bucketShards` allows 64). */
+const MAX_SHARD_ITEMS = 64;
 
 /** Every reason a pause record may carry. */
 const PAUSE_REASONS: readonly LanePauseReason[] = ['quota_exhausted', 'billing', 'auth', 'configuration'];
@@ -271,16 +274,19 @@ export class DynamoRateStateStore implements RateStateStore {
   }
 
   /**
-   * Removes the owner's cooldown copy from its bucket and from its live side's bucket (either may be
-   * absent): `coolOps` copies an owner's cooldown into both when a reserve is kept. Without a reserve
-   * the live bucket does not exist and that update changes nothing.
+   * Removes the owner's cooldown copy from its bucket, its live side's bucket and its bucket shards (any
+   * may be absent): `coolOps` copies an owner's cooldown into each. Without a reserve the live bucket does
+   * not exist and that update changes nothing; shards `#s1`, `#s2`, … are cleared up to the first absent
+   * one (a cooldown's copy wrote every shard of the lane's count).
    */
   async clearBucketCooldown(owner: string): Promise<void> {
     await this.clearCooldownCopy(bucketPk(owner));
     await this.clearCooldownCopy(bucketPk(liveBucketId(owner)));
+    for (let shard = 1; shard < MAX_SHARD_ITEMS && (await this.clearCooldownCopy(bucketPk(owner + shardBucketSuffix(shard)))); shard++);
   }
 
-  private async clearCooldownCopy(pk: string): Promise<void> {
+  /** Removes the cooldown copy from bucket item `pk`; whether the item exists. */
+  private async clearCooldownCopy(pk: string): Promise<boolean> {
     try {
       await this.call('UpdateItem', () =>
         this.dynamodb.send(
@@ -295,7 +301,9 @@ export class DynamoRateStateStore implements RateStateStore {
       );
     } catch (error) {
       if (!isConditionFailure(error)) throw error; // no bucket: nothing to clear
+      return false;
     }
+    return true;
   }
 
   async claimPause(record: PauseRecord, now: number): Promise<boolean> {

@@ -180,3 +180,8 @@ export interface Lease {
  * `bucket#<owner>#live`; see `config/reserve.ts` and `liveBucketId` in `dynamodb/rate-state.ts`).
  */
 export const LIVE_BUCKET_SUFFIX = '#live';
+
+/** The item suffix of an owner's queue-side bucket shard `shard` (`AdmissionSettings.bucketShards`; shard 0 is the owner's own bucket). */
+export function shardBucketSuffix(shard: number): string {
+  return shard === 0 ? '' : `#s${shard}`;
+}

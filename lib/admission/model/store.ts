@@ -53,8 +53,8 @@ export interface RateStateStore {
   /** Applies `update` to the owner's bucket item if its condition holds (`bucket/item-update.ts` says how). */
   writeBucket(owner: string, update: BucketUpdate, now: number): Promise<BucketWrite>;
   /**
-   * Removes the cooldown copy from a quota owner's bucket (a person resumed it); with
-   * `DynamoRateStateStore`, from its live side's bucket (`liveBucketId`) too.
+   * Removes the cooldown copy from a quota owner's bucket (a person resumed it), and from its live
+   * side's bucket (`liveBucketId`) and its bucket shards (`shardBucketSuffix`) too.
    */
   clearBucketCooldown(owner: string): Promise<void>;
   /** Claims the lane pause; `false` when a pause that has not ended is already recorded. */

@@ -144,3 +144,35 @@ describe('simulate: the event source scales up as AWS documents, within the acco
     assert.ok(b.drainMs > a.drainMs, `drain ${b.drainMs} ms (slow) vs ${a.drainMs} ms (fast)`);
   });
 });
+
+describe('simulate: an owner’s bucket split into shards', () => {
+  it('spreads the writes over the shards: each item’s peak well below one bucket’s, the drain within 5 % of one bucket’s', () => {
+    // Prepare: one key at 6,000 a minute binding, 300 consumers (the scale-up quick), 20,000 jobs
+    const bound: Scenario = {
+      ...TINY,
+      title: 'one key x 6,000 RPM',
+      limits: { requestsPerMinute: 6000, tokensPerMinute: 1_000_000_000, requestsPerDay: 100_000_000 },
+    };
+    const settings: SimSettings = {
+      ...TEN_JOBS,
+      jobs: 20_000,
+      consumers: 300,
+      eventSource: { initialConcurrency: 5, scaleUpPerMinute: 3000, scaleDownAfterMs: 60_000 },
+    };
+    // Act
+    const [one, two] = [1, 2].map((bucketShards) => simulate(bound, STRATEGIES.admission, { ...settings, bucketShards }));
+    // Assess
+    const peak = (r: ReturnType<typeof simulate>) => Math.max(...Object.values(r.peakItemWritesPerSecond ?? {}));
+    assert.deepEqual(Object.keys(two!.peakItemWritesPerSecond ?? {}).sort(), ['owner-1', 'owner-1#s1']);
+    assert.ok(peak(two!) < 0.75 * peak(one!), `peaks: ${peak(two!)} per item with 2 shards, ${peak(one!)} with 1`);
+    for (const r of [one!, two!]) {
+      assert.equal(r.completed, 20_000);
+      assert.equal(r.rateLimited, 0);
+      assert.ok(r.callsPerCompletion < 1.01, `${r.callsPerCompletion} calls per completion`);
+    }
+    assert.ok(
+      two!.drainMs <= 1.05 * one!.drainMs,
+      `drain ${two!.drainOverBound.toFixed(3)}x the bound with 2 shards, ${one!.drainOverBound.toFixed(3)}x with 1`,
+    );
+  });
+});

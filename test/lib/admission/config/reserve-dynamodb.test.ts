@@ -140,4 +140,25 @@ describe('admission reserve on DynamoDB: two sides, one table', () => {
     assert.equal(grants(q) + grants(l), 8);
     assert.deepEqual(await bucketItems(lane), ['bucket#org-1']);
   });
+
+  it('with the queue side in three shards, each takes its third; a billing cooldown reaches every shard and a resume lifts it from all', async () => {
+    // Prepare: no reserve, 8 a window in three shards (8/3 each: two calls fit a shard), one pool per shard
+    const lane = await laneOnNewTable(0);
+    const admission = createLaneAdmission({ lane, dynamodb: clients.dynamodb, keys: keysOf(lane), settings: { ...SETTINGS, bucketShards: 3 } });
+    const pools = [0, 1, 2].map((shard) => admission.newPool(undefined, undefined, shard));
+    const until = new Date(Math.ceil((Date.now() + 2 * HOUR) / 1000) * 1000);
+
+    // Act
+    const taken = await Promise.all(pools.map((pool) => burst(pool, 4)));
+    await pools[0]!.cool(keysOf(lane)[0]!, { scope: 'quota_owner', reason: 'billing', until: until.toISOString() });
+    const copies = await Promise.all(['org-1', 'org-1#s1', 'org-1#s2'].map(async (id) => (await admission.store.readBucket(id))?.cooldown?.reason));
+    await liftCooldowns(admission.store, ['billing', 'auth']);
+    const left = await Promise.all(['org-1', 'org-1#s1', 'org-1#s2'].map(async (id) => (await admission.store.readBucket(id))?.cooldown));
+
+    // Assess
+    assert.deepEqual(taken.map(grants), [2, 2, 2], 'each shard admits its third');
+    assert.deepEqual(await bucketItems(lane), ['bucket#org-1', 'bucket#org-1#s1', 'bucket#org-1#s2']);
+    assert.deepEqual(copies, ['billing', 'billing', 'billing']);
+    assert.deepEqual(left, [undefined, undefined, undefined]);
+  });
 });

@@ -1,13 +1,14 @@
 /**
  * The capacity kept for the live lane (`config/reserve.ts`), in memory: each quota owner's limits split into a
  * queue side and a live side, each its own bucket on one rate-state store; cooldowns shared; a share
- * of 0 exactly admission without a reserve (the live side then shares the owner's one bucket).
+ * of 0 exactly admission without a reserve (the live side then shares the owner's one bucket); the queue
+ * side's bucket split into shards, each pool taking from one and cooldowns copied into all.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { poolSideConfig, reserveLimits, type PoolSide } from '../../../../lib/admission/config/reserve.js';
-import { AdmissionSettingsError, admissionSettings, bucketLimitsFor } from '../../../../lib/admission/config/settings.js';
+import { poolSideConfig, reserveLimits, shardedSideConfig, type PoolSide } from '../../../../lib/admission/config/reserve.js';
+import { AdmissionSettingsError, admissionSettings, bucketLimitsFor, shardsFor } from '../../../../lib/admission/config/settings.js';
 import { SharedKeyPool } from '../../../../lib/admission/drivers/shared-key-pool.js';
 import { liveBucketId } from '../../../../lib/admission/dynamodb/rate-state.js';
 import { createLaneAdmission, type AdmissionSettings } from '../../../../lib/admission/index.js';
@@ -279,5 +280,70 @@ describe('admission reserve: a share of 0', () => {
     assert.equal(queueAfter, 5);
     assert.equal(liveLast, 0);
     assert.deepEqual([...store.buckets.keys()], ['org-1']);
+  });
+});
+
+describe('admission shards: an owner’s queue-side bucket split into items', () => {
+  it('sizes the shards so no item takes more than half its write ceiling, and checks the setting', () => {
+    // Act + Assess: about 3 writes a second per busy consumer, 500 per item
+    assert.deepEqual([shardsFor(5, 1), shardsFor(166, 1), shardsFor(167, 1), shardsFor(1000, 4), shardsFor(1000, 1), shardsFor(1e6, 1)], [1, 1, 2, 2, 6, 64]);
+    assert.equal(admissionSettings().bucketShards, 1);
+    for (const bad of [0, 1.5, 65]) assert.throws(() => admissionSettings({ bucketShards: bad }), AdmissionSettingsError);
+  });
+
+  it('gives each shard its share of every queue-side limit; a queue pool takes from its shard and copies cooldowns into the others and the live bucket', () => {
+    // Prepare
+    const settings = admissionSettings(SETTINGS);
+    const reserve = reserveLimits(laneWith(0.25), settings);
+    const keys = keysOf(laneWith(0.25));
+    // Act
+    const one = shardedSideConfig(reserve, 'queue', poolSideConfig(reserve, 'queue'), 1, 0, keys);
+    const second = shardedSideConfig(reserve, 'queue', poolSideConfig(reserve, 'queue'), 3, 1, keys);
+    const live = shardedSideConfig(reserve, 'live', poolSideConfig(reserve, 'live'), 3, 0, keys);
+    // Assess
+    assert.deepEqual(one, poolSideConfig(reserve, 'queue'), 'one shard: the side as it was');
+    const third = { ...reserve.queue, requestsPerWindow: 2, tokensPerWindow: 20_000, requestsPerDay: 250 };
+    assert.deepEqual(second, {
+      limits: third,
+      bucketSuffix: '#s1',
+      otherBuckets: [
+        { suffix: '', limits: third },
+        { suffix: '#s2', limits: third },
+        { suffix: LIVE_BUCKET_SUFFIX, limits: reserve.live },
+      ],
+    });
+    assert.deepEqual(live, { ...poolSideConfig(reserve, 'live'), otherBuckets: ['', '#s1', '#s2'].map((suffix) => ({ suffix, limits: third })) });
+    assert.throws(() => shardedSideConfig(reserve, 'queue', poolSideConfig(reserve, 'queue'), 3, 3), AdmissionSettingsError);
+    const clashing = keysOf(
+      laneWith(0.25, {
+        keys: [
+          { id: 'a', quotaOwner: 'org-1' },
+          { id: 'b', quotaOwner: 'org-1#s1' },
+        ],
+      }),
+    );
+    assert.throws(() => shardedSideConfig(reserve, 'queue', poolSideConfig(reserve, 'queue'), 2, 0, clashing), /another owner's bucket/);
+  });
+
+  it('two pools on two shards admit their halves from their own items; an owner’s cooldown reaches both', async () => {
+    // Prepare: 8 requests a minute, no reserve, two shards: 4 each
+    const clock = { now: T0 };
+    const lane = laneWith(0, { enabled: false });
+    const store = new MemoryRateStateStore();
+    const admission = createLaneAdmission({ lane, dynamodb: NO_DB, keys: keysOf(lane), store, settings: { ...SETTINGS, bucketShards: 2 } });
+    const [first, second] = [admission.newPool(() => clock.now, undefined, 0), admission.newPool(() => clock.now, undefined, 1)];
+    // Act
+    const admittedFirst = await admitted(first, 6);
+    const admittedSecond = await admitted(second, 6);
+    const until = T0 + 30 * MINUTE;
+    clock.now += MINUTE; // both shards full again
+    await first.cool(keysOf(lane)[0]!, { scope: 'quota_owner', reason: 'quota_exhausted', until: new Date(until).toISOString() });
+    const afterCooldown = await second.acquire({ estimatedTokens: 100 });
+    // Assess
+    assert.deepEqual([admittedFirst, admittedSecond], [4, 4], 'each shard admits its half of the minute');
+    assert.deepEqual([...store.buckets.keys()].sort(), ['org-1', 'org-1#s1']);
+    assertNear(levelsOf(store.buckets.get('org-1'), { ...queueLimits, requestsPerWindow: 4 }, T0).requests, 0);
+    assert.ok(!afterCooldown.admitted && afterCooldown.retryAt.getTime() === until, 'the other shard’s pool is denied until the reset');
+    assert.equal(store.buckets.get('org-1#s1')!.cooldown?.until, until);
   });
 });
