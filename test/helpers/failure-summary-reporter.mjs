@@ -3,9 +3,12 @@
  * failed test: its file, name and the first lines of its error, without Node.js's own stack frames (the
  * runner's line numbers are those of the transpiled file, so the stack is the place to look). `npm test` runs it after the TAP
  * reporter, so the last lines of a long CI log say what failed (CI records only the tail).
- * Suites that failed only because a test inside them failed are not repeated.
+ * Suites that failed only because a test inside them failed are not repeated. A test file whose process
+ * failed with no failed test inside it (its exit code: an error after its tests, the real-waits check's
+ * report at exit) is shown with the last lines that process wrote to stderr, which say why.
  */
 const ERROR_LINES = 12;
+const STDERR_LINES = 20;
 
 /** @param {unknown} error */
 function describe(error) {
@@ -23,7 +26,13 @@ function describe(error) {
 /** @param {AsyncIterable<{ type: string, data: any }>} source */
 export default async function* failureSummary(source) {
   const failures = [];
+  /** @type {Map<string, string[]>} the last lines each test file's process wrote to stderr */
+  const stderr = new Map();
   for await (const event of source) {
+    if (event.type === 'test:stderr' && event.data.file) {
+      const lines = [...(stderr.get(event.data.file) ?? []), ...String(event.data.message).split('\n').filter(Boolean)];
+      stderr.set(event.data.file, lines.slice(-STDERR_LINES));
+    }
     if (event.type !== 'test:fail') continue;
     const error = event.data.details?.error;
     if (error?.failureType === 'subtestsFailed') continue;
@@ -37,7 +46,10 @@ export default async function* failureSummary(source) {
   for (const failure of failures) {
     const where = failure.file ?? '(file unknown)';
     yield `# FAILED ${where} — ${failure.name}\n`;
-    yield `${describe(failure.details?.error)
+    const error = failure.details?.error;
+    const exited = error && typeof error === 'object' && error.exitCode !== undefined && error.exitCode !== null;
+    const text = exited ? [describe(error), `its process's stderr, last lines:`, ...(stderr.get(where) ?? ['(none)'])].join('\n') : describe(error);
+    yield `${text
       .split('\n')
       .map((line) => `#   ${line}`)
       .join('\n')}\n`;
