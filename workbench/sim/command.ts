@@ -32,6 +32,8 @@ Options:
                         run at once (default ${DEFAULT_SIM_SETTINGS.accountConcurrency}, AWS's default quota)
   --bucket-shards N     (c): items each owner's bucket is split into (default: as the lane sizes it from
                         the consumers that can run and the owners, lib/admission shardsFor)
+  --owners N            quota owners: each scenario's combined quota split evenly over N keys, each its
+                        own owner (default: the scenario's 4)
   --scenario LIST       minute, day or all (default all)
   --strategy LIST       comma-separated: naive, reschedule, admission (default all)
   --seed N              random seed (default ${DEFAULT_SIM_SETTINGS.seed}); a seed gives the same figures every run
@@ -54,6 +56,7 @@ const SIM_FLAGS = {
   jobs: numberFlag({ min: 1, max: 2 ** 28 - 1, integer: true, fallback: DEFAULT_SIM_SETTINGS.jobs }),
   consumers: numberFlag({ min: 1, max: 10_000, integer: true, fallback: DEFAULT_SIM_SETTINGS.consumers }),
   'bucket-shards': numberFlag({ min: 1, max: 64, integer: true }),
+  owners: numberFlag({ min: 1, max: 1000, integer: true }),
   'account-concurrency': numberFlag({ min: 1, max: 100_000, integer: true, fallback: DEFAULT_SIM_SETTINGS.accountConcurrency }),
   scenario: stringFlag(),
   scenarios: stringFlag(),
@@ -91,6 +94,7 @@ function parseSimArgs(argv: readonly string[]): SimCommandOptions {
     consumers: v.consumers,
     accountConcurrency: v['account-concurrency'],
     ...(v['bucket-shards'] !== undefined ? { bucketShards: v['bucket-shards'] } : {}),
+    ...(v.owners !== undefined ? { owners: v.owners } : {}),
     scenarios: list('--scenario', v.scenario ?? v.scenarios, SCENARIO_IDS),
     strategies: list('--strategy', v.strategy ?? v.strategies, STRATEGY_IDS),
     seed: v.seed,

@@ -10,7 +10,7 @@ import { DEFAULT_SIM_SETTINGS, type SimProgress, type SimSettings } from './sett
 import { simulate } from './engine.js';
 import type { StrategyResult } from './results.js';
 import { PRICES, PRICES_CHECKED, PRICES_REGION } from '../../lib/platform/aws-prices.js';
-import { SCENARIOS, type ScenarioId } from './scenarios.js';
+import { SCENARIOS, withOwners, type ScenarioId } from './scenarios.js';
 import { STRATEGIES, type StrategyId } from './strategies.js';
 
 /** Options of {@link runSim}. */
@@ -21,6 +21,8 @@ export interface SimOptions {
   accountConcurrency: number;
   /** (c): bucket shards per owner (see `SimSettings.bucketShards`); absent: as the lane sizes them. */
   bucketShards?: number | undefined;
+  /** Quota owners the scenarios' quota is split over (see `SimSettings.owners`); absent: the scenario's. */
+  owners?: number | undefined;
   scenarios: ScenarioId[];
   strategies: StrategyId[];
   seed: number;
@@ -50,7 +52,10 @@ export interface SimIo {
 
 /** The settings a run uses. */
 function settingsFor(
-  options: Pick<SimOptions, 'jobs' | 'consumers' | 'accountConcurrency' | 'bucketShards' | 'seed' | 'failureRate' | 'outputEstimate' | 'bookWithinMs'>,
+  options: Pick<
+    SimOptions,
+    'jobs' | 'consumers' | 'accountConcurrency' | 'bucketShards' | 'owners' | 'seed' | 'failureRate' | 'outputEstimate' | 'bookWithinMs'
+  >,
 ): SimSettings {
   return {
     ...DEFAULT_SIM_SETTINGS,
@@ -58,12 +63,16 @@ function settingsFor(
     consumers: options.consumers,
     accountConcurrency: options.accountConcurrency,
     bucketShards: options.bucketShards,
+    owners: options.owners,
     seed: options.seed,
     failureRate: options.failureRate,
     admissionOutputTokenEstimate: options.outputEstimate,
     bookWithinMs: options.bookWithinMs,
   };
 }
+
+/** Bucket items named in the report's peak line (the busiest; every one is in the JSON). */
+const PEAKS_SHOWN = 8;
 
 /** The issue's targets for strategy (c); the AWS cost per million jobs is held to naive's in the same scenario (when it ran). */
 /** The AWS bill per million committed jobs (the run's bill over its completions). */
@@ -200,13 +209,19 @@ function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'scenarios'
     lines.push(`|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
     for (const row of table) lines.push(fmt(row));
     lines.push(
-      `consumers at once, at most (reached after the first receive): ${rows.map((r) => `${r.label.slice(0, 3)} ${int(r.fleet.peak)} of ${int(r.fleet.cap)} (${formatDuration(r.fleet.peakAfterMs)})`).join(', ')}`,
+      `consumers at once, at most (reached after the first receive): ${rows.map((r) => `${r.label.slice(0, 3)} ${int(r.fleet.peak)} of ${int(r.fleet.cap)} (${formatDuration(r.fleet.peakAfterMs)})`).join(', ')}; ` +
+        `lane pauses / limits: ${rows.map((r) => `${r.label.slice(0, 3)} ${int(r.lanePauses)} / ${int(r.laneLimits)}`).join(', ')}`,
     );
     for (const r of rows) {
       const peaks = Object.entries(r.peakItemWritesPerSecond ?? {}).sort((a, b) => b[1] - a[1]);
       if (peaks.length === 0) continue;
       lines.push(
-        `${r.label}: bucket items' peak conditional writes per second ${peaks.map(([item, n]) => `${item} ${int(n)}`).join(', ')} (DynamoDB serves ~${int(r.itemWriteCeiling)} per item); ` +
+        `${r.label}: bucket items' peak conditional writes per second ${peaks
+          .slice(0, PEAKS_SHOWN)
+          .map(([item, n]) => `${item} ${int(n)}`)
+          .join(
+            ', ',
+          )}${peaks.length > PEAKS_SHOWN ? `, … ${peaks.length - PEAKS_SHOWN} more down to ${int(peaks.at(-1)![1])}` : ''} (DynamoDB serves ~${int(r.itemWriteCeiling)} per item); ` +
           `${(r.conditionFailuresPerTake ?? 0).toFixed(3)} conditional-check failures per take`,
       );
     }
@@ -311,13 +326,10 @@ export async function runSim(options: SimOptions, io: SimIo): Promise<SimReport>
     },
     wallMs: performance.now() - started,
     settings,
-    scenarios: options.scenarios.map((id) => ({
-      id,
-      title: SCENARIOS[id].title,
-      start: new Date(SCENARIOS[id].start).toISOString(),
-      keys: SCENARIOS[id].keys,
-      limits: SCENARIOS[id].limits,
-    })),
+    scenarios: options.scenarios.map((id) => {
+      const scenario = withOwners(SCENARIOS[id], settings.owners);
+      return { id, title: scenario.title, start: new Date(scenario.start).toISOString(), keys: scenario.keys, limits: scenario.limits };
+    }),
     results: ordered,
     targets,
     prices: { region: PRICES_REGION, checked: PRICES_CHECKED, items: PRICES },

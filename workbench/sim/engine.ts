@@ -27,6 +27,7 @@
  * admission's side effects), then the event loop and each record's flow (`Simulation`, which extends it).
  */
 import { shardsFor } from '../../lib/admission/config/settings.js';
+import { limitedConcurrency } from '../../lib/admission/pause/lane-pause.js';
 import type { CoreAdmission } from '../../lib/admission/decisions/pool-core.js';
 import type { KeyRef } from '../../lib/admission/model/cooldowns.js';
 import { returnWaitMs } from '../../lib/extraction/budget.js';
@@ -46,7 +47,7 @@ import { ST_COMMITTED, ST_DEAD, ST_REJECTED, JobTable } from './jobs.js';
 import { CALL_OK, CALL_QUOTA, CALL_RATE_LIMIT, ProviderModel } from './provider-model.js';
 import { strategyResult, type StrategyResult, newTally } from './results.js';
 import { Rng } from './rng.js';
-import type { Scenario } from './scenarios.js';
+import { withOwners, type Scenario } from './scenarios.js';
 import { DEFAULT_SIM_SETTINGS, type SimProgress, type SimSettings, checkSimSettings, type Timing } from './settings.js';
 import { SimKeyPool } from './sim-key-pool.js';
 import { SqsModel } from './sqs-model.js';
@@ -58,6 +59,7 @@ const EV_WAKE = 1;
 const EV_SIDE = 2;
 const EV_SETTLE = 3;
 const EV_RESUME = 4;
+const EV_RESTORE = 5;
 
 /** An admission side effect of a record (a cooldown, a lane pause), applied by its own event at the time it happens. */
 interface SideEffect {
@@ -91,6 +93,16 @@ abstract class SimulatedLane {
   private wakeAt = Infinity;
   private paused = false;
   private pausedUntil = 0;
+  /**
+   * The lane limit (`LanePauser.requestCapacity` with a share between 0 and 1, while some quota owners are
+   * out): the mapping runs at `limitedConcurrency(fleet, limitShare)` until the restore schedule fires
+   * after `limitUntil`; 1 when not limited.
+   */
+  private limitShare = 1;
+  private limitUntil = 0;
+  /** Per consumer instance, the limit it last claimed or found (`LanePauser`'s `known`): an equal or weaker one costs no write. */
+  private readonly knownLimitShare: Float64Array;
+  private readonly knownLimitUntil: Float64Array;
   private idleMark: number;
   // randomness
   protected readonly latencyRng: Rng;
@@ -138,6 +150,8 @@ abstract class SimulatedLane {
     this.schedulerRng = Rng.derive(settings.seed, 5);
     this.fleet = Math.min(settings.consumers, settings.accountConcurrency);
     this.idle = new Int32Array(this.fleet);
+    this.knownLimitShare = new Float64Array(this.fleet);
+    this.knownLimitUntil = new Float64Array(this.fleet);
     this.idleMark = scenario.start;
     this.rampFrom = scenario.start;
   }
@@ -165,10 +179,15 @@ abstract class SimulatedLane {
     return this.fleet - this.idleCount;
   }
 
-  /** How many consumers the event source runs at once at `now`, as scaled up since {@link rampFrom}. */
+  /** The most consumers the mapping runs now: the fleet, or its share while the lane is limited. */
+  private get cap(): number {
+    return this.limitShare < 1 ? limitedConcurrency(this.fleet, this.limitShare) : this.fleet;
+  }
+
+  /** How many consumers the event source runs at once at `now`, as scaled up since {@link rampFrom}, within the lane limit. */
   private scaledTo(now: number): number {
     const { initialConcurrency, scaleUpPerMinute } = this.settings.eventSource;
-    return Math.min(this.fleet, initialConcurrency + Math.floor(((now - this.rampFrom) * scaleUpPerMinute) / 60_000));
+    return Math.min(this.cap, initialConcurrency + Math.floor(((now - this.rampFrom) * scaleUpPerMinute) / 60_000));
   }
 
   /** When the event source has scaled up to one more consumer than are busy now. */
@@ -179,7 +198,8 @@ abstract class SimulatedLane {
 
   /** Makes sure a wake-up is queued for when the next message becomes visible (and the event source can take it). */
   protected armWake(now: number): void {
-    if (this.idleCount === 0 || this.paused) return;
+    // At the lane limit no wake-up can start a consumer: a batch's end or the limit's restore polls again.
+    if (this.idleCount === 0 || this.paused || this.busy >= this.cap) return;
     let next = Math.max(now, this.sqs.nextVisibleAt());
     if (this.busy >= this.scaledTo(next)) next = Math.max(next, this.nextScaleAt());
     if (next < this.wakeAt) {
@@ -207,7 +227,8 @@ abstract class SimulatedLane {
   }
 
   protected onBatchDone(consumer: number, now: number): void {
-    if (this.paused) {
+    // Paused, or more consumers running than the lane limit allows: this one stops (the others run on).
+    if (this.paused || this.busy > this.scaledTo(now)) {
       this.goIdle(consumer, now);
       return;
     }
@@ -273,6 +294,44 @@ abstract class SimulatedLane {
     this.schedule(until + this.schedulerRng.uniform() * this.timing.schedulerJitterMs, EV_RESUME, 0);
   }
 
+  /**
+   * `LanePauser.requestCapacity` for a share between 0 and 1 (some quota owners out until `until`), from
+   * consumer instance `consumer`: claims the limit (a conditional put, won by a lower share or a later end),
+   * lowers the mapping's maximum concurrency and schedules its restore. Running invocations run on; the
+   * event source starts no more than the limit allows.
+   */
+  protected requestLimit(consumer: number, share: number, until: number, now: number): void {
+    if (!(until > now) || !(share > 0 && share < 1)) return;
+    const knownShare = this.knownLimitShare[consumer]!;
+    const knownUntil = this.knownLimitUntil[consumer]!;
+    if (knownUntil > now && (knownShare < share || (knownShare === share && knownUntil >= until))) return;
+    this.knownLimitShare[consumer] = share;
+    this.knownLimitUntil[consumer] = until;
+    this.tally.dynamoWrites += 1; // claimLimit
+    const active = this.limitUntil > now;
+    if (active && !(this.limitShare > share || (this.limitShare === share && this.limitUntil < until))) return;
+    this.limitShare = share;
+    this.limitUntil = until;
+    this.tally.laneLimits++;
+    this.tally.schedules++;
+    this.schedule(until + this.schedulerRng.uniform() * this.timing.schedulerJitterMs, EV_RESTORE, 0);
+  }
+
+  /** The restore schedule: the mapping's maximum concurrency back to the lane's, unless a later limit replaced this one. */
+  protected onRestore(now: number): void {
+    if (this.limitShare === 1 || this.limitUntil > now) return;
+    this.accountIdle(now);
+    this.limitShare = 1;
+    // The event source scales up from the consumers running now, at its usual rate.
+    const { initialConcurrency, scaleUpPerMinute } = this.settings.eventSource;
+    this.rampFrom = now - (Math.max(0, this.busy - initialConcurrency) * 60_000) / scaleUpPerMinute;
+    this.wakeAt = Infinity;
+    if (!this.paused) {
+      this.pollIdle(now);
+      this.armWake(now);
+    }
+  }
+
   protected onResume(now: number): void {
     if (!this.paused || now < this.pausedUntil) return;
     this.accountIdle(now);
@@ -303,7 +362,7 @@ export function simulate(
   settings: SimSettings = DEFAULT_SIM_SETTINGS,
   hooks: { onProgress?: (progress: SimProgress) => void; progressIntervalMs?: number } = {},
 ): StrategyResult {
-  return withFastDates(() => new Simulation(scenario, strategy, settings, hooks).run());
+  return withFastDates(() => new Simulation(withOwners(scenario, settings.owners), strategy, settings, hooks).run());
 }
 
 /** The event loop and each record's flow, over the lane's state and consumers ({@link SimulatedLane}). */
@@ -351,6 +410,9 @@ class Simulation extends SimulatedLane {
           break;
         case EV_RESUME:
           this.onResume(t);
+          break;
+        case EV_RESTORE:
+          this.onRestore(t);
           break;
       }
       if ((this.tally.events & 4095) === 0 && this.hooks.onProgress && performance.now() >= nextReport) {
@@ -432,6 +494,9 @@ class Simulation extends SimulatedLane {
     const admission = this.admission;
     if (admission) {
       const answer = this.batchAdmission.get(message)!;
+      // As the consumer (`fitLane`): some owners out limits the lane to the share left; none left pauses it (below).
+      if (answer.capacity && answer.capacity.share > 0 && this.settings.laneLimit)
+        this.requestLimit(consumer, answer.capacity.share, answer.capacity.until, callAt);
       if (!answer.admitted) {
         this.tally.admissionDenials++;
         if (answer.laneOut) this.requestPause(answer.laneOut.until, callAt);

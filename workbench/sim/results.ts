@@ -42,6 +42,8 @@ export interface StrategyResult {
   deferrals: number;
   admissionDenials: number;
   lanePauses: number;
+  /** Lane limits claimed (see `Tally.laneLimits`). */
+  laneLimits: number;
   usage: Usage;
   costPerMillion: CostPerMillion;
   sqs: SqsCounters;
@@ -71,7 +73,9 @@ export interface Tally {
   deferrals: number;
   admissionDenials: number;
   lanePauses: number;
-  /** EventBridge Scheduler schedules created (one per pause). */
+  /** Lane limits claimed (some quota owners out: the mapping's maximum concurrency lowered to the share left). */
+  laneLimits: number;
+  /** EventBridge Scheduler schedules created (one per pause or limit). */
   schedules: number;
   /** DynamoDB request units outside admission (job claims, duplicate checks, commits, ledger, pause claims). */
   dynamoReads: number;
@@ -97,6 +101,7 @@ export function newTally(): Tally {
     deferrals: 0,
     admissionDenials: 0,
     lanePauses: 0,
+    laneLimits: 0,
     schedules: 0,
     dynamoReads: 0,
     dynamoWrites: 0,
@@ -165,6 +170,7 @@ export function strategyResult(run: {
     deferrals: tally.deferrals,
     admissionDenials: tally.admissionDenials,
     lanePauses: tally.lanePauses,
+    laneLimits: tally.laneLimits,
     usage,
     costPerMillion: costPerMillionJobs(usage, submitted),
     sqs: { ...sqs.counters },

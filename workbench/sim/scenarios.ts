@@ -50,6 +50,25 @@ export const SCENARIOS: Readonly<Record<ScenarioId, Scenario>> = Object.freeze({
   },
 });
 
+/**
+ * `scenario` with its combined quota split evenly over `owners` keys, each its own quota owner (every
+ * per-key limit times the scenario's keys over `owners`, rounded down, so the bound stays a real
+ * minimum): tens of owners sharing one lane's quota, as a lane with many provider accounts has. The
+ * scenario itself when `owners` is absent or its own count.
+ */
+export function withOwners(scenario: Scenario, owners: number | undefined): Scenario {
+  if (owners === undefined || owners === scenario.keys) return scenario;
+  if (!Number.isInteger(owners) || owners < 1) throw new RangeError(`owners must be a positive integer, got ${owners}`);
+  const split = (limit: number) => Math.floor((limit * scenario.keys) / owners);
+  const limits = {
+    requestsPerMinute: split(scenario.limits.requestsPerMinute),
+    tokensPerMinute: split(scenario.limits.tokensPerMinute),
+    requestsPerDay: split(scenario.limits.requestsPerDay),
+  };
+  const each = `${limits.requestsPerMinute.toLocaleString('en-US')} RPM / ${limits.tokensPerMinute.toLocaleString('en-US')} TPM / ${limits.requestsPerDay.toLocaleString('en-US')} RPD`;
+  return { ...scenario, keys: owners, limits, title: `${scenario.title}; split over ${owners} keys (${each} each)` };
+}
+
 /** Every scenario, in the order the tables show them. */
 export const SCENARIO_IDS: readonly ScenarioId[] = ['minute', 'day'];
 

@@ -67,6 +67,17 @@ export interface SimSettings {
    * the lane sizes it (`shardsFor` of the consumers that can run and the owners).
    */
   bucketShards?: number | undefined;
+  /**
+   * Quota owners: the scenario's combined quota split evenly over this many keys, each its own owner
+   * (`withOwners`); absent: the scenario's 4.
+   */
+  owners?: number | undefined;
+  /**
+   * Strategy (c): whether the lane is limited to the share of its quota owners left while some are out
+   * (`LanePauser.requestCapacity`, as the consumer does); false: only paused when none is left (to measure
+   * what the limit saves). Default true.
+   */
+  laneLimit: boolean;
   /** Records per receive (1..10). */
   batchSize: number;
   maxReceiveCount: number;
@@ -127,6 +138,7 @@ export const DEFAULT_SIM_SETTINGS: SimSettings = Object.freeze({
   consumers: 1000,
   eventSource: Object.freeze({ initialConcurrency: 5, scaleUpPerMinute: 300, scaleDownAfterMs: 60_000 }),
   accountConcurrency: 1000,
+  laneLimit: true,
   batchSize: LANE_DEFAULTS.queue.batchSize,
   maxReceiveCount: LANE_DEFAULTS.queue.maxReceiveCount,
   visibilityTimeoutSeconds: LANE_DEFAULTS.queue.visibilityTimeoutSeconds,

@@ -36,6 +36,8 @@ describe('ratelane sim: flags', () => {
       '200',
       '--book-within-ms',
       '0',
+      '--owners',
+      '40',
     ]);
     // Assess
     assert.equal(o.jobs, 5000);
@@ -45,6 +47,8 @@ describe('ratelane sim: flags', () => {
     assert.equal(o.seed, 3);
     assert.equal(o.outputEstimate, 200);
     assert.equal(o.bookWithinMs, 0);
+    assert.equal(o.owners, 40);
+    assert.equal(simCommand.parse([]).owners, undefined, "the scenario's own keys by default");
     assert.equal(simCommand.parse([]).bookWithinMs, 2_000, "the consumer's booking window by default");
     assert.equal(o.json && o.quiet, true);
   });
@@ -56,6 +60,7 @@ describe('ratelane sim: flags', () => {
     assert.throws(() => simCommand.parse(['--frobnicate']), /unknown option/);
     assert.throws(() => simCommand.parse(['--failure-rate', '1']), UsageError);
     assert.throws(() => simCommand.parse(['--book-within-ms', '-1']), UsageError);
+    assert.throws(() => simCommand.parse(['--owners', '0']), UsageError);
     assert.throws(() => simCommand.parse(['--reservation', 'due-at']), /unknown option/, "the reservation choice is the pool's, not a flag");
   });
 });

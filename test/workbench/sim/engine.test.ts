@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DEFAULT_SIM_SETTINGS, type SimSettings } from '../../../workbench/sim/settings.js';
 import { simulate } from '../../../workbench/sim/engine.js';
-import type { Scenario } from '../../../workbench/sim/scenarios.js';
+import { quotaBoundMs, SCENARIOS, withOwners, type Scenario } from '../../../workbench/sim/scenarios.js';
 import { STRATEGIES } from '../../../workbench/sim/strategies.js';
 
 /** 1 key, 5 requests a minute, no binding token or daily limit. */
@@ -174,5 +174,51 @@ describe('simulate: an owner’s bucket split into shards', () => {
       two!.drainMs <= 1.05 * one!.drainMs,
       `drain ${two!.drainOverBound.toFixed(3)}x the bound with 2 shards, ${one!.drainOverBound.toFixed(3)}x with 1`,
     );
+  });
+});
+
+describe('simulate: tens of quota owners', () => {
+  it("splits a scenario's quota over the owners: the same bound, a key and a bucket item per owner", () => {
+    // Prepare
+    const split = withOwners(SCENARIOS.day, 40);
+    // Act
+    const r = simulate(withOwners(UNBOUND, 40), STRATEGIES.admission, { ...TEN_JOBS, jobs: 4_000, consumers: 100 });
+    // Assess: 40 keys with a tenth of the 4 keys' limits each; the bound unchanged; every owner's item written
+    assert.equal(split.keys, 40);
+    assert.deepEqual(split.limits, { requestsPerMinute: 1_000, tokensPerMinute: 1_000_000, requestsPerDay: 20_000 });
+    assert.equal(quotaBoundMs(split, 1_000_000, 750_000_000), quotaBoundMs(SCENARIOS.day, 1_000_000, 750_000_000));
+    assert.equal(withOwners(SCENARIOS.day, undefined), SCENARIOS.day);
+    assert.throws(() => withOwners(SCENARIOS.day, 0), RangeError);
+    assert.equal(r.completed, 4_000);
+    assert.equal(Object.keys(r.peakItemWritesPerSecond ?? {}).length, 40);
+  });
+});
+
+describe('simulate: the lane limited while some owners are out', () => {
+  it('claims the limit as the consumer does, and the run still ends with every job committed and no 429', () => {
+    // Prepare: 2 keys with 1,000 calls a day each, 3,000 jobs from 23:50 UTC: the day runs out before midnight
+    const daily: Scenario = {
+      ...TINY,
+      id: 'day',
+      start: Date.parse('2026-03-02T23:50:00.000Z'),
+      keys: 2,
+      limits: { requestsPerMinute: 600, tokensPerMinute: 1_000_000_000, requestsPerDay: 1_000 },
+    };
+    const settings: SimSettings = {
+      ...TEN_JOBS,
+      jobs: 3_000,
+      consumers: 50,
+      eventSource: { initialConcurrency: 5, scaleUpPerMinute: 3000, scaleDownAfterMs: 60_000 },
+    };
+    // Act
+    const [limited, unlimited] = [true, false].map((laneLimit) => simulate(daily, STRATEGIES.admission, { ...settings, laneLimit }));
+    // Assess: one owner seen spent before the other limits the lane, then both pause it until midnight
+    assert.ok(limited!.laneLimits >= 1, `${limited!.laneLimits} limits`);
+    assert.equal(unlimited!.laneLimits, 0);
+    for (const r of [limited!, unlimited!]) {
+      assert.equal(r.completed, 3_000);
+      assert.equal(r.rateLimited, 0);
+      assert.ok(r.lanePauses >= 1, `${r.lanePauses} pauses`);
+    }
   });
 });
