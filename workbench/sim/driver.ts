@@ -214,11 +214,12 @@ function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'scenarios'
     );
     for (const r of rows) {
       const peaks = Object.entries(r.peakItemWritesPerSecond ?? {}).sort((a, b) => b[1] - a[1]);
+      let i = 0;
       if (peaks.length === 0) continue;
       lines.push(
         `${r.label}: bucket items' peak conditional writes per second ${peaks
           .slice(0, PEAKS_SHOWN)
-          .map(([item, n]) => `${item} ${int(n)}`)
+          .map(([item, n]) => `${item} ${int(n)}${i++ === 0 ? ` (at ${formatDuration(r.peakItemWritesAfterMs?.[item] ?? 0)})` : ''}`)
           .join(
             ', ',
           )}${peaks.length > PEAKS_SHOWN ? `, … ${peaks.length - PEAKS_SHOWN} more down to ${int(peaks.at(-1)![1])}` : ''} (DynamoDB serves ~${int(r.itemWriteCeiling)} per item); ` +

@@ -8,7 +8,8 @@
  * Consumers model the SQS event source mapping with `MaximumConcurrency` = `consumers`, within the
  * account's Lambda concurrency, scaled up as AWS documents it (5 concurrent batches when messages become
  * available, then up to 300 more a minute; from 5 again after the lane was paused or had nothing to receive
- * for a minute: `SimSettings.eventSource`). Each
+ * for a minute: `SimSettings.eventSource`), and within the lane limit while some quota owners are out (as the
+ * consumer claims it, `SimSettings.laneLimit`). Each
  * receives a batch of up to 10, handles its records in parallel (each record: the job id's claim and
  * the document's read, gate, a redelivery's duplicate check, admission — the batch's takes made
  * together, as `SharedKeyPool` groups them — model call, commit or deferral with its ledger line), and
@@ -23,7 +24,7 @@
  * a run of 1,000,000 jobs holds ~100 MB.
  *
  * The module holds the lane and its consumers first ({@link SimulatedLane}: the lane's models, its
- * random streams and the event heap, the polls, idle long polls and wake-ups, the lane pause with
+ * random streams and the event heap, the polls, idle long polls and wake-ups, the lane pause and limit with
  * admission's side effects), then the event loop and each record's flow (`Simulation`, which extends it).
  */
 import { shardsFor } from '../../lib/admission/config/settings.js';

@@ -56,6 +56,8 @@ export interface StrategyResult {
   fleet: { configured: number; cap: number; peak: number; peakAfterMs: number };
   /** (c): each bucket item's most conditional writes in one second (`AdmissionCounters.peakItemWritesPerSecond`); null without admission. */
   peakItemWritesPerSecond: Record<string, number> | null;
+  /** (c): when each item's peak second began, in ms after the scenario's start; null without admission. */
+  peakItemWritesAfterMs: Record<string, number> | null;
   /** Write units per second DynamoDB serves to one item. */
   itemWriteCeiling: number;
   /** (c): conditional bucket writes lost to another consumer's write, per take (grant or denial); null without admission. */
@@ -178,6 +180,7 @@ export function strategyResult(run: {
     admission: units ? { ...units } : null,
     fleet: { ...run.fleet, peak: tally.peakConsumers, peakAfterMs: Math.max(0, tally.peakConsumersAt - Math.min(tally.firstReceive, tally.peakConsumersAt)) },
     peakItemWritesPerSecond: units ? units.peakItemWritesPerSecond : null,
+    peakItemWritesAfterMs: units ? Object.fromEntries(Object.entries(units.peakItemWritesAt).map(([item, at]) => [item, at - scenario.start])) : null,
     itemWriteCeiling: ITEM_WRITE_CEILING,
     conditionFailuresPerTake: units && units.grants + units.denials > 0 ? units.bucketConflicts / (units.grants + units.denials) : null,
     events: tally.events,

@@ -52,6 +52,8 @@ export interface AdmissionCounters {
    * write units per second to one item.
    */
   peakItemWritesPerSecond: Record<string, number>;
+  /** Per bucket item: the second (epoch ms) its peak was first reached. */
+  peakItemWritesAt: Record<string, number>;
 }
 
 /** Write units per second DynamoDB serves to one item (one partition's limit, an item being in one partition). */
@@ -59,7 +61,17 @@ export const ITEM_WRITE_CEILING = 1000;
 
 /** Counters before anything was counted. */
 export function newAdmissionCounters(): AdmissionCounters {
-  return { cooldownReads: 0, bucketWrites: 0, bucketConflicts: 0, cooldownWrites: 0, grants: 0, denials: 0, contended: 0, peakItemWritesPerSecond: {} };
+  return {
+    cooldownReads: 0,
+    bucketWrites: 0,
+    bucketConflicts: 0,
+    cooldownWrites: 0,
+    grants: 0,
+    denials: 0,
+    contended: 0,
+    peakItemWritesPerSecond: {},
+    peakItemWritesAt: {},
+  };
 }
 
 /** The lane's keys as admission sees them: `key-1` … `key-N`, each its own quota owner. */
@@ -126,7 +138,10 @@ export class SimRateState implements SyncRateState {
     }
     current.writes += 1;
     const peaks = this.counters.peakItemWritesPerSecond;
-    if (current.writes > (peaks[owner] ?? 0)) peaks[owner] = current.writes;
+    if (current.writes > (peaks[owner] ?? 0)) {
+      peaks[owner] = current.writes;
+      this.counters.peakItemWritesAt[owner] = second * 1000;
+    }
   }
 
   /** One conditional PutItem: a write unit whether a longer cooldown was there or not. */
