@@ -15,6 +15,9 @@ const TINY: Scenario = {
   limits: { requestsPerMinute: 5, tokensPerMinute: 1_000_000, requestsPerDay: 1_000_000 },
 };
 
+/** The event source's scale-up at ten times AWS's rate (50 consumers a second), to keep runs short. */
+const QUICK_SCALE_UP: SimSettings['eventSource'] = { initialConcurrency: 5, scaleUpPerMinute: 3000, scaleDownAfterMs: 60_000 };
+
 const TEN_JOBS: SimSettings = { ...DEFAULT_SIM_SETTINGS, jobs: 10, consumers: 10, failureRate: 0, seed: 7 };
 
 describe('simulate: 10 jobs, 1 key at 5 RPM, 10 consumers', () => {
@@ -119,7 +122,7 @@ describe('simulate: the event source scales up as AWS documents, within the acco
       jobs: 40_000,
       consumers: 1000,
       accountConcurrency: 600,
-      eventSource: { initialConcurrency: 5, scaleUpPerMinute: 3000, scaleDownAfterMs: 60_000 },
+      eventSource: QUICK_SCALE_UP,
     };
     // Act
     const r = simulate(UNBOUND, STRATEGIES.reschedule, settings);
@@ -132,7 +135,7 @@ describe('simulate: the event source scales up as AWS documents, within the acco
   it('a slower scale-up takes proportionally longer to reach the same fleet, and drains later', () => {
     // Prepare
     const base: SimSettings = { ...TEN_JOBS, jobs: 40_000, consumers: 200, accountConcurrency: 1000 };
-    const fast = { ...base, eventSource: { initialConcurrency: 5, scaleUpPerMinute: 3000, scaleDownAfterMs: 60_000 } };
+    const fast = { ...base, eventSource: QUICK_SCALE_UP };
     const slow = { ...base, eventSource: { initialConcurrency: 5, scaleUpPerMinute: 600, scaleDownAfterMs: 60_000 } };
     // Act
     const [a, b] = [simulate(UNBOUND, STRATEGIES.reschedule, fast), simulate(UNBOUND, STRATEGIES.reschedule, slow)];
@@ -157,7 +160,7 @@ describe('simulate: an owner’s bucket split into shards', () => {
       ...TEN_JOBS,
       jobs: 20_000,
       consumers: 300,
-      eventSource: { initialConcurrency: 5, scaleUpPerMinute: 3000, scaleDownAfterMs: 60_000 },
+      eventSource: QUICK_SCALE_UP,
     };
     // Act
     const [one, two] = [1, 2].map((bucketShards) => simulate(bound, STRATEGIES.admission, { ...settings, bucketShards }));
@@ -208,7 +211,7 @@ describe('simulate: the lane limited while some owners are out', () => {
       ...TEN_JOBS,
       jobs: 3_000,
       consumers: 50,
-      eventSource: { initialConcurrency: 5, scaleUpPerMinute: 3000, scaleDownAfterMs: 60_000 },
+      eventSource: QUICK_SCALE_UP,
     };
     // Act
     const [limited, unlimited] = [true, false].map((laneLimit) => simulate(daily, STRATEGIES.admission, { ...settings, laneLimit }));
