@@ -4,7 +4,7 @@
  * is claimed only when none has not ended), for unit tests of the key pool without DynamoDB Local.
  */
 import { updateInMemory } from '../../lib/admission/bucket/item-update.js';
-import type { BucketState, BucketUpdate } from '../../lib/admission/model/bucket.js';
+import { LIVE_BUCKET_SUFFIX, MAX_BUCKET_SHARDS, shardBucketSuffix, type BucketState, type BucketUpdate } from '../../lib/admission/model/bucket.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../../lib/admission/model/cooldowns.js';
 import type { BucketWrite, LimitRecord, PauseRecord, RateStateStore } from '../../lib/admission/model/store.js';
 
@@ -64,9 +64,11 @@ export class MemoryRateStateStore implements RateStateStore {
   }
 
   async clearBucketCooldown(owner: string): Promise<void> {
-    const ofOwner = (id: string) => id === owner || id === `${owner}#live` || (id.startsWith(`${owner}#s`) && /^\d+$/.test(id.slice(owner.length + 2)));
-    for (const [id, stored] of this.buckets) {
-      if (!ofOwner(id) || !stored) continue;
+    // The owner's bucket (shard 0), its live bucket and its other shards, as `DynamoRateStateStore` clears them.
+    const ids = [owner + LIVE_BUCKET_SUFFIX, ...Array.from({ length: MAX_BUCKET_SHARDS }, (_, shard) => owner + shardBucketSuffix(shard))];
+    for (const id of ids) {
+      const stored = this.buckets.get(id);
+      if (!stored) continue;
       const { cooldown: _cleared, ...rest } = stored;
       this.buckets.set(id, { ...rest, version: stored.version + 1 });
     }

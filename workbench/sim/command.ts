@@ -4,6 +4,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { DEFAULT_SIM_SETTINGS } from './settings.js';
+import { MAX_BUCKET_SHARDS } from '../../lib/admission/model/bucket.js';
 import { runSim, type SimIo, type SimOptions } from './driver.js';
 import { SCENARIO_IDS, SCENARIOS } from './scenarios.js';
 import { STRATEGY_IDS } from './strategies.js';
@@ -55,7 +56,7 @@ Options:
 const SIM_FLAGS = {
   jobs: numberFlag({ min: 1, max: 2 ** 28 - 1, integer: true, fallback: DEFAULT_SIM_SETTINGS.jobs }),
   consumers: numberFlag({ min: 1, max: 10_000, integer: true, fallback: DEFAULT_SIM_SETTINGS.consumers }),
-  'bucket-shards': numberFlag({ min: 1, max: 64, integer: true }),
+  'bucket-shards': numberFlag({ min: 1, max: MAX_BUCKET_SHARDS, integer: true }),
   owners: numberFlag({ min: 1, max: 1000, integer: true }),
   'account-concurrency': numberFlag({ min: 1, max: 100_000, integer: true, fallback: DEFAULT_SIM_SETTINGS.accountConcurrency }),
   scenario: stringFlag(),

@@ -74,13 +74,13 @@ function settingsFor(
 /** Bucket items named in the report's peak line (the busiest; every one is in the JSON). */
 const PEAKS_SHOWN = 8;
 
-/** The issue's targets for strategy (c); the AWS cost per million jobs is held to naive's in the same scenario (when it ran). */
 /** The AWS bill per million committed jobs (the run's bill over its completions). */
 function costPerMillionCompletions(r: Pick<StrategyResult, 'costPerMillion' | 'completed' | 'deadLettered' | 'rejected' | 'lost' | 'unfinished'>): number {
   const jobs = r.completed + r.deadLettered + r.rejected + r.lost + r.unfinished;
   return r.completed > 0 ? (r.costPerMillion.total * jobs) / r.completed : Number.POSITIVE_INFINITY;
 }
 
+/** The issue's targets for strategy (c); the AWS cost per million jobs is held to naive's in the same scenario (when it ran). */
 const TARGETS = { drainOverBound: 1.15, callsPerCompletion: 1.03, deadLettered: 0, lost: 0 } as const;
 
 /** A bucket item's writes per second may reach at most this share of DynamoDB's per-item ceiling. */
@@ -214,15 +214,14 @@ function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'scenarios'
     );
     for (const r of rows) {
       const peaks = Object.entries(r.peakItemWritesPerSecond ?? {}).sort((a, b) => b[1] - a[1]);
-      let i = 0;
       if (peaks.length === 0) continue;
+      // The busiest items, the first with when it peaked; how many more, down to the least busy.
+      const shown = peaks
+        .slice(0, PEAKS_SHOWN)
+        .map(([item, n], i) => `${item} ${int(n)}${i === 0 ? ` (at ${formatDuration(r.peakItemWritesAfterMs?.[item] ?? 0)})` : ''}`);
+      if (peaks.length > PEAKS_SHOWN) shown.push(`… ${peaks.length - PEAKS_SHOWN} more down to ${int(peaks.at(-1)![1])}`);
       lines.push(
-        `${r.label}: bucket items' peak conditional writes per second ${peaks
-          .slice(0, PEAKS_SHOWN)
-          .map(([item, n]) => `${item} ${int(n)}${i++ === 0 ? ` (at ${formatDuration(r.peakItemWritesAfterMs?.[item] ?? 0)})` : ''}`)
-          .join(
-            ', ',
-          )}${peaks.length > PEAKS_SHOWN ? `, … ${peaks.length - PEAKS_SHOWN} more down to ${int(peaks.at(-1)![1])}` : ''} (DynamoDB serves ~${int(r.itemWriteCeiling)} per item); ` +
+        `${r.label}: bucket items' peak conditional writes per second ${shown.join(', ')} (DynamoDB serves ~${int(r.itemWriteCeiling)} per item); ` +
           `${(r.conditionFailuresPerTake ?? 0).toFixed(3)} conditional-check failures per take`,
       );
     }

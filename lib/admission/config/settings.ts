@@ -5,7 +5,7 @@
  */
 import type { LaneConfig } from '../../config/lanes.js';
 import { RatelaneError } from '../../platform/errors.js';
-import type { BucketLimits } from '../model/bucket.js';
+import { MAX_BUCKET_SHARDS, type BucketLimits } from '../model/bucket.js';
 
 /** How admission applies a lane's provider limits. */
 export interface AdmissionSettings {
@@ -126,9 +126,6 @@ export class AdmissionSettingsError extends RatelaneError {
  * `cooldownCacheMs`, and no take waits for the read.
  */
 export const COOLDOWN_READ_AHEAD_SHARE = 0.5;
-
-/** The most items an owner's bucket is split into. */
-const MAX_BUCKET_SHARDS = 64;
 
 /**
  * Bucket writes a second one busy consumer instance makes at most, over all its lane's owners: measured in

@@ -39,13 +39,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { errorName, RatelaneError, shortMessage } from '../../platform/errors.js';
 import type { CooldownReason } from '../../policy/index.js';
-import { LIVE_BUCKET_SUFFIX, shardBucketSuffix, type BucketState, type BucketUpdate } from '../model/bucket.js';
+import { LIVE_BUCKET_SUFFIX, MAX_BUCKET_SHARDS, shardBucketSuffix, type BucketState, type BucketUpdate } from '../model/bucket.js';
 import { bucketOfItem, compileUpdate } from './bucket-item.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../model/cooldowns.js';
 import type { BucketWrite, LanePauseReason, LimitRecord, PauseRecord, RateStateStore } from '../model/store.js';
-
-/** Bucket shards `clearBucketCooldown` looks for at most (`AdmissionSettings.bucketShards` allows 64). */
-const MAX_SHARD_ITEMS = 64;
 
 /** Every reason a pause record may carry. */
 const PAUSE_REASONS: readonly LanePauseReason[] = ['quota_exhausted', 'billing', 'auth', 'configuration'];
@@ -282,7 +279,7 @@ export class DynamoRateStateStore implements RateStateStore {
   async clearBucketCooldown(owner: string): Promise<void> {
     await this.clearCooldownCopy(bucketPk(owner));
     await this.clearCooldownCopy(bucketPk(liveBucketId(owner)));
-    for (let shard = 1; shard < MAX_SHARD_ITEMS && (await this.clearCooldownCopy(bucketPk(owner + shardBucketSuffix(shard)))); shard++);
+    for (let shard = 1; shard < MAX_BUCKET_SHARDS && (await this.clearCooldownCopy(bucketPk(owner + shardBucketSuffix(shard)))); shard++);
   }
 
   /** Removes the cooldown copy from bucket item `pk`; whether the item exists. */

@@ -181,6 +181,9 @@ export interface Lease {
  */
 export const LIVE_BUCKET_SUFFIX = '#live';
 
+/** The most items an owner's queue-side bucket is split into (`AdmissionSettings.bucketShards`). */
+export const MAX_BUCKET_SHARDS = 64;
+
 /** The item suffix of an owner's queue-side bucket shard `shard` (`AdmissionSettings.bucketShards`; shard 0 is the owner's own bucket). */
 export function shardBucketSuffix(shard: number): string {
   return shard === 0 ? '' : `#s${shard}`;
