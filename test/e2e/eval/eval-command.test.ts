@@ -5,7 +5,8 @@
  * without one passes (exit 0). The live and batch lanes score the corpus as the queue lane does (the
  * fake model errs on the same documents whatever the lane), each with its own operations; against a
  * "real" provider given by URL with keys from the environment (here a separate fake provider, so the
- * wiring is proven without a network) every call lands there, with the given keys.
+ * wiring is proven without a network) every call lands there, with the given keys. The runs begin
+ * together, two at a time (each keeps about one core busy), and each test awaits its own.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -14,25 +15,58 @@ import { after, before, describe, it } from 'node:test';
 import { scoredFields } from '../../../workbench/drivers/eval/score.js';
 import { extractForSchema } from '../../../workbench/fake-provider/extractors/extractors.js';
 import { startFakeProvider, type FakeProvider } from '../../../workbench/fake-provider/index.js';
-import { EVAL_TEST_DIR, lastJson, runEvalCli } from '../../helpers/eval-cli.js';
+import { EVAL_TEST_DIR, lastJson, runEvalCli, twoAtATime, type EvalCliRun } from '../../helpers/eval-cli.js';
 import { externalRequests, launchChromium, openPage } from '../report/chromium.js';
 
 const DIR = EVAL_TEST_DIR;
 
+/** A provider that knows only these keys (the `--provider-url` run's). */
+const EXTERNAL_KEYS = { us: { 'key-1': 'sk-us-one', 'key-2': 'sk-us-two' }, eu: { 'key-1': 'sk-eu-one', 'key-2': 'sk-eu-two' } };
+
 describe('npm run eval', () => {
-  let current: { code: number | null; stdout: string; stderr: string };
   const external: FakeProvider[] = [];
+  let runs: Record<'current' | 'rc1' | 'rc2' | 'live' | 'batch' | 'external' | 'noKeys', Promise<EvalCliRun>>;
   after(async () => {
+    await Promise.allSettled(Object.values(runs));
     await Promise.all(external.map((p) => p.stop()));
   });
 
-  before(async () => {
+  before(() => {
     rmSync(DIR, { recursive: true, force: true });
     mkdirSync(DIR, { recursive: true });
-    current = await runEvalCli(['--release', '2026.11', '--out', `${DIR}/current.json`, '--json']);
+    const pair = twoAtATime();
+    const current = pair(() => runEvalCli(['--release', '2026.11', '--out', `${DIR}/current.json`, '--json']));
+    runs = {
+      current,
+      // The release id form, as a user gates a prompt change (its baseline is run too)
+      rc1: pair(() => runEvalCli(['--release', '2026.12-rc1', '--baseline', '2026.11', '--json', '--html', `${DIR}/rc1.html`])),
+      // Against the report the current release's run wrote
+      rc2: pair(async () => {
+        await current;
+        return runEvalCli(['--release', '2026.12-rc2', '--baseline', `${DIR}/current.json`, '--json']);
+      }),
+      live: pair(() => runEvalCli(['--lane', 'live', '--json'])),
+      batch: pair(() => runEvalCli(['--lane', 'batch', '--json'])),
+      external: pair(async () => {
+        // A provider that answers with the rule-based extractor alone
+        const provider = await startFakeProvider({
+          keys: Object.values(EXTERNAL_KEYS).flatMap((lane) => Object.values(lane).map((key) => ({ key }))),
+          extract: (text, schemaName) => extractForSchema(text, schemaName),
+          minuteMs: 6_000,
+        });
+        external.push(provider);
+        return runEvalCli(['--provider-url', provider.baseUrl, '--minute-ms', '6000', '--json'], {
+          RATELANE_US_PROVIDER_KEYS: JSON.stringify(EXTERNAL_KEYS.us),
+          RATELANE_EU_PROVIDER_KEYS: JSON.stringify(EXTERNAL_KEYS.eu),
+        });
+      }),
+      noKeys: pair(() => runEvalCli(['--provider-url', 'http://127.0.0.1:9/v1'], { RATELANE_US_PROVIDER_KEYS: '', RATELANE_PROVIDER_KEYS_FILE: '' })),
+    };
   });
 
-  it('reports per-field accuracy for every field of both schemas, by language, length, schema and region, beside the operations and the release', () => {
+  it('reports per-field accuracy for every field of both schemas, by language, length, schema and region, beside the operations and the release', async () => {
+    // Act
+    const current = await runs.current;
     // Assess
     assert.equal(current.code, 0, current.stderr);
     const report = lastJson(current.stdout);
@@ -66,8 +100,8 @@ describe('npm run eval', () => {
   });
 
   it('fails the gate on a candidate with a seeded regression of one field, and names that field alone', async () => {
-    // Act: the release id form, as a user gates a prompt change
-    const run = await runEvalCli(['--release', '2026.12-rc1', '--baseline', '2026.11', '--json', '--html', `${DIR}/rc1.html`]);
+    // Act
+    const run = await runs.rc1;
     // Assess
     assert.equal(run.code, 1, run.stderr);
     const report = lastJson(run.stdout);
@@ -86,6 +120,7 @@ describe('npm run eval', () => {
 
   it("writes the run's HTML report, which renders every chart in headless Chromium without an error or a request", async () => {
     // Prepare
+    await runs.rc1;
     const file = resolve(`${DIR}/rc1.html`);
     assert.ok(existsSync(file), 'the gated run wrote --html');
     const chromium = await launchChromium();
@@ -106,7 +141,7 @@ describe('npm run eval', () => {
 
   it('passes the gate on a candidate without a regression (against a report written earlier)', async () => {
     // Act
-    const run = await runEvalCli(['--release', '2026.12-rc2', '--baseline', `${DIR}/current.json`, '--json']);
+    const run = await runs.rc2;
     // Assess
     assert.equal(run.code, 0, run.stderr);
     const report = lastJson(run.stdout);
@@ -118,8 +153,7 @@ describe('npm run eval', () => {
 
   it('the live and the batch lane score the corpus as the queue lane does, each with its own operations', async () => {
     // Act
-    const live = await runEvalCli(['--lane', 'live', '--json']);
-    const batch = await runEvalCli(['--lane', 'batch', '--json']);
+    const [current, live, batch] = await Promise.all([runs.current, runs.live, runs.batch]);
     // Assess: beside the current release's queue-lane run
     for (const run of [current, live, batch]) assert.equal(run.code, 0, run.stderr);
     const [q, l, b] = [lastJson(current.stdout), lastJson(live.stdout), lastJson(batch.stdout)];
@@ -135,19 +169,9 @@ describe('npm run eval', () => {
   });
 
   it('--provider-url sends every call to that provider with the keys from the environment, and no model error is injected there', async () => {
-    // Prepare: a provider that knows only these keys, and answers with the rule-based extractor alone
-    const keys = { us: { 'key-1': 'sk-us-one', 'key-2': 'sk-us-two' }, eu: { 'key-1': 'sk-eu-one', 'key-2': 'sk-eu-two' } };
-    const provider = await startFakeProvider({
-      keys: Object.values(keys).flatMap((lane) => Object.values(lane).map((key) => ({ key }))),
-      extract: (text, schemaName) => extractForSchema(text, schemaName),
-      minuteMs: 6_000,
-    });
-    external.push(provider);
     // Act
-    const run = await runEvalCli(['--provider-url', provider.baseUrl, '--minute-ms', '6000', '--json'], {
-      RATELANE_US_PROVIDER_KEYS: JSON.stringify(keys.us),
-      RATELANE_EU_PROVIDER_KEYS: JSON.stringify(keys.eu),
-    });
+    const run = await runs.external;
+    const provider = external[0]!;
     // Assess
     assert.equal(run.code, 0, run.stderr);
     const report = lastJson(run.stdout);
@@ -160,7 +184,7 @@ describe('npm run eval', () => {
 
   it('--provider-url without keys in the environment stops with the variable to set', async () => {
     // Act
-    const run = await runEvalCli(['--provider-url', 'http://127.0.0.1:9/v1'], { RATELANE_US_PROVIDER_KEYS: '', RATELANE_PROVIDER_KEYS_FILE: '' });
+    const run = await runs.noKeys;
     // Assess
     assert.equal(run.code, 1);
     assert.match(run.stderr, /RATELANE_US_PROVIDER_KEYS/);

@@ -7,7 +7,7 @@
  * the queue lane, which repairs it (the fake's single-call extraction answers correctly) and commits it
  * or sends it to review, none left waiting; with `--batch-redrive`, the unresolved items redriven to the
  * queue lane once every batch is done and committed there, each once. Batches are answered in a fifth of
- * a provider minute to keep the runs short.
+ * a provider minute to keep the runs short, and run two at a time.
  * Beside it, in-process: the `--batch-*` flags' usage errors, and the figures flagging what does not add up.
  */
 import assert from 'node:assert/strict';
@@ -59,7 +59,8 @@ function scorecard(
   return JSON.parse(out.trim().split('\n').at(-1) ?? '{}');
 }
 
-describe('npm run local --batch-jobs', () => {
+// Each run keeps about one core busy: two at a time on the e2e tier's two cores.
+describe('npm run local --batch-jobs', { concurrency: 2 }, () => {
   it('accounts for every batch item; the unresolved ones are exactly the dropped and errored lines, without an object; nothing lost', async () => {
     // Act
     const run = await runLocal([
