@@ -16,7 +16,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { LaneConfig } from '../config/lanes.js';
-import { poolSideConfig, reserveLimits, shardedSideConfig, type PoolSide, type ReserveLimits } from './config/reserve.js';
+import { poolSideConfig, reserveLimits, shardedSideConfig, shardSideConfigs, type PoolSide, type ReserveLimits } from './config/reserve.js';
 import { admissionSettings, shardsFor, type AdmissionSettings } from './config/settings.js';
 import { SharedKeyPool } from './drivers/shared-key-pool.js';
 import { DynamoRateStateStore } from './dynamodb/rate-state.js';
@@ -37,8 +37,9 @@ export interface LaneAdmission {
   reserve: ReserveLimits;
   /**
    * A new key pool of {@link side} (one per consumer instance: each keeps its own short cache), on the
-   * given clock in epoch ms and its sleep (default: the real ones), taking from bucket shard `shard`
-   * (`AdmissionSettings.bucketShards`; default: one drawn at random, so a fleet's instances spread over them).
+   * given clock in epoch ms and its sleep (default: the real ones). With `AdmissionSettings.bucketShards`
+   * above 1 it holds every shard, starts on one drawn at random and decides each group of calls on the shard
+   * `chooseShard` picks (so no instance is tied to a shard that falls behind); or only on shard `shard` when given.
    */
   newPool(now?: () => number, sleep?: Sleep, shard?: number): SharedKeyPool;
   /** Pauses the lane through `controller`; absent without a controller. */
@@ -83,11 +84,12 @@ export function createLaneAdmission(options: {
     settings,
     side,
     reserve,
-    newPool: (now, sleep, shard = Math.floor(Math.random() * settings.bucketShards)) =>
+    newPool: (now, sleep, shard) =>
       new SharedKeyPool({
         keys: options.keys,
         store,
-        ...shardedSideConfig(reserve, side, poolSide, settings.bucketShards, shard, options.keys),
+        ...shardedSideConfig(reserve, side, poolSide, settings.bucketShards, shard ?? 0, options.keys),
+        ...(shard === undefined ? { shards: shardSideConfigs(reserve, side, poolSide, settings.bucketShards, options.keys) } : {}),
         settings,
         ...(now ? { now } : {}),
         sleep,

@@ -141,6 +141,7 @@ abstract class SimulatedLane {
             dailyResetOffsetMs: scenario.dailyResetOffsetMs,
             bucketShards: settings.bucketShards ?? shardsFor(Math.min(settings.consumers, settings.accountConcurrency), scenario.keys),
           },
+          random: Rng.derive(settings.seed, 6).next,
         })
       : null;
     // The same jobs for every strategy: their sizes come from their own stream.
@@ -402,6 +403,7 @@ class Simulation extends SimulatedLane {
         case EV_SETTLE:
           this.admission!.settle(
             this.jobs.settleConsumer[payload]!,
+            this.jobs.settleShard[payload]!,
             this.jobs.settleKey[payload]!,
             this.jobs.settleTaken[payload]!,
             this.jobs.inputTokens[payload]!,
@@ -454,6 +456,8 @@ class Simulation extends SimulatedLane {
 
   /** The admission answers of the batch being handled, by message (strategy (c): its takes are made together). */
   private readonly batchAdmission = new Map<number, CoreAdmission<KeyRef>>();
+  /** The bucket shard the batch's takes were made on. */
+  private batchShard = 0;
 
   /** Strategy (c): the takes of the batch's records that go to the model, made together at their call time. */
   protected override prepareBatch(consumer: number, messages: Int32Array, count: number, now: number): void {
@@ -470,6 +474,7 @@ class Simulation extends SimulatedLane {
     }
     if (calling.length === 0) return;
     const answers = this.admission.acquireGroup(consumer, tokens, now + this.timing.preCallMs, this.settings.bookWithinMs);
+    this.batchShard = this.admission.takenShard;
     for (const [i, message] of calling.entries()) this.batchAdmission.set(message, answers[i]!);
   }
 
@@ -524,6 +529,7 @@ class Simulation extends SimulatedLane {
         this.jobs.settleKey[j] = key;
         this.jobs.settleTaken[j] = grantedTokens;
         this.jobs.settleConsumer[j] = consumer;
+        this.jobs.settleShard[j] = this.batchShard;
         this.schedule(answeredAt, EV_SETTLE, j);
       }
       const action = this.decideAt(job, receiveCount, answeredAt, { kind: 'valid_output' });

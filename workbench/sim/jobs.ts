@@ -36,6 +36,8 @@ export class JobTable {
   readonly settleTaken: Float64Array;
   /** Strategy (c): the consumer (pool instance) that holds the grant. */
   readonly settleConsumer: Int32Array;
+  /** Strategy (c): the bucket shard the grant was taken from. */
+  readonly settleShard: Uint8Array;
   /** Tokens of every job (for the quota bound). */
   totalTokens = 0;
   /** Jobs committed. */
@@ -60,6 +62,7 @@ export class JobTable {
     this.settleKey = new Int8Array(withAdmission ? n : 0);
     this.settleTaken = new Float64Array(withAdmission ? n : 0);
     this.settleConsumer = new Int32Array(withAdmission ? n : 0);
+    this.settleShard = new Uint8Array(withAdmission ? n : 0);
     const jobRng = Rng.derive(settings.seed, 1);
     for (let j = 0; j < n; j++) {
       this.inputTokens[j] = jobRng.int(settings.inputTokensMin, settings.inputTokensMax);

@@ -22,12 +22,12 @@ import {
   type CoreAdmission,
   type LaneOut,
 } from '../../lib/admission/decisions/pool-core.js';
-import { newPoolState, type PoolConfig, type PoolState } from '../../lib/admission/decisions/pool-state.js';
+import { chooseShard, newPoolState, type PoolConfig, type PoolState } from '../../lib/admission/decisions/pool-state.js';
 import { acquireGroupOps } from '../../lib/admission/decisions/group-take.js';
 import { runSync, type SyncRateState } from '../../lib/admission/drivers/sync.js';
 import type { BucketWrite } from '../../lib/admission/model/store.js';
 import { admissionSettings, bucketLimitsFor, type AdmissionSettings } from '../../lib/admission/config/settings.js';
-import { shardedSideConfig } from '../../lib/admission/config/reserve.js';
+import { shardSideConfigs } from '../../lib/admission/config/reserve.js';
 import type { LaneConfig } from '../../lib/config/lanes.js';
 import type { Cooldown } from '../../lib/policy/index.js';
 import type { KeyLimits } from './provider-model.js';
@@ -170,32 +170,52 @@ export class SimKeyPool {
   laneOut: LaneOut | null = null;
   /** After a grant: the tokens taken (to settle later). */
   grantedTokens = 0;
+  /** After a take (or a group of them): the bucket shard it was decided on (to settle there). */
+  takenShard = 0;
 
-  /** The pool config of each bucket shard (`AdmissionSettings.bucketShards`); consumer `c` takes from shard `c mod shards`. */
+  /**
+   * The pool config of each bucket shard (`AdmissionSettings.bucketShards`): as `SharedKeyPool` with
+   * every shard, an instance chooses one for each take or group of takes.
+   */
   private readonly configs: PoolConfig[];
   private readonly states: PoolState[];
+  private readonly random: () => number;
+  /** Per instance: the shard of its last take (at first consumer `c`'s is `c mod shards`, so the fleet starts spread). */
+  private readonly shardOf: Uint8Array;
   /** The virtual time the decision in progress runs at. */
   private clock = 0;
 
-  constructor(options: { keys: number | readonly KeyRef[]; limits: KeyLimits; consumers: number; settings?: Partial<AdmissionSettings> }) {
+  /** `random`: uniform in [0, 1), draws the shard each take weighs against its last (default `Math.random`). */
+  constructor(options: {
+    keys: number | readonly KeyRef[];
+    limits: KeyLimits;
+    consumers: number;
+    settings?: Partial<AdmissionSettings>;
+    random?: () => number;
+  }) {
     this.keys = typeof options.keys === 'number' ? simKeys(options.keys) : options.keys;
     this.settings = admissionSettings(options.settings);
     this.limits = bucketLimitsFor({ provider: { limits: options.limits } } as unknown as Pick<LaneConfig, 'provider'>, this.settings);
     this.store = new SimRateState(this.keys, this.totals);
     const reserve = { reserveShare: 0, queue: this.limits, live: this.limits };
     const shards = this.settings.bucketShards;
-    this.configs = Array.from({ length: shards }, (_, shard) => ({
-      keys: this.keys,
-      ...shardedSideConfig(reserve, 'queue', { limits: this.limits }, shards, shard, this.keys),
-      settings: this.settings,
-      now: () => this.clock,
-    }));
+    const sides = shardSideConfigs(reserve, 'queue', { limits: this.limits }, shards, this.keys);
+    this.configs = sides.map((side) => ({ keys: this.keys, ...side, settings: this.settings, now: () => this.clock }));
     this.states = Array.from({ length: options.consumers }, () => newPoolState(this.settings));
+    this.random = options.random ?? Math.random;
+    this.shardOf = Uint8Array.from({ length: options.consumers }, (_, c) => c % shards);
   }
 
-  /** The pool config instance `consumer` decides with: its bucket shard's. */
-  private configOf(consumer: number): PoolConfig {
-    return this.configs[consumer % this.configs.length]!;
+  /** The shard of instance `consumer`'s next take or group (`chooseShard`, as `SharedKeyPool` chooses it), kept in {@link takenShard}. */
+  private drawShard(consumer: number): PoolConfig {
+    this.takenShard = chooseShard(this.configs, this.states[consumer]!, this.clock, this.shardOf[consumer]!, this.random);
+    this.shardOf[consumer] = this.takenShard;
+    return this.configs[this.takenShard]!;
+  }
+
+  /** The config of decisions not tied to a shard (cooldowns, the lane's capacity): the first shard's, as `SharedKeyPool`'s. */
+  private get anyShard(): PoolConfig {
+    return this.configs[0]!;
   }
 
   /** DynamoDB request units spent and answers given, summed over every instance. */
@@ -211,11 +231,11 @@ export class SimKeyPool {
 
   /**
    * `SharedKeyPool.acquire` for instance `consumer` at `now`: the index of the granted key (with
-   * {@link grantedTokens} set), or -1 with {@link retryAt}, {@link detail} and {@link laneOut} set.
+   * {@link grantedTokens} and {@link takenShard} set), or -1 with {@link retryAt}, {@link detail} and {@link laneOut} set.
    */
   acquire(consumer: number, estimatedTokens: number, now: number): number {
     this.clock = now;
-    const answer = runSync(acquireOps(this.configOf(consumer), this.states[consumer]!, { estimatedTokens }), this.store);
+    const answer = runSync(acquireOps(this.drawShard(consumer), this.states[consumer]!, { estimatedTokens }), this.store);
     if (answer.admitted) {
       this.totals.grants++;
       this.grantedTokens = answer.cost.tokens;
@@ -231,13 +251,13 @@ export class SimKeyPool {
   /**
    * The takes of one batch's calls made together (`group-take.ts`, as `SharedKeyPool` groups the
    * acquires that meet in one instance): the answers in `estimatedTokens`' order. A call may be booked
-   * on a slot up to `bookWithinMs` after `now` (the grant's `startAt`).
+   * on a slot up to `bookWithinMs` after `now` (the grant's `startAt`). The group's shard is left in {@link takenShard}.
    */
   acquireGroup(consumer: number, estimatedTokens: readonly number[], now: number, bookWithinMs = 0): CoreAdmission<KeyRef>[] {
     this.clock = now;
     const answers = runSync(
       acquireGroupOps(
-        this.configOf(consumer),
+        this.drawShard(consumer),
         this.states[consumer]!,
         estimatedTokens.map((tokens) => ({ estimatedTokens: tokens, bookWithinMs })),
       ),
@@ -250,30 +270,31 @@ export class SimKeyPool {
     return answers;
   }
 
-  /** The grant's settle: learns the output-token estimate, corrects the owner's token level by the real usage. */
-  settle(consumer: number, keyIndex: number, takenTokens: number, inputTokens: number, outputTokens: number, now: number): void {
+  /**
+   * The grant's settle, on the shard it was taken from: learns the output-token estimate, corrects the
+   * owner's token level by the real usage.
+   */
+  settle(consumer: number, shard: number, keyIndex: number, takenTokens: number, inputTokens: number, outputTokens: number, now: number): void {
     this.clock = now;
-    runSync(
-      settleOps(this.configOf(consumer), this.states[consumer]!, this.keys[keyIndex]!.quotaOwner, takenTokens, { inputTokens, outputTokens }),
-      this.store,
-    );
+    const { quotaOwner } = this.keys[keyIndex]!;
+    runSync(settleOps(this.configs[shard]!, this.states[consumer]!, quotaOwner, takenTokens, { inputTokens, outputTokens }), this.store);
   }
 
   /** `SharedKeyPool.keysLeftAfter`: keys still usable once `keyIndex` (or its owner) cools (a fresh read). */
   keysLeftAfter(consumer: number, keyIndex: number, target: Pick<Cooldown, 'scope' | 'reason'>, now: number): number {
     this.clock = now;
-    return runSync(keysLeftOps(this.configOf(consumer), this.states[consumer]!, this.keys[keyIndex]!, target), this.store);
+    return runSync(keysLeftOps(this.anyShard, this.states[consumer]!, this.keys[keyIndex]!, target), this.store);
   }
 
   /** `SharedKeyPool.cool`: records the policy's cooldown in the instance's cache, the table and the owner's bucket. */
   cool(consumer: number, keyIndex: number, cooldown: Cooldown, now: number): void {
     this.clock = now;
-    runSync(coolOps(this.configOf(consumer), this.states[consumer]!, this.keys[keyIndex]!, cooldown), this.store);
+    runSync(coolOps(this.anyShard, this.states[consumer]!, this.keys[keyIndex]!, cooldown), this.store);
   }
 
   /** `SharedKeyPool.laneOut`: when every key is out for a long reset, as every instance recorded it (a fresh read). */
   laneOutFor(consumer: number, now: number): LaneOut | null {
     this.clock = now;
-    return laneOutOf(runSync(laneCapacityOps(this.configOf(consumer), this.states[consumer]!), this.store));
+    return laneOutOf(runSync(laneCapacityOps(this.anyShard, this.states[consumer]!), this.store));
   }
 }

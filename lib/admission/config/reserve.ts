@@ -65,6 +65,8 @@ export interface PoolSideConfig {
   bucketSuffix?: string | undefined;
   /** The owner's other bucket, which its cooldowns are copied into (absent: none). */
   otherBuckets?: readonly BucketSide[] | undefined;
+  /** Every shard's suffix, when the pool holds them all ({@link shardSideConfigs}; see `PoolConfig.shardSuffixes`). */
+  shardSuffixes?: readonly string[] | undefined;
 }
 
 /**
@@ -142,6 +144,20 @@ export function shardedSideConfig(
   const live = reserve.reserveShare > 0 ? [{ suffix: LIVE_BUCKET_SUFFIX, limits: reserve.live }] : [];
   const suffix = shardBucketSuffix(shard);
   return { limits, ...(suffix ? { bucketSuffix: suffix } : {}), otherBuckets: [...queueShards.filter((_, k) => k !== shard), ...live] };
+}
+
+/**
+ * Every bucket a pool of `side` may take from, one config each ({@link shardedSideConfig}): each of the
+ * queue side's `shards`, or the one bucket of a side that is not sharded (a live pool with a reserve, or
+ * one shard). A pool holding them all chooses one per group of takes, so that no consumer is tied to a
+ * shard that falls behind.
+ * @throws {AdmissionSettingsError} as {@link shardedSideConfig}
+ */
+export function shardSideConfigs(reserve: ReserveLimits, side: PoolSide, config: PoolSideConfig, shards: number, keys?: readonly KeyRef[]): PoolSideConfig[] {
+  if (shards <= 1 || (side === 'live' && reserve.reserveShare > 0)) return [shardedSideConfig(reserve, side, config, shards, 0, keys)];
+  const configs = Array.from({ length: shards }, (_, shard) => shardedSideConfig(reserve, side, config, shards, shard, keys));
+  const shardSuffixes = configs.map((c) => c.bucketSuffix ?? '');
+  return configs.map((c) => ({ ...c, shardSuffixes }));
 }
 
 /**

@@ -83,13 +83,20 @@ export interface LaneCapacity {
   reason: LaneOutReason;
 }
 
+/** A quota owner whose daily quota admission saw spent: in what share of its bucket items (1: all), and until the earliest of their resets. */
+export interface DailyOut {
+  share: number;
+  until: number;
+}
+
 /**
  * The lane's capacity at `now`: an owner is out when each of its keys is cooling for a long reset
- * (daily quota, billing, auth) or its daily quota is spent (`dailyOut`: owner → the daily reset
- * admission itself saw it spent until, for `quota_exhausted`); out until the earliest of its keys'
- * returns. `null` while every owner has a usable key (or is only cooling for a rate limit).
+ * (daily quota, billing, auth) or its daily quota is spent (`dailyOut`: owner → what admission itself
+ * saw spent, for `quota_exhausted`: an owner whose bucket is split into shards counts as the share of
+ * them left); out until the earliest of its keys' returns. `null` while every owner has a usable key
+ * (or is only cooling for a rate limit).
  */
-export function laneCapacity(keys: readonly KeyRef[], snapshot: CooldownSnapshot, now: number, dailyOut?: ReadonlyMap<string, number>): LaneCapacity | null {
+export function laneCapacity(keys: readonly KeyRef[], snapshot: CooldownSnapshot, now: number, dailyOut?: ReadonlyMap<string, DailyOut>): LaneCapacity | null {
   // Every decision asks: nothing long recorded and no day seen spent is the usual answer, found without a walk over the keys.
   if (!dailyOut?.size && !hasLongCooldown(snapshot, now)) return null;
   // Per owner: `null` once one of its keys is usable, else its earliest return.
@@ -100,14 +107,21 @@ export function laneCapacity(keys: readonly KeyRef[], snapshot: CooldownSnapshot
     const blocker = blockerOf(key, snapshot, now);
     const daily = dailyOut?.get(key.quotaOwner);
     let out: { until: number; reason: CooldownReason } | null = blocker && isLongReason(blocker.reason) ? blocker : null;
-    if (daily !== undefined && daily > now && (out === null || daily > out.until)) out = { until: daily, reason: 'quota_exhausted' };
+    if (daily !== undefined && daily.share >= 1 && daily.until > now && (out === null || daily.until > out.until))
+      out = { until: daily.until, reason: 'quota_exhausted' };
     owners.set(key.quotaOwner, out === null ? null : known === undefined || out.until < known.until ? out : known);
   }
   let usable = 0;
   let earliest: { until: number; reason: CooldownReason } | null = null;
-  for (const out of owners.values()) {
-    if (out === null) usable++;
-    else if (earliest === null || out.until < earliest.until) earliest = out;
+  for (const [owner, out] of owners) {
+    const daily = dailyOut?.get(owner);
+    if (out !== null) {
+      if (earliest === null || out.until < earliest.until) earliest = out;
+    } else if (daily !== undefined && daily.share < 1 && daily.until > now) {
+      // Some of its bucket shards are spent for the day: the owner starts the share of its calls the others hold.
+      usable += 1 - daily.share;
+      if (earliest === null || daily.until < earliest.until) earliest = { until: daily.until, reason: 'quota_exhausted' };
+    } else usable++;
   }
   if (earliest === null) return null;
   return { share: usable / owners.size, until: earliest.until, reason: earliest.reason === 'rate_limit' ? 'quota_exhausted' : earliest.reason };

@@ -112,7 +112,7 @@ function* groupRound<K extends KeyRef>(
     if (lease !== undefined && !state.leases.has(owner)) state.leases.set(owner, lease);
     for (const i of indices) {
       const answer = answers[i]!;
-      if (wrote.get(i) === owner && answer.admitted && !probesBefore.has(answer.key.quotaOwner)) state.probes.delete(answer.key.quotaOwner);
+      if (wrote.get(i) === owner && answer.admitted && !probesBefore.has(owner)) state.probes.delete(owner);
     }
   };
   try {

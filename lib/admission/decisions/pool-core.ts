@@ -32,7 +32,7 @@ import { learnOutputEstimate } from '../config/settings.js';
 import type { BucketCost, BucketState, Flow, Lease } from '../model/bucket.js';
 import { EMPTY_SNAPSHOT, RECHECKED, type CooldownSnapshot, type KeyRef } from '../model/cooldowns.js';
 import { update } from './bucket-update.js';
-import { blockerOf, chooseKeys, cooldownRecordOf, keysLeftAfter, laneCapacity, type LaneCapacity } from './choice.js';
+import { blockerOf, chooseKeys, cooldownRecordOf, keysLeftAfter, laneCapacity, type DailyOut, type LaneCapacity } from './choice.js';
 import { cooldowns, cooldownsOrBeside, firstCooldowns, learnCooldown as learn } from './cooldown-cache.js';
 import { beginDecision, bucketIdOf, learnBucket, learnedSince, SETTLE_CARRY_SHARE, type PoolConfig, type PoolOps, type PoolState } from './pool-state.js';
 
@@ -179,11 +179,33 @@ export function* acquireOps<K extends KeyRef>(
 
 /**
  * The lane's capacity as this instance knows it at `now` (the cached cooldowns, else `snapshot`, and the
- * owners its takes found with the day spent: {@link noteDaily}); `undefined` while every owner is usable.
+ * buckets its takes found with the day spent: {@link noteDaily}); `undefined` while every owner is usable.
  */
 function capacityKnown(config: PoolConfig, state: PoolState, now: number, snapshot: CooldownSnapshot = EMPTY_SNAPSHOT): LaneCapacity | undefined {
-  for (const [owner, reset] of state.dailySpent) if (reset <= now) state.dailySpent.delete(owner);
-  return laneCapacity(config.keys, state.cooldowns ?? snapshot, now, state.dailySpent) ?? undefined;
+  for (const [id, reset] of state.dailySpent) if (reset <= now) state.dailySpent.delete(id);
+  return laneCapacity(config.keys, state.cooldowns ?? snapshot, now, dailyOutOf(config, state)) ?? undefined;
+}
+
+/**
+ * Per quota owner some of whose buckets (its shards, {@link PoolConfig.shardSuffixes}) this instance's takes
+ * found with the day spent: the share of them, and the earliest reset. `undefined` when none was.
+ */
+function dailyOutOf(config: PoolConfig, state: PoolState): Map<string, DailyOut> | undefined {
+  if (state.dailySpent.size === 0) return undefined;
+  const suffixes = config.shardSuffixes ?? [config.bucketSuffix ?? ''];
+  const out = new Map<string, DailyOut>();
+  for (const owner of new Set(config.keys.map((k) => k.quotaOwner))) {
+    let spent = 0;
+    let until = Infinity;
+    for (const suffix of suffixes) {
+      const reset = state.dailySpent.get(owner + suffix);
+      if (reset === undefined) continue;
+      spent += 1;
+      until = Math.min(until, reset);
+    }
+    if (spent > 0) out.set(owner, { share: spent / suffixes.length, until });
+  }
+  return out;
 }
 
 /**
@@ -198,8 +220,9 @@ function noteDaily(config: PoolConfig, state: PoolState, owner: string, verdict:
     if (isFixedDay(config.limits) && levelsAt(verdict.next, config.limits, at).daily < need.requests && reset > at) spentUntil = reset;
   } else if (verdict.limitedBy === 'daily') spentUntil = verdict.dueAt;
   else if (verdict.limitedBy !== 'requests' && verdict.limitedBy !== 'tokens') return;
-  if (spentUntil !== undefined && spentUntil - at >= pauseMinMs) state.dailySpent.set(owner, spentUntil);
-  else state.dailySpent.delete(owner);
+  const id = bucketIdOf(config, owner);
+  if (spentUntil !== undefined && spentUntil - at >= pauseMinMs) state.dailySpent.set(id, spentUntil);
+  else state.dailySpent.delete(id);
 }
 
 /** {@link acquireOps} without the capacity. */
@@ -417,10 +440,10 @@ export function* settleOps(
   takenTokens: number,
   usage: { inputTokens: number; outputTokens: number },
 ): PoolOps<void> {
-  state.probes.delete(owner);
+  const id = bucketIdOf(config, owner);
+  state.probes.delete(id);
   state.outputEstimate = learnOutputEstimate(state.outputEstimate, usage.outputTokens, config.settings);
   const delta = usage.inputTokens + usage.outputTokens - takenTokens;
-  const id = bucketIdOf(config, owner);
   // An owner not known proven is proven now, at once (other consumers' calls wait on its probe).
   const prove = config.settings.probeFirstCalls && state.buckets.get(id)?.proven !== true;
   const owed = (state.carried.get(id) ?? 0) + delta;
@@ -435,13 +458,15 @@ export function* settleOps(
 
 /** After a grant on `owner`: when its take wrote the owner's probe, this instance holds it (see {@link releaseOps}). */
 function noteProbe(config: PoolConfig, state: PoolState, owner: string): void {
-  if (isProbe(state.buckets.get(bucketIdOf(config, owner)))) state.probes.add(owner);
+  const id = bucketIdOf(config, owner);
+  if (isProbe(state.buckets.get(id))) state.probes.add(id);
 }
 
 /** A granted call ended without an answer (it failed, or never went): the owner's probe, if this was it, is given back. */
 export function* releaseOps(config: PoolConfig, state: PoolState, owner: string): PoolOps<void> {
-  if (!state.probes.delete(owner)) return;
-  yield* update(config, state, bucketIdOf(config, owner), config.limits, releaseChange, null);
+  const id = bucketIdOf(config, owner);
+  if (!state.probes.delete(id)) return;
+  yield* update(config, state, id, config.limits, releaseChange, null);
 }
 
 /**
@@ -466,8 +491,11 @@ export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cool
   const record = { ...cooldownRecordOf(key, { scope: cooldown.scope, reason: cooldown.reason, until }), ...(fingerprint ? { fingerprint } : {}) };
   learn(config, state, record);
   if (record.scope === 'quota_owner') {
-    state.probes.delete(key.quotaOwner); // the cooldown's write ends the probe
-    state.leases.delete(bucketIdOf(config, key.quotaOwner)); // and what is left of a lease is not called
+    // The cooldown's write ends the probe of each of the owner's buckets, and what is left of a lease is not called.
+    for (const id of [bucketIdOf(config, key.quotaOwner), ...(config.otherBuckets ?? []).map((b) => key.quotaOwner + b.suffix)]) {
+      state.probes.delete(id);
+      state.leases.delete(id);
+    }
   }
   yield { kind: 'putCooldown', record, now: config.now() };
   if (record.scope !== 'quota_owner') return;
@@ -485,5 +513,5 @@ export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cool
  */
 export function* laneCapacityOps(config: PoolConfig, state: PoolState): PoolOps<LaneCapacity | null> {
   const snapshot = yield* cooldowns(config, state, true);
-  return laneCapacity(config.keys, snapshot, config.now(), state.dailySpent);
+  return laneCapacity(config.keys, snapshot, config.now(), dailyOutOf(config, state));
 }

@@ -4,6 +4,7 @@
  */
 import type { BucketSide } from '../config/reserve.js';
 import type { AdmissionSettings } from '../config/settings.js';
+import { levelsAt } from '../bucket/token-bucket.js';
 import type { BucketLimits, BucketState, BucketUpdate, Lease } from '../model/bucket.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../model/cooldowns.js';
 
@@ -39,6 +40,11 @@ export interface PoolConfig<K extends KeyRef = KeyRef> {
   bucketSuffix?: string | undefined;
   /** The owner's other buckets (the other side of a reserve): an owner's cooldown is copied into each too. */
   otherBuckets?: readonly BucketSide[] | undefined;
+  /**
+   * The suffixes of every bucket of an owner the instance takes from (its shards, this config's among them):
+   * what share of an owner's quota is left when some of them are spent for the day. Absent: this config's alone.
+   */
+  shardSuffixes?: readonly string[] | undefined;
   settings: AdmissionSettings;
   /** The clock, epoch ms (read at the same points by every driver). */
   now: () => number;
@@ -71,7 +77,7 @@ export interface PoolState {
    * until the lease ends; what is left is given back with the instance's next take of that bucket.
    */
   leases: Map<string, Lease>;
-  /** Quota owners whose probe (`bucket/first-calls.ts`) this instance's call holds, until it answers or fails. */
+  /** Bucket items whose probe (`bucket/first-calls.ts`) this instance's call holds, until it answers or fails. */
   probes: Set<string>;
   /**
    * Per bucket item: when this instance's write of it last failed because another instance wrote
@@ -87,7 +93,7 @@ export interface PoolState {
    * decision begun no later reads it no more: it already has what a read would return (`refreshContended`).
    */
   learnedAt: Map<string, number>;
-  /** Per quota owner: the daily reset (epoch ms) until which this instance's takes found its day spent (`noteDaily` in `pool-core.ts`). */
+  /** Per bucket item: the daily reset (epoch ms) until which this instance's takes found its day spent (`noteDaily` in `pool-core.ts`). */
   dailySpent: Map<string, number>;
 }
 
@@ -138,4 +144,28 @@ export function newPoolState(settings: AdmissionSettings): PoolState {
 /** Whether bucket item `id`'s cached state was learned from the table after decision `since` began. */
 export function learnedSince(state: PoolState, id: string, since: number): boolean {
   return (state.learnedAt.get(id) ?? 0) >= since;
+}
+
+/** The requests `state` knows the buckets of `config` can start now: the window's and the day's, whichever is less (an unknown bucket counts as full). */
+function knownHeadroom(config: PoolConfig, state: PoolState, now: number): number {
+  let headroom = 0;
+  for (const owner of new Set(config.keys.map((k) => k.quotaOwner))) {
+    const levels = levelsAt(state.buckets.get(bucketIdOf(config, owner)), config.limits, now);
+    headroom += Math.min(levels.requests, levels.daily);
+  }
+  return headroom;
+}
+
+/**
+ * Which of `shards` (an owner's bucket shards, one config each) the next take or group of takes is
+ * decided on, by an instance that took its last ones from shard `current`: `current`, unless another
+ * one drawn at random holds more requests now in the buckets this instance knows (an unknown bucket
+ * counts as full). An instance stays where its cached buckets are fresh, and leaves a shard that fell
+ * behind for one with room instead of spending its denials (each a write) there.
+ */
+export function chooseShard(shards: readonly PoolConfig[], state: PoolState, now: number, current: number, random: () => number): number {
+  if (shards.length === 1) return 0;
+  let other = Math.floor(random() * (shards.length - 1));
+  if (other >= current) other += 1;
+  return knownHeadroom(shards[other]!, state, now) > knownHeadroom(shards[current]!, state, now) ? other : current;
 }

@@ -12,14 +12,14 @@
  */
 import { AWS_LIMITS } from '../../config/lanes.js';
 import type { Cooldown, LaneOutReason } from '../../policy/index.js';
-import type { BucketSide } from '../config/reserve.js';
+import type { BucketSide, PoolSideConfig } from '../config/reserve.js';
 import type { AdmissionSettings } from '../config/settings.js';
 import { blockerOf } from '../decisions/choice.js';
 import { cacheCooldownsRead } from '../decisions/cooldown-cache.js';
 import { acquireGroupOps } from '../decisions/group-take.js';
 import type { LaneCapacity } from '../decisions/choice.js';
 import { coolOps, keysLeftOps, laneCapacityOps, laneOutOf, releaseOps, settleOps, type CoreAdmission } from '../decisions/pool-core.js';
-import { bucketIdOf, learnBucket, newPoolState, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from '../decisions/pool-state.js';
+import { bucketIdOf, chooseShard, learnBucket, newPoolState, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from '../decisions/pool-state.js';
 import {
   NoProviderKeyError,
   type CooldownTarget,
@@ -46,12 +46,18 @@ export interface SharedKeyPoolOptions {
   bucketSuffix?: string | undefined;
   /** A reserve's side (`poolSideConfig`): the owner's other bucket, which its cooldowns are copied into. */
   otherBuckets?: readonly BucketSide[] | undefined;
+  /**
+   * The buckets to choose from instead (`shardSideConfigs`: each of an owner's bucket shards): each
+   * group of takes is decided on one (`chooseShard`), and a grant settles on the bucket it was taken
+   * from. Absent or one: the bucket of `limits`, `bucketSuffix` and `otherBuckets`.
+   */
+  shards?: readonly PoolSideConfig[] | undefined;
   settings: AdmissionSettings;
   /** Clock in epoch ms (default `Date.now`). */
   now?: () => number;
   /** Waits on the clock of {@link now} (default: the real sleep): for another call's first answer. */
   sleep?: Sleep | undefined;
-  /** Uniform in [0, 1) (default `Math.random`): where in {@link PROBE_WAIT_SPREAD} this instance's waits end. */
+  /** Uniform in [0, 1) (default `Math.random`): where in {@link PROBE_WAIT_SPREAD} this instance's waits end, and the shards it weighs. */
   random?: () => number;
 }
 
@@ -86,12 +92,18 @@ class OwnerLocks {
   }
 }
 
+/** A take's answer, and the config of the bucket (shard) it was decided on: its grant settles there. */
+interface Taken {
+  answer: CoreAdmission<ProviderKey>;
+  config: PoolConfig<ProviderKey>;
+}
+
 /** An acquire waiting for its group: the end of its booking window (epoch ms), and its answer's callbacks. */
 interface WaitingTake {
   estimatedTokens: number;
   flow: KeyRequest['flow'];
   windowEnd: number;
-  resolve: (answer: CoreAdmission<ProviderKey>) => void;
+  resolve: (taken: Taken) => void;
   reject: (error: unknown) => void;
 }
 
@@ -99,7 +111,13 @@ interface WaitingTake {
 export class SharedKeyPool implements KeyPool {
   /** How many keys the lane has. */
   readonly size: number;
+  /** One config per bucket shard the pool takes from (see {@link SharedKeyPoolOptions.shards}). */
+  private readonly configs: readonly PoolConfig<ProviderKey>[];
+  /** The first shard's: what decisions not tied to a shard (cooldowns, the lane's capacity) run with. */
   private readonly config: PoolConfig<ProviderKey>;
+  /** The index in {@link configs} of the shard of the last group (at first one drawn, so a fleet starts spread). */
+  private shard: number;
+  /** One state for every shard: the cooldowns, the estimate and the round robin are the instance's; the rest is kept per bucket item. */
   private readonly state: PoolState;
   private readonly store: RateStateStore;
   private readonly locks = new OwnerLocks();
@@ -117,23 +135,28 @@ export class SharedKeyPool implements KeyPool {
     if (options.keys.length === 0) throw new NoProviderKeyError('no provider key configured for this lane');
     this.size = options.keys.length;
     this.store = options.store;
-    this.config = {
+    const now = options.now ?? Date.now;
+    const sides: readonly PoolSideConfig[] = options.shards?.length ? options.shards : [options];
+    this.configs = sides.map((side) => ({
       keys: options.keys,
-      limits: options.limits,
-      ...(options.bucketSuffix ? { bucketSuffix: options.bucketSuffix } : {}),
-      ...(options.otherBuckets?.length ? { otherBuckets: options.otherBuckets } : {}),
+      limits: side.limits,
+      ...(side.bucketSuffix ? { bucketSuffix: side.bucketSuffix } : {}),
+      ...(side.otherBuckets?.length ? { otherBuckets: side.otherBuckets } : {}),
+      ...(side.shardSuffixes ? { shardSuffixes: side.shardSuffixes } : {}),
       settings: options.settings,
-      now: options.now ?? Date.now,
-    };
+      now,
+    }));
+    this.config = this.configs[0]!;
     this.state = newPoolState(options.settings);
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? realSleep;
     this.probeWaitShare = this.random() * PROBE_WAIT_SPREAD;
+    this.shard = this.configs.length === 1 ? 0 : Math.floor(this.random() * this.configs.length);
   }
 
   /**
    * Learns, before the instance's first take, what that take would otherwise find out on its way:
-   * the lane's cooldowns and each quota owner's bucket (one strongly consistent read each, all at
+   * the lane's cooldowns and each quota owner's bucket of every shard (one strongly consistent read each, all at
    * once), and starts the round robin at a random key, so instances that start together spread over
    * the owners instead of all writing the first one. Meant for the execution environment's INIT
    * (the consumer Lambda primes before its first batch): the first take is then one conditional
@@ -142,7 +165,7 @@ export class SharedKeyPool implements KeyPool {
    */
   async prime(): Promise<void> {
     const at = this.config.now();
-    const ids = [...new Set(this.config.keys.map((k) => bucketIdOf(this.config, k.quotaOwner)))];
+    const ids = [...new Set(this.configs.flatMap((config) => config.keys.map((k) => bucketIdOf(config, k.quotaOwner))))];
     const [cooldowns, ...buckets] = await Promise.allSettled([this.store.readCooldowns(this.config.keys), ...ids.map((id) => this.store.readBucket(id))]);
     if (cooldowns?.status === 'fulfilled') cacheCooldownsRead(this.state, cooldowns.value, at);
     for (const [i, id] of ids.entries()) {
@@ -258,14 +281,20 @@ export class SharedKeyPool implements KeyPool {
    * (`decisions/group-take.ts`): the first acquire starts a group at once (after the current tick, so
    * the acquires of that tick join it); acquires that come while a group is being written form the next one.
    */
-  private takeInGroup({ estimatedTokens, flow }: KeyRequest, windowEnd: number): Promise<CoreAdmission<ProviderKey>> {
+  private takeInGroup({ estimatedTokens, flow }: KeyRequest, windowEnd: number): Promise<Taken> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ estimatedTokens, flow, windowEnd, resolve, reject });
       if (!this.grouping) void this.takeGroups();
     });
   }
 
-  /** Runs groups until no acquire waits. */
+  /** The bucket shard of the next group (`chooseShard`): the last one, unless another holds more as far as this instance knows. */
+  private nextShard(): PoolConfig<ProviderKey> {
+    this.shard = chooseShard(this.configs, this.state, this.config.now(), this.shard, this.random);
+    return this.configs[this.shard]!;
+  }
+
+  /** Runs groups until no acquire waits, each on the shard {@link nextShard} chooses. */
   private async takeGroups(): Promise<void> {
     this.grouping = true;
     try {
@@ -274,9 +303,10 @@ export class SharedKeyPool implements KeyPool {
         const group = this.waiting.splice(0, AWS_LIMITS.maxBatchEntries); // at most an SQS batch's calls
         const now = this.config.now();
         const requests = group.map((w) => ({ estimatedTokens: w.estimatedTokens, bookWithinMs: Math.max(0, w.windowEnd - now), flow: w.flow }));
+        const config = this.nextShard();
         try {
-          const answers = await this.run(acquireGroupOps(this.config, this.state, requests));
-          for (const [i, w] of group.entries()) w.resolve(answers[i]!);
+          const answers = await this.run(acquireGroupOps(config, this.state, requests));
+          for (const [i, w] of group.entries()) w.resolve({ answer: answers[i]!, config });
         } catch (error) {
           for (const w of group) w.reject(error);
         }
@@ -293,7 +323,7 @@ export class SharedKeyPool implements KeyPool {
    */
   async acquire(request: KeyRequest): Promise<KeyAdmission> {
     const windowEnd = this.config.now() + (request.bookWithinMs ?? 0);
-    let answer = await this.takeInGroup(request, windowEnd);
+    let { answer, config } = await this.takeInGroup(request, windowEnd);
     let waitedMs = 0;
     while (!answer.admitted && answer.probing && windowEnd - this.config.now() > 0) {
       const started = performance.now();
@@ -301,7 +331,7 @@ export class SharedKeyPool implements KeyPool {
       const due = Math.min(windowEnd, answer.retryAt) - now;
       await this.waitForProbe(Math.max(1, due * (1 - this.probeWaitShare)));
       waitedMs += performance.now() - started;
-      answer = await this.takeInGroup(request, windowEnd);
+      ({ answer, config } = await this.takeInGroup(request, windowEnd));
     }
     const waited = waitedMs > 0 ? { waitedMs } : {};
     this.counts.takes++;
@@ -329,8 +359,7 @@ export class SharedKeyPool implements KeyPool {
         if (settled) return;
         settled = true;
         // No answer (the call failed or never went): the owner's first call, if this was it, proved nothing.
-        const ops =
-          usage === null ? releaseOps(this.config, this.state, key.quotaOwner) : settleOps(this.config, this.state, key.quotaOwner, cost.tokens, usage);
+        const ops = usage === null ? releaseOps(config, this.state, key.quotaOwner) : settleOps(config, this.state, key.quotaOwner, cost.tokens, usage);
         await this.run(ops).catch(() => undefined);
         this.probeEnded();
       },

@@ -2,12 +2,12 @@
  * The capacity kept for the live lane (`config/reserve.ts`), in memory: each quota owner's limits split into a
  * queue side and a live side, each its own bucket on one rate-state store; cooldowns shared; a share
  * of 0 exactly admission without a reserve (the live side then shares the owner's one bucket); the queue
- * side's bucket split into shards, each pool taking from one and cooldowns copied into all.
+ * side's bucket split into shards, a pool drawing one per take (or pinned to one) and cooldowns copied into all.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { poolSideConfig, reserveLimits, shardedSideConfig, type PoolSide } from '../../../../lib/admission/config/reserve.js';
+import { poolSideConfig, reserveLimits, shardedSideConfig, shardSideConfigs, type PoolSide } from '../../../../lib/admission/config/reserve.js';
 import { AdmissionSettingsError, admissionSettings, bucketLimitsFor, shardsFor } from '../../../../lib/admission/config/settings.js';
 import { SharedKeyPool } from '../../../../lib/admission/drivers/shared-key-pool.js';
 import { liveBucketId } from '../../../../lib/admission/dynamodb/rate-state.js';
@@ -345,5 +345,38 @@ describe('admission shards: an owner’s queue-side bucket split into items', ()
     assertNear(levelsOf(store.buckets.get('org-1'), { ...queueLimits, requestsPerWindow: 4 }, T0).requests, 0);
     assert.ok(!afterCooldown.admitted && afterCooldown.retryAt.getTime() === until, 'the other shard’s pool is denied until the reset');
     assert.equal(store.buckets.get('org-1#s1')!.cooldown?.until, until);
+  });
+
+  it('a pool with every shard takes from the one it knows holds more, reaches all of them and settles each grant on the shard it was taken from', async () => {
+    // Prepare: 8 requests a minute, no reserve, two shards of 4; the pool starts on shard 1 (its second draw)
+    const clock = { now: T0 };
+    const lane = laneWith(0, { enabled: false });
+    const store = new MemoryRateStateStore();
+    const settings = admissionSettings({ ...SETTINGS, bucketShards: 2 });
+    const reserve = reserveLimits(lane, settings);
+    const shards = shardSideConfigs(reserve, 'queue', poolSideConfig(reserve, 'queue'), 2, keysOf(lane));
+    let draws = 0;
+    const random = (): number => (draws++ % 2 === 0 ? 0.25 : 0.75);
+    const pool = new SharedKeyPool({ keys: keysOf(lane), store, ...shards[0]!, shards, settings, now: () => clock.now, random });
+    // Act: nine takes; the first grant's call used 10,000 tokens more than it took
+    const grants: KeyAdmission[] = [];
+    for (let i = 0; i < 9; i++) grants.push(await pool.acquire({ estimatedTokens: 100 }));
+    const first = grants[0]!;
+    assert.ok(first.admitted);
+    await first.settle({ inputTokens: 100, outputTokens: 10_200 });
+    // Assess
+    assert.deepEqual(
+      grants.map((g) => g.admitted),
+      [...Array<boolean>(8).fill(true), false],
+      'both shards admit their half of the minute to the one pool',
+    );
+    assert.deepEqual(shardSideConfigs(reserve, 'queue', poolSideConfig(reserve, 'queue'), 1), [poolSideConfig(reserve, 'queue')]);
+    const half = { ...queueLimits, requestsPerWindow: 4, tokensPerWindow: 40_000, requestsPerDay: 500 };
+    assertNear(
+      levelsOf(store.buckets.get('org-1#s1'), half, clock.now).tokens,
+      40_000 - 4 * 200 - (100 + 10_200 - 200),
+      'the correction on the grant’s shard: the call’s usage less what it took',
+    );
+    assertNear(levelsOf(store.buckets.get('org-1'), half, clock.now).tokens, 40_000 - 4 * 200, 'the other shard untouched');
   });
 });

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { blockerOf, chooseKeys, keysLeftAfter, laneCapacity } from '../../../../lib/admission/decisions/choice.js';
 import { laneOutOf } from '../../../../lib/admission/decisions/pool-core.js';
-import type { BucketLimits } from '../../../../lib/admission/model/bucket.js';
+import { chooseShard, newPoolState, type PoolConfig } from '../../../../lib/admission/decisions/pool-state.js';
+import type { BucketLimits, BucketState } from '../../../../lib/admission/model/bucket.js';
 import { EMPTY_SNAPSHOT, type CooldownRecord, type CooldownSnapshot } from '../../../../lib/admission/model/cooldowns.js';
 import { SharedKeyPool } from '../../../../lib/admission/drivers/shared-key-pool.js';
 import { admissionSettings } from '../../../../lib/admission/config/settings.js';
@@ -173,21 +174,79 @@ describe('admission: key choice', () => {
     // Act + Assess
     assert.equal(laneCapacity(keys, oneKey, T0), null, 'o1 still has k2: every owner usable');
     assert.deepEqual(laneCapacity(keys, oneOwner, T0), { share: 0.5, until: T0 + 7_200_000, reason: 'billing' });
-    assert.deepEqual(laneCapacity(keys, oneOwner, T0, new Map([['o2', T0 + 3_600_000]])), { share: 0, until: T0 + 3_600_000, reason: 'quota_exhausted' });
+    assert.deepEqual(laneCapacity(keys, oneOwner, T0, new Map([['o2', { share: 1, until: T0 + 3_600_000 }]])), {
+      share: 0,
+      until: T0 + 3_600_000,
+      reason: 'quota_exhausted',
+    });
     assert.equal(laneCapacity(keys, snap({ scope: 'quota_owner', id: 'o1', reason: 'rate_limit', until: T0 + 1000 }), T0), null, 'a rate limit is short');
+    assert.deepEqual(
+      laneCapacity(keys, EMPTY_SNAPSHOT, T0, new Map([['o2', { share: 0.5, until: T0 + 3_600_000 }]])),
+      { share: 0.75, until: T0 + 3_600_000, reason: 'quota_exhausted' },
+      'half of o2’s bucket shards spent: the lane keeps o1 and half of o2',
+    );
   });
 
   it('an owner whose daily quota admission saw spent is out until its reset', () => {
     // Prepare: o1 out for billing
     const s = snap({ scope: 'quota_owner', id: 'o1', reason: 'billing', until: T0 + 7_200_000 });
     // Act + Assess: o2 has spent its day until T0 + 1 h: every key is out, until the earliest
-    assert.deepEqual(laneOutOf(laneCapacity(keys, s, T0, new Map([['o2', T0 + 3_600_000]]))), { until: T0 + 3_600_000, reason: 'quota_exhausted' });
+    assert.deepEqual(laneOutOf(laneCapacity(keys, s, T0, new Map([['o2', { share: 1, until: T0 + 3_600_000 }]]))), {
+      until: T0 + 3_600_000,
+      reason: 'quota_exhausted',
+    });
     // o2 is rate limited for a second, but its day is spent: still out
     const short = snap(
       { scope: 'quota_owner', id: 'o1', reason: 'quota_exhausted', until: T0 + 7_200_000 },
       { scope: 'key', id: 'k3', reason: 'rate_limit', until: T0 + 1000 },
     );
-    assert.deepEqual(laneOutOf(laneCapacity(keys, short, T0, new Map([['o2', T0 + 3_600_000]]))), { until: T0 + 3_600_000, reason: 'quota_exhausted' });
+    assert.deepEqual(laneOutOf(laneCapacity(keys, short, T0, new Map([['o2', { share: 1, until: T0 + 3_600_000 }]]))), {
+      until: T0 + 3_600_000,
+      reason: 'quota_exhausted',
+    });
     assert.equal(laneOutOf(laneCapacity(keys, s, T0, new Map())), null, 'without it, o2 is free');
+  });
+});
+
+describe('admission: shard choice', () => {
+  const settings = admissionSettings({ safetyMargin: 0 });
+  const keys = [{ id: 'key-1', quotaOwner: 'org-1' }];
+  const shards: PoolConfig[] = ['', '#s1', '#s2'].map((suffix) => ({ keys, limits: LIMITS, bucketSuffix: suffix, settings, now: () => T0 }));
+  /** A bucket taken from: full again 30 s after T0. */
+  const spent: BucketState = { version: 1, requestsFullAt: T0 + 30_000, tokensFullAt: 0, reservedUntil: 0 };
+
+  it('stays on the last shard while the one drawn holds no more, and moves to one that does', () => {
+    // Prepare: shard 0 (the last) and shard 1 taken from alike, shard 2 unknown (counts as full)
+    const state = newPoolState(settings);
+    state.buckets.set('org-1', spent);
+    state.buckets.set('org-1#s1', spent);
+    // Act: the draw 0.1 weighs shard 1, 0.9 shard 2
+    const [weighsOne, weighsTwo] = [0.1, 0.9].map((draw) => chooseShard(shards, state, T0, 0, () => draw));
+    // Assess
+    assert.equal(weighsOne, 0, 'as full as the last: stays');
+    assert.equal(weighsTwo, 2, 'unknown, so full: moves');
+    assert.equal(
+      chooseShard(shards.slice(0, 1), state, T0, 0, () => 0.9),
+      0,
+      'one shard: no choice',
+    );
+  });
+
+  it('counts a shard whose day is spent as holding nothing, whatever its window holds', () => {
+    // Prepare: shard 1's day spent (until a reset an hour after T0), its window full; shard 0 unknown
+    const state = newPoolState(settings);
+    state.buckets.set('org-1#s1', {
+      version: 1,
+      requestsFullAt: 0,
+      tokensFullAt: 0,
+      reservedUntil: 0,
+      dayResetAt: T0 + 3_600_000,
+      dailyUsed: LIMITS.requestsPerDay,
+    });
+    // Act
+    const [fromSpent, fromFull] = [chooseShard(shards, state, T0, 1, () => 0.1), chooseShard(shards, state, T0, 0, () => 0.1)];
+    // Assess
+    assert.equal(fromSpent, 0, 'leaves the spent shard');
+    assert.equal(fromFull, 0, 'does not move to it');
   });
 });

@@ -59,21 +59,21 @@ interface LaneDriver {
 
 function simDriver(clock: { now: number }): LaneDriver {
   const sim = new SimKeyPool({ keys: KEYS, limits: LIMITS, consumers: CONSUMERS, settings: OVERRIDES });
-  const grants: { consumer: number; index: number; tokens: number }[] = [];
+  const grants: { consumer: number; shard: number; index: number; tokens: number }[] = [];
   const index = (keyId: string): number => KEYS.findIndex((k) => k.id === keyId);
   return {
     async acquire(consumer, estimatedTokens) {
       const granted = sim.acquire(consumer, estimatedTokens, clock.now);
       if (granted >= 0) {
-        grants.push({ consumer, index: granted, tokens: sim.grantedTokens });
+        grants.push({ consumer, shard: sim.takenShard, index: granted, tokens: sim.grantedTokens });
         return { granted: KEYS[granted]!.id };
       }
       const laneOut = sim.laneOut ? { until: new Date(sim.laneOut.until).getTime(), reason: sim.laneOut.reason } : null;
       return { retryAt: new Date(sim.retryAt).getTime(), detail: sim.detail, laneOut };
     },
     async settle(grant, usage) {
-      const { consumer, index: keyIndex, tokens } = grants[grant]!;
-      sim.settle(consumer, keyIndex, tokens, usage.inputTokens, usage.outputTokens, clock.now);
+      const { consumer, shard, index: keyIndex, tokens } = grants[grant]!;
+      sim.settle(consumer, shard, keyIndex, tokens, usage.inputTokens, usage.outputTokens, clock.now);
     },
     keysLeft: async (consumer, keyId, target) => sim.keysLeftAfter(consumer, index(keyId), target, clock.now),
     cool: async (consumer, keyId, cooldown) => sim.cool(consumer, index(keyId), cooldown, clock.now),
