@@ -22,6 +22,7 @@
  * (`bucket/lease.ts`); and the output-token estimate, learned from the usage each call reports (see
  * `AdmissionSettings.outputTokenEstimate`).
  */
+import { AWS_LIMITS } from '../../config/schema.js';
 import { RatelaneError } from '../../platform/errors.js';
 import type { Cooldown, LaneOutReason } from '../../policy/index.js';
 import { coolChange, releaseChange, settleChange, takeChange, takeWrites, type TakeArg } from '../bucket/changes.js';
@@ -42,6 +43,9 @@ import { beginDecision, bucketIdOf, learnBucket, learnedSince, SETTLE_CARRY_SHAR
  * schedule takes; a nearer reset is one deferral.
  */
 const DAILY_PAUSE_MIN_WINDOWS = 1;
+
+/** The longest an SQS message can be delayed (ms): a slot further away than this cannot be waited for with one delay. */
+const MAX_DELAY_MS = AWS_LIMITS.maxDelaySeconds * 1000;
 
 /** One call to admit: its estimated input tokens, how far ahead it may be booked (ms), and its flow. */
 export interface CallRequest {
@@ -342,6 +346,8 @@ function* decide<K extends KeyRef>(
   // Owners passed over while another call probes them (`bucket/first-calls.ts`): when the earliest lease ends.
   const probeLeaseMs = settings.probeFirstCalls ? limits.windowMs : undefined;
   let probeUntil = Infinity;
+  // Owners whose day is spent until a reset too far away to reserve a slot at: the earliest reset.
+  let daySpentUntil = Infinity;
   const lease = leasing && settings.leaseCalls >= 1 ? { calls: settings.leaseCalls, validityMs: leaseValidityMs(limits, settings) } : undefined;
   for (const { key, index } of choice.free) {
     if (tried.includes(key.quotaOwner)) continue;
@@ -378,6 +384,13 @@ function* decide<K extends KeyRef>(
     // booked calls are in them); else counting the slots already reserved on it — a spent day is never
     // booked, and its reset is every such owner's `dueAt`: by it alone one owner would take every reservation.
     const bookable = verdict.limitedBy !== 'daily' && verdict.dueAt - started <= bookWithinMs;
+    // A day spent until a reset further than a message can be delayed: no slot is reserved there (a write per
+    // denied record, all at once when a fleet finds the days spent): the record comes back before the reset
+    // anyway, and the lane limits or pauses itself meanwhile (`noteDaily`).
+    if (verdict.limitedBy === 'daily' && verdict.dueAt - started > MAX_DELAY_MS) {
+      daySpentUntil = Math.min(daySpentUntil, verdict.dueAt);
+      continue;
+    }
     candidates.push({ owner: key.quotaOwner, slotAt: bookable ? verdict.dueAt : verdict.retryAt });
   }
   candidates.sort((a, b) => a.slotAt - b.slotAt);
@@ -409,6 +422,7 @@ function* decide<K extends KeyRef>(
     slot = { at: verdict.retryAt, detail: `no budget (${verdict.limitedBy})` };
     break;
   }
+  if (slot === undefined && candidates.length === 0 && Number.isFinite(daySpentUntil)) slot = { at: daySpentUntil, detail: 'no budget (daily)' };
   let retryAt = Math.min(cooling.at(slot !== undefined), contendedRetry);
   let detail = candidates.length > 0 ? 'no budget' : contendedRetry < cooling.at(false) ? 'bucket contended' : `all ${keys.length} key(s) cooling`;
   if (slot && slot.at < retryAt) {

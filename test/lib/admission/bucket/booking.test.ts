@@ -133,7 +133,7 @@ describe('SharedKeyPool: a spent day with booking on', () => {
   ];
   const settings = admissionSettings({ outputTokenEstimate: 0, safetyMargin: 0, probeFirstCalls: false });
 
-  it("spreads the callers denied until the reset over every owner's slots, not one owner's", async () => {
+  it("spreads the callers denied until a near reset over every owner's slots, and reserves none a day away", async () => {
     // Prepare: two owners of 6 requests a minute and 12 a day, both days spent over two minutes; the
     // reset is at T0 + 1 day
     const limits = { ...LIMITS, requestsPerDay: 12 };
@@ -145,20 +145,30 @@ describe('SharedKeyPool: a spent day with booking on', () => {
       now = T0 + minute * 60_000;
       for (let i = 0; i < 12; i++) assert.equal((await pool.acquire({ estimatedTokens: 100 })).admitted, true);
     }
+    /** 16 callers that could wait 30 s in-process, denied: their retry times, seconds after the reset. */
+    const deny16 = async (): Promise<number[]> => {
+      const offsets: number[] = [];
+      for (let i = 0; i < 16; i++) {
+        const verdict = await pool.acquire({ estimatedTokens: 100, bookWithinMs: 30_000 });
+        assert.equal(verdict.admitted, false);
+        if (!verdict.admitted) offsets.push(Math.round((verdict.retryAt.getTime() - reset) / 1000));
+      }
+      return offsets.sort((a, b) => a - b);
+    };
+    // Act: a second after the last grant (the reset a day away, further than a message can be delayed),
+    // then ten minutes before the reset
     now += 1000;
-    // Act: 16 callers that could wait 30 s in-process are denied (the reset is a day away)
-    const offsets: number[] = [];
-    for (let i = 0; i < 16; i++) {
-      const verdict = await pool.acquire({ estimatedTokens: 100, bookWithinMs: 30_000 });
-      assert.equal(verdict.admitted, false);
-      if (!verdict.admitted) offsets.push(Math.round((verdict.retryAt.getTime() - reset) / 1000));
-    }
-    // Assess: both owners' first minutes go at the reset (12 calls), the other 4 one refill apart on
-    // each owner (+10 s, +20 s); one owner alone would have held the last caller back to +100 s
-    assert.deepEqual(
-      offsets.sort((a, b) => a - b),
-      [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 10, 20, 20],
-    );
+    const writesBefore = store.writes;
+    const farAway = await deny16();
+    const writesFarAway = store.writes - writesBefore;
+    now = reset - 600_000;
+    const near = await deny16();
+    // Assess: a day away, every caller comes back at the reset, and no slot is written; near it, both
+    // owners' first minutes go at the reset (12 calls), the other 4 one refill apart on each owner (+10 s,
+    // +20 s); one owner alone would have held the last caller back to +100 s
+    assert.deepEqual(farAway, Array<number>(16).fill(0));
+    assert.equal(writesFarAway, 0);
+    assert.deepEqual(near, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 10, 20, 20]);
   });
 });
 
