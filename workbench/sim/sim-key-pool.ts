@@ -207,7 +207,7 @@ export class SimKeyPool {
   }
 
   /** The shard of instance `consumer`'s next take or group (`chooseShard`, as `SharedKeyPool` chooses it), kept in {@link takenShard}. */
-  private drawShard(consumer: number): PoolConfig {
+  private nextShard(consumer: number): PoolConfig {
     this.takenShard = chooseShard(this.configs, this.states[consumer]!, this.clock, this.shardOf[consumer]!, this.random);
     this.shardOf[consumer] = this.takenShard;
     return this.configs[this.takenShard]!;
@@ -235,7 +235,7 @@ export class SimKeyPool {
    */
   acquire(consumer: number, estimatedTokens: number, now: number): number {
     this.clock = now;
-    const answer = runSync(acquireOps(this.drawShard(consumer), this.states[consumer]!, { estimatedTokens }), this.store);
+    const answer = runSync(acquireOps(this.nextShard(consumer), this.states[consumer]!, { estimatedTokens }), this.store);
     if (answer.admitted) {
       this.totals.grants++;
       this.grantedTokens = answer.cost.tokens;
@@ -257,7 +257,7 @@ export class SimKeyPool {
     this.clock = now;
     const answers = runSync(
       acquireGroupOps(
-        this.drawShard(consumer),
+        this.nextShard(consumer),
         this.states[consumer]!,
         estimatedTokens.map((tokens) => ({ estimatedTokens: tokens, bookWithinMs })),
       ),
