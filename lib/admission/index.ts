@@ -84,16 +84,13 @@ export function createLaneAdmission(options: {
     settings,
     side,
     reserve,
-    newPool: (now, sleep, shard) =>
-      new SharedKeyPool({
-        keys: options.keys,
-        store,
-        ...shardedSideConfig(reserve, side, poolSide, settings.bucketShards, shard ?? 0, options.keys),
-        ...(shard === undefined ? { shards: shardSideConfigs(reserve, side, poolSide, settings.bucketShards, options.keys) } : {}),
-        settings,
-        ...(now ? { now } : {}),
-        sleep,
-      }),
+    newPool: (now, sleep, shard) => {
+      const sides =
+        shard === undefined
+          ? shardSideConfigs(reserve, side, poolSide, settings.bucketShards, options.keys)
+          : [shardedSideConfig(reserve, side, poolSide, settings.bucketShards, shard, options.keys)];
+      return new SharedKeyPool({ keys: options.keys, store, ...sides[0]!, shards: sides, settings, ...(now ? { now } : {}), sleep });
+    },
     pauser: options.controller ? new LanePauser({ store, controller: options.controller }) : undefined,
   };
 }

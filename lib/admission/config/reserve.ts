@@ -155,7 +155,8 @@ export function shardedSideConfig(
  */
 export function shardSideConfigs(reserve: ReserveLimits, side: PoolSide, config: PoolSideConfig, shards: number, keys?: readonly KeyRef[]): PoolSideConfig[] {
   if (shards <= 1 || (side === 'live' && reserve.reserveShare > 0)) return [shardedSideConfig(reserve, side, config, shards, 0, keys)];
-  const configs = Array.from({ length: shards }, (_, shard) => shardedSideConfig(reserve, side, config, shards, shard, keys));
+  // The owners' names are checked once (they are the same for every shard).
+  const configs = Array.from({ length: shards }, (_, shard) => shardedSideConfig(reserve, side, config, shards, shard, shard === 0 ? keys : undefined));
   const shardSuffixes = configs.map((c) => c.bucketSuffix ?? '');
   return configs.map((c) => ({ ...c, shardSuffixes }));
 }

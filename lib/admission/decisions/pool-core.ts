@@ -422,7 +422,7 @@ function* decide<K extends KeyRef>(
     slot = { at: verdict.retryAt, detail: `no budget (${verdict.limitedBy})` };
     break;
   }
-  if (slot === undefined && candidates.length === 0 && Number.isFinite(daySpentUntil)) slot = { at: daySpentUntil, detail: 'no budget (daily)' };
+  if (candidates.length === 0 && Number.isFinite(daySpentUntil)) slot = { at: daySpentUntil, detail: 'no budget (daily)' };
   let retryAt = Math.min(cooling.at(slot !== undefined), contendedRetry);
   let detail = candidates.length > 0 ? 'no budget' : contendedRetry < cooling.at(false) ? 'bucket contended' : `all ${keys.length} key(s) cooling`;
   if (slot && slot.at < retryAt) {
