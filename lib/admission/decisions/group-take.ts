@@ -71,10 +71,12 @@ function* groupRound<K extends KeyRef>(
   // Per call that wrote: the bucket as its change left it (cached).
   const predicted = new Map<number, BucketState>();
   let nextCursor: number | undefined;
+  // A denial may reserve its slot on a bucket the group writes anyway, up to a group's calls later than the earliest.
+  const beside = { items: held, calls: requests.length };
   for (const i of indices) {
     state.cursor = cursor;
     // No lease in a round: a later call of the group would be granted from a write that may fail.
-    const ops = acquireOps(config, state, requests[i]!, since, false);
+    const ops = acquireOps(config, state, { ...requests[i]!, beside }, since, false);
     let step = ops.next();
     while (!step.done) {
       const op: StoreOp = step.value;

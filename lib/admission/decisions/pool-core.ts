@@ -28,7 +28,7 @@ import type { Cooldown, LaneOutReason } from '../../policy/index.js';
 import { coolChange, releaseChange, settleChange, takeChange, takeWrites, type TakeArg } from '../bucket/changes.js';
 import { isProbe } from '../bucket/first-calls.js';
 import { givenBackWhileValid, leaseValidityMs, spendLease } from '../bucket/lease.js';
-import { clampCost, isFixedDay, levelsAt, type TakeVerdict } from '../bucket/token-bucket.js';
+import { clampCost, costMs, isFixedDay, levelsAt, type TakeVerdict } from '../bucket/token-bucket.js';
 import { learnOutputEstimate } from '../config/settings.js';
 import type { BucketCost, BucketState, Flow, Lease } from '../model/bucket.js';
 import { EMPTY_SNAPSHOT, RECHECKED, type CooldownSnapshot, type KeyRef } from '../model/cooldowns.js';
@@ -53,6 +53,12 @@ export interface CallRequest {
   bookWithinMs?: number | undefined;
   /** The flow it belongs to (`bucket/flows.ts`); absent: the buckets' one shared timeline. */
   flow?: Flow | undefined;
+  /**
+   * The call's group (`group-take.ts`): the bucket items it already writes, and its size. A denial reserves
+   * on one of those items when its slot there is at most the group's calls later than the earliest, so a
+   * group's denials cost one write, not one per owner.
+   */
+  beside?: { items: { has(id: string): boolean }; calls: number } | undefined;
 }
 
 /** The call may go ahead with `key` (at `index` in the config's keys); `cost` is what was taken. */
@@ -313,12 +319,26 @@ class CoolingRetry {
   }
 }
 
+/**
+ * Moves first, among `candidates` sorted by slot, the earliest whose bucket item the call's group already
+ * writes ({@link CallRequest.beside}) if its slot is at most `withinMs` after the first's.
+ */
+function joinGroup(config: PoolConfig, candidates: Candidate[], beside: NonNullable<CallRequest['beside']>, withinMs: number): void {
+  const first = candidates[0];
+  if (first === undefined || beside.items.has(bucketIdOf(config, first.owner))) return;
+  for (let at = 1; at < candidates.length && candidates[at]!.slotAt - first.slotAt <= withinMs; at++) {
+    if (!beside.items.has(bucketIdOf(config, candidates[at]!.owner))) continue;
+    candidates.unshift(...candidates.splice(at, 1));
+    return;
+  }
+}
+
 /** {@link acquireOps}'s decision on `snapshot`, the cooldowns as known. */
 function* decide<K extends KeyRef>(
   config: PoolConfig<K>,
   state: PoolState,
   snapshot: CooldownSnapshot,
-  { estimatedTokens, bookWithinMs = 0, flow }: CallRequest,
+  { estimatedTokens, bookWithinMs = 0, flow, beside }: CallRequest,
   decision: number,
   leasing: boolean,
 ): PoolOps<CoreAdmission<K>> {
@@ -394,6 +414,10 @@ function* decide<K extends KeyRef>(
     candidates.push({ owner: key.quotaOwner, slotAt: bookable ? verdict.dueAt : verdict.retryAt });
   }
   candidates.sort((a, b) => a.slotAt - b.slotAt);
+  if (beside) {
+    const spacing = costMs(clampCost(cost, limits), limits);
+    joinGroup(config, candidates, beside, beside.calls * Math.max(spacing.requests, spacing.tokens));
+  }
   let slot: { at: number; detail: string } | undefined;
   for (const { owner, slotAt } of candidates) {
     // Book or reserve the first slot, so callers denied together come back spread out over every key.

@@ -52,6 +52,23 @@ describe('acquireGroupOps: the takes of a group together', () => {
     assert.deepEqual(keysOf(second), ['k2']);
   });
 
+  it("reserves a group's denials on one owner: one write, its calls one refill apart", () => {
+    // Prepare: both owners' minutes taken (6 requests each)
+    const { store, counters } = newTable();
+    const config = configOf();
+    const state = newPoolState(config.settings);
+    runSync(acquireGroupOps(config, state, calls(12)), store);
+    const writesBefore = counters.bucketWrites;
+    // Act: a group of 4 denied
+    const answers = runSync(acquireGroupOps(config, state, calls(4)), store);
+    // Assess: one reservation write, on one owner, the 4 slots 10 s apart (a request's refill)
+    assert.equal(counters.bucketWrites - writesBefore, 1);
+    const retries = answers.map((a) => (a.admitted ? Number.NaN : a.retryAt - T0));
+    assert.deepEqual(retries, [10_000, 20_000, 30_000, 40_000]);
+    const promised = ['o1', 'o2'].map((owner) => Math.max(0, store.bucketOf(owner)!.reservedUntil - T0));
+    assert.deepEqual(promised.sort(), [0, 50_000], 'one owner holds the four slots, the other none');
+  });
+
   it('decides again on the current bucket when another instance wrote it first, never taking more than the budget', () => {
     // Prepare: instance B has seen o1 and o2 empty; instance A then takes 4 of o1's 6 and 5 of o2's 6
     const { store, counters } = newTable();

@@ -38,9 +38,9 @@ const requests = (n: number): BatchRequest[] =>
     model: 'gpt-4o-mini',
   }));
 
-/** A fake Batch API on a virtual clock, and a client of it. */
-async function start(batch: FakeProviderBatchOptions, key = KEY): Promise<{ server: FakeProvider; client: BatchProvider; clock: VirtualClock }> {
-  const clock = virtualClock();
+/** A fake Batch API on a virtual clock, and a client of it (`at`: the clock stands still but for the test's moves; else it runs on with real time too). */
+async function start(batch: FakeProviderBatchOptions, key = KEY, at?: number): Promise<{ server: FakeProvider; client: BatchProvider; clock: VirtualClock }> {
+  const clock = virtualClock(at === undefined ? {} : { at });
   const server = await fake({ minuteMs: 600, batch, now: clock.nowMs });
   return { server, clock, client: createOpenAiBatchProvider({ apiKey: key, baseUrl: server.baseUrl, timeoutMs: 5_000 }) };
 }
@@ -146,8 +146,9 @@ describe('OpenAI batch client against the fake Batch API', () => {
   });
 
   it("sends the lane's file expiry, and deletes a batch's files only once it has ended (a file already gone counts as deleted)", async () => {
-    // Prepare: a client keeping files 2 days (files expire on the fake's scaled clock: its window stands for 24 h)
-    const { server, clock } = await start({ ...FAST, errorRate: 0.5 });
+    // Prepare: a client keeping files 2 days (files expire on the fake's scaled clock: its window stands for 24 h);
+    // the clock moves only when the test moves it, so the batch is still running at the first erase however slow the machine
+    const { server, clock } = await start({ ...FAST, errorRate: 0.5 }, KEY, Date.parse('2026-03-02T09:00:00Z'));
     const client = createOpenAiBatchProvider({ apiKey: KEY, baseUrl: server.baseUrl, timeoutMs: 5_000, fileExpirySeconds: 2 * 86_400 });
     const sdk = new OpenAI({ apiKey: KEY, baseURL: server.baseUrl, maxRetries: 0 });
     const handle = await client.submit(client.prepare(requests(6))[0]!);
