@@ -24,10 +24,6 @@ export function* update<A, T>(
   arg: A,
   since = beginDecision(state),
 ): PoolOps<T | 'contended'> {
-  // Nothing to write on the bucket as cached (a denial that reserves nothing): decided on the cache as it is,
-  // without waiting for a write of this instance in flight on the bucket (no write, no race to order).
-  const unlocked = change(limits, state.buckets.get(owner), config.now(), arg);
-  if (unlocked.write === undefined) return unlocked.result;
   yield { kind: 'lock', owner };
   let refreshed = false;
   for (let attempt = 0; attempt < config.settings.maxBucketAttempts; ) {
