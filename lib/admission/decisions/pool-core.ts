@@ -44,6 +44,9 @@ import { beginDecision, bucketIdOf, learnBucket, learnedSince, SETTLE_CARRY_SHAR
  */
 const DAILY_PAUSE_MIN_WINDOWS = 1;
 
+/** A group's denial reserves beside the group's other writes only when that costs it at most this share of a window (`joinGroup`). */
+const JOIN_MAX_WINDOW_SHARE = 0.01;
+
 /** The longest an SQS message can be delayed (ms): a slot further away than this cannot be waited for with one delay. */
 const MAX_DELAY_MS = AWS_LIMITS.maxDelaySeconds * 1000;
 
@@ -55,8 +58,8 @@ export interface CallRequest {
   flow?: Flow | undefined;
   /**
    * The call's group (`group-take.ts`): the bucket items it already writes, and its size. A denial reserves
-   * on one of those items when its slot there is at most the group's calls later than the earliest, so a
-   * group's denials cost one write, not one per owner.
+   * on one of those items when its slot there is at most the group's calls later than the earliest (and at
+   * most a hundredth of a window), so a group's denials cost one write, not one per owner.
    */
   beside?: { items: { has(id: string): boolean }; calls: number } | undefined;
 }
@@ -415,8 +418,10 @@ function* decide<K extends KeyRef>(
   }
   candidates.sort((a, b) => a.slotAt - b.slotAt);
   if (beside) {
+    // A record put behind its group's calls waits at most that, and never more than a hundredth of a window:
+    // where a lane's slots are coarse (few calls a window) the group's denials spread over the owners as before.
     const spacing = costMs(clampCost(cost, limits), limits);
-    joinGroup(config, candidates, beside, beside.calls * Math.max(spacing.requests, spacing.tokens));
+    joinGroup(config, candidates, beside, Math.min(beside.calls * Math.max(spacing.requests, spacing.tokens), limits.windowMs * JOIN_MAX_WINDOW_SHARE));
   }
   let slot: { at: number; detail: string } | undefined;
   for (const { owner, slotAt } of candidates) {

@@ -52,7 +52,24 @@ describe('acquireGroupOps: the takes of a group together', () => {
     assert.deepEqual(keysOf(second), ['k2']);
   });
 
-  it("reserves a group's denials on one owner: one write, its calls one refill apart", () => {
+  it("reserves a group's denials on one owner when that delays them little: one write, its calls one refill apart", () => {
+    // Prepare: owners of 600 requests a minute (a slot every 100 ms), both minutes taken
+    const { store, counters } = newTable();
+    const config: PoolConfig = { ...configOf(), limits: { ...LIMITS, requestsPerWindow: 600, tokensPerWindow: 6_000_000, requestsPerDay: 100_000 } };
+    const state = newPoolState(config.settings);
+    runSync(acquireGroupOps(config, state, calls(1200)), store);
+    const writesBefore = counters.bucketWrites;
+    // Act: a group of 4 denied
+    const answers = runSync(acquireGroupOps(config, state, calls(4)), store);
+    // Assess: one reservation write, on one owner, the 4 slots 100 ms apart (a request's refill)
+    assert.equal(counters.bucketWrites - writesBefore, 1);
+    const retries = answers.map((a) => (a.admitted ? Number.NaN : Math.round(a.retryAt - T0)));
+    assert.deepEqual(retries, [100, 200, 300, 400]);
+    const promised = ['o1', 'o2'].map((owner) => Math.max(0, Math.round(store.bucketOf(owner)!.reservedUntil - T0)));
+    assert.deepEqual(promised.sort(), [0, 500], 'one owner holds the four slots, the other none');
+  });
+
+  it("spreads a group's denials over the owners where one owner's slots are coarse (a slot every 10 s)", () => {
     // Prepare: both owners' minutes taken (6 requests each)
     const { store, counters } = newTable();
     const config = configOf();
@@ -61,12 +78,10 @@ describe('acquireGroupOps: the takes of a group together', () => {
     const writesBefore = counters.bucketWrites;
     // Act: a group of 4 denied
     const answers = runSync(acquireGroupOps(config, state, calls(4)), store);
-    // Assess: one reservation write, on one owner, the 4 slots 10 s apart (a request's refill)
-    assert.equal(counters.bucketWrites - writesBefore, 1);
+    // Assess: two slots on each owner (joining one would delay the last call by 20 s, a third of a window)
+    assert.equal(counters.bucketWrites - writesBefore, 2);
     const retries = answers.map((a) => (a.admitted ? Number.NaN : a.retryAt - T0));
-    assert.deepEqual(retries, [10_000, 20_000, 30_000, 40_000]);
-    const promised = ['o1', 'o2'].map((owner) => Math.max(0, store.bucketOf(owner)!.reservedUntil - T0));
-    assert.deepEqual(promised.sort(), [0, 50_000], 'one owner holds the four slots, the other none');
+    assert.deepEqual(retries, [10_000, 10_000, 20_000, 20_000]);
   });
 
   it('decides again on the current bucket when another instance wrote it first, never taking more than the budget', () => {
