@@ -71,7 +71,7 @@ function* groupRound<K extends KeyRef>(
   // Per call that wrote: the bucket as its change left it (cached).
   const predicted = new Map<number, BucketState>();
   let nextCursor: number | undefined;
-  // A denial may reserve its slot on a bucket the group writes anyway, up to a group's calls later than the earliest.
+  // A denial may reserve its slot on a bucket the group writes anyway, a little later than the earliest (`joinGroup`).
   const beside = { items: held, calls: requests.length };
   for (const i of indices) {
     state.cursor = cursor;

@@ -324,11 +324,14 @@ class CoolingRetry {
 
 /**
  * Moves first, among `candidates` sorted by slot, the earliest whose bucket item the call's group already
- * writes ({@link CallRequest.beside}) if its slot is at most `withinMs` after the first's.
+ * writes ({@link CallRequest.beside}) if its slot is at most the group's calls of `need` after the first's, and
+ * at most a hundredth of a window: where a lane's slots are coarse the group's denials spread over the owners.
  */
-function joinGroup(config: PoolConfig, candidates: Candidate[], beside: NonNullable<CallRequest['beside']>, withinMs: number): void {
+function joinGroup(config: PoolConfig, candidates: Candidate[], beside: NonNullable<CallRequest['beside']>, need: BucketCost): void {
   const first = candidates[0];
-  if (first === undefined || beside.items.has(bucketIdOf(config, first.owner))) return;
+  if (first === undefined || candidates.length === 1 || beside.items.has(bucketIdOf(config, first.owner))) return;
+  const spacing = costMs(need, config.limits);
+  const withinMs = Math.min(beside.calls * Math.max(spacing.requests, spacing.tokens), config.limits.windowMs * JOIN_MAX_WINDOW_SHARE);
   for (let at = 1; at < candidates.length && candidates[at]!.slotAt - first.slotAt <= withinMs; at++) {
     if (!beside.items.has(bucketIdOf(config, candidates[at]!.owner))) continue;
     candidates.unshift(...candidates.splice(at, 1));
@@ -417,12 +420,7 @@ function* decide<K extends KeyRef>(
     candidates.push({ owner: key.quotaOwner, slotAt: bookable ? verdict.dueAt : verdict.retryAt });
   }
   candidates.sort((a, b) => a.slotAt - b.slotAt);
-  if (beside) {
-    // A record put behind its group's calls waits at most that, and never more than a hundredth of a window:
-    // where a lane's slots are coarse (few calls a window) the group's denials spread over the owners as before.
-    const spacing = costMs(clampCost(cost, limits), limits);
-    joinGroup(config, candidates, beside, Math.min(beside.calls * Math.max(spacing.requests, spacing.tokens), limits.windowMs * JOIN_MAX_WINDOW_SHARE));
-  }
+  if (beside) joinGroup(config, candidates, beside, clampCost(cost, limits));
   let slot: { at: number; detail: string } | undefined;
   for (const { owner, slotAt } of candidates) {
     // Book or reserve the first slot, so callers denied together come back spread out over every key.
