@@ -8,10 +8,9 @@
  * on for the job (a deferral's re-send, a repair, a hand-over, the DLQ) carries the same header. The trace
  * id is on every log line and ledger entry of the job, and on its committed result.
  */
-import { Tracer } from '@aws-lambda-powertools/tracer';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type middy from '@middy/core';
-import type { AwsClients } from './clients.js';
 
 /** The SQS message system attribute of a trace header (the only one SQS takes). */
 const TRACE_HEADER_ATTRIBUTE = 'AWSTraceHeader';
@@ -40,22 +39,6 @@ export function traceSystemAttributes(header: string | undefined): {
 } {
   const checked = traceHeaderOf(header);
   return checked ? { MessageSystemAttributes: { [TRACE_HEADER_ATTRIBUTE]: { DataType: 'String', StringValue: checked } } } : {};
-}
-
-/**
- * The Tracer of a lane function named `serviceName`. Powertools enables it only inside Lambda (where the
- * function's active tracing gives it a segment); locally it does nothing.
- */
-export function createLaneTracer(serviceName: string): Tracer {
-  return new Tracer({ serviceName });
-}
-
-/** `clients` with their calls traced as subsegments (SQS, S3, DynamoDB). Returns them. */
-export function traceClients<C extends Pick<AwsClients, 'sqs' | 's3' | 'dynamodb'>>(tracer: Tracer, clients: C): C {
-  tracer.captureAWSv3Client(clients.sqs);
-  tracer.captureAWSv3Client(clients.s3);
-  tracer.captureAWSv3Client(clients.dynamodb);
-  return clients;
 }
 
 /**

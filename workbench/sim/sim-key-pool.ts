@@ -200,7 +200,7 @@ export class SimKeyPool {
     const reserve = { reserveShare: 0, queue: this.limits, live: this.limits };
     const shards = this.settings.bucketShards;
     const sides = shardSideConfigs(reserve, 'queue', { limits: this.limits }, shards, this.keys);
-    this.configs = sides.map((side) => ({ keys: this.keys, ...side, settings: this.settings, now: () => this.clock }));
+    this.configs = sides.map((side) => ({ keys: this.keys, ...side, settings: this.settings, now: () => this.clock, serial: true }));
     this.states = Array.from({ length: options.consumers }, () => newPoolState(this.settings));
     this.random = options.random ?? Math.random;
     this.shardOf = Uint8Array.from({ length: options.consumers }, (_, c) => c % shards);

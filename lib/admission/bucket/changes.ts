@@ -40,15 +40,44 @@ export interface TakeArg {
   flow?: Flow | undefined;
 }
 
+/** A cached bucket plus the token corrections an instance owes it: the update, and the bucket it makes. */
+interface PlusCarried {
+  limits: BucketLimits;
+  carried: number;
+  owed: BucketUpdate | undefined;
+  restored: BucketState;
+}
+
+/**
+ * Per cached bucket object, the last {@link PlusCarried} made of it: a denied call looks at every owner's
+ * bucket, and the next decision at the same ones again, while neither the bucket nor what is owed to it
+ * changed (buckets are never changed in place: a new state is a new object).
+ */
+const plusCarriedOf = new WeakMap<BucketState, PlusCarried>();
+
+/** `bucket` with `carried` tokens corrected, as {@link takeChange} decides on it (kept in {@link plusCarriedOf}). */
+function plusCarried(limits: BucketLimits, bucket: BucketState, carried: number): PlusCarried {
+  const known = plusCarriedOf.get(bucket);
+  if (known !== undefined && known.carried === carried && known.limits === limits) return known;
+  const owed = adjustTokens(limits, carried);
+  const made = { limits, carried, owed, restored: owed ? applyUpdate(bucket, owed) : bucket };
+  plusCarriedOf.set(bucket, made);
+  return made;
+}
+
 /** A take: the call's cost from the bucket (booked or reserved as `arg` says), an unproven owner's probe leased with it. */
 export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, now, arg, onStored) => {
   const { cost, reserve, carried, probeLeaseMs, lease, givenBack: rest, flow, bookIfStoredMs } = arg;
   // Decided again on the stored bucket a write landed on: within the room its condition gave.
   const bookWithinMs = onStored ? Math.max(arg.bookWithinMs ?? 0, bookIfStoredMs ?? 0) : arg.bookWithinMs;
   // Token corrections and a lease's rest this instance still owes the bucket go in with the take's own write.
-  let owed = carried && bucket ? adjustTokens(limits, carried) : undefined;
-  if (rest && bucket) owed = composeUpdates(owed, givenBack(bucket, limits, rest, now));
-  const restored = owed ? applyUpdate(bucket, owed) : bucket;
+  let owed: BucketUpdate | undefined;
+  let restored = bucket;
+  if (carried && bucket) ({ owed, restored } = plusCarried(limits, bucket, carried));
+  if (rest && bucket) {
+    owed = composeUpdates(owed, givenBack(bucket, limits, rest, now));
+    restored = owed ? applyUpdate(bucket, owed) : bucket;
+  }
   const verdict = takeFromBucket(restored, limits, cost, now, { reserve, bookWithinMs, bookIfStoredMs, flow, onStored });
   if (!verdict.admitted) {
     return takeWrites(verdict, reserve) && verdict.update ? { result: verdict, write: composeUpdates(owed, verdict.update) } : { result: verdict };

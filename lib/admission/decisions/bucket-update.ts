@@ -24,7 +24,8 @@ export function* update<A, T>(
   arg: A,
   since = beginDecision(state),
 ): PoolOps<T | 'contended'> {
-  yield { kind: 'lock', owner };
+  const locks = config.serial !== true;
+  if (locks) yield { kind: 'lock', owner };
   let refreshed = false;
   for (let attempt = 0; attempt < config.settings.maxBucketAttempts; ) {
     const cached = state.buckets.get(owner);
@@ -33,7 +34,7 @@ export function* update<A, T>(
     if (write === undefined) {
       // Nothing to write, nothing read: a stale cache mostly over-counts what is left (other instances
       // take); where it under-counts (tokens given back), the denial's reserving take reads before it writes.
-      yield { kind: 'unlock', owner };
+      if (locks) yield { kind: 'unlock', owner };
       return result;
     }
     if (!refreshed) {
@@ -43,7 +44,7 @@ export function* update<A, T>(
     const outcome = (yield { kind: 'writeBucket', owner, update: write, now }) as BucketWrite;
     if (outcome.ok) {
       learnBucket(state, owner, applyUpdate(outcome.before, write));
-      yield { kind: 'unlock', owner };
+      if (locks) yield { kind: 'unlock', owner };
       // Found as cached (no other write since) and decided on it: the decision stands as made.
       if (outcome.before?.version === cached?.version) return result;
       return retimed(result, change(limits, outcome.before, now, arg, true).result);
@@ -53,7 +54,7 @@ export function* update<A, T>(
     attempt++;
   }
   state.contended++;
-  yield { kind: 'unlock', owner };
+  if (locks) yield { kind: 'unlock', owner };
   return 'contended';
 }
 

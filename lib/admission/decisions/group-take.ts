@@ -119,9 +119,9 @@ function* groupRound<K extends KeyRef>(
   };
   try {
     for (const [owner, { base, update, next }] of held) {
-      yield { kind: 'lock', owner };
+      if (config.serial !== true) yield { kind: 'lock', owner };
       const outcome = (yield { kind: 'writeBucket', owner, update, now: config.now() }) as BucketWrite;
-      yield { kind: 'unlock', owner };
+      if (config.serial !== true) yield { kind: 'unlock', owner };
       unwritten.delete(owner);
       if (outcome.ok) {
         const actual = applyUpdate(outcome.before, update);

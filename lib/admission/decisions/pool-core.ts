@@ -136,7 +136,8 @@ function* takeWithCarry(config: PoolConfig, state: PoolState, id: string, arg: T
   // An expired lease is dropped, not given back (`givenBackWhileValid`).
   const rest = givenBackWhileValid(held, config.now());
   if (held && !rest) state.leases.delete(id);
-  const owed = carried || rest ? { ...arg, ...(carried ? { carried } : {}), ...(rest ? { givenBack: rest } : {}) } : arg;
+  const owed =
+    carried || rest ? takeArg(arg.cost, arg.reserve, arg.bookWithinMs, arg.bookIfStoredMs, arg.probeLeaseMs, arg.lease, arg.flow, carried, rest) : arg;
   const verdict = yield* update(config, state, id, config.limits, takeChange, owed, since);
   // Written (a grant, a booking or a reservation): the corrections went in with it (or, on a bucket
   // no longer stored, there was nothing left to correct).
@@ -145,6 +146,24 @@ function* takeWithCarry(config: PoolConfig, state: PoolState, id: string, arg: T
   if (rest && wrote) state.leases.delete(id);
   if (verdict !== 'contended' && verdict.admitted && verdict.lease) state.leases.set(id, verdict.lease);
   return verdict;
+}
+
+/**
+ * A take's argument, every field present in one order: a decision makes millions of them in the simulator,
+ * and takes of one shape keep the property reads that decide them fast.
+ */
+function takeArg(
+  cost: BucketCost,
+  reserve: boolean,
+  bookWithinMs: number | undefined,
+  bookIfStoredMs: number | undefined,
+  probeLeaseMs: number | undefined,
+  lease: TakeArg['lease'],
+  flow: Flow | undefined,
+  carried?: number,
+  givenBack?: Lease,
+): TakeArg {
+  return { cost, reserve, bookWithinMs, bookIfStoredMs, probeLeaseMs, lease, flow, carried, givenBack };
 }
 
 /** An owner with budget later, and when its next free slot comes. */
@@ -366,7 +385,7 @@ function* decide<K extends KeyRef>(
   };
   const candidates: Candidate[] = [];
   let contendedRetry = Infinity;
-  const tried: string[] = [];
+  const tried = new Set<string>();
   // An owner whose daily quota is spent until a reset at least this far away is out (`noteDaily`).
   const pauseMinMs = DAILY_PAUSE_MIN_WINDOWS * limits.windowMs;
   // Owners passed over while another call probes them (`bucket/first-calls.ts`): when the earliest lease ends.
@@ -375,17 +394,18 @@ function* decide<K extends KeyRef>(
   // Owners whose day is spent until a reset too far away to reserve a slot at: the earliest reset.
   let daySpentUntil = Infinity;
   const lease = leasing && settings.leaseCalls >= 1 ? { calls: settings.leaseCalls, validityMs: leaseValidityMs(limits, settings) } : undefined;
+  // What fits now on the cached bucket; booked on the stored one when others' takes came first.
+  const look = takeArg(cost, false, undefined, bookWithinMs, probeLeaseMs, lease, flow);
   for (const { key, index } of choice.free) {
-    if (tried.includes(key.quotaOwner)) continue;
-    tried.push(key.quotaOwner);
+    if (tried.has(key.quotaOwner)) continue;
+    tried.add(key.quotaOwner);
     // Another owner's first call is out (the lane's start, or its return from billing): this one, not known
     // proven, is likely being probed too. Read it before racing for its probe (a read is not a failed write).
     const id = bucketIdOf(config, key.quotaOwner);
     if (Number.isFinite(probeUntil) && state.buckets.get(id)?.proven !== true && !learnedSince(state, id, decision)) {
       learnBucket(state, id, (yield { kind: 'readBucket', owner: id }) as BucketState | undefined);
     }
-    // What fits now on the cached bucket; booked on the stored one when others' takes came first.
-    const verdict = yield* take(config, state, key.quotaOwner, { cost, reserve: false, bookIfStoredMs: bookWithinMs, probeLeaseMs, lease, flow }, decision);
+    const verdict = yield* take(config, state, key.quotaOwner, look, decision);
     if (verdict !== 'contended') noteDaily(config, state, key.quotaOwner, verdict, cost, started, pauseMinMs);
     if (verdict === 'contended') {
       // Other consumers are writing this bucket right now: it is busy, not out. Come back after one
@@ -422,9 +442,10 @@ function* decide<K extends KeyRef>(
   candidates.sort((a, b) => a.slotAt - b.slotAt);
   if (beside) joinGroup(config, candidates, beside, clampCost(cost, limits));
   let slot: { at: number; detail: string } | undefined;
+  const reservation = takeArg(cost, true, bookWithinMs, undefined, probeLeaseMs, undefined, flow);
   for (const { owner, slotAt } of candidates) {
     // Book or reserve the first slot, so callers denied together come back spread out over every key.
-    const verdict = yield* take(config, state, owner, { cost, reserve: true, bookWithinMs, probeLeaseMs, flow }, decision);
+    const verdict = yield* take(config, state, owner, reservation, decision);
     if (verdict !== 'contended') noteDaily(config, state, owner, verdict, cost, started, pauseMinMs);
     if (verdict === 'contended') {
       slot = { at: slotAt, detail: 'bucket contended' };

@@ -31,7 +31,7 @@ import {
   type ProviderKey,
 } from '../keys/key-pool.js';
 import { secretFingerprint } from '../keys/key-ring.js';
-import type { BucketLimits } from '../model/bucket.js';
+import type { BucketLimits, BucketState } from '../model/bucket.js';
 import type { CooldownSnapshot } from '../model/cooldowns.js';
 import type { RateStateStore } from '../model/store.js';
 import { realSleep, type Sleep } from '../../platform/sleep.js';
@@ -156,8 +156,8 @@ export class SharedKeyPool implements KeyPool {
 
   /**
    * Learns, before the instance's first take, what that take would otherwise find out on its way:
-   * the lane's cooldowns and each quota owner's bucket of every shard (one strongly consistent read each, all at
-   * once), and starts the round robin at a random key, so instances that start together spread over
+   * the lane's cooldowns and each quota owner's bucket of every shard (strongly consistent, in one request
+   * where the store has one: {@link readForPriming}), and starts the round robin at a random key, so instances that start together spread over
    * the owners instead of all writing the first one. Meant for the execution environment's INIT
    * (the consumer Lambda primes before its first batch): the first take is then one conditional
    * write on a known state, on a connection already open. A read that fails is left to the first
@@ -166,14 +166,29 @@ export class SharedKeyPool implements KeyPool {
   async prime(): Promise<void> {
     const at = this.config.now();
     const ids = [...new Set(this.configs.flatMap((config) => config.keys.map((k) => bucketIdOf(config, k.quotaOwner))))];
-    const [cooldowns, ...buckets] = await Promise.allSettled([this.store.readCooldowns(this.config.keys), ...ids.map((id) => this.store.readBucket(id))]);
-    if (cooldowns?.status === 'fulfilled') cacheCooldownsRead(this.state, cooldowns.value, at);
-    for (const [i, id] of ids.entries()) {
-      const read = buckets[i];
+    const read = await this.readForPriming(ids).catch(() => undefined);
+    if (read?.cooldowns) cacheCooldownsRead(this.state, read.cooldowns, at);
+    for (const [id, bucket] of read?.buckets ?? []) {
       // A take that ran meanwhile learned a newer state: keep it.
-      if (read?.status === 'fulfilled' && !this.state.buckets.has(id)) learnBucket(this.state, id, read.value);
+      if (!this.state.buckets.has(id)) learnBucket(this.state, id, bucket);
     }
     this.state.cursor = Math.floor(this.random() * this.config.keys.length);
+  }
+
+  /**
+   * The cooldowns and the buckets `ids` for {@link prime}: one request where the store has one, else a read
+   * each (a read that fails leaves its part out).
+   */
+  private async readForPriming(ids: readonly string[]): Promise<{ cooldowns?: CooldownSnapshot; buckets: [string, BucketState | undefined][] }> {
+    if (this.store.readCooldownsAndBuckets) {
+      const { cooldowns, buckets } = await this.store.readCooldownsAndBuckets(this.config.keys, ids);
+      return { cooldowns, buckets: ids.map((id) => [id, buckets.get(id)]) };
+    }
+    const [cooldowns, ...buckets] = await Promise.allSettled([this.store.readCooldowns(this.config.keys), ...ids.map((id) => this.store.readBucket(id))]);
+    return {
+      ...(cooldowns?.status === 'fulfilled' ? { cooldowns: cooldowns.value } : {}),
+      buckets: ids.flatMap((id, i) => (buckets[i]?.status === 'fulfilled' ? [[id, buckets[i].value] as [string, BucketState | undefined]] : [])),
+    };
   }
 
   /** Output tokens this instance assumes for a call before it answers (learned from reported usage). */

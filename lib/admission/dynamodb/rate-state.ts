@@ -42,7 +42,7 @@ import type { CooldownReason } from '../../policy/index.js';
 import { LIVE_BUCKET_SUFFIX, MAX_BUCKET_SHARDS, shardBucketSuffix, type BucketState, type BucketUpdate } from '../model/bucket.js';
 import { bucketOfItem, compileUpdate } from './bucket-item.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../model/cooldowns.js';
-import type { BucketWrite, LanePauseReason, LimitRecord, PauseRecord, RateStateStore } from '../model/store.js';
+import type { BucketWrite, CooldownsAndBuckets, LanePauseReason, LimitRecord, PauseRecord, RateStateStore } from '../model/store.js';
 
 /** Every reason a pause record may carry. */
 const PAUSE_REASONS: readonly LanePauseReason[] = ['quota_exhausted', 'billing', 'auth', 'configuration'];
@@ -79,9 +79,12 @@ export function cooldownPk(scope: CooldownRecord['scope'], id: string): string {
   return `cooldown#${scope === 'key' ? 'key' : 'owner'}#${id}`;
 }
 
+/** What every bucket item's partition key starts with. */
+const BUCKET_PK_PREFIX = 'bucket#';
+
 /** The partition key of a quota owner's bucket item (`owner`: a quota owner, or a {@link liveBucketId}). */
 function bucketPk(owner: string): string {
-  return `bucket#${owner}`;
+  return BUCKET_PK_PREFIX + owner;
 }
 
 /**
@@ -138,16 +141,29 @@ export class DynamoRateStateStore implements RateStateStore {
 
   /** One strongly consistent `BatchGetItem` (per 100 keys): one round trip where a `GetItem` per key waits for the slowest. */
   async readCooldowns(keys: readonly KeyRef[]): Promise<CooldownSnapshot> {
+    return (await this.readCooldownsAndBuckets(keys, [])).cooldowns;
+  }
+
+  /** The cooldowns and the buckets in one strongly consistent `BatchGetItem` (per 100 keys). */
+  async readCooldownsAndBuckets(keys: readonly KeyRef[], owners: readonly string[]): Promise<CooldownsAndBuckets> {
     const keyIds = [...new Set(keys.map((k) => k.id))];
-    const owners = [...new Set(keys.map((k) => k.quotaOwner))];
-    const items = await this.batchGet([...keyIds.map((id) => cooldownPk('key', id)), ...owners.map((o) => cooldownPk('quota_owner', o))]);
-    const snapshot = { keys: new Map<string, CooldownRecord>(), owners: new Map<string, CooldownRecord>() };
+    const keyOwners = [...new Set(keys.map((k) => k.quotaOwner))];
+    const bucketPks = [...new Set(owners.map(bucketPk))];
+    const items = await this.batchGet([...keyIds.map((id) => cooldownPk('key', id)), ...keyOwners.map((o) => cooldownPk('quota_owner', o)), ...bucketPks]);
+    const cooldowns = { keys: new Map<string, CooldownRecord>(), owners: new Map<string, CooldownRecord>() };
+    const buckets = new Map<string, BucketState>();
     for (const item of items) {
+      const pk = String(item.pk ?? '');
+      if (pk.startsWith(BUCKET_PK_PREFIX)) {
+        const bucket = bucketOfItem(item);
+        if (bucket) buckets.set(pk.slice(BUCKET_PK_PREFIX.length), bucket);
+        continue;
+      }
       const record = cooldownOf(item);
       if (!record) continue;
-      (record.scope === 'key' ? snapshot.keys : snapshot.owners).set(record.id, record);
+      (record.scope === 'key' ? cooldowns.keys : cooldowns.owners).set(record.id, record);
     }
-    return snapshot;
+    return { cooldowns, buckets };
   }
 
   /**

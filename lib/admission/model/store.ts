@@ -38,6 +38,12 @@ export interface LimitRecord {
  */
 export type BucketWrite = { ok: true; before: BucketState | undefined } | { ok: false; current: BucketState | undefined };
 
+/** The cooldowns and the buckets of {@link RateStateStore.readCooldownsAndBuckets}: a bucket id absent from `buckets` has none stored. */
+export interface CooldownsAndBuckets {
+  cooldowns: CooldownSnapshot;
+  buckets: Map<string, BucketState>;
+}
+
 /** What admission needs from the rate-state table. */
 export interface RateStateStore {
   /** The cooldowns of these keys and their quota owners (strongly consistent reads), as a new snapshot object every call. */
@@ -50,6 +56,12 @@ export interface RateStateStore {
   deleteCooldown(scope: CooldownRecord['scope'], id: string): Promise<void>;
   /** A quota owner's bucket, or `undefined` when none is stored. */
   readBucket(owner: string): Promise<BucketState | undefined>;
+  /**
+   * {@link readCooldowns} of `keys` and {@link readBucket} of each of `owners` in one request where the
+   * table allows it (an instance's priming: one round trip, not one per item). Optional: without it the
+   * reads are made one by one.
+   */
+  readCooldownsAndBuckets?(keys: readonly KeyRef[], owners: readonly string[]): Promise<CooldownsAndBuckets>;
   /** Applies `update` to the owner's bucket item if its condition holds (`bucket/item-update.ts` says how). */
   writeBucket(owner: string, update: BucketUpdate, now: number): Promise<BucketWrite>;
   /**

@@ -18,7 +18,7 @@ import { type BatchReconcilerHandler, createBatchReconcilerHandler } from './rec
 import { createAwsClients } from '../../platform/clients.js';
 import { laneFunctionEnvironment, SECRET_MAX_AGE_SECONDS } from '../function-environment.js';
 import { BATCH_RECONCILER_ENV, batchServiceName } from '../../config/names.js';
-import { createLaneTracer, traceClients } from '../../platform/tracing.js';
+import { createLaneTracer, traceClients } from '../../platform/lane-tracer.js';
 
 /**
  * Builds the batch reconciler's handler from the function's environment (as the lane stack sets it): reads and checks

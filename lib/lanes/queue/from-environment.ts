@@ -21,7 +21,7 @@ import { createLaneAdmission, primedPool } from '../../admission/index.js';
 import { ProviderKeyRing } from '../../admission/keys/key-ring.js';
 import { createAwsClients } from '../../platform/clients.js';
 import { consumerServiceName } from '../../platform/telemetry.js';
-import { createLaneTracer, traceClients } from '../../platform/tracing.js';
+import { createLaneTracer, traceClients } from '../../platform/lane-tracer.js';
 import { providerNeedsKeySecrets } from '../../config/lanes.js';
 import { laneFunctionEnvironment, SECRET_MAX_AGE_SECONDS } from '../function-environment.js';
 import { createConsumerDeps } from './deps.js';

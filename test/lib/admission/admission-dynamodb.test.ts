@@ -99,6 +99,45 @@ describe('admission: the shared bucket', () => {
     assert.ok(bucket && bucket.dailyUsed === 33, `33 requests counted in the day: ${bucket?.dailyUsed}`);
   });
 
+  it('an instance primes with one request: the cooldowns and every bucket it takes from', async () => {
+    // Prepare: two owners, o1's bucket written by a call another instance made, o2 cooling; a store on a
+    // client that names every command it sends
+    const keys: ProviderKey[] = [ONE_KEY[0]!, { id: 'key-2', quotaOwner: 'owner-2', secret: 'sk-2' }];
+    const table = await rateStateTable();
+    const limits = { requestsPerWindow: 100, tokensPerWindow: 1e9, windowMs: 60_000, requestsPerDay: 1e6, dayMs: 24 * HOUR };
+    const settings = admissionSettings({ probeFirstCalls: false });
+    const other = new SharedKeyPool({ keys: ONE_KEY, store: table, limits, settings });
+    const grant = await other.acquire({ estimatedTokens: 1 });
+    assert.ok(grant.admitted);
+    await grant.settle({ inputTokens: 1, outputTokens: 1 });
+    await table.putCooldown({ scope: 'quota_owner', id: 'owner-2', reason: 'billing', until: Date.now() + HOUR }, Date.now());
+    const counted = createAwsClients('us-east-1', testEndpoints());
+    const sent: string[] = [];
+    counted.dynamodb.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent.push(String(context.commandName));
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const store = new DynamoRateStateStore({ dynamodb: counted.dynamodb, tableName: table.tableName });
+    const pool = new SharedKeyPool({ keys, store, limits, settings });
+    try {
+      // Act
+      await pool.prime();
+      const first = await pool.acquire({ estimatedTokens: 1 });
+
+      // Assess: one BatchGetItem, then the take is one write on owner-1 (owner-2 known to cool)
+      assert.deepEqual(sent, ['BatchGetItemCommand', 'UpdateItemCommand']);
+      assert.ok(first.admitted && first.key.id === 'key-1');
+      const read = await store.readCooldownsAndBuckets(keys, ['owner-1', 'owner-2']);
+      assert.deepEqual([...read.buckets.keys()], ['owner-1']);
+      assert.deepEqual([...read.cooldowns.owners.keys()], ['owner-2']);
+    } finally {
+      counted.destroy();
+    }
+  });
+
   it('a cooldown one consumer records stops another at its next take, even with a warm cache', async () => {
     // Prepare: two instances, both have taken once and had their call answered (warm caches)
     const store = await rateStateTable();

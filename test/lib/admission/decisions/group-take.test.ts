@@ -208,4 +208,36 @@ describe('acquireGroupOps: the takes of a group together', () => {
     assert.equal(counters.bucketWrites, writes);
     assert.equal(b.carried.get('o1'), 50);
   });
+  it('asks for no lock where its driver runs one decision at a time (serial), and decides the same', () => {
+    // Prepare: the same group of takes on two fresh tables, one config serial; every operation's kind recorded
+    const run = (serial: boolean): { kinds: string[]; keys: string[] } => {
+      const { store } = newTable();
+      const config: PoolConfig = { ...configOf(), serial };
+      const kinds: string[] = [];
+      const ops = acquireGroupOps(config, newPoolState(config.settings), calls(9));
+      const recorded = (function* () {
+        let step = ops.next();
+        while (!step.done) {
+          kinds.push(step.value.kind);
+          step = ops.next(yield step.value);
+        }
+        return step.value;
+      })();
+      return { kinds, keys: keysOf(runSync(recorded, store)) };
+    };
+    // Act
+    const locking = run(false);
+    const serial = run(true);
+    // Assess
+    assert.ok(locking.kinds.includes('lock'), 'the interleaving driver locks what it writes');
+    assert.deepEqual(
+      serial.kinds.filter((k) => k === 'lock' || k === 'unlock'),
+      [],
+    );
+    assert.deepEqual(
+      serial.kinds,
+      locking.kinds.filter((k) => k !== 'lock' && k !== 'unlock'),
+    );
+    assert.deepEqual(serial.keys, locking.keys);
+  });
 });
