@@ -201,18 +201,25 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
           ? 0
           : resetAt - at
         : missingMs(need.requests, levels.daily, limits.requestsPerDay, limits.dayMs);
-  const waits: ['requests' | 'tokens' | 'daily', number][] = [
-    ['daily', dailyWait],
-    ['requests', need.requests > 0 ? missingMs(need.requests, levels.requests, limits.requestsPerWindow, limits.windowMs) : 0],
-    ['tokens', need.tokens > 0 ? missingMs(need.tokens, levels.tokens, limits.tokensPerWindow, limits.windowMs) : 0],
-  ];
-  const worst = waits.reduce((a, b) => (b[1] > a[1] ? b : a));
+  // The longest wait binds (the daily one on a tie, then the requests'): scalars, not an array a call.
+  let limitedBy: 'requests' | 'tokens' | 'daily' = 'daily';
+  let waitMs = dailyWait;
+  const requestsWait = need.requests > 0 ? missingMs(need.requests, levels.requests, limits.requestsPerWindow, limits.windowMs) : 0;
+  if (requestsWait > waitMs) {
+    limitedBy = 'requests';
+    waitMs = requestsWait;
+  }
+  const tokensWait = need.tokens > 0 ? missingMs(need.tokens, levels.tokens, limits.tokensPerWindow, limits.windowMs) : 0;
+  if (tokensWait > waitMs) {
+    limitedBy = 'tokens';
+    waitMs = tokensWait;
+  }
   const { flow } = options;
   const standing = flow ? flowStanding(current, flow, at) : undefined;
   const yields = standing?.yields === true && !options.onStored;
   const mayBook = (options.bookWithinMs ?? 0) > 0 && !yields;
-  const booking = worst[1] > 0 && dailyWait <= 0 && mayBook && worst[1] <= (options.bookWithinMs ?? 0);
-  if (worst[1] <= 0 || booking) {
+  const booking = waitMs > 0 && dailyWait <= 0 && mayBook && waitMs <= (options.bookWithinMs ?? 0);
+  if (waitMs <= 0 || booking) {
     const u = notCooling(new UpdateBuilder(), at);
     const inc = costMs(need, limits);
     const room = holdMs(limits) + (yields ? 0 : Math.max(mayBook ? (options.bookWithinMs ?? 0) : 0, options.bookIfStoredMs ?? 0));
@@ -223,9 +230,9 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
     if (need.requests > 0) takeDaily(u, state, limits, need.requests, at, resetAt, inc.daily);
     if (flow && standing) flowChanges(u, current, flow, standing.kept, { served: slotMs(need, limits) / flowShare(current, flow, at) }, at);
     const update = u.build();
-    return { admitted: true, startAt: at + Math.max(0, worst[1]), update, next: update ? applyUpdate(state, update) : current };
+    return { admitted: true, startAt: at + Math.max(0, waitMs), update, next: update ? applyUpdate(state, update) : current };
   }
-  const dueAt = at + worst[1];
+  const dueAt = at + waitMs;
   // The next free slot: after the slots already promised (to this flow), and in a day whose quota is not all promised.
   const promisedUntil = standing ? standing.until : current.reservedUntil;
   const promised = promisedUntil > at ? promisedUntil : 0;
@@ -243,14 +250,14 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
     promise = { daily: already + need.requests, dayEnd, added: already > 0 };
     // A spent day ends with nothing called until its reset: the next day starts with its per-window
     // levels refilled, so its first window's calls go at its start together, the rest one refill apart.
-    if (worst[0] === 'daily') slot = Math.max(dueAt, burstSlot(state, limits, need, at, dayEnd - limits.dayMs, promise.daily));
+    if (limitedBy === 'daily') slot = Math.max(dueAt, burstSlot(state, limits, need, at, dayEnd - limits.dayMs, promise.daily));
   }
-  if (!options.reserve) return { admitted: false, dueAt, retryAt: slot, limitedBy: worst[0], next: current };
+  if (!options.reserve) return { admitted: false, dueAt, retryAt: slot, limitedBy, next: current };
   // A timeline moves on by one call's refill over its flow's share of the flows with promised slots.
-  const inc = slotMs(need, limits, worst[0] === 'daily') / (flow ? flowShare(current, flow, slot) : 1);
+  const inc = slotMs(need, limits, limitedBy === 'daily') / (flow ? flowShare(current, flow, slot) : 1);
   const u = notCooling(new UpdateBuilder(), at);
   // Only while the call still does not fit: a stale cache that denies it learns the stored levels instead.
-  u.require(stillRefused(worst[0], state, limits, need, at, mayBook ? (options.bookWithinMs ?? 0) : 0, resetAt));
+  u.require(stillRefused(limitedBy, state, limits, need, at, mayBook ? (options.bookWithinMs ?? 0) : 0, resetAt));
   const own = flow && standing?.kept;
   const field = own ? (`flow:${flow.id}:until` as const) : 'reservedUntil';
   const cached = own ? current.flows?.[flow.id]?.until : state?.reservedUntil;
@@ -273,7 +280,7 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
     }
   }
   const update = u.build();
-  return { admitted: false, dueAt, retryAt: slot, limitedBy: worst[0], next: update ? applyUpdate(state, update) : current, update };
+  return { admitted: false, dueAt, retryAt: slot, limitedBy, next: update ? applyUpdate(state, update) : current, update };
 }
 
 /** The condition that the stored `level` still refuses a call of `need` at `at` (booked within `bookMs`), as it did the cached one. */

@@ -26,9 +26,12 @@ function hasLongCooldown(snapshot: CooldownSnapshot, now: number): boolean {
 
 /** The cooldown that keeps `key` out at `now` (the one ending last), or `undefined` when it is free. */
 export function blockerOf(key: KeyRef, snapshot: CooldownSnapshot, now: number): CooldownRecord | undefined {
-  const active = [snapshot.keys.get(key.id), snapshot.owners.get(key.quotaOwner)].filter((c): c is CooldownRecord => c !== undefined && c.until > now);
-  if (active.length === 0) return undefined;
-  return active.reduce((a, b) => (b.until > a.until ? b : a));
+  const own = snapshot.keys.get(key.id);
+  const owner = snapshot.owners.get(key.quotaOwner);
+  const keyCools = own !== undefined && own.until > now;
+  const ownerCools = owner !== undefined && owner.until > now;
+  if (keyCools && ownerCools) return owner.until > own.until ? owner : own;
+  return keyCools ? own : ownerCools ? owner : undefined;
 }
 
 /** The keys split into those free now (in round-robin order from `cursor`) and those cooling. */

@@ -35,7 +35,17 @@ import { EMPTY_SNAPSHOT, RECHECKED, type CooldownSnapshot, type KeyRef } from '.
 import { update } from './bucket-update.js';
 import { blockerOf, chooseKeys, cooldownRecordOf, keysLeftAfter, laneCapacity, type DailyOut, type LaneCapacity } from './choice.js';
 import { cooldowns, cooldownsOrBeside, firstCooldowns, learnCooldown as learn } from './cooldown-cache.js';
-import { beginDecision, bucketIdOf, learnBucket, learnedSince, SETTLE_CARRY_SHARE, type PoolConfig, type PoolOps, type PoolState } from './pool-state.js';
+import {
+  beginDecision,
+  bucketIdOf,
+  learnBucket,
+  learnedSince,
+  ownersOf,
+  SETTLE_CARRY_SHARE,
+  type PoolConfig,
+  type PoolOps,
+  type PoolState,
+} from './pool-state.js';
 
 /**
  * A key whose owner's daily quota is spent counts as out (for the lane's capacity and pause) only when
@@ -226,7 +236,7 @@ function dailyOutOf(config: PoolConfig, state: PoolState): Map<string, DailyOut>
   if (state.dailySpent.size === 0) return undefined;
   const suffixes = config.shardSuffixes ?? [config.bucketSuffix ?? ''];
   const out = new Map<string, DailyOut>();
-  for (const owner of new Set(config.keys.map((k) => k.quotaOwner))) {
+  for (const owner of ownersOf(config.keys)) {
     let spent = 0;
     let until = Infinity;
     for (const suffix of suffixes) {
@@ -385,7 +395,8 @@ function* decide<K extends KeyRef>(
   };
   const candidates: Candidate[] = [];
   let contendedRetry = Infinity;
-  const tried = new Set<string>();
+  // Owners already looked at (a shared owner's second key is passed over); none to keep when each key has its own.
+  const tried = ownersOf(keys).length < keys.length ? new Set<string>() : undefined;
   // An owner whose daily quota is spent until a reset at least this far away is out (`noteDaily`).
   const pauseMinMs = DAILY_PAUSE_MIN_WINDOWS * limits.windowMs;
   // Owners passed over while another call probes them (`bucket/first-calls.ts`): when the earliest lease ends.
@@ -397,8 +408,8 @@ function* decide<K extends KeyRef>(
   // What fits now on the cached bucket; booked on the stored one when others' takes came first.
   const look = takeArg(cost, false, undefined, bookWithinMs, probeLeaseMs, lease, flow);
   for (const { key, index } of choice.free) {
-    if (tried.has(key.quotaOwner)) continue;
-    tried.add(key.quotaOwner);
+    if (tried?.has(key.quotaOwner)) continue;
+    tried?.add(key.quotaOwner);
     // Another owner's first call is out (the lane's start, or its return from billing): this one, not known
     // proven, is likely being probed too. Read it before racing for its probe (a read is not a failed write).
     const id = bucketIdOf(config, key.quotaOwner);

@@ -152,10 +152,23 @@ export function learnedSince(state: PoolState, id: string, since: number): boole
   return (state.learnedAt.get(id) ?? 0) >= since;
 }
 
+/** Per keys array, its quota owners once each (in key order). */
+const ownersOfKeys = new WeakMap<readonly KeyRef[], readonly string[]>();
+
+/** The quota owners of `keys`, once each in key order (worked out once per keys array: decisions ask for it often). */
+export function ownersOf(keys: readonly KeyRef[]): readonly string[] {
+  let owners = ownersOfKeys.get(keys);
+  if (owners === undefined) {
+    owners = [...new Set(keys.map((k) => k.quotaOwner))];
+    ownersOfKeys.set(keys, owners);
+  }
+  return owners;
+}
+
 /** The requests `state` knows the buckets of `config` can start now: the window's and the day's, whichever is less (an unknown bucket counts as full). */
 function knownHeadroom(config: PoolConfig, state: PoolState, now: number): number {
   let headroom = 0;
-  for (const owner of new Set(config.keys.map((k) => k.quotaOwner))) {
+  for (const owner of ownersOf(config.keys)) {
     const levels = levelsAt(state.buckets.get(bucketIdOf(config, owner)), config.limits, now);
     headroom += Math.min(levels.requests, levels.daily);
   }
