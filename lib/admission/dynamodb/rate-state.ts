@@ -145,10 +145,10 @@ export class DynamoRateStateStore implements RateStateStore {
   }
 
   /** The cooldowns and the buckets in one strongly consistent `BatchGetItem` (per 100 keys). */
-  async readCooldownsAndBuckets(keys: readonly KeyRef[], owners: readonly string[]): Promise<CooldownsAndBuckets> {
+  async readCooldownsAndBuckets(keys: readonly KeyRef[], bucketIds: readonly string[]): Promise<CooldownsAndBuckets> {
     const keyIds = [...new Set(keys.map((k) => k.id))];
     const keyOwners = [...new Set(keys.map((k) => k.quotaOwner))];
-    const bucketPks = [...new Set(owners.map(bucketPk))];
+    const bucketPks = [...new Set(bucketIds.map(bucketPk))];
     const items = await this.batchGet([...keyIds.map((id) => cooldownPk('key', id)), ...keyOwners.map((o) => cooldownPk('quota_owner', o)), ...bucketPks]);
     const cooldowns = { keys: new Map<string, CooldownRecord>(), owners: new Map<string, CooldownRecord>() };
     const buckets = new Map<string, BucketState>();

@@ -57,11 +57,11 @@ export interface RateStateStore {
   /** A quota owner's bucket, or `undefined` when none is stored. */
   readBucket(owner: string): Promise<BucketState | undefined>;
   /**
-   * {@link readCooldowns} of `keys` and {@link readBucket} of each of `owners` in one request where the
-   * table allows it (an instance's priming: one round trip, not one per item). Optional: without it the
-   * reads are made one by one.
+   * {@link readCooldowns} of `keys` and {@link readBucket} of each of `bucketIds` (quota owners, or their
+   * shards' and live sides' bucket ids) in one request where the table allows it (an instance's priming:
+   * one round trip, not one per item). Optional: without it the reads are made one by one.
    */
-  readCooldownsAndBuckets?(keys: readonly KeyRef[], owners: readonly string[]): Promise<CooldownsAndBuckets>;
+  readCooldownsAndBuckets?(keys: readonly KeyRef[], bucketIds: readonly string[]): Promise<CooldownsAndBuckets>;
   /** Applies `update` to the owner's bucket item if its condition holds (`bucket/item-update.ts` says how). */
   writeBucket(owner: string, update: BucketUpdate, now: number): Promise<BucketWrite>;
   /**
