@@ -6,7 +6,8 @@
  * `_X_AMZN_TRACE_ID`, or the header it was given), SQS hands it to the consumer (the record's
  * `attributes.AWSTraceHeader`, which X-Ray links the consumer's trace to), and every message the lane sends
  * on for the job (a deferral's re-send, a repair, a hand-over, the DLQ) carries the same header. The trace
- * id is on every log line and ledger entry of the job, and on its committed result.
+ * id is on every log line and ledger entry of the job, and on its committed result. The Tracer itself is
+ * made by the functions' entry points only (`lane-tracer.ts`): this module loads no X-Ray SDK.
  */
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
