@@ -20,7 +20,7 @@ import type { BucketLimits, BucketState, BucketUpdate } from '../model/bucket.js
 import type { KeyRef } from '../model/cooldowns.js';
 import type { BucketWrite } from '../model/store.js';
 import { acquireOps, type CallRequest, type CoreAdmission } from './pool-core.js';
-import { beginDecision, learnBucket, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-state.js';
+import { beginDecision, forgetBucket, learnBucket, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-state.js';
 
 /** One call of a group. */
 export type GroupRequest = CallRequest;
@@ -141,8 +141,7 @@ function* groupRound<K extends KeyRef>(
   } catch (error) {
     // A write that threw (the table unavailable) may or may not have landed: forget the cached state.
     for (const owner of unwritten) {
-      state.buckets.delete(owner);
-      state.learnedAt.delete(owner);
+      forgetBucket(state, owner);
       undo(owner);
     }
     throw error;

@@ -368,6 +368,19 @@ function joinGroup(config: PoolConfig, candidates: Candidate[], beside: NonNulla
   }
 }
 
+/**
+ * Moves the free keys whose owner this instance knows proven before the others, keeping the round robin's
+ * order within each (nothing moves unless it knows both kinds). While an owner is not known proven, another
+ * consumer's first call is likely probing it (the lane's start, a return from billing): a take from a cache
+ * learned before that probe's take races it and fails, one on an owner known proven lands.
+ */
+function provenFirst(config: PoolConfig, state: PoolState, free: { key: KeyRef }[]): void {
+  const isProven = (f: { key: KeyRef }): boolean => state.buckets.get(bucketIdOf(config, f.key.quotaOwner))?.proven === true;
+  const known = free.filter(isProven);
+  if (known.length === 0 || known.length === free.length) return;
+  free.splice(0, free.length, ...known, ...free.filter((f) => !isProven(f)));
+}
+
 /** {@link acquireOps}'s decision on `snapshot`, the cooldowns as known. */
 function* decide<K extends KeyRef>(
   config: PoolConfig<K>,
@@ -386,6 +399,7 @@ function* decide<K extends KeyRef>(
     state.cursor = leased.index + 1;
     return { admitted: true, key: leased.key, index: leased.index, cost, startAt: started };
   }
+  if (settings.probeFirstCalls && state.notProven.size > 0) provenFirst(config, state, choice.free);
   const cooling = new CoolingRetry(started + settings.billingRecheckMs);
   for (const c of choice.cooling) cooling.note(c.blocker.until, c.blocker.reason);
   const learnCooling = (owner: string, cooldown: NonNullable<BucketState['cooldown']>): void => {

@@ -101,6 +101,8 @@ export interface PoolState {
   learnedAt: Map<string, number>;
   /** Per bucket item: the daily reset (epoch ms) until which this instance's takes found its day spent (`noteDaily` in `pool-core.ts`). */
   dailySpent: Map<string, number>;
+  /** Bucket items whose cached state does not say their owner is proven (`bucket/first-calls.ts`); kept by {@link learnBucket}. */
+  notProven: Set<string>;
 }
 
 /** The item of the owner's bucket this pool takes from (see {@link PoolConfig.bucketSuffix}). */
@@ -118,6 +120,15 @@ export function beginDecision(state: PoolState): number {
 export function learnBucket(state: PoolState, id: string, bucket: BucketState | undefined): void {
   state.buckets.set(id, bucket);
   state.learnedAt.set(id, state.decisionsBegun);
+  if (bucket?.proven === true) state.notProven.delete(id);
+  else state.notProven.add(id);
+}
+
+/** Forgets bucket item `id`'s cached state (a write that threw may or may not have landed). */
+export function forgetBucket(state: PoolState, id: string): void {
+  state.buckets.delete(id);
+  state.learnedAt.delete(id);
+  state.notProven.delete(id);
 }
 
 /**
@@ -144,6 +155,7 @@ export function newPoolState(settings: AdmissionSettings): PoolState {
     decisionsBegun: 0,
     learnedAt: new Map(),
     dailySpent: new Map(),
+    notProven: new Set(),
   };
 }
 

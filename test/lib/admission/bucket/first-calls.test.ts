@@ -170,11 +170,32 @@ describe('SharedKeyPool: first calls', () => {
       assert.ok(grant.admitted && grant.key.id === 'k2');
       await grant.settle(USAGE);
     }
-    // Act: the cooldown over, three callers at once
+    // Act: the cooldown over, eight callers at once (k2, refilled, holds six)
     clock.now = T0 + 61_000;
-    const callers = await Promise.all([1, 2, 3].map(() => pool.acquire({ estimatedTokens: 100 })));
-    // Assess: one call on k1 (its probe); k2 refilled by then takes the others
+    const callers = await Promise.all(Array.from({ length: 8 }, () => pool.acquire({ estimatedTokens: 100 })));
+    // Assess: the proven k2 takes what it holds first, then one call on k1 (its probe), the last one waits for it
+    assert.equal(callers.filter((c) => c.admitted && c.key.id === 'k2').length, 6);
     assert.equal(callers.filter((c) => c.admitted && c.key.id === 'k1').length, 1);
+    assert.equal(callers.filter((c) => !c.admitted).length, 1);
+  });
+
+  it('takes an owner known proven before one it does not know proven, which another consumer may be probing', async () => {
+    // Prepare: two consumers primed at the lane's start, each has probed one owner (a's grant proved o1, b's holds o2's probe)
+    const clock = { now: T0 };
+    const store = new MemoryRateStateStore();
+    const [a, b] = [0, 1].map((i) => newPool(clock, 300_000, store, () => i / 2));
+    await Promise.all([a!.prime(), b!.prime()]);
+    const first = await a!.acquire({ estimatedTokens: 100 });
+    const second = await b!.acquire({ estimatedTokens: 100 });
+    assert.ok(first.admitted && second.admitted && first.key.id !== second.key.id);
+    await first.settle(USAGE);
+    const conflicts = store.conflicts;
+    // Act: a's next take, its round robin pointing at the owner b probes
+    const next = await a!.acquire({ estimatedTokens: 100 });
+    // Assess: the owner a knows proven, and no write of a's refused
+    assert.ok(next.admitted);
+    assert.equal(next.key.id, first.key.id);
+    assert.equal(store.conflicts - conflicts, 0);
   });
 
   it('holds the probe across consumers: a second consumer takes the other owner, a third is told to wait', async () => {
