@@ -40,6 +40,7 @@ import {
   bucketIdOf,
   learnBucket,
   learnedSince,
+  staleSinceProof,
   ownersOf,
   SETTLE_CARRY_SHARE,
   type PoolConfig,
@@ -424,10 +425,11 @@ function* decide<K extends KeyRef>(
   for (const { key, index } of choice.free) {
     if (tried?.has(key.quotaOwner)) continue;
     tried?.add(key.quotaOwner);
-    // Another owner's first call is out (the lane's start, or its return from billing): this one, not known
-    // proven, is likely being probed too. Read it before racing for its probe (a read is not a failed write).
+    // Another owner's first call is out (the lane's start, or its return from billing), or has answered since this
+    // one was cached: this one, not known proven, is likely being probed or taken from too. Read it before racing
+    // for its probe or setting a clock it shows at rest (a read is not a failed write, and costs a fifth of one).
     const id = bucketIdOf(config, key.quotaOwner);
-    if (Number.isFinite(probeUntil) && state.buckets.get(id)?.proven !== true && !learnedSince(state, id, decision)) {
+    if ((Number.isFinite(probeUntil) || staleSinceProof(state, id)) && state.buckets.get(id)?.proven !== true && !learnedSince(state, id, decision)) {
       learnBucket(state, id, (yield { kind: 'readBucket', owner: id }) as BucketState | undefined);
     }
     const verdict = yield* take(config, state, key.quotaOwner, look, decision);

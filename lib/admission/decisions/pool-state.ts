@@ -103,6 +103,12 @@ export interface PoolState {
   dailySpent: Map<string, number>;
   /** Bucket items whose cached state does not say their owner is proven (`bucket/first-calls.ts`); kept by {@link learnBucket}. */
   notProven: Set<string>;
+  /**
+   * The decision (see {@link decisionsBegun}) in which this instance last learned a bucket proven that its cache
+   * did not know proven: the lane's first calls have begun answering, so a bucket still cached unproven from
+   * before may well have been probed and taken from since (`staleSinceProof`).
+   */
+  provenLearnedAt: number;
 }
 
 /** The item of the owner's bucket this pool takes from (see {@link PoolConfig.bucketSuffix}). */
@@ -118,10 +124,19 @@ export function beginDecision(state: PoolState): number {
 
 /** Caches `bucket` as the table's state of bucket item `id`, learned now. */
 export function learnBucket(state: PoolState, id: string, bucket: BucketState | undefined): void {
+  const before = state.buckets.get(id);
   state.buckets.set(id, bucket);
   state.learnedAt.set(id, state.decisionsBegun);
-  if (bucket?.proven === true) state.notProven.delete(id);
-  else state.notProven.add(id);
+  if (bucket?.proven !== true) state.notProven.add(id);
+  else if (state.notProven.delete(id) || before?.proven !== true) state.provenLearnedAt = state.decisionsBegun;
+}
+
+/**
+ * Whether bucket item `id`, cached not proven, was learned before this instance learned another owner proven:
+ * a take from that cache would likely race the probe's take and the calls after it (read it first).
+ */
+export function staleSinceProof(state: PoolState, id: string): boolean {
+  return state.notProven.has(id) && (state.learnedAt.get(id) ?? -1) < state.provenLearnedAt;
 }
 
 /** Forgets bucket item `id`'s cached state (a write that threw may or may not have landed). */
@@ -156,6 +171,7 @@ export function newPoolState(settings: AdmissionSettings): PoolState {
     learnedAt: new Map(),
     dailySpent: new Map(),
     notProven: new Set(),
+    provenLearnedAt: -1,
   };
 }
 

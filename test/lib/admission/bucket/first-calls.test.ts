@@ -198,6 +198,27 @@ describe('SharedKeyPool: first calls', () => {
     assert.equal(store.conflicts - conflicts, 0);
   });
 
+  it('reads an owner it cached unproven before taking from it, once another owner was proven since', async () => {
+    // Prepare: two consumers primed together; each probes one owner and its call answers
+    const clock = { now: T0 };
+    const store = new ReadCountingStore();
+    const [a, b] = [0, 1].map((i) => newPool(clock, 300_000, store, () => i / 2));
+    await Promise.all([a!.prime(), b!.prime()]);
+    const first = await a!.acquire({ estimatedTokens: 100 });
+    const second = await b!.acquire({ estimatedTokens: 100 });
+    assert.ok(first.admitted && second.admitted && first.key.id !== second.key.id);
+    await Promise.all([first.settle(USAGE), second.settle(USAGE)]);
+    // Act: a takes until its own owner is spent, then the other one
+    const grants: KeyAdmission[] = [];
+    const [conflicts, reads] = [store.conflicts, store.bucketReads];
+    for (let i = 0; i < LIMITS.requestsPerWindow; i++) grants.push(await a!.acquire({ estimatedTokens: 100 }));
+    // Assess: the last one on b's owner, read first (the prime's copy shows it untouched), and no write refused
+    const last = grants.at(-1)!;
+    assert.ok(last.admitted && last.key.id === second.key.id);
+    assert.equal(store.bucketReads - reads, 1);
+    assert.equal(store.conflicts - conflicts, 0);
+  });
+
   it('holds the probe across consumers: a second consumer takes the other owner, a third is told to wait', async () => {
     // Prepare: three consumers on one rate state
     const clock = { now: T0 };
