@@ -52,6 +52,17 @@ class ReadCountingStore extends MemoryRateStateStore {
   }
 }
 
+/** Two consumers on `store`, primed together at the lane's start, whose first takes probed one owner each (`a`'s `first`, `b`'s `second`). */
+async function twoProbers(store: MemoryRateStateStore) {
+  const clock = { now: T0 };
+  const [a, b] = [0, 1].map((i) => newPool(clock, 300_000, store, () => i / 2)) as [SharedKeyPool, SharedKeyPool];
+  await Promise.all([a.prime(), b.prime()]);
+  const first = await a.acquire({ estimatedTokens: 100 });
+  const second = await b.acquire({ estimatedTokens: 100 });
+  assert.ok(first.admitted && second.admitted && first.key.id !== second.key.id);
+  return { a, first, second };
+}
+
 /** Runs what is due without the (mocked) timers: a few turns of the event loop. */
 async function flush(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -180,18 +191,13 @@ describe('SharedKeyPool: first calls', () => {
   });
 
   it('takes an owner known proven before one it does not know proven, which another consumer may be probing', async () => {
-    // Prepare: two consumers primed at the lane's start, each has probed one owner (a's grant proved o1, b's holds o2's probe)
-    const clock = { now: T0 };
+    // Prepare: two consumers primed at the lane's start, each has probed one owner (a's grant proved its own, b's holds its probe)
     const store = new MemoryRateStateStore();
-    const [a, b] = [0, 1].map((i) => newPool(clock, 300_000, store, () => i / 2));
-    await Promise.all([a!.prime(), b!.prime()]);
-    const first = await a!.acquire({ estimatedTokens: 100 });
-    const second = await b!.acquire({ estimatedTokens: 100 });
-    assert.ok(first.admitted && second.admitted && first.key.id !== second.key.id);
+    const { a, first } = await twoProbers(store);
     await first.settle(USAGE);
     const conflicts = store.conflicts;
     // Act: a's next take, its round robin pointing at the owner b probes
-    const next = await a!.acquire({ estimatedTokens: 100 });
+    const next = await a.acquire({ estimatedTokens: 100 });
     // Assess: the owner a knows proven, and no write of a's refused
     assert.ok(next.admitted);
     assert.equal(next.key.id, first.key.id);
@@ -200,18 +206,13 @@ describe('SharedKeyPool: first calls', () => {
 
   it('reads an owner it cached unproven before taking from it, once another owner was proven since', async () => {
     // Prepare: two consumers primed together; each probes one owner and its call answers
-    const clock = { now: T0 };
     const store = new ReadCountingStore();
-    const [a, b] = [0, 1].map((i) => newPool(clock, 300_000, store, () => i / 2));
-    await Promise.all([a!.prime(), b!.prime()]);
-    const first = await a!.acquire({ estimatedTokens: 100 });
-    const second = await b!.acquire({ estimatedTokens: 100 });
-    assert.ok(first.admitted && second.admitted && first.key.id !== second.key.id);
+    const { a, first, second } = await twoProbers(store);
     await Promise.all([first.settle(USAGE), second.settle(USAGE)]);
     // Act: a takes until its own owner is spent, then the other one
     const grants: KeyAdmission[] = [];
     const [conflicts, reads] = [store.conflicts, store.bucketReads];
-    for (let i = 0; i < LIMITS.requestsPerWindow; i++) grants.push(await a!.acquire({ estimatedTokens: 100 }));
+    for (let i = 0; i < LIMITS.requestsPerWindow; i++) grants.push(await a.acquire({ estimatedTokens: 100 }));
     // Assess: the last one on b's owner, read first (the prime's copy shows it untouched), and no write refused
     const last = grants.at(-1)!;
     assert.ok(last.admitted && last.key.id === second.key.id);
