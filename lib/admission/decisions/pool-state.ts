@@ -127,8 +127,12 @@ export function learnBucket(state: PoolState, id: string, bucket: BucketState | 
   const before = state.buckets.get(id);
   state.buckets.set(id, bucket);
   state.learnedAt.set(id, state.decisionsBegun);
-  if (bucket?.proven !== true) state.notProven.add(id);
-  else if (state.notProven.delete(id) || before?.proven !== true) state.provenLearnedAt = state.decisionsBegun;
+  if (bucket?.proven !== true) {
+    state.notProven.add(id);
+    return;
+  }
+  if (before?.proven !== true) state.provenLearnedAt = state.decisionsBegun;
+  state.notProven.delete(id);
 }
 
 /**

@@ -158,10 +158,10 @@ export class SharedKeyPool implements KeyPool {
    * Learns, before the instance's first take, what that take would otherwise find out on its way:
    * the lane's cooldowns and each quota owner's bucket of every shard (strongly consistent, in one
    * request where the store has one: {@link readForPriming}), and starts the round robin at a random
-   * key, so instances that start together spread over the owners instead of all writing the first one. Meant for the execution environment's INIT
-   * (the consumer Lambda primes before its first batch): the first take is then one conditional
-   * write on a known state, on a connection already open. A read that fails is left to the first
-   * decision, as without priming; never throws.
+   * key, so instances that start together spread over the owners instead of all writing the first one.
+   * Meant for the execution environment's INIT (the consumer Lambda primes before its first batch): the
+   * first take is then one conditional write on a known state, on a connection already open. A read
+   * that fails is left to the first decision, as without priming; never throws.
    */
   async prime(): Promise<void> {
     const at = this.config.now();
