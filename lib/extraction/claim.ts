@@ -5,10 +5,11 @@
  * it adds no round trip of its own); while another delivery or request holds the key, this copy makes
  * no call: it is deferred until the holder's claim ends at the latest (`in_progress`; the holder's job
  * is kept on the run as `keyHeldBy`), and a key whose result is committed makes the copy a duplicate.
- * When the run ends, the key is marked completed (a commit, or a duplicate found at the commit) or given
- * back (anything else: the next copy may claim it). A holder that crashed is taken over once its hold
+ * When the run ends, the key is marked completed (by the commit's own transaction, or after a duplicate
+ * found at the commit) or given back (anything else: the next copy may claim it). A holder that crashed is taken over once its hold
  * expires. Commit-once stays the last word.
  */
+import type { Update } from '@aws-sdk/client-dynamodb';
 import { MAX_SETTLE_MARGIN_MS } from './budget.js';
 import { count, log, runLogFields, type JobRun, type Next } from './context.js';
 import type { ExtractionOutcome } from './outcome.js';
@@ -64,6 +65,21 @@ export async function claimKey(run: JobRun): Promise<Next<void>> {
   const retryAt = new Date(found.until);
   const action = decideFor(run, { kind: 'in_progress', retryAt });
   return { end: await resolveAction(run, action, `another delivery holds the idempotency key until ${retryAt.toISOString()}`) };
+}
+
+/**
+ * The completion of the run's key claim, to ride in its commit's transaction (`commit.ts`): none unless
+ * the run holds the key.
+ */
+export function claimCompletion(run: JobRun): Update[] {
+  if (!run.keyClaim?.held) return [];
+  const { deps, job } = run;
+  return [deps.claims.completionWrite(job.idempotencyKey, job.jobId, deps.now().getTime())];
+}
+
+/** The commit wrote {@link claimCompletion}: nothing is left for {@link endKeyClaim} to do. */
+export function claimCompletedByCommit(run: JobRun): void {
+  if (run.keyClaim?.held) run.keyClaim = undefined;
 }
 
 /**

@@ -16,6 +16,7 @@ import { settleErased } from './erased.js';
 import { traceIdOf } from '../platform/tracing.js';
 import { commitGuards } from '../store/cancellation.js';
 import { settleCancelled } from './cancelled.js';
+import { claimCompletedByCommit, claimCompletion } from './claim.js';
 
 /** The run's schema and prompt from the registry (intake checked both are registered), and its repair budget. */
 export function extractionOf(run: JobRun): { schema: ExtractionSchema; prompt: ExtractionPrompt; maxRepairAttempts: number } {
@@ -36,11 +37,12 @@ export async function commit(run: JobRun, output: { result: Record<string, unkno
   let written: CommitOutcome;
   const started = performance.now();
   try {
-    // One transaction with the absence of the source's tombstone and of the job's cancel marker: an erasure
-    // or a cancel during the call wins.
+    // One transaction with the absence of the source's tombstone and of the job's cancel marker (an erasure
+    // or a cancel during the call wins) and the completion of the key's claim (no round trip after it).
     written = await deps.results.commitOnce(
       resultRecordFor(job, { ...output, usage, traceId: traceIdOf(delivery.traceHeader) }, deps.now()),
       commitGuards(deps.erasure.tableName, job, deps.lane.erasure.afterErasure),
+      claimCompletion(run),
     );
     delivery.onCommitted?.(performance.now() - started);
   } catch (error) {
@@ -50,6 +52,7 @@ export async function commit(run: JobRun, output: { result: Record<string, unkno
   if (written.status === 'erased') return settleErased(run, 'commit');
   if (written.status === 'cancelled') return settleCancelled(run, 'commit');
   if (written.status === 'duplicate') return suppressDuplicate(run, written.existing.jobId);
+  claimCompletedByCommit(run);
   count(deps, 'Completed');
   count(deps, 'AttemptsPerCompletion', job.attempt + delivery.receiveCount + job.deferrals);
   const createdAt = Date.parse(job.createdAt);

@@ -11,11 +11,13 @@
  * no data, so a request that finds the key held cannot answer with the holder's job, and its
  * `saveSuccess` and `deleteRecord` are unconditional, so a holder whose hold passed and was taken over
  * would complete or delete the new holder's claim. Here every write after the claim is conditional on
- * the holder's own token. Costs per job: the claim's conditional PutItem and one UpdateItem (completed)
- * or DeleteItem (given back).
+ * the holder's own token, but one: a committing holder completes its claim inside the commit's own
+ * transaction ({@link KeyClaims.completionWrite}), unconditionally, since from then on the key's result
+ * exists whoever holds the claim. Costs per job: the claim's conditional PutItem, and the completion
+ * riding in the commit (a second write unit there) or a DeleteItem (given back).
  */
 import { randomBytes } from 'node:crypto';
-import { DeleteItemCommand, type DynamoDBClient, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, type DynamoDBClient, PutItemCommand, type Update, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { errorName } from '../platform/errors.js';
 import { type StoreOperation, StoreUnavailableError } from './errors.js';
@@ -58,6 +60,12 @@ export interface KeyClaims {
   claim(request: ClaimRequest): Promise<ClaimResult>;
   /** The key's result is committed (by `jobId`): later claims find it completed. Nothing when the claim is no longer the holder's. */
   complete(idempotencyKey: string, claim: HeldClaim, jobId: string, nowMs: number): Promise<void>;
+  /**
+   * The completion by `jobId` as a write for the commit's own transaction (`ResultStore.commitOnce`):
+   * unconditional, since the commit it rides with makes the key's result exist, whoever holds the claim
+   * by then (a holder taken over finds the result at its own commit). Saves the round trip after the commit.
+   */
+  completionWrite(idempotencyKey: string, jobId: string, nowMs: number): Update;
   /** Gives the key back without a result (a deferral, a failure, a review): the next copy may claim it. Nothing when the claim is no longer the holder's. */
   release(idempotencyKey: string, claim: HeldClaim): Promise<void>;
 }
@@ -130,22 +138,25 @@ export class DynamoKeyClaims implements KeyClaims {
 
   /** @throws {@link StoreUnavailableError} */
   async complete(idempotencyKey: string, claim: HeldClaim, jobId: string, nowMs: number): Promise<void> {
+    const { ExpressionAttributeValues, ...update } = this.completionWrite(idempotencyKey, jobId, nowMs);
     await this.#ifHolder('UpdateItem', () =>
       this.#dynamodb.send(
         new UpdateItemCommand({
-          TableName: this.#table,
-          Key: marshall({ pk: this.#prefix + idempotencyKey }),
-          UpdateExpression: 'SET claimStatus = :completed, jobId = :jobId, expiresAt = :expiresAt REMOVE holder, inProgressUntil',
+          ...update,
           ConditionExpression: 'holder = :token',
-          ExpressionAttributeValues: marshall({
-            ':completed': 'COMPLETED',
-            ':jobId': jobId,
-            ':expiresAt': Math.floor(nowMs / 1000) + COMPLETED_CLAIM_SECONDS,
-            ':token': claim.token,
-          }),
+          ExpressionAttributeValues: { ...ExpressionAttributeValues, ...marshall({ ':token': claim.token }) },
         }),
       ),
     );
+  }
+
+  completionWrite(idempotencyKey: string, jobId: string, nowMs: number): Update {
+    return {
+      TableName: this.#table,
+      Key: marshall({ pk: this.#prefix + idempotencyKey }),
+      UpdateExpression: 'SET claimStatus = :completed, jobId = :jobId, expiresAt = :expiresAt REMOVE holder, inProgressUntil',
+      ExpressionAttributeValues: marshall({ ':completed': 'COMPLETED', ':jobId': jobId, ':expiresAt': Math.floor(nowMs / 1000) + COMPLETED_CLAIM_SECONDS }),
+    };
   }
 
   /** @throws {@link StoreUnavailableError} */

@@ -11,6 +11,7 @@ import {
   type AttributeValue,
   type ConditionCheck,
   type DynamoDBClient,
+  type Update,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Job } from '../contract/job.js';
@@ -147,13 +148,14 @@ export class ResultStore {
    * write of the same key returns `duplicate` with the item that is already there and changes nothing.
    * With guards ({@link CommitGuards}: the source's tombstone, the job's cancel marker), the put and their
    * conditions are one transaction: while a tombstone or a marker holds nothing is written, and `erased`
-   * (checked first) or `cancelled` comes back.
+   * (checked first) or `cancelled` comes back. `alongside` (e.g. the idempotency key's claim completed:
+   * `KeyClaims.completionWrite`) is written in the same transaction, after the put: with the result or not at all.
    *
    * @throws {@link StoreRecordInvalidError} when the record cannot be represented in DynamoDB, is over its
    *   item limit, or DynamoDB refuses it (`ValidationException`): retrying will not help.
    * @throws {@link StoreUnavailableError} for any other failure: nothing may be assumed written.
    */
-  async commitOnce(record: ResultRecord, guards: CommitGuards = {}): Promise<CommitOutcome> {
+  async commitOnce(record: ResultRecord, guards: CommitGuards = {}, alongside: readonly Update[] = []): Promise<CommitOutcome> {
     const item = this.#toItem(record);
     const bytes = approximateItemBytes(item);
     if (bytes > MAX_RESULT_ITEM_BYTES) {
@@ -173,7 +175,7 @@ export class ResultStore {
       ...(guards.unlessErased ? [{ check: guards.unlessErased, status: 'erased' as const }] : []),
       ...(guards.unlessCancelled ? [{ check: guards.unlessCancelled, status: 'cancelled' as const }] : []),
     ];
-    if (checks.length > 0) return this.#commitGuarded(record, put, checks);
+    if (checks.length > 0 || alongside.length > 0) return this.#commitGuarded(record, put, checks, alongside);
     try {
       await this.#dynamodb.send(new PutItemCommand(put));
       return { status: 'committed' };
@@ -191,14 +193,19 @@ export class ResultStore {
     }
   }
 
-  /** The put and the guards' conditions as one transaction (see {@link commitOnce}). */
+  /** The put, the guards' conditions and the writes `alongside` as one transaction (see {@link commitOnce}). */
   async #commitGuarded(
     record: ResultRecord,
     put: ConstructorParameters<typeof PutItemCommand>[0],
     checks: ReadonlyArray<{ check: ConditionCheck; status: 'erased' | 'cancelled' }>,
+    alongside: readonly Update[],
   ): Promise<CommitOutcome> {
     try {
-      await this.#dynamodb.send(new TransactWriteItemsCommand({ TransactItems: [...checks.map((c) => ({ ConditionCheck: c.check })), { Put: put }] }));
+      await this.#dynamodb.send(
+        new TransactWriteItemsCommand({
+          TransactItems: [...checks.map((c) => ({ ConditionCheck: c.check })), { Put: put }, ...alongside.map((u) => ({ Update: u }))],
+        }),
+      );
       return { status: 'committed' };
     } catch (error) {
       if (errorName(error) !== 'TransactionCanceledException') throw new StoreUnavailableError('TransactWriteItems', this.tableName, { cause: error });

@@ -492,6 +492,9 @@ class Simulation extends SimulatedLane {
     this.tally.s3Gets += 1;
     const gate = gateBeforeCall(job, LANE, now, receiveCount);
     if (gate.type !== 'proceed') return this.act(j, message, receiveCount, gate, now + this.timing.quickRecordMs);
+    // Past the gate the job's idempotency key is claimed (a conditional PutItem: `lib/store/claims.ts`),
+    // ended by its commit or given back (`act`).
+    this.tally.dynamoWrites += 1;
     // The duplicate check of a redelivered message: a strongly consistent GetItem on the results table.
     if (receiveCount > 1) this.tally.dynamoReads += 1;
     let callAt = now + this.timing.preCallMs;
@@ -509,7 +512,7 @@ class Simulation extends SimulatedLane {
         // As the consumer: the job may come back early and wait for its slot.
         const mayWaitMs = returnWaitMs(this.settings.bookWithinMs);
         const action = this.decideAt(job, receiveCount, callAt, { kind: 'admission_denied', retryAt: answer.retryAt, mayWaitMs });
-        return this.act(j, message, receiveCount, action, callAt + this.timing.quickRecordMs);
+        return this.act(j, message, receiveCount, action, callAt + this.timing.quickRecordMs, true);
       }
       key = answer.index;
       grantedTokens = answer.cost.tokens;
@@ -533,7 +536,7 @@ class Simulation extends SimulatedLane {
         this.schedule(answeredAt, EV_SETTLE, j);
       }
       const action = this.decideAt(job, receiveCount, answeredAt, { kind: 'valid_output' });
-      return this.act(j, message, receiveCount, action, answeredAt + t.afterCallMs);
+      return this.act(j, message, receiveCount, action, answeredAt + t.afterCallMs, true);
     }
     const throttled = result === CALL_RATE_LIMIT || result === CALL_QUOTA;
     const answeredAt = throttled
@@ -553,18 +556,22 @@ class Simulation extends SimulatedLane {
     if (admission && action.type === 'defer' && (action.cooldown || action.pauseLane)) {
       this.schedule(answeredAt, EV_SIDE, this.sides.put({ consumer, key, cooldown: action.cooldown, pauseLane: action.pauseLane }));
     }
-    return this.act(j, message, receiveCount, action, answeredAt + t.afterCallMs);
+    return this.act(j, message, receiveCount, action, answeredAt + t.afterCallMs, true);
   }
 
-  /** Carries out `action` for job `j`; `at` is when the record's last write is done. */
-  private act(j: number, message: number, receiveCount: number, action: Action, at: number): number {
+  /**
+   * Carries out `action` for job `j`; `at` is when the record's last write is done. `keyClaimed`: the
+   * record claimed its idempotency key; anything but a commit gives it back (a DeleteItem).
+   */
+  private act(j: number, message: number, receiveCount: number, action: Action, at: number, keyClaimed = false): number {
+    if (keyClaimed && action.type !== 'commit') this.tally.dynamoWrites += 1;
     switch (action.type) {
       case 'commit':
-        // The result's conditional put and the checks that its source has no tombstone and the job no cancel
-        // marker, as one transaction (`ResultStore.commitOnce`): DynamoDB bills each item of a transaction twice
-        // (prepare and commit), so 2 write units for the put and, counted as writes too (an upper bound), 2 for
-        // each check.
-        this.tally.dynamoWrites += 6;
+        // The result's conditional put, the checks that its source has no tombstone and the job no cancel
+        // marker, and the key claim's completion, as one transaction (`ResultStore.commitOnce`): DynamoDB
+        // bills each item of a transaction twice (prepare and commit), so 2 write units for the put, 2 for
+        // the completion and, counted as writes too (an upper bound), 2 for each check.
+        this.tally.dynamoWrites += 8;
         this.jobs.settle(j, ST_COMMITTED, at);
         return at;
       case 'defer':

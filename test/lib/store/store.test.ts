@@ -10,8 +10,9 @@ import { createAwsClients, LOCAL_CREDENTIALS, type AwsClients } from '../../../l
 import { ensureTable } from '../../../lib/store/ensure-table.js';
 import { StoreUnavailableError, TableShapeMismatchError } from '../../../lib/store/errors.js';
 import { DEFAULT_LEDGER_RETENTION_DAYS, Ledger, MAX_DETAILS_LENGTH } from '../../../lib/store/ledger.js';
+import { DynamoKeyClaims } from '../../../lib/store/claims.js';
 import { ResultStore, resultRecordFor, type ResultRecord } from '../../../lib/store/results.js';
-import { LEDGER_TABLE, RESULTS_TABLE } from '../../../lib/store/tables.js';
+import { LEDGER_TABLE, RATE_STATE_TABLE, RESULTS_TABLE } from '../../../lib/store/tables.js';
 import { testEndpoints, uniqueName } from '../../helpers/endpoints.js';
 
 function sampleJob(n: number): Job {
@@ -116,6 +117,39 @@ describe('store adapters on DynamoDB Local', () => {
       assert.equal(b.existing.jobId, 'job-1');
       assert.deepEqual(b.existing, first);
       assert.deepEqual(await store.get(job.idempotencyKey), first);
+    });
+
+    it("completes the key's claim in the commit's transaction, and leaves it held when the commit is a duplicate", async () => {
+      // Prepare
+      const rateState = uniqueName('rate-state');
+      await ensureTable(clients.dynamodb, rateState, RATE_STATE_TABLE);
+      const claims = new DynamoKeyClaims({ dynamodb: clients.dynamodb, tableName: rateState, lane: 'us' });
+      const job = sampleJob(41);
+      const now = Date.parse('2030-01-01T00:05:00.000Z');
+      const first = await claims.claim({ idempotencyKey: job.idempotencyKey, jobId: 'job-41', holdMs: 60_000, nowMs: now });
+      assert.equal(first.held, true);
+
+      // Act: a commit with the completion; then a redelivery (its hold taken over) commits a duplicate with its own
+      const committed = await store.commitOnce(recordFor(job), {}, [claims.completionWrite(job.idempotencyKey, 'job-41', now)]);
+      const afterCommit = await claims.claim({ idempotencyKey: job.idempotencyKey, jobId: 'job-41-again', holdMs: 60_000, nowMs: now + 1 });
+      const other = sampleJob(42);
+      const held = await claims.claim({ idempotencyKey: other.idempotencyKey, jobId: 'job-42', holdMs: 60_000, nowMs: now });
+      await store.commitOnce(recordFor(other));
+      const duplicate = await store.commitOnce(recordFor(other, 'job-42-redelivered'), {}, [
+        claims.completionWrite(other.idempotencyKey, 'job-42-redelivered', now),
+      ]);
+      const afterDuplicate = await claims.claim({ idempotencyKey: other.idempotencyKey, jobId: 'job-42-again', holdMs: 60_000, nowMs: now + 1 });
+
+      // Assess
+      assert.deepEqual(committed, { status: 'committed' });
+      assert.deepEqual(afterCommit, { held: false, state: 'completed', committedBy: 'job-41' });
+      assert.equal(held.held, true);
+      assert.equal(duplicate.status, 'duplicate');
+      assert.deepEqual(
+        afterDuplicate,
+        { held: false, state: 'in_progress', until: now + 60_000, jobId: 'job-42' },
+        'nothing of the refused transaction written',
+      );
     });
 
     it("keeps a result for the lane's retention: expiresAt (the table's TTL attribute) is its commit plus resultsDays", async () => {
