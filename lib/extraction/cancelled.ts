@@ -1,7 +1,7 @@
 /**
  * A cancelled job (`ratelane cancel`: its `#cancelled` marker, `lib/store/cancellation.ts`) makes no further
  * model call and is never committed: the marker is read at its receive (beside its document, before
- * admission), again before a model call when time has passed since (an admission wait, a repair), and the
+ * admission, with its source's tombstone), again before a model call when time has passed since (an admission wait, a repair), and the
  * commit is one transaction with the marker's absence, so a cancel that lands while the model answers still
  * wins. The job is then settled: a `rejected` ledger entry with reason `cancelled` (who and when in its
  * details), counted `Cancelled`, and the message acknowledged. Its document stays (the lane's retention
@@ -9,7 +9,7 @@
  */
 import type { KeyGrant } from '../admission/keys/key-pool.js';
 import { errorName } from '../platform/errors.js';
-import { count, ledgerBase, log, runLogFields, type JobRun } from './context.js';
+import { count, ledgerBase, log, runLogFields, type JobRun, type ReceiveGuards } from './context.js';
 import type { RejectedOutcome } from './outcome.js';
 import { claimed } from './verify.js';
 
@@ -31,10 +31,10 @@ const STOPPED: Record<StoppedAt, string> = {
   commit: 'at its commit: the answer was not committed',
 };
 
-/** Starts reading the run's cancel marker (beside its document read); resolves whether the job is cancelled. */
-export function startCancelCheck(run: JobRun): Promise<boolean> {
+/** Whether the job is cancelled, from the marker read at its receive (`startReceiveGuards`). */
+export function startCancelCheck(run: JobRun, guards: ReceiveGuards): Promise<boolean> {
   const checkedAt = run.deps.now().getTime();
-  const checking = run.deps.cancellations.marker(run.job.jobId, EVENTUALLY).then((marker) => {
+  const checking = guards.then(({ marker }) => {
     if (!marker) run.cancelCheckedAt = checkedAt;
     return marker !== undefined;
   });

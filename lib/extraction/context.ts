@@ -15,12 +15,15 @@ import type { ModelAdapter, TokenUsage } from '../providers/model.js';
 import type { Sleep } from '../platform/sleep.js';
 import type { ConsumerMetricName, RecordLogFields } from '../platform/telemetry.js';
 import { traceIdOf } from '../platform/tracing.js';
-import type { Cancellations } from '../store/cancellation.js';
-import type { ErasureLedger } from '../store/erasure.js';
+import type { CancelMarker, Cancellations } from '../store/cancellation.js';
+import type { ErasureLedger, Tombstone } from '../store/erasure.js';
 import type { Ledger, LedgerEntryInput } from '../store/ledger.js';
 import type { ClaimResult, HeldClaim, KeyClaims } from '../store/claims.js';
 import type { ResultStore } from '../store/results.js';
 import type { ExtractionOutcome, RejectedOutcome } from './outcome.js';
+
+/** What stops a job at its receive, read beside its document (`Cancellations.atReceive`): its source's tombstone, its cancel marker. */
+export type ReceiveGuards = Promise<{ tombstone: Tombstone | undefined; marker: CancelMarker | undefined }>;
 
 /** What a step of the pipeline (`pipeline.ts`) says happens next: go on with `go`, or end the record with the outcome `end`. */
 export type Next<T> = { go: T } | { end: ExtractionOutcome };

@@ -9,19 +9,16 @@
 import { deleteDocument } from '../store/documents.js';
 import { erasedFor } from '../store/erasure.js';
 import type { RejectedOutcome } from './outcome.js';
-import { count, log, runLogFields, type JobRun } from './context.js';
+import { count, log, runLogFields, type JobRun, type ReceiveGuards } from './context.js';
 import { rejectUnverified } from './verify.js';
 
 /** Who the erased marker of a job stopped by the lane names. */
 const STOPPED_BY_LANE = 'ratelane (a job of an erased source)';
 
-/**
- * Starts reading the tombstone of the run's source (beside its document read); {@link erasedAtReceive}
- * awaits it.
- */
-export function startErasureCheck(run: JobRun): Promise<boolean> {
+/** Whether the run's source is erased, from the tombstone read at its receive (`startReceiveGuards`). */
+export function startErasureCheck(run: JobRun, guards: ReceiveGuards): Promise<boolean> {
   const { deps, job } = run;
-  const checking = deps.erasure.tombstone(job.input.sourceId).then((t) => erasedFor(t, job.createdAt, deps.lane.erasure.afterErasure));
+  const checking = guards.then((g) => erasedFor(g.tombstone, job.createdAt, deps.lane.erasure.afterErasure));
   checking.catch(() => undefined);
   return checking;
 }

@@ -69,10 +69,12 @@ export async function intake(body: string, delivery: Delivery, deps: ExtractionD
   // The document is read while the first call's admission is taken; a redelivery (it may have been
   // committed already) takes after its duplicate check instead.
   // The job's idempotency key is claimed beside the read too (one call per key at a time: `claim.ts`).
-  // The source's tombstone and the job's cancel marker are read beside the document: an erased source's
-  // job, or a cancelled job, makes no call.
-  const erasing = startErasureCheck(run);
-  const cancelling = startCancelCheck(run);
+  // The source's tombstone and the job's cancel marker are read beside the document (one request): an
+  // erased source's job, or a cancelled job, makes no call.
+  const guards = run.deps.cancellations.atReceive(job);
+  guards.catch(() => undefined);
+  const erasing = startErasureCheck(run, guards);
+  const cancelling = startCancelCheck(run, guards);
   const reading = startReading(run);
   startKeyClaim(run);
   if (delivery.receiveCount === 1) takeEarly(run);

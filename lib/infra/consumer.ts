@@ -46,14 +46,17 @@ export const CONSUMER_DLQ_ACTIONS = ['sqs:SendMessage'] as const;
 export const CONSUMER_RESULTS_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem'] as const;
 /**
  * Ledger entries (`PutItem`) and the job claim (`claimJob`: a conditional `UpdateItem`, `claimOf`:
- * `GetItem`); erasure (lib/store/erasure.ts): a source's tombstone (`GetItem`, and `ConditionCheckItem` in
- * the commit's transaction), and the records of a job of an erased source removed (`Query` of its own
- * partition, `BatchWriteItem` deletes) with its marker left (`PutItem`).
+ * `GetItem`); at a job's receive its source's tombstone and its cancel marker (one `BatchGetItem`:
+ * `Cancellations.atReceive`), the marker again before a call (`GetItem`); erasure (lib/store/erasure.ts):
+ * the tombstone's and the marker's absence as `ConditionCheckItem`s in the commit's transaction, and the
+ * records of a job of an erased source removed (`Query` of its own partition, `BatchWriteItem` deletes)
+ * with its marker left (`PutItem`).
  */
 export const CONSUMER_LEDGER_ACTIONS = [
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',
   'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
   'dynamodb:Query',
   'dynamodb:BatchWriteItem',
   'dynamodb:ConditionCheckItem',

@@ -11,12 +11,20 @@
  * claim exists, the marker is written on the condition that no result of the claim's idempotency key is
  * committed. The marker expires with the ledger's retention. No document text.
  */
-import { GetItemCommand, TransactWriteItemsCommand, type ConditionCheck, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import {
+  GetItemCommand,
+  TransactWriteItemsCommand,
+  type AttributeValue,
+  type ConditionCheck,
+  type DynamoDBClient,
+  type TransactWriteItem,
+} from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { errorName } from '../platform/errors.js';
 import { StoreUnavailableError } from './errors.js';
 import type { Ledger } from './ledger.js';
-import { type AfterErasure, erasedCondition } from './erasure.js';
+import { batchGetConsistent } from '../platform/batch-get.js';
+import { type AfterErasure, erasedCondition, type Tombstone, tombstoneKey, tombstoneOf } from './erasure.js';
 import type { CommitGuards, ResultStore } from './results.js';
 import { LEDGER_TABLE, RESULTS_TABLE } from './tables.js';
 
@@ -46,11 +54,21 @@ export type CancelOutcome =
   | { status: 'already_cancelled'; marker: CancelMarker }
   | { status: 'committed'; committedBy: string; committedAt: string };
 
+/** The key of `jobId`'s cancel marker in the ledger table. */
+function markerKey(jobId: string): Record<string, AttributeValue> {
+  return marshall({ [LEDGER_TABLE.partitionKey]: jobId, [LEDGER_TABLE.sortKey as string]: CANCELLED_ENTRY_ID });
+}
+
+/** A cancel marker as its (unmarshalled) ledger item holds it. */
+function markerOf(jobId: string, item: Record<string, unknown>): CancelMarker {
+  return { jobId, cancelledAt: String(item.cancelledAt), cancelledBy: String(item.cancelledBy) };
+}
+
 /** The condition a commit of `jobId` is written under (a `ConditionCheck` of its transaction): no cancel marker. */
 function cancelledCondition(ledgerTable: string, jobId: string): ConditionCheck {
   return {
     TableName: ledgerTable,
-    Key: marshall({ [LEDGER_TABLE.partitionKey]: jobId, [LEDGER_TABLE.sortKey as string]: CANCELLED_ENTRY_ID }),
+    Key: markerKey(jobId),
     ConditionExpression: 'attribute_not_exists(#pk)',
     ExpressionAttributeNames: { '#pk': LEDGER_TABLE.partitionKey },
   };
@@ -114,7 +132,7 @@ export class Cancellations {
       const out = await this.#dynamodb.send(
         new GetItemCommand({
           TableName: this.tableName,
-          Key: marshall({ [LEDGER_TABLE.partitionKey]: jobId, [LEDGER_TABLE.sortKey as string]: CANCELLED_ENTRY_ID }),
+          Key: markerKey(jobId),
           ConsistentRead: options.consistent ?? true,
         }),
       );
@@ -122,7 +140,29 @@ export class Cancellations {
     } catch (error) {
       throw new StoreUnavailableError('GetItem', this.tableName, { cause: error });
     }
-    return item ? { jobId, cancelledAt: String(item.cancelledAt), cancelledBy: String(item.cancelledBy) } : undefined;
+    return item ? markerOf(jobId, item) : undefined;
+  }
+
+  /**
+   * What stops a job at its receive, read together: its source's tombstone (the erasure ledger's, in this
+   * same table) and its cancel marker — one strongly consistent `BatchGetItem` instead of a `GetItem` each.
+   *
+   * @throws {@link StoreUnavailableError}
+   */
+  async atReceive(job: { jobId: string; input: { sourceId: string } }): Promise<{ tombstone: Tombstone | undefined; marker: CancelMarker | undefined }> {
+    const tombstone = tombstoneKey(job.input.sourceId);
+    let items: Record<string, unknown>[];
+    try {
+      items = (await batchGetConsistent(this.#dynamodb, this.tableName, [tombstone, markerKey(job.jobId)])).map((item) => unmarshall(item));
+    } catch (error) {
+      throw new StoreUnavailableError('BatchGetItem', this.tableName, { cause: error });
+    }
+    const { partitionKey, sortKey } = LEDGER_TABLE;
+    const tombstoneItem = items.find(
+      (item) => item[partitionKey] === tombstone[partitionKey]?.S && item[sortKey as string] === tombstone[sortKey as string]?.S,
+    );
+    const markerItem = items.find((item) => item[partitionKey] === job.jobId && item[sortKey as string] === CANCELLED_ENTRY_ID);
+    return { tombstone: tombstoneItem ? tombstoneOf(tombstoneItem) : undefined, marker: markerItem ? markerOf(job.jobId, markerItem) : undefined };
   }
 
   /**

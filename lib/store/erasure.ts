@@ -32,6 +32,11 @@ const ERASED_ENTRY_ID = '#erased';
 /** DynamoDB's most items per `BatchWriteItem`. */
 const MAX_BATCH_WRITE = 25;
 
+/** The key of `sourceId`'s tombstone in the ledger table. */
+export function tombstoneKey(sourceId: string): Record<string, AttributeValue> {
+  return marshall({ [LEDGER_TABLE.partitionKey]: sourceKeyOf(sourceId), [LEDGER_TABLE.sortKey as string]: TOMBSTONE_ENTRY_ID });
+}
+
 /** What a lane does with a job of an erased source that was created after the erasure. */
 export type AfterErasure = 'refuse' | 'accept';
 
@@ -62,7 +67,7 @@ export interface SourceJob {
  * after the job's creation.
  */
 export function erasedCondition(ledgerTable: string, sourceId: string, job: { createdAt: string }, after: AfterErasure): ConditionCheck {
-  const key = marshall({ [LEDGER_TABLE.partitionKey]: sourceKeyOf(sourceId), [LEDGER_TABLE.sortKey as string]: TOMBSTONE_ENTRY_ID });
+  const key = tombstoneKey(sourceId);
   return after === 'accept'
     ? {
         TableName: ledgerTable,
@@ -110,7 +115,7 @@ export class ErasureLedger {
       this.#dynamodb.send(
         new GetItemCommand({
           TableName: this.tableName,
-          Key: marshall({ [LEDGER_TABLE.partitionKey]: sourceKeyOf(sourceId), [LEDGER_TABLE.sortKey as string]: TOMBSTONE_ENTRY_ID }),
+          Key: tombstoneKey(sourceId),
           ConsistentRead: true,
         }),
       ),
@@ -129,7 +134,7 @@ export class ErasureLedger {
       this.#dynamodb.send(
         new UpdateItemCommand({
           TableName: this.tableName,
-          Key: marshall({ [LEDGER_TABLE.partitionKey]: sourceKeyOf(sourceId), [LEDGER_TABLE.sortKey as string]: TOMBSTONE_ENTRY_ID }),
+          Key: tombstoneKey(sourceId),
           UpdateExpression: `SET sourceId = :sourceId, erasedAt = if_not_exists(erasedAt, :at), erasedBy = if_not_exists(erasedBy, :by), erasures = if_not_exists(erasures, :zero) + :one${contentSha256s.length > 0 ? ' ADD contentSha256s :hashes' : ''}`,
           ExpressionAttributeValues: marshall({
             ':sourceId': sourceId,
@@ -153,7 +158,7 @@ export class ErasureLedger {
       await this.#dynamodb.send(
         new UpdateItemCommand({
           TableName: this.tableName,
-          Key: marshall({ [LEDGER_TABLE.partitionKey]: sourceKeyOf(sourceId), [LEDGER_TABLE.sortKey as string]: TOMBSTONE_ENTRY_ID }),
+          Key: tombstoneKey(sourceId),
           UpdateExpression: 'ADD contentSha256s :hashes',
           ConditionExpression: 'attribute_exists(#pk)',
           ExpressionAttributeNames: { '#pk': LEDGER_TABLE.partitionKey },
@@ -274,7 +279,8 @@ export class ErasureLedger {
   }
 }
 
-function tombstoneOf(item: Record<string, unknown>): Tombstone {
+/** A tombstone as its (unmarshalled) ledger item holds it. */
+export function tombstoneOf(item: Record<string, unknown>): Tombstone {
   const hashes = item.contentSha256s;
   return {
     sourceId: String(item.sourceId),

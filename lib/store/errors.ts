@@ -8,6 +8,7 @@ import { errorName, RatelaneError, shortMessage } from '../platform/errors.js';
 export type StoreOperation =
   | 'PutItem'
   | 'GetItem'
+  | 'BatchGetItem'
   | 'UpdateItem'
   | 'DeleteItem'
   | 'BatchWriteItem'

@@ -484,11 +484,11 @@ class Simulation extends SimulatedLane {
     const receiveCount = this.sqs.receiveCountOf(message);
     const job = this.jobs.scheduling(j, LANE);
     // Intake (`lib/extraction/intake.ts`): the job id's claim (a conditional PutItem on the ledger,
-    // 1 write unit) while the document is read (an S3 GET), its source's erasure tombstone (a strongly
-    // consistent GetItem, 1 read unit: `lib/extraction/erased.ts`) and the job's cancel marker (an eventually
-    // consistent one, half a unit: `cancelled.ts`), for every receive; then the gate.
+    // 1 write unit) while the document is read (an S3 GET), its source's erasure tombstone and the job's
+    // cancel marker (one strongly consistent BatchGetItem, 1 read unit each: `Cancellations.atReceive`),
+    // for every receive; then the gate.
     this.tally.dynamoWrites += 1;
-    this.tally.dynamoReads += 1.5;
+    this.tally.dynamoReads += 2;
     this.tally.s3Gets += 1;
     const gate = gateBeforeCall(job, LANE, now, receiveCount);
     if (gate.type !== 'proceed') return this.act(j, message, receiveCount, gate, now + this.timing.quickRecordMs);

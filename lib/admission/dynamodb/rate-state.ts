@@ -25,7 +25,6 @@
  *   replaces a higher one).
  */
 import {
-  BatchGetItemCommand,
   DeleteItemCommand,
   GetItemCommand,
   PutItemCommand,
@@ -33,10 +32,9 @@ import {
   UpdateItemCommand,
   type AttributeValue,
   type DynamoDBClient,
-  type KeysAndAttributes,
 } from '@aws-sdk/client-dynamodb';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { batchGetConsistent } from '../../platform/batch-get.js';
 import { errorName, RatelaneError, shortMessage } from '../../platform/errors.js';
 import type { CooldownReason } from '../../policy/index.js';
 import { LIVE_BUCKET_SUFFIX, MAX_BUCKET_SHARDS, shardBucketSuffix, type BucketState, type BucketUpdate } from '../model/bucket.js';
@@ -62,12 +60,6 @@ export class RateStateUnavailableError extends RatelaneError {
 }
 
 const COOLDOWN_TTL_GRACE_SECONDS = 3600;
-/** The most keys one `BatchGetItem` takes. */
-const BATCH_GET_MAX_KEYS = 100;
-/** Tries of a `BatchGetItem` that leaves keys unprocessed, the first included. */
-const BATCH_GET_ATTEMPTS = 3;
-/** The wait before the second try (doubling after). */
-const BATCH_GET_BACKOFF_MS = 20;
 const BUCKET_TTL_SECONDS = 2 * 24 * 3600;
 const PAUSE_PK = 'lane#pause';
 const LIMIT_PK = 'lane#limit';
@@ -166,31 +158,16 @@ export class DynamoRateStateStore implements RateStateStore {
     return { cooldowns, buckets };
   }
 
-  /**
-   * The items of `pks` that exist, read consistently. Keys DynamoDB leaves unprocessed (throttling)
-   * are asked again, {@link BATCH_GET_ATTEMPTS} times in all, a little later each time, as AWS
-   * documents; still unprocessed, the read fails ({@link RateStateUnavailableError}).
-   */
+  /** The items of `pks` that exist, read consistently (`batchGetConsistent`). */
   private async batchGet(pks: readonly string[]): Promise<Record<string, unknown>[]> {
-    const found: Record<string, unknown>[] = [];
-    for (let start = 0; start < pks.length; start += BATCH_GET_MAX_KEYS) {
-      let request: Record<string, KeysAndAttributes> | undefined = {
-        [this.tableName]: { Keys: pks.slice(start, start + BATCH_GET_MAX_KEYS).map((pk) => ({ pk: { S: pk } })), ConsistentRead: true },
-      };
-      for (let attempt = 0; request && attempt < BATCH_GET_ATTEMPTS; attempt++) {
-        if (attempt > 0) await sleep(BATCH_GET_BACKOFF_MS * 2 ** (attempt - 1));
-        const asked: Record<string, KeysAndAttributes> = request;
-        const out = await this.call('BatchGetItem', () => this.dynamodb.send(new BatchGetItemCommand({ RequestItems: asked })));
-        for (const item of out.Responses?.[this.tableName] ?? []) found.push(unmarshall(item));
-        request = out.UnprocessedKeys?.[this.tableName]?.Keys?.length ? out.UnprocessedKeys : undefined;
-      }
-      if (request) {
-        throw new RateStateUnavailableError('BatchGetItem', this.tableName, {
-          cause: new Error(`keys still unprocessed after ${BATCH_GET_ATTEMPTS} attempts`),
-        });
-      }
-    }
-    return found;
+    const items = await this.call('BatchGetItem', () =>
+      batchGetConsistent(
+        this.dynamodb,
+        this.tableName,
+        pks.map((pk) => ({ pk: { S: pk } })),
+      ),
+    );
+    return items.map((item) => unmarshall(item));
   }
 
   async putCooldown(record: CooldownRecord, now: number): Promise<void> {

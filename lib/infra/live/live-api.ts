@@ -63,8 +63,9 @@ export const LIVE_RESULTS_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dy
 /**
  * Ledger (lib/store/ledger.ts): entries (`record`: `PutItem`) and the job claim (`claimJob`: a conditional
  * `UpdateItem`), a job's history for `GET` (`entriesFor`: `Query`) and its claim (`claimOf`: `GetItem`);
- * erasure as the consumer has it (a tombstone's `GetItem` and `ConditionCheckItem`, a stopped job's records
- * removed with `BatchWriteItem`), and a `DELETE`'s erasure (the tombstone's `UpdateItem`, each job's items
+ * erasure and cancellation as the consumer has them (a job's tombstone and cancel marker read together at
+ * its receive with `BatchGetItem`, their absence as `ConditionCheckItem`s, a stopped job's records removed
+ * with `BatchWriteItem`), and a `DELETE`'s erasure (the tombstone's `UpdateItem`, each job's items
  * read with `Query`, removed with `BatchWriteItem`, its marker `PutItem`); never `Scan` (tests only).
  */
 export const LIVE_LEDGER_ACTIONS = [
@@ -72,6 +73,7 @@ export const LIVE_LEDGER_ACTIONS = [
   'dynamodb:UpdateItem',
   'dynamodb:Query',
   'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
   'dynamodb:BatchWriteItem',
   'dynamodb:ConditionCheckItem',
 ] as const;

@@ -102,6 +102,31 @@ describe('cancelling a job', () => {
     assert.match((await t.ledger.entriesFor(item!.jobId)).at(-1)?.details ?? '', /at its commit: the answer was not committed/);
   });
 
+  it("reads a job's cancel marker and its source's tombstone together at its receive, each only where it is", async () => {
+    // Prepare: job a cancelled, job b's source erased, job c neither
+    const t = await newLane();
+    const stores = laneStores(t.lane, t.clients.dynamodb);
+    const [a, b, c] = await submitTo(
+      t,
+      englishDocuments(3).map((d, i) => ({ text: d.text, sourceId: `${d.sourceId}#at-receive-${i}` })),
+    );
+    await stores.cancellations.cancel(a!.jobId, 'ops@example.com');
+    await stores.erasure.layTombstone(b!.sourceId, 'dpo@example.com', []);
+    const jobOf = (item: typeof a) => ({ jobId: item!.jobId, input: { sourceId: item!.sourceId } });
+
+    // Act
+    const [onA, onB, onC] = await Promise.all([
+      stores.cancellations.atReceive(jobOf(a)),
+      stores.cancellations.atReceive(jobOf(b)),
+      stores.cancellations.atReceive(jobOf(c)),
+    ]);
+
+    // Assess
+    assert.deepEqual([onA.marker?.cancelledBy, onA.tombstone], ['ops@example.com', undefined]);
+    assert.deepEqual([onB.marker, onB.tombstone?.erasedBy, onB.tombstone?.sourceId], [undefined, 'dpo@example.com', b!.sourceId]);
+    assert.deepEqual(onC, { tombstone: undefined, marker: undefined });
+  });
+
   it('a committed job cannot be cancelled: the cancel says who committed it and nothing changes', async () => {
     // Prepare
     const t = await newLane();

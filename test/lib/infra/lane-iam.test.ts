@@ -183,6 +183,7 @@ for (const lane of LANES) {
         'dynamodb:PutItem',
         'dynamodb:UpdateItem',
         'dynamodb:GetItem',
+        'dynamodb:BatchGetItem',
         'dynamodb:Query',
         'dynamodb:BatchWriteItem',
         'dynamodb:ConditionCheckItem',

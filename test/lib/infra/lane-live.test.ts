@@ -249,6 +249,7 @@ for (const lane of LANES) {
       assert.deepEqual(sorted(LIVE_RESULTS_ACTIONS), ['dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem']);
       assert.deepEqual(LIVE_LEDGER_INDEX_ACTIONS, ['dynamodb:Query'], 'the source index: read only');
       assert.deepEqual(sorted(LIVE_LEDGER_ACTIONS), [
+        'dynamodb:BatchGetItem',
         'dynamodb:BatchWriteItem',
         'dynamodb:ConditionCheckItem',
         'dynamodb:GetItem',
