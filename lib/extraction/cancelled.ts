@@ -1,9 +1,9 @@
 /**
  * A cancelled job (`ratelane cancel`: its `#cancelled` marker, `lib/store/cancellation.ts`) makes no further
  * model call and is never committed: the marker is read at its receive (beside its document, before
- * admission, with its source's tombstone), again before a model call when time has passed since (an admission wait, a repair), and the
- * commit is one transaction with the marker's absence, so a cancel that lands while the model answers still
- * wins. The job is then settled: a `rejected` ledger entry with reason `cancelled` (who and when in its
+ * admission, with its source's tombstone), again before a model call when time has passed since (an
+ * admission wait, a repair), and the commit is one transaction with the marker's absence, so a cancel that
+ * lands while the model answers still wins. The job is then settled: a `rejected` ledger entry with reason `cancelled` (who and when in its
  * details), counted `Cancelled`, and the message acknowledged. Its document stays (the lane's retention
  * removes it).
  */
@@ -31,7 +31,7 @@ const STOPPED: Record<StoppedAt, string> = {
   commit: 'at its commit: the answer was not committed',
 };
 
-/** Whether the job is cancelled, from the marker read at its receive (`startReceiveGuards`). */
+/** Whether the job is cancelled, from its marker as read at its receive (`Cancellations.atReceive`, beside the document). */
 export function startCancelCheck(run: JobRun, guards: ReceiveGuards): Promise<boolean> {
   const checkedAt = run.deps.now().getTime();
   const checking = guards.then(({ marker }) => {

@@ -6,8 +6,8 @@
  * no call: it is deferred until the holder's claim ends at the latest (`in_progress`; the holder's job
  * is kept on the run as `keyHeldBy`), and a key whose result is committed makes the copy a duplicate.
  * When the run ends, the key is marked completed (by the commit's own transaction, or after a duplicate
- * found at the commit) or given back (anything else: the next copy may claim it). A holder that crashed is taken over once its hold
- * expires. Commit-once stays the last word.
+ * found at the commit) or given back (anything else: the next copy may claim it). A holder that crashed
+ * is taken over once its hold expires. Commit-once stays the last word.
  */
 import type { Update } from '@aws-sdk/client-dynamodb';
 import { MAX_SETTLE_MARGIN_MS } from './budget.js';

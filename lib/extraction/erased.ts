@@ -15,7 +15,7 @@ import { rejectUnverified } from './verify.js';
 /** Who the erased marker of a job stopped by the lane names. */
 const STOPPED_BY_LANE = 'ratelane (a job of an erased source)';
 
-/** Whether the run's source is erased, from the tombstone read at its receive (`startReceiveGuards`). */
+/** Whether the run's source is erased, from its tombstone as read at the job's receive (`Cancellations.atReceive`, beside the document). */
 export function startErasureCheck(run: JobRun, guards: ReceiveGuards): Promise<boolean> {
   const { deps, job } = run;
   const checking = guards.then((g) => erasedFor(g.tombstone, job.createdAt, deps.lane.erasure.afterErasure));

@@ -13,8 +13,9 @@
  * would complete or delete the new holder's claim. Here every write after the claim is conditional on
  * the holder's own token, but one: a committing holder completes its claim inside the commit's own
  * transaction ({@link KeyClaims.completionWrite}), unconditionally, since from then on the key's result
- * exists whoever holds the claim. Costs per job: the claim's conditional PutItem, and the completion
- * riding in the commit (a second write unit there) or a DeleteItem (given back).
+ * exists whoever holds the claim. Costs per job: the claim's conditional PutItem, and the completion as
+ * an item of the commit's transaction (two write units, as DynamoDB bills a transaction's items) or a
+ * DeleteItem (given back).
  */
 import { randomBytes } from 'node:crypto';
 import { DeleteItemCommand, type DynamoDBClient, PutItemCommand, type Update, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
