@@ -3,9 +3,9 @@
  * model call and is never committed: the marker is read at its receive (beside its document, before
  * admission, with its source's tombstone), again before a model call when time has passed since (an
  * admission wait, a repair), and the commit is one transaction with the marker's absence, so a cancel that
- * lands while the model answers still wins. The job is then settled: a `rejected` ledger entry with reason `cancelled` (who and when in its
- * details), counted `Cancelled`, and the message acknowledged. Its document stays (the lane's retention
- * removes it).
+ * lands while the model answers still wins. The job is then settled: a `rejected` ledger entry with reason
+ * `cancelled` (who and when in its details), counted `Cancelled`, and the message acknowledged. Its document
+ * stays (the lane's retention removes it).
  */
 import type { KeyGrant } from '../admission/keys/key-pool.js';
 import { errorName } from '../platform/errors.js';
