@@ -44,6 +44,10 @@ Options:
   --book-within-ms N    (c): how far ahead a record's call may be booked, the record waiting for its
                         slot in-process (default ${DEFAULT_SIM_SETTINGS.bookWithinMs}: the consumer's booking window, its
                         in-process wait bound, with the default lane); 0: never, every denial is re-sent
+  --max-receives-per-job N  stop a strategy's run once its consumers have received N records per job
+                        submitted (default ${DEFAULT_SIM_SETTINGS.maxReceivesPerJob}; 0: no limit): (b) re-sends every job each 900 s
+                        while a daily quota is spent, billions of receives at 10M jobs; a run stopped
+                        says so, its unsettled jobs unfinished, its drain and bill lower bounds
   --parallel N          simulations run at once in worker threads (default: min(2, cores))
   --json                also print one JSON object as the last line of stdout
   --quiet               no progress on stderr
@@ -67,6 +71,7 @@ const SIM_FLAGS = {
   'failure-rate': numberFlag({ min: 0, max: 1, belowMax: true, fallback: DEFAULT_SIM_SETTINGS.failureRate }),
   'output-estimate': numberFlag({ min: 0, max: 1_000_000, integer: true, fallback: DEFAULT_SIM_SETTINGS.admissionOutputTokenEstimate }),
   'book-within-ms': numberFlag({ min: 0, max: 900_000, integer: true, fallback: DEFAULT_SIM_SETTINGS.bookWithinMs }),
+  'max-receives-per-job': numberFlag({ min: 0, max: 100_000, integer: true, fallback: DEFAULT_SIM_SETTINGS.maxReceivesPerJob }),
   parallel: numberFlag({ min: 1, max: 64, integer: true }),
   json: jsonFlag(),
   quiet: booleanFlag(),
@@ -102,6 +107,7 @@ function parseSimArgs(argv: readonly string[]): SimCommandOptions {
     failureRate: v['failure-rate'],
     outputEstimate: v['output-estimate'],
     bookWithinMs: v['book-within-ms'],
+    maxReceivesPerJob: v['max-receives-per-job'],
     parallel: v.parallel ?? Math.max(1, Math.min(2, availableParallelism())),
     json: v.json,
     quiet: v.quiet,

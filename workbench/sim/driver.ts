@@ -30,6 +30,8 @@ export interface SimOptions {
   outputEstimate: number;
   /** (c): the in-process booking window (ms; see `SimSettings.bookWithinMs`). */
   bookWithinMs: number;
+  /** The work limit: records received per job submitted before a run stops (0: none; see `SimSettings.maxReceivesPerJob`). */
+  maxReceivesPerJob: number;
   parallel: number;
   json: boolean;
   quiet: boolean;
@@ -54,7 +56,7 @@ export interface SimIo {
 function settingsFor(
   options: Pick<
     SimOptions,
-    'jobs' | 'consumers' | 'accountConcurrency' | 'bucketShards' | 'owners' | 'seed' | 'failureRate' | 'outputEstimate' | 'bookWithinMs'
+    'jobs' | 'consumers' | 'accountConcurrency' | 'bucketShards' | 'owners' | 'seed' | 'failureRate' | 'outputEstimate' | 'bookWithinMs' | 'maxReceivesPerJob'
   >,
 ): SimSettings {
   return {
@@ -68,6 +70,7 @@ function settingsFor(
     failureRate: options.failureRate,
     admissionOutputTokenEstimate: options.outputEstimate,
     bookWithinMs: options.bookWithinMs,
+    maxReceivesPerJob: options.maxReceivesPerJob,
   };
 }
 
@@ -164,6 +167,24 @@ function runInWorker(task: Task, settings: SimSettings, onProgress: (p: SimProgr
   });
 }
 
+/** Whether a run stopped before every job settled (at its horizon or its work limit). */
+function stoppedEarly(r: Pick<StrategyResult, 'stoppedBy' | 'unfinished'>): boolean {
+  return r.stoppedBy !== 'done' && r.unfinished > 0;
+}
+
+/** The line saying why a run stopped early and what its figures then mean. */
+function stopLine(r: StrategyResult, settings: Pick<SimSettings, 'maxReceivesPerJob' | 'horizonMs'>): string {
+  const why =
+    r.stoppedBy === 'receive-limit'
+      ? `at the work limit, ${int(r.receives)} records received (${settings.maxReceivesPerJob} per job; --max-receives-per-job)`
+      : `at the horizon, ${formatDuration(settings.horizonMs)} of virtual time`;
+  const settled = r.completed + r.deadLettered + r.rejected;
+  return (
+    `${r.label}: stopped ${why}, ${formatDuration(r.drainMs)} after the first receive, with ${((100 * settled) / r.jobs).toFixed(1)}% of the jobs settled: ` +
+    `${int(r.unfinished)} still queued; its drain and its bill are the run's so far (lower bounds)`
+  );
+}
+
 /** Renders the results as text lines (one table per scenario, then the target checks). */
 function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'scenarios' | 'wallMs' | 'settings' | 'date' | 'machine'>): string[] {
   const lines: string[] = [];
@@ -191,11 +212,13 @@ function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'scenarios'
     if (rows.length === 0) continue;
     lines.push('');
     lines.push(`scenario ${scenario.id}: ${scenario.title}`);
+    // A run stopped with jobs unsettled: its drain is at least what it shows.
+    const atLeast = (r: StrategyResult) => (stoppedEarly(r) ? '>= ' : '');
     const table = rows.map((r) => [
       r.label,
-      formatDuration(r.drainMs),
+      `${atLeast(r)}${formatDuration(r.drainMs)}`,
       formatDuration(r.boundMs),
-      `${r.drainOverBound.toFixed(2)}x`,
+      `${atLeast(r)}${r.drainOverBound.toFixed(2)}x`,
       Number.isFinite(r.callsPerCompletion) ? r.callsPerCompletion.toFixed(3) : '-',
       `${int(r.wastedCalls)} (${int(r.rateLimited + r.quotaExhausted)} + ${int(r.failedCalls)})`,
       int(r.deadLettered),
@@ -212,6 +235,7 @@ function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'scenarios'
       `consumers at once, at most (reached after the first receive): ${rows.map((r) => `${r.label.slice(0, 3)} ${int(r.fleet.peak)} of ${int(r.fleet.cap)} (${formatDuration(r.fleet.peakAfterMs)})`).join(', ')}; ` +
         `lane pauses / limits: ${rows.map((r) => `${r.label.slice(0, 3)} ${int(r.lanePauses)} / ${int(r.laneLimits)}`).join(', ')}`,
     );
+    for (const r of rows.filter(stoppedEarly)) lines.push(stopLine(r, settings));
     for (const r of rows) {
       const peaks = Object.entries(r.peakItemWritesPerSecond ?? {}).sort((a, b) => b[1] - a[1]);
       if (peaks.length === 0) continue;
@@ -255,7 +279,7 @@ export async function runSim(options: SimOptions, io: SimIo): Promise<SimReport>
     results.set(task, result);
     if (!options.quiet) {
       io.stderr(
-        `sim ${task.scenario}/${result.label}: done in ${(result.wallMs / 1000).toFixed(1)} s wall: drain ${formatDuration(result.drainMs)} (${result.drainOverBound.toFixed(2)}x bound), ${result.callsPerCompletion.toFixed(3)} calls/completion, ${int(result.deadLettered)} dead-lettered`,
+        `sim ${task.scenario}/${result.label}: ${stoppedEarly(result) ? `stopped (${result.stoppedBy}, ${int(result.unfinished)} unfinished)` : 'done'} in ${(result.wallMs / 1000).toFixed(1)} s wall: drain ${formatDuration(result.drainMs)} (${result.drainOverBound.toFixed(2)}x bound), ${result.callsPerCompletion.toFixed(3)} calls/completion, ${int(result.deadLettered)} dead-lettered`,
       );
     }
   };

@@ -46,7 +46,7 @@ import { withFastDates } from './fast-dates.js';
 import { PayloadSlots, TimeHeap } from './heap.js';
 import { ST_COMMITTED, ST_DEAD, ST_REJECTED, JobTable } from './jobs.js';
 import { CALL_OK, CALL_QUOTA, CALL_RATE_LIMIT, ProviderModel } from './provider-model.js';
-import { strategyResult, type StrategyResult, newTally } from './results.js';
+import { strategyResult, type StoppedBy, type StrategyResult, newTally } from './results.js';
 import { Rng } from './rng.js';
 import { withOwners, type Scenario } from './scenarios.js';
 import { DEFAULT_SIM_SETTINGS, type SimProgress, type SimSettings, checkSimSettings, type Timing } from './settings.js';
@@ -379,13 +379,22 @@ class Simulation extends SimulatedLane {
     for (let c = this.fleet - 1; c >= 0; c--) this.idle[this.idleCount++] = c;
     this.armWake(start);
     const horizon = start + settings.horizonMs;
+    const receiveLimit = settings.maxReceivesPerJob > 0 ? settings.maxReceivesPerJob * this.N : Infinity;
+    let stoppedBy: StoppedBy = 'done';
     const interval = this.hooks.progressIntervalMs ?? 1000;
     let nextReport = performance.now() + interval;
     let now = start;
     const events = this.events;
     while (events.size > 0 && this.jobs.terminal < this.N) {
       const t = events.peekTime();
-      if (t > horizon) break;
+      if (t > horizon) {
+        stoppedBy = 'horizon';
+        break;
+      }
+      if (this.tally.receives >= receiveLimit) {
+        stoppedBy = 'receive-limit';
+        break;
+      }
       const value = events.pop();
       now = t;
       this.tally.events++;
@@ -443,6 +452,8 @@ class Simulation extends SimulatedLane {
       admission,
       wallMs: performance.now() - wallStart,
       fleet: { configured: settings.consumers, cap: this.fleet },
+      stoppedBy,
+      stoppedAt: now,
     });
   }
 

@@ -10,6 +10,12 @@ import { ITEM_WRITE_CEILING, type AdmissionCounters, type SimKeyPool } from './s
 import type { SqsCounters, SqsModel } from './sqs-model.js';
 import type { Strategy } from './strategies.js';
 
+/**
+ * Why a run ended: `done` (every job settled, or nothing left to happen), `horizon` (its virtual time
+ * ran out: `SimSettings.horizonMs`) or `receive-limit` (its work limit: `SimSettings.maxReceivesPerJob`).
+ */
+export type StoppedBy = 'done' | 'horizon' | 'receive-limit';
+
 /** Figures of one strategy in one scenario. */
 export interface StrategyResult {
   scenario: string;
@@ -21,9 +27,17 @@ export interface StrategyResult {
   rejected: number;
   /** Jobs neither settled nor in the queue (must be 0). */
   lost: number;
-  /** Jobs still queued when the horizon ended the run. */
+  /** Jobs still queued when the run stopped (see {@link StrategyResult.stoppedBy}). */
   unfinished: number;
-  /** First job received → last job settled (committed, dead-lettered or rejected), ms. */
+  /**
+   * Why the run ended. A run stopped before every job settled reports what it did until then: its drain
+   * (and drain over bound) and its bill are lower bounds.
+   */
+  stoppedBy: StoppedBy;
+  /**
+   * First job received → last job settled (committed, dead-lettered or rejected), ms; for a run stopped
+   * with jobs unsettled, first job received → the stop.
+   */
   drainMs: number;
   boundMs: number;
   drainOverBound: number;
@@ -130,11 +144,15 @@ export function strategyResult(run: {
   wallMs: number;
   /** The consumers the run may use (settings' consumers within the account's concurrency). */
   fleet: { configured: number; cap: number };
+  stoppedBy: StoppedBy;
+  /** When the run ended (epoch ms of virtual time). */
+  stoppedAt: number;
 }): StrategyResult {
-  const { scenario, strategy, jobs, submitted, tally, sqs, admission } = run;
+  const { scenario, strategy, jobs, submitted, tally, sqs, admission, stoppedBy } = run;
   const unsettled = submitted - jobs.terminal;
   const lost = Math.max(0, unsettled - sqs.size);
-  const drainMs = jobs.lastSettled - Math.min(tally.firstReceive, jobs.lastSettled);
+  const lastAt = stoppedBy !== 'done' && unsettled > 0 ? run.stoppedAt : jobs.lastSettled;
+  const drainMs = lastAt - Math.min(tally.firstReceive, lastAt);
   const boundMs = quotaBoundMs(scenario, submitted, jobs.totalTokens);
   const units = admission?.counters;
   const usage: Usage = {
@@ -158,6 +176,7 @@ export function strategyResult(run: {
     rejected: jobs.rejected,
     lost,
     unfinished: unsettled - lost,
+    stoppedBy,
     drainMs,
     boundMs,
     drainOverBound: boundMs > 0 ? drainMs / boundMs : 0,

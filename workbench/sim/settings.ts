@@ -100,6 +100,13 @@ export interface SimSettings {
   /** Stop after this much virtual time (jobs not done by then count as unfinished). */
   horizonMs: number;
   /**
+   * Stop once the consumers have received this many records per job submitted (0: no limit): a work
+   * limit that ends a strategy re-sending every job for days (strategy (b) while a daily quota is spent
+   * hops each job every 900 s: at 10M jobs, billions of receives) in minutes of wall time instead of
+   * hours. Jobs not settled by then count as unfinished, and the run's bill is its bill so far.
+   */
+  maxReceivesPerJob: number;
+  /**
    * Strategy (c): completion tokens admission assumes before a consumer's first calls answer (lib/admission
    * default 512); each consumer then learns the estimate from the usage its calls report.
    */
@@ -153,6 +160,7 @@ export const DEFAULT_SIM_SETTINGS: SimSettings = Object.freeze({
   outputTokensMin: 50,
   outputTokensMax: 250,
   horizonMs: 30 * 86_400_000,
+  maxReceivesPerJob: 40,
   admissionOutputTokenEstimate: DEFAULT_ADMISSION_SETTINGS.outputTokenEstimate,
   bookWithinMs: bookingWindowAtStartMs(LANE_DEFAULTS),
   timing: DEFAULT_TIMING,

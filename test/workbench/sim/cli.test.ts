@@ -95,4 +95,21 @@ describe('runSim', () => {
     const naive = last.results.find((r) => r.strategy === 'naive' && r.scenario === 'minute')!;
     assert.equal(cost.limit, (naive.costPerMillion.total * 300) / naive.completed, "naive's bill per committed job");
   });
+
+  it('says which run the work limit stopped, and marks its drain as a lower bound', async () => {
+    // Prepare: half the calls fail, so the jobs need more than one receive each on average
+    const out: string[] = [];
+    const flags = ['--jobs', '300', '--consumers', '20', '--parallel', '1', '--quiet', '--scenario', 'minute', '--strategy', 'reschedule'];
+    // Act
+    const report = await runSim(simCommand.parse([...flags, '--failure-rate', '0.5', '--max-receives-per-job', '1']), {
+      stdout: (l) => out.push(l),
+      stderr: () => {},
+    });
+    // Assess
+    const [r] = report.results;
+    assert.equal(r?.stoppedBy, 'receive-limit');
+    assert.ok(r.unfinished > 0);
+    assert.ok(out.some((l) => l.includes('(b) reschedule: stopped at the work limit') && l.includes('lower bounds')));
+    assert.ok(out.some((l) => l.startsWith('| (b) reschedule | >= ')));
+  });
 });

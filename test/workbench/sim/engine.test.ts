@@ -52,6 +52,23 @@ describe('simulate: 10 jobs, 1 key at 5 RPM, 10 consumers', () => {
     assert.ok(r.drainMs >= r.boundMs, 'the bound is a minimum');
   });
 
+  it('(b) stopped by the work limit reports the jobs it left unfinished, not a finished drain', () => {
+    // Prepare: (b) needs more than 2 receives a job here (each 429 is a re-send)
+    const limited = { ...TEN_JOBS, maxReceivesPerJob: 2 };
+    // Act
+    const whole = simulate(TINY, STRATEGIES.reschedule, TEN_JOBS);
+    const stopped = simulate(TINY, STRATEGIES.reschedule, limited);
+    // Assess
+    assert.equal(whole.stoppedBy, 'done');
+    assert.ok(whole.receives > 20, `receives ${whole.receives}`);
+    assert.equal(stopped.stoppedBy, 'receive-limit');
+    assert.ok(stopped.receives >= 20 && stopped.receives < whole.receives, `receives ${stopped.receives}`);
+    assert.ok(stopped.unfinished > 0, 'the jobs still queued are unfinished');
+    assert.equal(stopped.completed + stopped.unfinished + stopped.lost, 10);
+    assert.equal(stopped.lost, 0);
+    assert.ok(stopped.drainMs > 0 && stopped.drainMs < whole.drainMs, `the drain so far ${stopped.drainMs}`);
+  });
+
   it('(c) admission finishes all 10 with exactly 10 calls: no 429 is ever spent', () => {
     // Act
     const r = simulate(TINY, STRATEGIES.admission, TEN_JOBS);
