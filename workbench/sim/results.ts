@@ -36,7 +36,7 @@ export interface StrategyResult {
   stoppedBy: StoppedBy;
   /**
    * First job received → last job settled (committed, dead-lettered or rejected), ms; for a run stopped
-   * with jobs unsettled, first job received → the stop.
+   * with jobs unfinished, first job received → the stop.
    */
   drainMs: number;
   boundMs: number;
@@ -151,7 +151,8 @@ export function strategyResult(run: {
   const { scenario, strategy, jobs, submitted, tally, sqs, admission, stoppedBy } = run;
   const unsettled = submitted - jobs.terminal;
   const lost = Math.max(0, unsettled - sqs.size);
-  const lastAt = stoppedBy !== 'done' && unsettled > 0 ? run.stoppedAt : jobs.lastSettled;
+  const unfinished = unsettled - lost;
+  const lastAt = stoppedBy !== 'done' && unfinished > 0 ? run.stoppedAt : jobs.lastSettled;
   const drainMs = lastAt - Math.min(tally.firstReceive, lastAt);
   const boundMs = quotaBoundMs(scenario, submitted, jobs.totalTokens);
   const units = admission?.counters;
@@ -175,7 +176,7 @@ export function strategyResult(run: {
     deadLettered: jobs.deadLettered,
     rejected: jobs.rejected,
     lost,
-    unfinished: unsettled - lost,
+    unfinished,
     stoppedBy,
     drainMs,
     boundMs,
