@@ -50,7 +50,8 @@ export interface LaneAdmission {
  * Wires admission for `lane` on its rate-state table, for one side of its reserve (`config/reserve.ts`):
  * the queue side (default; every pool admits against `1 - reserveShare` of each quota owner's limits)
  * or the live side (against `reserveShare`, in a bucket of its own). Cooldowns are shared by both.
- * With a share of 0 both sides use the owner's one bucket with the full limits.
+ * With a share of 0 both sides use the owner's one bucket with the full limits. The settings' bucket
+ * shards and the records the queue side's mapping holds come from the lane unless given.
  * @throws {AdmissionSettingsError} for settings or a share admission cannot work with, or a quota
  *   owner named like another owner's live bucket (`o` and `o#live`) while a reserve is kept
  */
@@ -73,6 +74,7 @@ export function createLaneAdmission(options: {
     billingRecheckMs: options.lane.backoff.throttleCapSeconds * 1000,
     ...(expected !== undefined ? { outputTokenEstimate: expected } : {}),
     bucketShards: shardsFor(options.lane.consumer.maximumConcurrency, owners),
+    mappingRecords: (options.side ?? 'queue') === 'queue' ? options.lane.consumer.maximumConcurrency * options.lane.queue.batchSize : 0,
     ...options.settings,
   });
   const side = options.side ?? 'queue';

@@ -115,7 +115,7 @@ async function recordThrottle(run: JobRun, action: DeferAction, key: ProviderKey
     // key as usable. Each re-reads after recording its own cooldown, so at least one sees every key out;
     // with some keys left, the lane pulls only what they can start.
     const capacity = await deps.keys.laneCapacity?.().catch(() => null);
-    if (capacity?.share === 0) return { until: capacity.until, reason: capacity.reason };
+    if (capacity?.share === 0 && capacity.reason !== 'booked_ahead') return { until: capacity.until, reason: capacity.reason };
     if (capacity) await fitLane(run, capacity);
   }
   return undefined;

@@ -58,6 +58,13 @@ export type CooldownReason = 'rate_limit' | 'quota_exhausted' | 'billing' | 'aut
 /** Why every key can be out for long: a spent quota (until its reset), or billing and auth (until a person acts). */
 export type LaneOutReason = 'quota_exhausted' | 'billing' | 'auth';
 
+/**
+ * Why a lane runs at part of its concurrency: some quota owners are out (a {@link LaneOutReason}), or
+ * `booked_ahead` — every owner usable, but the slots its records are given lie further ahead than a
+ * message can be delayed, so the mapping holds more records than the quota can start.
+ */
+export type LaneLimitReason = LaneOutReason | 'booked_ahead';
+
 /** Alarms a person must see. */
 export type PersonAlarm = 'billing' | 'auth';
 

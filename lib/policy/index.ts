@@ -9,6 +9,7 @@ export type {
   DeferAction,
   FailAction,
   LanePause,
+  LaneLimitReason,
   LaneOutReason,
   NeedsReviewAction,
   RejectAction,

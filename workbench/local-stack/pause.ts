@@ -4,7 +4,7 @@
  * see `lib/admission/pause/aws-controller.ts`); and for a lane limit: the poller runs fewer
  * invocations at once until a timer restores them all (in AWS: the mapping's maximum concurrency).
  */
-import type { LaneOutReason } from '../../lib/policy/index.js';
+import type { LaneLimitReason } from '../../lib/policy/index.js';
 import type { LanePauseReason } from '../../lib/admission/model/store.js';
 import type { LanePauseController } from '../../lib/admission/pause/lane-pause.js';
 
@@ -26,6 +26,8 @@ export interface LocalPauseState {
   /** The share of its concurrency the lane runs at (1: unlimited), and until when. */
   share: number;
   limitedUntil: Date | undefined;
+  /** Why the lane is limited (while it is). */
+  limitReason: LaneLimitReason | undefined;
   /** How many times the lane was limited. */
   limits: number;
   /** What changed last. */
@@ -38,7 +40,9 @@ export function laneChangeLine(lane: string, state: LocalPauseState): string {
     case 'paused':
       return `lane ${lane} PAUSED until ${state.until?.toISOString()} (${state.reason}): every key is out; messages stay in the queue`;
     case 'limited':
-      return `lane ${lane} LIMITED to ${Math.round(state.share * 100)} % of its concurrency until ${state.limitedUntil?.toISOString()}: some quota owners are out`;
+      return `lane ${lane} LIMITED to ${Math.round(state.share * 100)} % of its concurrency until ${state.limitedUntil?.toISOString()}: ${
+        state.limitReason === 'booked_ahead' ? 'its slots are booked beyond the longest SQS delay' : `some quota owners are out (${state.limitReason})`
+      }`;
     case 'restored':
       return `lane ${lane} back to its whole concurrency`;
     default:
@@ -60,6 +64,7 @@ export class LocalLanePauseController implements LanePauseController {
     pauses: 0,
     share: 1,
     limitedUntil: undefined,
+    limitReason: undefined,
     limits: 0,
     change: undefined,
   };
@@ -97,14 +102,14 @@ export class LocalLanePauseController implements LanePauseController {
     this.options.onChange?.({ ...this.state });
   }
 
-  async limit(share: number, until: Date, _reason: LaneOutReason): Promise<void> {
+  async limit(share: number, until: Date, reason: LaneLimitReason): Promise<void> {
     const poller = this.poller();
     if (!poller) return;
     poller.limit(share);
     if (this.limitTimer) clearTimeout(this.limitTimer);
     this.limitTimer = setTimeout(() => this.restore(), Math.max(0, until.getTime() - (this.options.now ?? Date.now)()));
     this.limitTimer.unref?.();
-    Object.assign(this.state, { share, limitedUntil: until, limits: this.state.limits + 1, change: 'limited' });
+    Object.assign(this.state, { share, limitedUntil: until, limitReason: reason, limits: this.state.limits + 1, change: 'limited' });
     this.options.onChange?.({ ...this.state });
   }
 
@@ -114,7 +119,7 @@ export class LocalLanePauseController implements LanePauseController {
     this.limitTimer = undefined;
     this.poller()?.limit(1);
     if (this.state.share === 1) return;
-    Object.assign(this.state, { share: 1, limitedUntil: undefined, change: 'restored' });
+    Object.assign(this.state, { share: 1, limitedUntil: undefined, limitReason: undefined, change: 'restored' });
     this.options.onChange?.({ ...this.state });
   }
 

@@ -29,7 +29,9 @@
  */
 import { shardsFor } from '../../lib/admission/config/settings.js';
 import { limitedConcurrency } from '../../lib/admission/pause/lane-pause.js';
+import type { LaneCapacity } from '../../lib/admission/decisions/choice.js';
 import type { CoreAdmission } from '../../lib/admission/decisions/pool-core.js';
+import { limitExtends } from '../../lib/admission/model/store.js';
 import type { KeyRef } from '../../lib/admission/model/cooldowns.js';
 import { returnWaitMs } from '../../lib/extraction/budget.js';
 import {
@@ -140,6 +142,8 @@ abstract class SimulatedLane {
             outputTokenEstimate: settings.admissionOutputTokenEstimate,
             dailyResetOffsetMs: scenario.dailyResetOffsetMs,
             bucketShards: settings.bucketShards ?? shardsFor(Math.min(settings.consumers, settings.accountConcurrency), scenario.keys),
+            // The records the mapping holds, as the lane's admission knows them (a denial's slot beyond 900 s limits it then).
+            mappingRecords: settings.laneLimit ? Math.min(settings.consumers, settings.accountConcurrency) * settings.batchSize : 0,
           },
           random: Rng.derive(settings.seed, 6).next,
         })
@@ -297,21 +301,23 @@ abstract class SimulatedLane {
   }
 
   /**
-   * `LanePauser.requestCapacity` for a share between 0 and 1 (some quota owners out until `until`), from
-   * consumer instance `consumer`: claims the limit (a conditional put, won by a lower share or a later end),
-   * lowers the mapping's maximum concurrency and schedules its restore. Running invocations run on; the
-   * event source starts no more than the limit allows.
+   * `LanePauser.requestCapacity` for a share between 0 and 1 (some quota owners out until `until`, or the
+   * slots booked too far ahead), from consumer instance `consumer`: claims the limit (a conditional put,
+   * won by a lower share or, where its reason extends (`limitExtends`), a later end), lowers the mapping's
+   * maximum concurrency and schedules its restore. Running invocations run on; the event source starts no
+   * more than the limit allows.
    */
-  protected requestLimit(consumer: number, share: number, until: number, now: number): void {
+  protected requestLimit(consumer: number, { share, until, reason }: LaneCapacity, now: number): void {
     if (!(until > now) || !(share > 0 && share < 1)) return;
+    const extend = limitExtends(reason);
     const knownShare = this.knownLimitShare[consumer]!;
     const knownUntil = this.knownLimitUntil[consumer]!;
-    if (knownUntil > now && (knownShare < share || (knownShare === share && knownUntil >= until))) return;
+    if (knownUntil > now && (knownShare < share || (knownShare === share && (knownUntil >= until || !extend)))) return;
     this.knownLimitShare[consumer] = share;
     this.knownLimitUntil[consumer] = until;
     this.tally.dynamoWrites += 1; // claimLimit
     const active = this.limitUntil > now;
-    if (active && !(this.limitShare > share || (this.limitShare === share && this.limitUntil < until))) return;
+    if (active && !(this.limitShare > share || (extend && this.limitShare === share && this.limitUntil < until))) return;
     this.limitShare = share;
     this.limitUntil = until;
     this.tally.laneLimits++;
@@ -417,6 +423,7 @@ class Simulation extends SimulatedLane {
             this.jobs.settleTaken[payload]!,
             this.jobs.inputTokens[payload]!,
             this.jobs.outputTokens[payload]!,
+            this.jobs.settleCallAt[payload]!,
             t,
           );
           break;
@@ -515,8 +522,7 @@ class Simulation extends SimulatedLane {
     if (admission) {
       const answer = this.batchAdmission.get(message)!;
       // As the consumer (`fitLane`): some owners out limits the lane to the share left; none left pauses it (below).
-      if (answer.capacity && answer.capacity.share > 0 && this.settings.laneLimit)
-        this.requestLimit(consumer, answer.capacity.share, answer.capacity.until, callAt);
+      if (answer.capacity && answer.capacity.share > 0 && this.settings.laneLimit) this.requestLimit(consumer, answer.capacity, callAt);
       if (!answer.admitted) {
         this.tally.admissionDenials++;
         if (answer.laneOut) this.requestPause(answer.laneOut.until, callAt);
@@ -544,6 +550,7 @@ class Simulation extends SimulatedLane {
         this.jobs.settleTaken[j] = grantedTokens;
         this.jobs.settleConsumer[j] = consumer;
         this.jobs.settleShard[j] = this.batchShard;
+        this.jobs.settleCallAt[j] = callAt;
         this.schedule(answeredAt, EV_SETTLE, j);
       }
       const action = this.decideAt(job, receiveCount, answeredAt, { kind: 'valid_output' });

@@ -38,6 +38,8 @@ export class JobTable {
   readonly settleConsumer: Int32Array;
   /** Strategy (c): the bucket shard the grant was taken from. */
   readonly settleShard: Uint8Array;
+  /** Strategy (c): when the granted call started (epoch ms). */
+  readonly settleCallAt: Float64Array;
   /** Tokens of every job (for the quota bound). */
   totalTokens = 0;
   /** Jobs committed. */
@@ -63,6 +65,7 @@ export class JobTable {
     this.settleTaken = new Float64Array(withAdmission ? n : 0);
     this.settleConsumer = new Int32Array(withAdmission ? n : 0);
     this.settleShard = new Uint8Array(withAdmission ? n : 0);
+    this.settleCallAt = new Float64Array(withAdmission ? n : 0);
     const jobRng = Rng.derive(settings.seed, 1);
     for (let j = 0; j < n; j++) {
       this.inputTokens[j] = jobRng.int(settings.inputTokensMin, settings.inputTokensMax);

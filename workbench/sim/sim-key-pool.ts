@@ -271,13 +271,13 @@ export class SimKeyPool {
   }
 
   /**
-   * The grant's settle, on the shard it was taken from: learns the output-token estimate, corrects the
-   * owner's token level by the real usage.
+   * The grant's settle, on the shard it was taken from: learns the output-token estimate and how long
+   * calls last (from `callAt`, when the call started), corrects the owner's token level by the real usage.
    */
-  settle(consumer: number, shard: number, keyIndex: number, takenTokens: number, inputTokens: number, outputTokens: number, now: number): void {
+  settle(consumer: number, shard: number, keyIndex: number, takenTokens: number, inputTokens: number, outputTokens: number, callAt: number, now: number): void {
     this.clock = now;
     const { quotaOwner } = this.keys[keyIndex]!;
-    runSync(settleOps(this.configs[shard]!, this.states[consumer]!, quotaOwner, takenTokens, { inputTokens, outputTokens }), this.store);
+    runSync(settleOps(this.configs[shard]!, this.states[consumer]!, quotaOwner, takenTokens, { inputTokens, outputTokens }, now - callAt), this.store);
   }
 
   /** `SharedKeyPool.keysLeftAfter`: keys still usable once `keyIndex` (or its owner) cools (a fresh read). */

@@ -91,6 +91,15 @@ export interface AdmissionSettings {
    * unproven owner once. Default 1; `shardsFor` sizes it from the lane's consumers and owners.
    */
   bucketShards: number;
+  /**
+   * The records the lane's event source mapping holds at most (`maximumConcurrency` × `batchSize`; 0: no
+   * mapping, the default; `createLaneAdmission` sets it for the queue side). With it, a denial whose slot
+   * lies further ahead than a message can be delayed (900 s) says the lane is `booked_ahead` when the
+   * mapping holds more records than the quota keeps busy (those it starts within their booking window,
+   * and those in their calls, as long as this instance has seen calls last): its consumers then limit the
+   * mapping to that share until the slot, instead of receiving records only to defer them every 900 s.
+   */
+  mappingRecords: number;
 }
 
 /** The AWS defaults. */
@@ -111,6 +120,7 @@ export const DEFAULT_ADMISSION_SETTINGS: AdmissionSettings = Object.freeze({
   leaseCalls: 10,
   leaseMs: 1_000,
   bucketShards: 1,
+  mappingRecords: 0,
 });
 
 /** Raised for settings admission cannot work with. */
@@ -163,6 +173,7 @@ export function admissionSettings(overrides: Partial<AdmissionSettings> = {}): A
     'outputTokenEstimateMin',
     'outputTokenEstimateMax',
     'dailyResetOffsetMs',
+    'mappingRecords',
   ] as const) {
     if (!(settings[name] >= 0 && Number.isFinite(settings[name]))) throw new AdmissionSettingsError(`${name} must be 0 or more, got ${settings[name]}`);
   }

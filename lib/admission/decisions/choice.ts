@@ -3,7 +3,7 @@
  * A key is out while it, or its quota owner, has a cooldown that has not ended; keys that share a
  * quota owner cool together.
  */
-import type { Cooldown, CooldownReason, LaneOutReason } from '../../policy/index.js';
+import type { Cooldown, CooldownReason, LaneLimitReason } from '../../policy/index.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../model/cooldowns.js';
 
 /** The policy's cooldown for `key`, as a record of its scope. */
@@ -78,12 +78,14 @@ export function addCooldown(snapshot: CooldownSnapshot, record: CooldownRecord):
 
 /**
  * What the lane can start while some quota owners are out for a long reset: `share` of its owners
- * still usable (0: the lane is out), and when the earliest out owner comes back (epoch ms) and why.
+ * still usable (0: the lane is out), and when the earliest out owner comes back (epoch ms) and why; or,
+ * for `booked_ahead`, the share of its mapping's records the quota can start, until the slot that was
+ * too far ahead (see `AdmissionSettings.pullShare`).
  */
 export interface LaneCapacity {
   share: number;
   until: number;
-  reason: LaneOutReason;
+  reason: LaneLimitReason;
 }
 
 /** A quota owner whose daily quota admission saw spent: in what share of its bucket items (1: all), and until the earliest of their resets. */

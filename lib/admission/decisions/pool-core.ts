@@ -110,7 +110,33 @@ export interface LaneOut {
 
 /** The lane out when `capacity` says none of its owners is usable. */
 export function laneOutOf(capacity: LaneCapacity | null | undefined): LaneOut | null {
-  return capacity?.share === 0 ? { until: capacity.until, reason: capacity.reason } : null;
+  return capacity?.share === 0 && capacity.reason !== 'booked_ahead' ? { until: capacity.until, reason: capacity.reason } : null;
+}
+
+/**
+ * A denial's capacity (`capacity`: as known otherwise) when its slot (`retryAt`) lies further ahead than a
+ * message can be delayed while the lane is not out: if the mapping holds more records
+ * (`AdmissionSettings.mappingRecords`) than the quota keeps busy — at the lane's call rate for `cost`,
+ * those it starts within their booking window and those in their calls, as long as this instance's calls
+ * last — the others are received only to be deferred again every 900 s until their slots. The lane is
+ * then `booked_ahead`: limited to that share (of the owners usable), until the slot. Nothing before the
+ * instance has seen a call answer.
+ */
+function bookedAhead(
+  config: PoolConfig,
+  state: PoolState,
+  capacity: LaneCapacity | undefined,
+  { retryAt, now, bookWithinMs, cost }: { retryAt: number; now: number; bookWithinMs: number; cost: BucketCost },
+): LaneCapacity | undefined {
+  const held = config.settings.mappingRecords;
+  const callMs = state.callMsEstimate;
+  if (!(held > 0) || callMs === undefined || retryAt - now <= MAX_DELAY_MS || capacity?.share === 0) return capacity;
+  const { limits } = config;
+  const callsPerWindow = Math.min(limits.requestsPerWindow, cost.tokens > 0 ? limits.tokensPerWindow / cost.tokens : Infinity);
+  // Every bucket item of every owner: a shard's limits are its share of the owner's.
+  const callsPerMs = (ownersOf(config.keys).length * config.settings.bucketShards * callsPerWindow) / limits.windowMs;
+  const share = Math.min(1, (callsPerMs * (bookWithinMs + callMs)) / held) * (capacity?.share ?? 1);
+  return share < 1 ? { share, until: retryAt, reason: 'booked_ahead' } : capacity;
 }
 
 /** An acquire's answer. */
@@ -514,13 +540,15 @@ function* decide<K extends KeyRef>(
   if (!Number.isFinite(retryAt)) retryAt = oneSlot;
   // Waiting for the probe is worth it only when no slot was reserved elsewhere (a second wait would reserve another).
   const probing = Number.isFinite(probeUntil) && slot === undefined ? ({ probing: true } as const) : {};
-  const capacity = capacityKnown(config, state, now, snapshot);
-  return { admitted: false, retryAt: Math.max(now, retryAt), detail, laneOut: laneOutOf(capacity), ...(capacity ? { capacity } : {}), ...probing };
+  const known = capacityKnown(config, state, now, snapshot);
+  const capacity = bookedAhead(config, state, known, { retryAt, now, bookWithinMs, cost });
+  return { admitted: false, retryAt: Math.max(now, retryAt), detail, laneOut: laneOutOf(known), ...(capacity ? { capacity } : {}), ...probing };
 }
 
 /**
- * After a granted call answered: learns the output-token estimate from `outputTokens` and corrects
- * the owner's token level by the real usage minus the `takenTokens` the grant took.
+ * After a granted call answered: learns the output-token estimate from `outputTokens` (and how long calls
+ * last from `callMs`, the call's time from its slot to its answer) and corrects the owner's token level by
+ * the real usage minus the `takenTokens` the grant took.
  */
 export function* settleOps(
   config: PoolConfig,
@@ -528,10 +556,15 @@ export function* settleOps(
   owner: string,
   takenTokens: number,
   usage: { inputTokens: number; outputTokens: number },
+  callMs?: number,
 ): PoolOps<void> {
   const id = bucketIdOf(config, owner);
   state.probes.delete(id);
   state.outputEstimate = learnOutputEstimate(state.outputEstimate, usage.outputTokens, config.settings);
+  if (callMs !== undefined && Number.isFinite(callMs) && callMs >= 0) {
+    const known = state.callMsEstimate;
+    state.callMsEstimate = known === undefined ? callMs : known + config.settings.outputTokenEstimateWeight * (callMs - known);
+  }
   const delta = usage.inputTokens + usage.outputTokens - takenTokens;
   // An owner not known proven is proven now, at once (other consumers' calls wait on its probe).
   const prove = config.settings.probeFirstCalls && state.buckets.get(id)?.proven !== true;

@@ -70,6 +70,8 @@ export interface PoolState {
   buckets: Map<string, BucketState | undefined>;
   /** Output tokens assumed for a call before it answers. */
   outputEstimate: number;
+  /** How long this instance's calls last, from grant to answer (ms; learned like {@link outputEstimate}); `undefined` before its first answer. */
+  callMsEstimate: number | undefined;
   /** Bucket updates given up after `maxBucketAttempts` failed writes (for metrics). */
   contended: number;
   /**
@@ -166,6 +168,7 @@ export function newPoolState(settings: AdmissionSettings): PoolState {
     cooldownsRead: undefined,
     buckets: new Map(),
     outputEstimate: Math.min(settings.outputTokenEstimateMax, Math.max(settings.outputTokenEstimateMin, settings.outputTokenEstimate)),
+    callMsEstimate: undefined,
     contended: 0,
     carried: new Map(),
     leases: new Map(),

@@ -363,6 +363,7 @@ export class SharedKeyPool implements KeyPool {
       };
     }
     const { key, cost, startAt } = answer;
+    const grantedAt = this.config.now();
     let settled = false;
     return {
       admitted: true,
@@ -374,7 +375,8 @@ export class SharedKeyPool implements KeyPool {
         if (settled) return;
         settled = true;
         // No answer (the call failed or never went): the owner's first call, if this was it, proved nothing.
-        const ops = usage === null ? releaseOps(config, this.state, key.quotaOwner) : settleOps(config, this.state, key.quotaOwner, cost.tokens, usage);
+        const callMs = this.config.now() - Math.max(startAt, grantedAt);
+        const ops = usage === null ? releaseOps(config, this.state, key.quotaOwner) : settleOps(config, this.state, key.quotaOwner, cost.tokens, usage, callMs);
         await this.run(ops).catch(() => undefined);
         this.probeEnded();
       },

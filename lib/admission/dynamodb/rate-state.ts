@@ -40,10 +40,21 @@ import type { CooldownReason } from '../../policy/index.js';
 import { LIVE_BUCKET_SUFFIX, MAX_BUCKET_SHARDS, shardBucketSuffix, type BucketState, type BucketUpdate } from '../model/bucket.js';
 import { bucketOfItem, compileUpdate } from './bucket-item.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../model/cooldowns.js';
-import type { BucketWrite, CooldownsAndBuckets, LanePauseReason, LimitRecord, PauseRecord, RateStateStore } from '../model/store.js';
+import {
+  limitExtends,
+  type BucketWrite,
+  type CooldownsAndBuckets,
+  type LanePauseReason,
+  type LimitRecord,
+  type PauseRecord,
+  type RateStateStore,
+} from '../model/store.js';
 
 /** Every reason a pause record may carry. */
 const PAUSE_REASONS: readonly LanePauseReason[] = ['quota_exhausted', 'billing', 'auth', 'configuration'];
+
+/** Every reason a limit record may carry. */
+const LIMIT_REASONS: readonly LimitRecord['reason'][] = ['quota_exhausted', 'billing', 'auth', 'booked_ahead'];
 
 /** A rate-state call failed (network, throttling, service error): nothing can be assumed written. */
 export class RateStateUnavailableError extends RatelaneError {
@@ -321,11 +332,17 @@ export class DynamoRateStateStore implements RateStateStore {
         limitedAt: record.limitedAt,
         expiresAt: Math.ceil(record.until / 1000) + COOLDOWN_TTL_GRACE_SECONDS,
       },
-      {
-        condition: 'attribute_not_exists(pk) OR #until <= :now OR #share > :share OR (#share = :share AND #until < :until)',
-        names: { ...UNTIL, '#share': 'share' },
-        values: { ':now': now, ':share': record.share, ':until': record.until },
-      },
+      limitExtends(record.reason)
+        ? {
+            condition: 'attribute_not_exists(pk) OR #until <= :now OR #share > :share OR (#share = :share AND #until < :until)',
+            names: { ...UNTIL, '#share': 'share' },
+            values: { ':now': now, ':share': record.share, ':until': record.until },
+          }
+        : {
+            condition: 'attribute_not_exists(pk) OR #until <= :now OR #share > :share',
+            names: { ...UNTIL, '#share': 'share' },
+            values: { ':now': now, ':share': record.share },
+          },
     );
   }
 
@@ -335,7 +352,7 @@ export class DynamoRateStateStore implements RateStateStore {
     return {
       share: item.share,
       until: item.until,
-      reason: PAUSE_REASONS.find((r): r is LimitRecord['reason'] => r === item.reason && r !== 'configuration') ?? 'quota_exhausted',
+      reason: LIMIT_REASONS.find((r) => r === item.reason) ?? 'quota_exhausted',
       limitedAt: typeof item.limitedAt === 'number' ? item.limitedAt : 0,
     };
   }

@@ -5,7 +5,7 @@
  * and has budget; {@link roundRobinKeys} admits every call (no shared state).
  */
 import { RatelaneError } from '../../platform/errors.js';
-import type { Cooldown, LaneOutReason } from '../../policy/index.js';
+import type { Cooldown, LaneLimitReason, LaneOutReason } from '../../policy/index.js';
 import type { Flow } from '../model/bucket.js';
 
 /** One usable key: its id (logged), the quota owner it shares limits with, and its secret (never logged). */
@@ -70,18 +70,20 @@ export interface KeyDenial {
   laneOut?: { until: Date; reason: LaneOutReason } | undefined;
   /** As {@link KeyGrant.waitedMs}. */
   waitedMs?: number | undefined;
-  /** As {@link KeyGrant.laneCapacity}. */
+  /** As {@link KeyGrant.laneCapacity}; also `booked_ahead` when the slot lies beyond the longest SQS delay. */
   laneCapacity?: LaneCapacityState | undefined;
 }
 
 /**
  * Some of the lane's quota owners are out for a long reset (daily quota, billing, auth): `share` of
- * them still usable (0: none, the lane is out), the earliest back at `until`, out for `reason`.
+ * them still usable (0: none, the lane is out), the earliest back at `until`, out for `reason`; or
+ * (`booked_ahead`) the slots are booked further ahead than a message can be delayed: `share` of the
+ * mapping's records is what the quota can start, until `until`.
  */
 export interface LaneCapacityState {
   share: number;
   until: Date;
-  reason: LaneOutReason;
+  reason: LaneLimitReason;
 }
 
 /** A key for the call, or when to come back. */

@@ -3,7 +3,7 @@
  * asynchronous driver, the lane pause and the key ring use. `DynamoRateStateStore`
  * (`dynamodb/rate-state.ts`) implements it on DynamoDB; the tests' and the simulator's tables in memory.
  */
-import type { LaneOutReason } from '../../policy/index.js';
+import type { LaneLimitReason, LaneOutReason } from '../../policy/index.js';
 import type { BucketState, BucketUpdate } from './bucket.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from './cooldowns.js';
 
@@ -23,11 +23,18 @@ export interface PauseRecord {
   pausedAt: number;
 }
 
-/** The lane's reduced concurrency, as recorded: `share` of its owners usable until `until` (epoch ms). */
+/**
+ * Whether a limit for `reason` as low as the recorded one but longer replaces it: yes for owners out (they
+ * come back later than recorded); not for `booked_ahead`, whose end (the slot a denial found too far) moves
+ * on with every such denial: each would otherwise change the mapping and its restore schedule again.
+ */
+export const limitExtends = (reason: LaneLimitReason): boolean => reason !== 'booked_ahead';
+
+/** The lane's reduced concurrency, as recorded: at `share` of it until `until` (epoch ms), for `reason`. */
 export interface LimitRecord {
   share: number;
   until: number;
-  reason: LaneOutReason;
+  reason: LaneLimitReason;
   /** Epoch ms the limit was claimed. */
   limitedAt: number;
 }
@@ -77,7 +84,8 @@ export interface RateStateStore {
   clearPause(): Promise<void>;
   /**
    * Claims the lane's reduced concurrency: `true` when none is recorded, the recorded one has ended,
-   * or `record` is lower (or as low and longer); else `false` (another consumer limited the lane so).
+   * or `record` is lower (or as low and longer, unless {@link limitExtends} says its reason does not
+   * extend); else `false` (another consumer limited the lane so).
    */
   claimLimit(record: LimitRecord, now: number): Promise<boolean>;
   /** The recorded limit, if any (ended or not). */

@@ -17,7 +17,7 @@ import { errorName } from '../../platform/errors.js';
 import { ScopedAbortHttpHandler } from '../../platform/abort-scope.js';
 import { ScopedRetryStrategy } from '../../platform/retry.js';
 import type { LanePauseReason } from '../model/store.js';
-import type { LaneOutReason } from '../../policy/index.js';
+import type { LaneLimitReason } from '../../policy/index.js';
 import { limitedConcurrency, type LanePauseController } from './lane-pause.js';
 
 /** The AWS calls a lane pause makes, as plain functions (tests pass fakes). */
@@ -96,7 +96,7 @@ export class AwsLanePauseController implements LanePauseController {
   }
 
   /** Lowers the mapping's maximum concurrency to `share` of the lane's ({@link limitedConcurrency}) until `until`. */
-  async limit(share: number, until: Date, reason: LaneOutReason): Promise<void> {
+  async limit(share: number, until: Date, reason: LaneLimitReason): Promise<void> {
     const full = this.options.maximumConcurrency;
     const uuid = await this.schedule('restore', until, { ScalingConfig: { MaximumConcurrency: full } }, `restore concurrency ${full} after ${reason}`);
     await this.options.calls.setMappingConcurrency(uuid, limitedConcurrency(full, share));

@@ -3,7 +3,9 @@
  * lane stops pulling from its queue and resumes at the earliest reset. Messages stay in the queue.
  * Limiting it: while only some quota owners are out, it pulls in proportion to those left (the
  * mapping's maximum concurrency times their share), so it does not receive records only to defer
- * them; restored at the earliest return.
+ * them; restored at the earliest return. The same when the slots admission gives lie beyond the
+ * longest SQS delay (`booked_ahead`): it pulls the share of its records the quota can start, until the
+ * slot that was too far.
  *
  * A {@link LanePauseController} does the stopping and the timed resume: locally the poller
  * (`workbench/local-stack/pause.ts`), in AWS the event source mapping and an EventBridge Scheduler
@@ -11,9 +13,9 @@
  * so of all consumers that see the lane run out, one pauses it.
  */
 import { AWS_LIMITS } from '../../config/lanes.js';
-import type { LaneOutReason } from '../../policy/index.js';
+import type { LaneLimitReason } from '../../policy/index.js';
 import type { LaneCapacityState } from '../keys/key-pool.js';
-import type { LanePauseReason, RateStateStore } from '../model/store.js';
+import { limitExtends, type LanePauseReason, type RateStateStore } from '../model/store.js';
 
 /** Stops and resumes one lane's consumption. */
 export interface LanePauseController {
@@ -28,7 +30,7 @@ export interface LanePauseController {
    * Pulls at `share` (0 < share < 1) of the lane's maximum concurrency ({@link limitedConcurrency})
    * until `until`, then at all of it (optional: a controller that cannot limit only pauses).
    */
-  limit?(share: number, until: Date, reason: LaneOutReason): Promise<void>;
+  limit?(share: number, until: Date, reason: LaneLimitReason): Promise<void>;
 }
 
 /** What a consumer uses to pause or limit its lane. */
@@ -62,10 +64,15 @@ export class LanePauser implements LanePauseRequester {
     const until = capacity.until.getTime();
     if (!(until > now) || !(capacity.share < 1)) return undefined;
     const known = this.known;
-    if (known && known.until > now && (known.share < capacity.share || (known.share === capacity.share && known.until >= until))) return undefined;
+    if (
+      known &&
+      known.until > now &&
+      (known.share < capacity.share || (known.share === capacity.share && (known.until >= until || !limitExtends(capacity.reason))))
+    )
+      return undefined;
     this.known = { share: capacity.share, until };
     try {
-      if (capacity.share <= 0) return (await this.requestPause(capacity.until, capacity.reason)) ? 'paused' : undefined;
+      if (capacity.share <= 0 && capacity.reason !== 'booked_ahead') return (await this.requestPause(capacity.until, capacity.reason)) ? 'paused' : undefined;
       return (await this.requestLimit(capacity, now)) ? 'limited' : undefined;
     } catch (error) {
       this.known = undefined;

@@ -138,6 +138,24 @@ describe('admission: the shared bucket', () => {
     }
   });
 
+  it('a limit for owners out is extended by a longer one at its share; one for slots booked ahead is not', async () => {
+    // Prepare
+    const store = await rateStateTable();
+    const now = Date.now();
+    const limit = (share: number, inMs: number, reason: 'billing' | 'booked_ahead') => ({ share, until: now + inMs, reason, limitedAt: now });
+    // Act
+    const claims = [
+      await store.claimLimit(limit(0.3, 1_000_000, 'booked_ahead'), now),
+      await store.claimLimit(limit(0.3, 1_200_000, 'booked_ahead'), now),
+      await store.claimLimit(limit(0.3, 1_300_000, 'billing'), now),
+      await store.claimLimit(limit(0.3, 1_400_000, 'booked_ahead'), now),
+      await store.claimLimit(limit(0.2, 1_100_000, 'booked_ahead'), now),
+    ];
+    // Assess
+    assert.deepEqual(claims, [true, false, true, false, true]);
+    assert.deepEqual(await store.readLimit(), limit(0.2, 1_100_000, 'booked_ahead'));
+  });
+
   it('a cooldown one consumer records stops another at its next take, even with a warm cache', async () => {
     // Prepare: two instances, both have taken once and had their call answered (warm caches)
     const store = await rateStateTable();

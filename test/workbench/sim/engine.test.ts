@@ -242,3 +242,26 @@ describe('simulate: the lane limited while some owners are out', () => {
     }
   });
 });
+
+describe('simulate: the lane limited while booked ahead', () => {
+  it('limits a mapping that holds more records than the quota keeps busy once slots lie beyond 900 s: fewer hops, the same drain', () => {
+    // Prepare: one key at 120 a minute, 6,000 jobs (50 minutes of quota), 50 consumers of 10 records each
+    const slow: Scenario = {
+      ...TINY,
+      title: 'one key x 120 RPM',
+      limits: { requestsPerMinute: 120, tokensPerMinute: 1_000_000_000, requestsPerDay: 100_000_000 },
+    };
+    const settings: SimSettings = { ...TEN_JOBS, jobs: 6_000, consumers: 50, eventSource: QUICK_SCALE_UP };
+    // Act
+    const [limited, unlimited] = [true, false].map((laneLimit) => simulate(slow, STRATEGIES.admission, { ...settings, laneLimit }));
+    // Assess
+    assert.ok(limited!.laneLimits >= 1, `${limited!.laneLimits} limits`);
+    assert.equal(unlimited!.laneLimits, 0);
+    assert.ok(limited!.hops < 0.8 * unlimited!.hops, `hops: ${limited!.hops} limited, ${unlimited!.hops} not`);
+    for (const r of [limited!, unlimited!]) {
+      assert.equal(r.completed, 6_000);
+      assert.equal(r.rateLimited, 0);
+    }
+    assert.ok(limited!.drainMs <= 1.02 * unlimited!.drainMs, `drain ${limited!.drainOverBound}x limited, ${unlimited!.drainOverBound}x not`);
+  });
+});

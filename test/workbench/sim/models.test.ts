@@ -220,7 +220,7 @@ describe('SimKeyPool', () => {
         assert.equal(model.keys[mirrored]?.id, real.key.id, `acquire ${i}: granted key`);
         const output = 20 + Math.floor(rng.uniform() * 200);
         await real.settle({ inputTokens: input, outputTokens: output });
-        model.settle(consumer, model.takenShard, mirrored, model.grantedTokens, input, output, now);
+        model.settle(consumer, model.takenShard, mirrored, model.grantedTokens, input, output, now, now);
         assert.equal(model.outputEstimateOf(consumer), pools[consumer]!.outputTokenEstimate, `acquire ${i}: learned estimate`);
       } else {
         assert.equal(mirrored, -1, `acquire ${i}: denied`);

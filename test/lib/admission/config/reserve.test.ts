@@ -291,6 +291,19 @@ describe('admission shards: an owner’s queue-side bucket split into items', ()
     for (const bad of [0, 1.5, 65]) assert.throws(() => admissionSettings({ bucketShards: bad }), AdmissionSettingsError);
   });
 
+  it("knows the records the queue side's mapping holds (the live side has none)", () => {
+    // Prepare
+    const lane = laneWith(0.25);
+    const store = new MemoryRateStateStore();
+    // Act
+    const queue = createLaneAdmission({ lane, dynamodb: NO_DB, keys: keysOf(lane), store });
+    const live = createLaneAdmission({ lane, dynamodb: NO_DB, keys: keysOf(lane), store, side: 'live' });
+    // Assess
+    assert.equal(queue.settings.mappingRecords, lane.consumer.maximumConcurrency * lane.queue.batchSize);
+    assert.equal(live.settings.mappingRecords, 0);
+    assert.throws(() => admissionSettings({ mappingRecords: -1 }), AdmissionSettingsError);
+  });
+
   it('gives each shard its share of every queue-side limit; a queue pool takes from its shard and copies cooldowns into the others and the live bucket', () => {
     // Prepare
     const settings = admissionSettings(SETTINGS);

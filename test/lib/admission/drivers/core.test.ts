@@ -73,7 +73,7 @@ function simDriver(clock: { now: number }): LaneDriver {
     },
     async settle(grant, usage) {
       const { consumer, shard, index: keyIndex, tokens } = grants[grant]!;
-      sim.settle(consumer, shard, keyIndex, tokens, usage.inputTokens, usage.outputTokens, clock.now);
+      sim.settle(consumer, shard, keyIndex, tokens, usage.inputTokens, usage.outputTokens, clock.now, clock.now);
     },
     keysLeft: async (consumer, keyId, target) => sim.keysLeftAfter(consumer, index(keyId), target, clock.now),
     cool: async (consumer, keyId, cooldown) => sim.cool(consumer, index(keyId), cooldown, clock.now),

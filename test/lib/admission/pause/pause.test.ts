@@ -205,4 +205,26 @@ describe('admission: pause claim', () => {
     assert.equal(none, 'paused', 'no owner left: the lane pauses');
     assert.deepEqual(limits, ['limit 0.5 60000', 'limit 0.25 30000', 'pause 45000']);
   });
+
+  it('a lane booked ahead is limited once: a later slot at the same share neither extends it nor changes the mapping again', async () => {
+    // Prepare: two consumers' pausers on one table; owners out extend a limit, slots booked ahead do not
+    const store = new MemoryRateStateStore();
+    const limits: string[] = [];
+    const controller: LanePauseController = {
+      pause: async () => undefined,
+      resume: async () => undefined,
+      limit: async (share, until, reason) => void limits.push(`limit ${share} ${until.getTime() - T0} ${reason}`),
+    };
+    const [a, b] = [new LanePauser({ store, controller, now: () => T0 }), new LanePauser({ store, controller, now: () => T0 })];
+    const ahead = (until: number, share = 0.3) => ({ share, until: new Date(T0 + until), reason: 'booked_ahead' as const });
+    // Act
+    const first = await a.requestCapacity(ahead(1_000_000));
+    const laterSameInstance = await a.requestCapacity(ahead(1_200_000));
+    const laterOtherInstance = await b.requestCapacity(ahead(1_300_000));
+    const lower = await b.requestCapacity(ahead(1_100_000, 0.2));
+    const ownersOutLonger = await a.requestCapacity({ share: 0.2, until: new Date(T0 + 2_000_000), reason: 'billing' });
+    // Assess
+    assert.deepEqual([first, laterSameInstance, laterOtherInstance, lower, ownersOutLonger], ['limited', undefined, undefined, 'limited', 'limited']);
+    assert.deepEqual(limits, ['limit 0.3 1000000 booked_ahead', 'limit 0.2 1100000 booked_ahead', 'limit 0.2 2000000 billing']);
+  });
 });
