@@ -6,7 +6,7 @@
 import { updateInMemory } from '../../lib/admission/bucket/item-update.js';
 import { LIVE_BUCKET_SUFFIX, MAX_BUCKET_SHARDS, shardBucketSuffix, type BucketState, type BucketUpdate } from '../../lib/admission/model/bucket.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../../lib/admission/model/cooldowns.js';
-import { limitExtends, type BucketWrite, type LimitRecord, type PauseRecord, type RateStateStore } from '../../lib/admission/model/store.js';
+import { replacesLimit, type BucketWrite, type LimitRecord, type PauseRecord, type RateStateStore } from '../../lib/admission/model/store.js';
 
 /** The lane's rate-state table in memory. */
 export class MemoryRateStateStore implements RateStateStore {
@@ -81,9 +81,7 @@ export class MemoryRateStateStore implements RateStateStore {
   }
 
   async claimLimit(record: LimitRecord, now: number): Promise<boolean> {
-    const held = this.limit;
-    const longer = limitExtends(record.reason) && record.share === held?.share && record.until > held.until;
-    if (held && held.until > now && !(record.share < held.share || longer)) return false;
+    if (!replacesLimit(this.limit, record, now)) return false;
     this.limit = record;
     return true;
   }

@@ -31,7 +31,8 @@ import { shardsFor } from '../../lib/admission/config/settings.js';
 import { limitedConcurrency } from '../../lib/admission/pause/lane-pause.js';
 import type { LaneCapacity } from '../../lib/admission/decisions/choice.js';
 import type { CoreAdmission } from '../../lib/admission/decisions/pool-core.js';
-import { limitExtends } from '../../lib/admission/model/store.js';
+import { replacesLimit } from '../../lib/admission/model/store.js';
+import type { LaneLimitReason } from '../../lib/policy/index.js';
 import type { KeyRef } from '../../lib/admission/model/cooldowns.js';
 import { returnWaitMs } from '../../lib/extraction/budget.js';
 import {
@@ -103,9 +104,12 @@ abstract class SimulatedLane {
    */
   private limitShare = 1;
   private limitUntil = 0;
+  private limitReason: LaneLimitReason = 'quota_exhausted';
   /** Per consumer instance, the limit it last claimed or found (`LanePauser`'s `known`): an equal or weaker one costs no write. */
   private readonly knownLimitShare: Float64Array;
   private readonly knownLimitUntil: Float64Array;
+  /** Per consumer instance: whether the limit it knows is one for slots booked ahead. */
+  private readonly knownLimitAhead: Uint8Array;
   private idleMark: number;
   // randomness
   protected readonly latencyRng: Rng;
@@ -158,6 +162,7 @@ abstract class SimulatedLane {
     this.idle = new Int32Array(this.fleet);
     this.knownLimitShare = new Float64Array(this.fleet);
     this.knownLimitUntil = new Float64Array(this.fleet);
+    this.knownLimitAhead = new Uint8Array(this.fleet);
     this.idleMark = scenario.start;
     this.rampFrom = scenario.start;
   }
@@ -302,24 +307,27 @@ abstract class SimulatedLane {
 
   /**
    * `LanePauser.requestCapacity` for a share between 0 and 1 (some quota owners out until `until`, or the
-   * slots booked too far ahead), from consumer instance `consumer`: claims the limit (a conditional put,
-   * won by a lower share or, where its reason extends (`limitExtends`), a later end), lowers the mapping's
-   * maximum concurrency and schedules its restore. Running invocations run on; the event source starts no
-   * more than the limit allows.
+   * slots booked too far ahead), from consumer instance `consumer`: claims the limit (a conditional put, won
+   * as `replacesLimit` says), lowers the mapping's maximum concurrency and schedules its restore. Running
+   * invocations run on; the event source starts no more than the limit allows.
    */
-  protected requestLimit(consumer: number, { share, until, reason }: LaneCapacity, now: number): void {
+  protected requestLimit(consumer: number, next: LaneCapacity, now: number): void {
+    const { share, until, reason } = next;
     if (!(until > now) || !(share > 0 && share < 1)) return;
-    const extend = limitExtends(reason);
-    const knownShare = this.knownLimitShare[consumer]!;
-    const knownUntil = this.knownLimitUntil[consumer]!;
-    if (knownUntil > now && (knownShare < share || (knownShare === share && (knownUntil >= until || !extend)))) return;
+    const known = {
+      share: this.knownLimitShare[consumer]!,
+      until: this.knownLimitUntil[consumer]!,
+      reason: this.knownLimitAhead[consumer] ? 'booked_ahead' : 'quota_exhausted',
+    } as const;
+    if (!replacesLimit(known, next, now)) return;
     this.knownLimitShare[consumer] = share;
     this.knownLimitUntil[consumer] = until;
+    this.knownLimitAhead[consumer] = reason === 'booked_ahead' ? 1 : 0;
     this.tally.dynamoWrites += 1; // claimLimit
-    const active = this.limitUntil > now;
-    if (active && !(this.limitShare > share || (extend && this.limitShare === share && this.limitUntil < until))) return;
+    if (!replacesLimit({ share: this.limitShare, until: this.limitUntil, reason: this.limitReason }, next, now)) return;
     this.limitShare = share;
     this.limitUntil = until;
+    this.limitReason = reason;
     this.tally.laneLimits++;
     this.tally.schedules++;
     this.schedule(until + this.schedulerRng.uniform() * this.timing.schedulerJitterMs, EV_RESTORE, 0);

@@ -40,15 +40,7 @@ import type { CooldownReason } from '../../policy/index.js';
 import { LIVE_BUCKET_SUFFIX, MAX_BUCKET_SHARDS, shardBucketSuffix, type BucketState, type BucketUpdate } from '../model/bucket.js';
 import { bucketOfItem, compileUpdate } from './bucket-item.js';
 import type { CooldownRecord, CooldownSnapshot, KeyRef } from '../model/cooldowns.js';
-import {
-  limitExtends,
-  type BucketWrite,
-  type CooldownsAndBuckets,
-  type LanePauseReason,
-  type LimitRecord,
-  type PauseRecord,
-  type RateStateStore,
-} from '../model/store.js';
+import type { BucketWrite, CooldownsAndBuckets, LanePauseReason, LimitRecord, PauseRecord, RateStateStore } from '../model/store.js';
 
 /** Every reason a pause record may carry. */
 const PAUSE_REASONS: readonly LanePauseReason[] = ['quota_exhausted', 'billing', 'auth', 'configuration'];
@@ -332,16 +324,17 @@ export class DynamoRateStateStore implements RateStateStore {
         limitedAt: record.limitedAt,
         expiresAt: Math.ceil(record.until / 1000) + COOLDOWN_TTL_GRACE_SECONDS,
       },
-      limitExtends(record.reason)
+      // `replacesLimit`, as a condition.
+      record.reason === 'booked_ahead'
         ? {
+            condition: 'attribute_not_exists(pk) OR #until <= :now OR (#share > :share AND #reason <> :ahead)',
+            names: { ...UNTIL, '#share': 'share', '#reason': 'reason' },
+            values: { ':now': now, ':share': record.share, ':ahead': 'booked_ahead' },
+          }
+        : {
             condition: 'attribute_not_exists(pk) OR #until <= :now OR #share > :share OR (#share = :share AND #until < :until)',
             names: { ...UNTIL, '#share': 'share' },
             values: { ':now': now, ':share': record.share, ':until': record.until },
-          }
-        : {
-            condition: 'attribute_not_exists(pk) OR #until <= :now OR #share > :share',
-            names: { ...UNTIL, '#share': 'share' },
-            values: { ':now': now, ':share': record.share },
           },
     );
   }

@@ -24,11 +24,21 @@ export interface PauseRecord {
 }
 
 /**
- * Whether a limit for `reason` as low as the recorded one but longer replaces it: yes for owners out (they
- * come back later than recorded); not for `booked_ahead`, whose end (the slot a denial found too far) moves
- * on with every such denial: each would otherwise change the mapping and its restore schedule again.
+ * Whether the lane limit `next` replaces `held` (the one recorded, or known) at `now`: when none is held or it
+ * has ended, or `next` is lower — or as low and longer, for owners out (they come back later than recorded). A
+ * limit for slots booked ahead replaces only a higher one for owners out: each far denial carries its own slot
+ * and share (its record's booking window), and replacing one such limit by the next would change the mapping
+ * and its restore schedule at every denial; it ends at its slot, and the next far denial limits the lane anew.
  */
-export const limitExtends = (reason: LaneLimitReason): boolean => reason !== 'booked_ahead';
+export function replacesLimit(
+  held: Pick<LimitRecord, 'share' | 'until' | 'reason'> | undefined,
+  next: Pick<LimitRecord, 'share' | 'until' | 'reason'>,
+  now: number,
+): boolean {
+  if (held === undefined || held.until <= now) return true;
+  if (next.reason === 'booked_ahead') return held.reason !== 'booked_ahead' && next.share < held.share;
+  return next.share < held.share || (next.share === held.share && next.until > held.until);
+}
 
 /** The lane's reduced concurrency, as recorded: at `share` of it until `until` (epoch ms), for `reason`. */
 export interface LimitRecord {
@@ -83,9 +93,8 @@ export interface RateStateStore {
   /** Removes the pause record. */
   clearPause(): Promise<void>;
   /**
-   * Claims the lane's reduced concurrency: `true` when none is recorded, the recorded one has ended,
-   * or `record` is lower (or as low and longer, unless {@link limitExtends} says its reason does not
-   * extend); else `false` (another consumer limited the lane so).
+   * Claims the lane's reduced concurrency: `true` when `record` replaces the one recorded
+   * ({@link replacesLimit}); else `false` (another consumer limited the lane so).
    */
   claimLimit(record: LimitRecord, now: number): Promise<boolean>;
   /** The recorded limit, if any (ended or not). */

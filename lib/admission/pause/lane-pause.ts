@@ -15,7 +15,7 @@
 import { AWS_LIMITS } from '../../config/lanes.js';
 import type { LaneLimitReason } from '../../policy/index.js';
 import type { LaneCapacityState } from '../keys/key-pool.js';
-import { limitExtends, type LanePauseReason, type RateStateStore } from '../model/store.js';
+import { replacesLimit, type LanePauseReason, type RateStateStore } from '../model/store.js';
 
 /** Stops and resumes one lane's consumption. */
 export interface LanePauseController {
@@ -55,7 +55,7 @@ export function limitedConcurrency(full: number, share: number): number {
 /** Claims the pause (or limit) in the rate-state table, then pauses (or limits) through the controller. */
 export class LanePauser implements LanePauseRequester {
   /** The last pause or limit this instance claimed or found claimed: the next equal one costs no write. */
-  private known: { share: number; until: number } | undefined;
+  private known: { share: number; until: number; reason: LaneLimitReason } | undefined;
 
   constructor(private readonly options: { store: RateStateStore; controller: LanePauseController; now?: () => number }) {}
 
@@ -63,14 +63,9 @@ export class LanePauser implements LanePauseRequester {
     const now = (this.options.now ?? Date.now)();
     const until = capacity.until.getTime();
     if (!(until > now) || !(capacity.share < 1)) return undefined;
-    const known = this.known;
-    if (
-      known &&
-      known.until > now &&
-      (known.share < capacity.share || (known.share === capacity.share && (known.until >= until || !limitExtends(capacity.reason))))
-    )
-      return undefined;
-    this.known = { share: capacity.share, until };
+    const next = { share: capacity.share, until, reason: capacity.reason };
+    if (!replacesLimit(this.known, next, now)) return undefined;
+    this.known = next;
     try {
       if (capacity.share <= 0 && capacity.reason !== 'booked_ahead') return (await this.requestPause(capacity.until, capacity.reason)) ? 'paused' : undefined;
       return (await this.requestLimit(capacity, now)) ? 'limited' : undefined;

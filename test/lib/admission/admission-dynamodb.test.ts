@@ -138,7 +138,7 @@ describe('admission: the shared bucket', () => {
     }
   });
 
-  it('a limit for owners out is extended by a longer one at its share; one for slots booked ahead is not', async () => {
+  it('a limit for owners out is extended by a longer one at its share; one for slots booked ahead replaces only a higher one for owners out', async () => {
     // Prepare
     const store = await rateStateTable();
     const now = Date.now();
@@ -150,9 +150,10 @@ describe('admission: the shared bucket', () => {
       await store.claimLimit(limit(0.3, 1_300_000, 'billing'), now),
       await store.claimLimit(limit(0.3, 1_400_000, 'booked_ahead'), now),
       await store.claimLimit(limit(0.2, 1_100_000, 'booked_ahead'), now),
+      await store.claimLimit(limit(0.1, 1_500_000, 'booked_ahead'), now),
     ];
     // Assess
-    assert.deepEqual(claims, [true, false, true, false, true]);
+    assert.deepEqual(claims, [true, false, true, false, true, false]);
     assert.deepEqual(await store.readLimit(), limit(0.2, 1_100_000, 'booked_ahead'));
   });
 
@@ -335,6 +336,49 @@ describe('admission: a key out of credit', () => {
     assert.equal(m.LaneLimited, 1, JSON.stringify(m));
     assert.deepEqual(limits, [{ share: 0.5, reason: 'billing' }]);
     assert.equal(m.LanePaused ?? 0, 0);
+  });
+});
+
+describe('admission: a lane booked ahead', () => {
+  it('limits the lane once to the share of its mapping the quota keeps busy, until the slot beyond 900 s', async () => {
+    // Prepare: one key of one request per hour-long window (the window scaled as the local stack scales it)
+    const t = await provisionTestLane({
+      provider: { keys: [{ id: 'key-1', quotaOwner: 'o1' }], limits: { requestsPerMinute: 1, tokensPerMinute: 1_000_000, requestsPerDay: 1_000 } },
+    });
+    lanes.push(t);
+    await submitTo(
+      t,
+      englishDocuments(3).map((d) => ({ text: d.text, sourceId: `${d.sourceId}#${t.lane.resources.queueName}` })),
+    );
+    const keys: ProviderKey[] = t.lane.provider.keys.map((k) => ({ ...k, secret: `sk-${k.id}` }));
+    const limits: { share: number; until: Date; reason: string }[] = [];
+    const controller: LanePauseController = {
+      pause: async () => undefined,
+      resume: async () => undefined,
+      limit: async (share, until, reason) => void limits.push({ share, until, reason }),
+    };
+    const admission = createLaneAdmission({ lane: t.lane, dynamodb: t.clients.dynamodb, keys, controller, settings: { windowMs: HOUR } });
+    const { handler, sink } = testConsumer(t, scriptedModel(), { keys: admission.newPool(), lanePause: admission.pauser! });
+    const started = Date.now();
+
+    // Act: one record at a time: the first is called and answers, the next two find the slot an hour ahead
+    for (let i = 0; i < 3; i++) {
+      const messages = await receive(t, { max: 1, waitSeconds: 1 });
+      assert.equal(messages.length, 1);
+      await invoke(t, handler, messages);
+    }
+
+    // Assess: one call, two denials, one limit (the second denial's slot does not replace it)
+    const m = sink.totals.total;
+    assert.equal(m.ModelCalls, 1);
+    assert.equal(m.AdmissionDenied, 2);
+    assert.equal(m.LaneLimited, 1, JSON.stringify(m));
+    assert.equal(limits.length, 1);
+    const [limit] = limits;
+    assert.equal(limit!.reason, 'booked_ahead');
+    assert.ok(limit!.until.getTime() - started > 900_000, `until +${limit!.until.getTime() - started} ms`);
+    const held = t.lane.consumer.maximumConcurrency * t.lane.queue.batchSize;
+    assert.ok(limit!.share > 0 && limit!.share < 1 / held, `share ${limit!.share}: the quota keeps less than one of ${held} records busy`);
   });
 });
 

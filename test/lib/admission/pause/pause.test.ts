@@ -206,7 +206,7 @@ describe('admission: pause claim', () => {
     assert.deepEqual(limits, ['limit 0.5 60000', 'limit 0.25 30000', 'pause 45000']);
   });
 
-  it('a lane booked ahead is limited once: a later slot at the same share neither extends it nor changes the mapping again', async () => {
+  it('a lane booked ahead is limited once: another far slot neither extends it nor changes the mapping again, a lower limit for owners out does', async () => {
     // Prepare: two consumers' pausers on one table; owners out extend a limit, slots booked ahead do not
     const store = new MemoryRateStateStore();
     const limits: string[] = [];
@@ -221,10 +221,14 @@ describe('admission: pause claim', () => {
     const first = await a.requestCapacity(ahead(1_000_000));
     const laterSameInstance = await a.requestCapacity(ahead(1_200_000));
     const laterOtherInstance = await b.requestCapacity(ahead(1_300_000));
-    const lower = await b.requestCapacity(ahead(1_100_000, 0.2));
-    const ownersOutLonger = await a.requestCapacity({ share: 0.2, until: new Date(T0 + 2_000_000), reason: 'billing' });
+    const lowerOtherInstance = await b.requestCapacity(ahead(1_100_000, 0.2));
+    const ownersOut = await a.requestCapacity({ share: 0.2, until: new Date(T0 + 2_000_000), reason: 'billing' });
+    const aheadBelowOwnersOut = await a.requestCapacity(ahead(1_500_000, 0.1));
     // Assess
-    assert.deepEqual([first, laterSameInstance, laterOtherInstance, lower, ownersOutLonger], ['limited', undefined, undefined, 'limited', 'limited']);
-    assert.deepEqual(limits, ['limit 0.3 1000000 booked_ahead', 'limit 0.2 1100000 booked_ahead', 'limit 0.2 2000000 billing']);
+    assert.deepEqual(
+      [first, laterSameInstance, laterOtherInstance, lowerOtherInstance, ownersOut, aheadBelowOwnersOut],
+      ['limited', undefined, undefined, undefined, 'limited', 'limited'],
+    );
+    assert.deepEqual(limits, ['limit 0.3 1000000 booked_ahead', 'limit 0.2 2000000 billing', 'limit 0.1 1500000 booked_ahead']);
   });
 });
