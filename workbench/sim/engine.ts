@@ -8,8 +8,8 @@
  * Consumers model the SQS event source mapping with `MaximumConcurrency` = `consumers`, within the
  * account's Lambda concurrency, scaled up as AWS documents it (5 concurrent batches when messages become
  * available, then up to 300 more a minute; from 5 again after the lane was paused or had nothing to receive
- * for a minute: `SimSettings.eventSource`), and within the lane limit while some quota owners are out (as the
- * consumer claims it, `SimSettings.laneLimit`). Each
+ * for a minute: `SimSettings.eventSource`), and within the lane limit while some quota owners are out or
+ * the slots lie beyond 900 s (as the consumer claims it, `SimSettings.laneLimit`). Each
  * receives a batch of up to 10, handles its records in parallel (each record: the job id's claim and
  * the document's read, gate, a redelivery's duplicate check, admission — the batch's takes made
  * together, as `SharedKeyPool` groups them — model call, commit or deferral with its ledger line), and

@@ -73,9 +73,10 @@ export interface SimSettings {
    */
   owners?: number | undefined;
   /**
-   * Strategy (c): whether the lane is limited to the share of its quota owners left while some are out
+   * Strategy (c): whether the lane is limited to the share of its quota owners left while some are out, and
+   * to the share of its records the quota keeps busy while its slots lie beyond 900 s (`booked_ahead`)
    * (`LanePauser.requestCapacity`, as the consumer does); false: only paused when none is left (to measure
-   * what the limit saves). Default true.
+   * what the limits save). Default true.
    */
   laneLimit: boolean;
   /** Records per receive (1..10). */
