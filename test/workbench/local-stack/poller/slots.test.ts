@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Slots } from '../../../../workbench/local-stack/poller/poller.js';
-import { LocalLanePauseController, type PausablePoller } from '../../../../workbench/local-stack/pause.js';
+import { laneChangeLine, LocalLanePauseController, type PausablePoller } from '../../../../workbench/local-stack/pause.js';
 
 describe('local stack: invocation slots', () => {
   it('a smaller size holds new takers until enough held slots are released; a larger one lets waiters in at once', async () => {
@@ -44,16 +44,26 @@ describe('local stack: invocation slots', () => {
     const shares: number[] = [];
     const poller: PausablePoller = { pause: async () => undefined, resume: () => undefined, limit: (share) => void shares.push(share) };
     const changes: string[] = [];
-    const controller = new LocalLanePauseController(() => poller, { onChange: (state) => changes.push(`${state.change} ${state.share}`) });
+    const lines: string[] = [];
+    const controller = new LocalLanePauseController(() => poller, {
+      onChange: (state) => {
+        changes.push(`${state.change} ${state.share}`);
+        lines.push(laneChangeLine('us', state));
+      },
+    });
 
-    // Act: limited to half for 20 ms
+    // Act: limited to half for 20 ms (owners out), then to a tenth for 20 ms (slots booked ahead)
     await controller.limit(0.5, new Date(Date.now() + 20), 'billing');
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    await controller.limit(0.1, new Date(Date.now() + 20), 'booked_ahead');
     await new Promise((resolve) => setTimeout(resolve, 60));
 
     // Assess
-    assert.deepEqual(shares, [0.5, 1]);
-    assert.deepEqual(changes, ['limited 0.5', 'restored 1']);
-    assert.equal(controller.state.limits, 1);
+    assert.deepEqual(shares, [0.5, 1, 0.1, 1]);
+    assert.deepEqual(changes, ['limited 0.5', 'restored 1', 'limited 0.1', 'restored 1']);
+    assert.equal(controller.state.limits, 2);
+    assert.match(lines[0]!, /LIMITED to 50 % .*: some quota owners are out \(billing\)$/);
+    assert.match(lines[2]!, /LIMITED to 10 % .*: its slots are booked beyond the longest SQS delay$/);
     controller.dispose();
   });
 
