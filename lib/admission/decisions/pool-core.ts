@@ -119,8 +119,10 @@ export function laneOutOf(capacity: LaneCapacity | null | undefined): LaneOut | 
  * (`AdmissionSettings.mappingRecords`) than the quota keeps busy — at the lane's call rate for `cost`,
  * those it starts within their booking window and those in their calls, as long as this instance's calls
  * last — the others are received only to be deferred again every 900 s until their slots. The lane is
- * then `booked_ahead`: limited to that share (of the owners usable), until the slot. Nothing before the
- * instance has seen a call answer.
+ * then `booked_ahead`: limited to that share (of the owners usable), until the slot but for 900 s at most,
+ * so a share worked out from calls that have since grown slower holds the lane back no longer than that
+ * (the next far denial limits it again, with what its instance has learned). Nothing before the instance
+ * has seen a call answer.
  */
 function bookedAhead(
   config: PoolConfig,
@@ -136,7 +138,7 @@ function bookedAhead(
   // Every bucket item of every owner: a shard's limits are its share of the owner's.
   const callsPerMs = (ownersOf(config.keys).length * config.settings.bucketShards * callsPerWindow) / limits.windowMs;
   const share = Math.min(1, (callsPerMs * (bookWithinMs + callMs)) / held) * (capacity?.share ?? 1);
-  return share < 1 ? { share, until: retryAt, reason: 'booked_ahead' } : capacity;
+  return share < 1 ? { share, until: Math.min(retryAt, now + MAX_DELAY_MS), reason: 'booked_ahead' } : capacity;
 }
 
 /** An acquire's answer. */
