@@ -2,8 +2,8 @@
  * A lane booked ahead: a denial whose slot lies further ahead than SQS can delay a message says the
  * lane is `booked_ahead` when its mapping holds more records than the quota keeps busy, with the share
  * it does keep busy (the lane's call rate × (booking window + the calls' learned time) over the records
- * held), until that slot but for 900 s at most; a nearer slot, an instance that has not seen a call answer, or a lane without
- * a mapping says nothing.
+ * held), until that slot but for 900 s at most; a nearer slot, an instance that has not seen a call
+ * answer, or a lane without a mapping says nothing.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -35,7 +35,7 @@ async function deniedAfterTwoCalls(windowMs: number, settings: Partial<Admission
 }
 
 describe('admission: a lane booked ahead', () => {
-  it('limits a mapping larger than the quota keeps busy to the share it does, until the slot beyond 900 s', async () => {
+  it('limits a mapping larger than the quota keeps busy to the share it does, for 900 s when the slot is further', async () => {
     // Prepare / act: 2 calls an hour, calls of 2 s, a mapping of 10 records
     const denied = await deniedAfterTwoCalls(HOUR, { mappingRecords: 10 }, 2_000);
     // Assess
