@@ -70,14 +70,14 @@ export function createLaneAdmission(options: {
 }): LaneAdmission {
   const expected = options.lane.provider.expectedOutputTokens;
   const owners = new Set(options.keys.map((k) => k.quotaOwner)).size;
+  const side = options.side ?? 'queue';
   const settings = admissionSettings({
     billingRecheckMs: options.lane.backoff.throttleCapSeconds * 1000,
     ...(expected !== undefined ? { outputTokenEstimate: expected } : {}),
     bucketShards: shardsFor(options.lane.consumer.maximumConcurrency, owners),
-    mappingRecords: (options.side ?? 'queue') === 'queue' ? options.lane.consumer.maximumConcurrency * options.lane.queue.batchSize : 0,
+    mappingRecords: side === 'queue' ? options.lane.consumer.maximumConcurrency * options.lane.queue.batchSize : 0,
     ...options.settings,
   });
-  const side = options.side ?? 'queue';
   const reserve = reserveLimits(options.lane, settings, options.reserveShare);
   const poolSide = poolSideConfig(reserve, side, options.keys);
   const store = options.store ?? new DynamoRateStateStore({ dynamodb: options.dynamodb, tableName: options.lane.resources.rateStateTable });

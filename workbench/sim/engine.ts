@@ -32,7 +32,6 @@ import { limitedConcurrency } from '../../lib/admission/pause/lane-pause.js';
 import type { LaneCapacity } from '../../lib/admission/decisions/choice.js';
 import type { CoreAdmission } from '../../lib/admission/decisions/pool-core.js';
 import { replacesLimit } from '../../lib/admission/model/store.js';
-import type { LaneLimitReason } from '../../lib/policy/index.js';
 import type { KeyRef } from '../../lib/admission/model/cooldowns.js';
 import { returnWaitMs } from '../../lib/extraction/budget.js';
 import {
@@ -99,17 +98,12 @@ abstract class SimulatedLane {
   private pausedUntil = 0;
   /**
    * The lane limit (`LanePauser.requestCapacity` with a share between 0 and 1, while some quota owners are
-   * out): the mapping runs at `limitedConcurrency(fleet, limitShare)` until the restore schedule fires
-   * after `limitUntil`; 1 when not limited.
+   * out or the slots lie beyond 900 s): the mapping runs at `limitedConcurrency(fleet, limit.share)` until
+   * the restore schedule fires after `limit.until`; share 1 when not limited.
    */
-  private limitShare = 1;
-  private limitUntil = 0;
-  private limitReason: LaneLimitReason = 'quota_exhausted';
-  /** Per consumer instance, the limit it last claimed or found (`LanePauser`'s `known`): an equal or weaker one costs no write. */
-  private readonly knownLimitShare: Float64Array;
-  private readonly knownLimitUntil: Float64Array;
-  /** Per consumer instance: whether the limit it knows is one for slots booked ahead. */
-  private readonly knownLimitAhead: Uint8Array;
+  private limit: LaneCapacity = { share: 1, until: 0, reason: 'quota_exhausted' };
+  /** Per consumer instance, the limit it last claimed or found (`LanePauser`'s `known`): one it does not replace costs no write. */
+  private readonly knownLimit: (LaneCapacity | undefined)[];
   private idleMark: number;
   // randomness
   protected readonly latencyRng: Rng;
@@ -160,9 +154,7 @@ abstract class SimulatedLane {
     this.schedulerRng = Rng.derive(settings.seed, 5);
     this.fleet = Math.min(settings.consumers, settings.accountConcurrency);
     this.idle = new Int32Array(this.fleet);
-    this.knownLimitShare = new Float64Array(this.fleet);
-    this.knownLimitUntil = new Float64Array(this.fleet);
-    this.knownLimitAhead = new Uint8Array(this.fleet);
+    this.knownLimit = new Array<LaneCapacity | undefined>(this.fleet);
     this.idleMark = scenario.start;
     this.rampFrom = scenario.start;
   }
@@ -192,7 +184,7 @@ abstract class SimulatedLane {
 
   /** The most consumers the mapping runs now: the fleet, or its share while the lane is limited. */
   private get cap(): number {
-    return this.limitShare < 1 ? limitedConcurrency(this.fleet, this.limitShare) : this.fleet;
+    return this.limit.share < 1 ? limitedConcurrency(this.fleet, this.limit.share) : this.fleet;
   }
 
   /** How many consumers the event source runs at once at `now`, as scaled up since {@link rampFrom}, within the lane limit. */
@@ -312,22 +304,13 @@ abstract class SimulatedLane {
    * invocations run on; the event source starts no more than the limit allows.
    */
   protected requestLimit(consumer: number, next: LaneCapacity, now: number): void {
-    const { share, until, reason } = next;
+    const { share, until } = next;
     if (!(until > now) || !(share > 0 && share < 1)) return;
-    const known = {
-      share: this.knownLimitShare[consumer]!,
-      until: this.knownLimitUntil[consumer]!,
-      reason: this.knownLimitAhead[consumer] ? 'booked_ahead' : 'quota_exhausted',
-    } as const;
-    if (!replacesLimit(known, next, now)) return;
-    this.knownLimitShare[consumer] = share;
-    this.knownLimitUntil[consumer] = until;
-    this.knownLimitAhead[consumer] = reason === 'booked_ahead' ? 1 : 0;
+    if (!replacesLimit(this.knownLimit[consumer], next, now)) return;
+    this.knownLimit[consumer] = next;
     this.tally.dynamoWrites += 1; // claimLimit
-    if (!replacesLimit({ share: this.limitShare, until: this.limitUntil, reason: this.limitReason }, next, now)) return;
-    this.limitShare = share;
-    this.limitUntil = until;
-    this.limitReason = reason;
+    if (!replacesLimit(this.limit, next, now)) return;
+    this.limit = next;
     this.tally.laneLimits++;
     this.tally.schedules++;
     this.schedule(until + this.schedulerRng.uniform() * this.timing.schedulerJitterMs, EV_RESTORE, 0);
@@ -335,9 +318,9 @@ abstract class SimulatedLane {
 
   /** The restore schedule: the mapping's maximum concurrency back to the lane's, unless a later limit replaced this one. */
   protected onRestore(now: number): void {
-    if (this.limitShare === 1 || this.limitUntil > now) return;
+    if (this.limit.share === 1 || this.limit.until > now) return;
     this.accountIdle(now);
-    this.limitShare = 1;
+    this.limit = { ...this.limit, share: 1 };
     // The event source scales up from the consumers running now, at its usual rate.
     const { initialConcurrency, scaleUpPerMinute } = this.settings.eventSource;
     this.rampFrom = now - (Math.max(0, this.busy - initialConcurrency) * 60_000) / scaleUpPerMinute;
