@@ -45,6 +45,8 @@ export interface LaneConsumerOptions {
   /** Wraps the handler as the poller invokes it (the soak's crashes). */
   wrapHandler?: ((handler: SqsHandler) => SqsHandler) | undefined;
   onPollerEvent?: ((event: PollerEvent) => void) | undefined;
+  /** Poll only once this resolves (the poller is checked and held until then: `EventSourcePoller.start`). */
+  startWhen?: Promise<void> | undefined;
 }
 
 /** A running consumer process. */
@@ -72,7 +74,7 @@ function pooledHandler(make: () => Promise<SqsHandler>): SqsHandler {
   };
 }
 
-/** Starts one consumer process of `options.lane`: resolves once its poller polls. */
+/** Starts one consumer process of `options.lane`: resolves once its poller polls (with `startWhen`: once it is checked and held). */
 export async function startLaneConsumer(options: LaneConsumerOptions): Promise<LaneConsumer> {
   const { lane, provisioned, clients, admission, telemetry } = options;
   const makeHandler = async (): Promise<SqsHandler> => {
@@ -115,7 +117,7 @@ export async function startLaneConsumer(options: LaneConsumerOptions): Promise<L
     ...(options.onPollerEvent ? { onEvent: options.onPollerEvent } : {}),
   });
   try {
-    await poller.start();
+    await poller.start(options.startWhen);
   } catch (error) {
     pollerClients.destroy();
     throw error;

@@ -1,11 +1,12 @@
 /**
  * `ratelane consume`: consumers as OS processes of their own against services already running (the
  * run's DynamoDB Local and fauxqs, a fake provider), sharing one lane's keys through its rate-state
- * table, each stopped by SIGTERM with nothing lost.
+ * table, held until told to poll (`--hold`), each stopped by SIGTERM with nothing lost.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { resolveLanes } from '../../../lib/config/lanes.js';
 import { spawnConsumer } from '../../../workbench/drivers/consume/processes.js';
 import { writeLanesFile } from '../../../workbench/drivers/lanes.js';
@@ -14,7 +15,7 @@ import { englishDocuments, queueCounts, submitTo, waitUntil, type TestLane } fro
 import { testEndpoints, uniqueLaneResources } from '../../helpers/endpoints.js';
 
 describe('ratelane consume', () => {
-  it('two consumer processes share a lane: every job committed once, one stopped by SIGTERM mid-run, nothing lost', async () => {
+  it('two consumer processes share a lane: held until started, every job committed once, one stopped by SIGTERM mid-run, nothing lost', async () => {
     // Prepare: a lane of two keys (two quota owners) at 12 requests per 2 s minute each, 30 jobs queued;
     // the stack provisions the lane and runs the fake provider, no consumer of its own
     const minuteMs = 2000;
@@ -45,15 +46,19 @@ describe('ratelane consume', () => {
     const lanesFile = join('.cache', 'test-consume', `${lane.resources.queueName}.json`);
     writeLanesFile(lanesFile, { us: l.lane }); // the lane as provisioned, its provider the fake one
     const t: TestLane = { ...l, destroy: () => undefined };
-    const started = [0, 1].map(() => spawnConsumer({ lanesFile, lane: 'us', endpoints: stack.endpoints, minuteMs, concurrency: 2 }));
+    const started = [0, 1].map(() => spawnConsumer({ lanesFile, lane: 'us', endpoints: stack.endpoints, minuteMs, concurrency: 2, hold: true }));
     try {
       await submitTo(
         t,
         englishDocuments(30).map((d) => ({ text: d.text, sourceId: `${d.sourceId}#consume-${lane.resources.queueName}` })),
       );
       await Promise.all(started.map((p) => p.ready));
+      // Held (--hold): ready, and nothing received until told
+      await sleep(700);
+      const whileHeld = await queueCounts(t);
 
-      // Act: SIGTERM the first once 8 jobs are committed; the second finishes the lane, then is stopped too
+      // Act: both told to poll; SIGTERM the first once 8 jobs are committed; the second finishes the lane, then is stopped too
+      for (const p of started) p.start();
       await waitUntil('8 commits', async () => (await l.results.count()) >= 8, 30_000, 100);
       const first = await started[0]!.stop();
       await waitUntil('30 commits', async () => (await l.results.count()) >= 30, 60_000, 200);
@@ -61,6 +66,7 @@ describe('ratelane consume', () => {
 
       // Assess: both stopped as asked, each with its summary; every job committed once, with one model
       // call each (a stopped consumer finished what it held); nothing left in the queue or its DLQ
+      assert.deepEqual(whileHeld, { visible: 30, notVisible: 0, delayed: 0 });
       assert.equal(first.code, 0);
       assert.equal(second.code, 0);
       assert.ok(first.summary && second.summary, 'each printed its summary');

@@ -349,7 +349,8 @@ function scenarioReport(plan: ScenarioPlan, options: BenchOptions, context: Benc
 /** A scenario's settings as its strategies ran them. */
 function scenarioSettings(plan: ScenarioPlan, options: BenchOptions, warmup: WarmupResult | null): ScenarioSettings {
   const { quota } = plan;
-  const anyLane = Object.values(benchLanes({ ...options, ...quota }, 'settings'))[0]!;
+  // The mapping as the strategies run it (sized by the jobs' tokens where those bind).
+  const anyLane = Object.values(benchLanes({ ...options, ...quota, tokensPerJob: plan.tokensPerJob }, 'settings'))[0]!;
   return {
     jobs: plan.documents.length + (plan.later?.documents.length ?? 0),
     jobsPerLane: jobsPerLane([...plan.documents, ...(plan.later?.documents ?? [])]),

@@ -7,6 +7,7 @@ import { UsageError, type Command, type CommandIo } from '../../../lib/cli/comma
 import { booleanFlag, endpointsFrom, jsonFlag, numberFlag, parseFlags, ROUND_DOWN, stringFlag } from '../../../lib/cli/flags.js';
 import { configuredLanes } from '../../../lib/config/file.js';
 import { errorName } from '../../../lib/platform/errors.js';
+import { createInterface } from 'node:readline';
 import { consume, type ConsumeSummary } from './consume.js';
 
 /** Usage text of `ratelane consume`. */
@@ -31,6 +32,8 @@ and follow the lane's pause and limit whichever of them claimed it. The lane com
   --no-admission    no shared key pool: round robin over the keys, no pause
   --follow-ms MS    how often the lane's pause and limit are read (default 1000)
   --log-file PATH   copy every log line and EMF document to this file
+  --hold            get ready (the lane's resources and queue checked, admission set up), then poll only
+                    once a line (or the end) comes on stdin: a supervisor starts several at one moment
   --events          every poller event, record timing, take and log line on stdout, one JSON object
                     per line ({"type": ...}), for a supervising process
   --json            the summary at the end as one JSON object on stdout (the last line)
@@ -49,6 +52,7 @@ export interface ConsumeCommandOptions {
   admission: boolean;
   followMs: number;
   logFile: string | undefined;
+  hold: boolean;
   events: boolean;
   json: boolean;
 }
@@ -63,6 +67,7 @@ const CONSUME_FLAGS = {
   'no-admission': booleanFlag(),
   'follow-ms': numberFlag({ min: 100, max: 60_000, fallback: 1_000, ...ROUND_DOWN }),
   'log-file': stringFlag(),
+  hold: booleanFlag(),
   events: booleanFlag(),
   json: jsonFlag(),
 };
@@ -82,6 +87,7 @@ function parseConsumeArgs(argv: readonly string[]): ConsumeCommandOptions {
     admission: !v['no-admission'],
     followMs: v['follow-ms'],
     logFile: v['log-file'],
+    hold: v.hold,
     events: v.events,
     json: v.json,
   };
@@ -96,9 +102,22 @@ function summaryText(s: ConsumeSummary): string {
   );
 }
 
-/** What a test may inject: the stop signal (default: SIGTERM or SIGINT). */
+/** What a test may inject: the stop signal (default: SIGTERM or SIGINT) and, with `--hold`, the start (default: a line on stdin). */
 export interface ConsumeWiring {
   stop?: AbortSignal;
+  start?: Promise<void>;
+}
+
+/** Resolves at the first line on stdin, or at its end; stops reading stdin when `done` settles. */
+function stdinLine(done: Promise<unknown>): Promise<void> {
+  const lines = createInterface({ input: process.stdin });
+  const line = new Promise<void>((resolve) => {
+    lines.once('line', () => resolve());
+    lines.once('close', () => resolve());
+  });
+  void line.finally(() => lines.close());
+  void done.finally(() => lines.close());
+  return line;
 }
 
 /** Aborts on the first SIGTERM or SIGINT; the handlers are removed when `done` settles. */
@@ -127,6 +146,7 @@ async function runConsume(options: ConsumeCommandOptions, io: CommandIo, wiring:
     finished = resolve;
   });
   const stop = wiring.stop ?? signalStop(done);
+  const startWhen = options.hold ? (wiring.start ?? stdinLine(done)) : undefined;
   try {
     const summary = await consume(
       {
@@ -141,6 +161,7 @@ async function runConsume(options: ConsumeCommandOptions, io: CommandIo, wiring:
         logFile: options.logFile,
         ...(options.events ? { onEvent: (event) => void io.stdout.write(`${JSON.stringify(event, errorFields)}\n`) } : {}),
         say,
+        startWhen,
       },
       stop,
     );

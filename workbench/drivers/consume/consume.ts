@@ -47,11 +47,16 @@ export interface ConsumeOptions {
   onEvent?: ((event: ConsumerEvent) => void) | undefined;
   /** A line for the person running it (progress, changes). */
   say: (line: string) => void;
+  /**
+   * Poll only once this resolves (`--hold`): the process is ready — the lane's resources and queue
+   * checked, admission set up — and waits, so a supervisor can start several processes at one moment.
+   */
+  startWhen?: Promise<void> | undefined;
 }
 
 /** What a consumer process reports while it runs (`--events`). */
 export type ConsumerEvent =
-  | { type: 'ready'; lane: string; pid: number }
+  | { type: 'ready'; lane: string; pid: number; held: boolean }
   | { type: 'poller'; event: PollerEvent }
   | { type: 'timing'; timing: RecordTiming }
   | { type: 'take'; ms: number; at: number }
@@ -142,15 +147,17 @@ export async function consume(options: ConsumeOptions, stop: AbortSignal): Promi
         };
       },
       onPollerEvent: (event) => emit({ type: 'poller', event }),
+      startWhen: options.startWhen,
     });
     poller = consumer.poller;
     if (admission && pause) {
       const controller = pause;
       follower = setInterval(() => void followLane(admission.store, controller, Date.now()).catch(() => undefined), options.followMs);
     }
-    emit({ type: 'ready', lane: lane.name, pid: process.pid });
+    emit({ type: 'ready', lane: lane.name, pid: process.pid, held: options.startWhen !== undefined });
     options.say(
-      `ratelane consume: lane ${lane.name} (pid ${process.pid}), ${options.concurrency} invocation(s) x batch ${lane.queue.batchSize}, provider ${lane.provider.baseUrl ?? lane.provider.kind}; SIGTERM or Ctrl-C stops it`,
+      `ratelane consume: lane ${lane.name} (pid ${process.pid}), ${options.concurrency} invocation(s) x batch ${lane.queue.batchSize}, provider ${lane.provider.baseUrl ?? lane.provider.kind}; ` +
+        `${options.startWhen ? 'held: polls once a line comes on stdin; ' : ''}SIGTERM or Ctrl-C stops it`,
     );
     const progress = setInterval(() => {
       const s = consumer.poller.stats;

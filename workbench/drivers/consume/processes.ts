@@ -1,7 +1,8 @@
 /**
  * `ratelane consume` as a child process of this one (the bench's `two-consumers` scenario, tests): its
- * `--events` read line by line, its readiness awaited, stopped with SIGTERM as an orchestrator stops a
- * container. The child cannot outlive this process (a SIGKILL when this one exits).
+ * `--events` read line by line, its readiness awaited (held, with `hold`, until started: several
+ * start at one moment), stopped with SIGTERM as an orchestrator stops a container. The child cannot
+ * outlive this process (a SIGKILL when this one exits).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -24,13 +25,17 @@ export interface ConsumerProcessOptions {
   onEvent?: ((event: ConsumerEvent) => void) | undefined;
   /** Each line the child writes on stderr (its progress). */
   onStderr?: ((line: string) => void) | undefined;
+  /** Hold its polling until {@link ConsumerProcess.start} (`--hold`). */
+  hold?: boolean | undefined;
 }
 
 /** A running consumer process. */
 export interface ConsumerProcess {
   child: ChildProcess;
-  /** Resolves when its poller polls (epoch ms); rejects when it exits before. */
+  /** Resolves when its poller polls, or with `hold` is ready to (epoch ms); rejects when it exits before. */
   ready: Promise<number>;
+  /** With `hold`: lets it poll (a line on its stdin). */
+  start(): void;
   /** Sends SIGTERM and resolves with its exit code and summary once it exited. */
   stop(): Promise<{ code: number | null; summary: (ConsumeSummary & { ok: true }) | undefined }>;
 }
@@ -55,8 +60,12 @@ export function spawnConsumer(options: ConsumerProcessOptions): ConsumerProcess 
     ...(options.providerUrl ? ['--provider-url', options.providerUrl] : []),
     ...(options.dayMs !== undefined ? ['--day-ms', String(options.dayMs)] : []),
     ...(options.logFile ? ['--log-file', options.logFile] : []),
+    ...(options.hold ? ['--hold'] : []),
   ];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RATELANE_CONFIG: options.lanesFile } });
+  const child = spawn(process.execPath, args, {
+    stdio: [options.hold ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    env: { ...process.env, RATELANE_CONFIG: options.lanesFile },
+  });
   const killOnExit = (): void => void child.kill('SIGKILL');
   process.once('exit', killOnExit);
   let summary: (ConsumeSummary & { ok: true }) | undefined;
@@ -98,6 +107,9 @@ export function spawnConsumer(options: ConsumerProcessOptions): ConsumerProcess 
   return {
     child,
     ready,
+    start: () => {
+      if (child.stdin?.writable) child.stdin.end('start\n');
+    },
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       const code = await exited;

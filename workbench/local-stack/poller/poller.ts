@@ -39,11 +39,11 @@ import {
 } from './options.js';
 
 /** Lifecycle state of a poller. */
-export type PollerState = 'idle' | 'starting' | 'running' | 'paused' | 'stopping' | 'stopped';
+export type PollerState = 'idle' | 'starting' | 'held' | 'running' | 'paused' | 'stopping' | 'stopped';
 
 /**
  * Plays the Lambda SQS event source mapping for one queue and one in-process handler.
- * Lifecycle: `start()` → (`pause()` ⇄ `resume()`)* → `stop()`; a stopped poller cannot restart.
+ * Lifecycle: `start()` (held until its `when`, if given) → (`pause()` ⇄ `resume()`)* → `stop()`; a stopped poller cannot restart.
  */
 export class EventSourcePoller {
   readonly options: ResolvedPollerOptions;
@@ -87,11 +87,13 @@ export class EventSourcePoller {
 
   /**
    * Checks the queue as CreateEventSourceMapping would (its ARN, and a visibility timeout not shorter
-   * than the function timeout), then starts polling.
+   * than the function timeout), then starts polling — at once, or, given `when`, once it resolves
+   * (`held` until then: a supervisor starts several consumer processes together; a rejection, or
+   * `stop()` first, never starts it). Resolves when the queue is checked.
    *
    * @throws PollerConfigError when the queue does not fit; EventSourcePollerError when it cannot be read.
    */
-  async start(): Promise<void> {
+  async start(when?: Promise<void>): Promise<void> {
     if (this.#state !== 'idle') throw new EventSourcePollerError(`cannot start a poller that is ${this.#state}`);
     this.#state = 'starting';
     try {
@@ -101,6 +103,17 @@ export class EventSourcePoller {
       throw error;
     }
     if (this.#state !== 'starting') return; // stopped meanwhile
+    if (!when) return this.#run();
+    this.#state = 'held';
+    when.then(
+      () => {
+        if (this.#state === 'held') this.#run();
+      },
+      () => undefined,
+    );
+  }
+
+  #run(): void {
     this.#state = 'running';
     this.#spawnLoops(this.options.pollers);
   }

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
 import { InvocationAbortError } from '../../../../workbench/local-stack/lambda/invocation.js';
 import { INVOCATION_ABORT_SIGNAL, invocationAbortSignalOf } from '../../../../lib/platform/invocation.js';
 import { counts, createQueue, send, sqs, startPoller, tracker, usePollerQueues, waitFor } from './support.js';
@@ -39,6 +40,36 @@ describe('EventSourcePoller (Lambda SQS event source mapping stand-in)', () => {
       events.filter((e) => e.type === 'paused' || e.type === 'resumed').map((e) => e.type),
       ['paused', 'resumed'],
     );
+  });
+
+  it('start(when) checks the queue, then holds: nothing is received until `when` resolves; stopped while held, it never polls', async () => {
+    // Prepare: two queues with a message each; a start signal for the first
+    const [queue, other] = [await createQueue(), await createQueue()];
+    await send(queue, ['held']);
+    await send(other, ['never']);
+    const seen = tracker();
+    let go!: () => void;
+    const when = new Promise<void>((resolve) => {
+      go = resolve;
+    });
+    const handler = async (event: SQSEvent): Promise<void> => seen.record(event);
+    const first = startPoller(queue, handler, {}, when);
+    const second = startPoller(other, handler, {}, new Promise(() => undefined));
+    // Act: both start held; the first is let go after a while, the second stopped while held
+    await Promise.all([first.started, second.started]);
+    const states = [first.poller.state, second.poller.state];
+    await sleep(1200);
+    const whileHeld = await counts(queue.url);
+    go();
+    await waitFor('the held message deleted', () => first.poller.stats.deleted === 1);
+    await second.poller.stop();
+    // Assess
+    assert.deepEqual(states, ['held', 'held']);
+    assert.deepEqual(whileHeld, { visible: 1, notVisible: 0, delayed: 0 });
+    assert.deepEqual(seen.seen.get('held'), [1]);
+    assert.equal(seen.seen.get('never'), undefined);
+    assert.deepEqual(await counts(other.url), { visible: 1, notVisible: 0, delayed: 0 });
+    assert.equal(second.poller.state, 'stopped');
   });
 
   it('stop() resolves promptly while a long poll is pending', async () => {

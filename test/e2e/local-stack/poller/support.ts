@@ -109,8 +109,11 @@ export async function waitFor(what: string, predicate: () => boolean | Promise<b
 /** A Lambda SQS handler. */
 export type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void | null>;
 
-/** Starts a poller on the queue (1 s long polls, concurrency 2, 1 s timeout unless given), stopped after the file's tests. */
-export function startPoller(queue: TestQueue, handler: Handler, options: Partial<EventSourcePollerOptions> = {}) {
+/**
+ * Starts a poller on the queue (1 s long polls, concurrency 2, 1 s timeout unless given; held until
+ * `when` when given), stopped after the file's tests.
+ */
+export function startPoller(queue: TestQueue, handler: Handler, options: Partial<EventSourcePollerOptions> = {}, when?: Promise<void>) {
   const events: PollerEvent[] = [];
   const poller = new EventSourcePoller({
     sqs,
@@ -125,7 +128,7 @@ export function startPoller(queue: TestQueue, handler: Handler, options: Partial
     ...options,
   });
   pollers.push(poller);
-  return { poller, events, started: poller.start() };
+  return { poller, events, started: poller.start(when) };
 }
 
 /** Every receive count each body was handed over with, in order. */

@@ -16,14 +16,14 @@ describe('runWithTimeout (the function timeout)', () => {
     const t0 = Date.now();
     // Act
     const outcome = runWithTimeout(() => new Promise<never>(() => undefined), t0 + 100, controller);
-    // Assess
-    await assert.rejects(outcome, (e: unknown) => e instanceof FunctionTimeoutError && /Task timed out after 0\.10 seconds/.test(e.message));
+    // Assess (the message states the time left at the call: 0.09 s when a loaded machine lets a few ms pass first)
+    await assert.rejects(outcome, (e: unknown) => e instanceof FunctionTimeoutError && /Task timed out after 0\.(09|10) seconds/.test(e.message));
     assert.ok(abortedAt !== undefined && abortedAt - t0 >= 95, `aborted after ${abortedAt! - t0} ms`);
     const reason = controller.signal.reason as InvocationAbortError;
     assert.ok(reason instanceof InvocationAbortError);
     assert.equal(reason.name, 'AbortError');
     assert.equal(reason.abortCause, 'timeout');
-    assert.match(reason.message, /timed out after 0\.10 seconds/);
+    assert.match(reason.message, /timed out after 0\.(09|10) seconds/);
   });
 
   it('leaves the signal alone when the handler returns in time', async () => {
