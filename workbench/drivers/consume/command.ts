@@ -3,11 +3,11 @@
  * endpoints (see `consume.ts`), stopped cleanly by SIGTERM or Ctrl-C. Exit 0 when it stopped as asked,
  * 1 when it could not start or failed, 2 for bad usage.
  */
+import { createInterface } from 'node:readline';
 import { UsageError, type Command, type CommandIo } from '../../../lib/cli/command.js';
 import { booleanFlag, endpointsFrom, jsonFlag, numberFlag, parseFlags, ROUND_DOWN, stringFlag } from '../../../lib/cli/flags.js';
 import { configuredLanes } from '../../../lib/config/file.js';
 import { errorName } from '../../../lib/platform/errors.js';
-import { createInterface } from 'node:readline';
 import { consume, type ConsumeSummary } from './consume.js';
 
 /** Usage text of `ratelane consume`. */
@@ -102,10 +102,9 @@ function summaryText(s: ConsumeSummary): string {
   );
 }
 
-/** What a test may inject: the stop signal (default: SIGTERM or SIGINT) and, with `--hold`, the start (default: a line on stdin). */
+/** What a test may inject: the stop signal (default: SIGTERM or SIGINT). */
 export interface ConsumeWiring {
   stop?: AbortSignal;
-  start?: Promise<void>;
 }
 
 /** Resolves at the first line on stdin, or at its end; stops reading stdin when `done` settles. */
@@ -146,7 +145,7 @@ async function runConsume(options: ConsumeCommandOptions, io: CommandIo, wiring:
     finished = resolve;
   });
   const stop = wiring.stop ?? signalStop(done);
-  const startWhen = options.hold ? (wiring.start ?? stdinLine(done)) : undefined;
+  const startWhen = options.hold ? stdinLine(done) : undefined;
   try {
     const summary = await consume(
       {
