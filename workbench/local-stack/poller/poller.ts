@@ -57,6 +57,8 @@ export class EventSourcePoller {
   /** The abort controllers of the invocations whose handler is running. */
   readonly #running = new Set<AbortController>();
   #stopping: Promise<void> | undefined;
+  /** Held by `start(when)` and `when` not resolved yet (a pause and resume meanwhile leave it held). */
+  #awaitingStart = false;
   readonly #stats: PollerStats = {
     batches: 0,
     records: 0,
@@ -105,8 +107,11 @@ export class EventSourcePoller {
     if (this.#state !== 'starting') return; // stopped meanwhile
     if (!when) return this.#run();
     this.#state = 'held';
+    this.#awaitingStart = true;
     when.then(
       () => {
+        this.#awaitingStart = false;
+        // Paused while held: it stays paused until `resume()`.
         if (this.#state === 'held') this.#run();
       },
       () => undefined,
@@ -121,10 +126,11 @@ export class EventSourcePoller {
   /**
    * Stops pulling new batches; receives already waiting and invocations already running finish (their
    * batches are handled as usual, so no message is stranded and no receive count is spent).
-   * Resolves when nothing is in flight (or when `resume()`/`stop()` comes first).
+   * Resolves when nothing is in flight (or when `resume()`/`stop()` comes first). A held poller
+   * (`start(when)`) paused stays paused when `when` comes, until `resume()`.
    */
   pause(): Promise<void> {
-    if (this.#state === 'running') {
+    if (this.#state === 'running' || this.#state === 'held') {
       this.#state = 'paused';
       this.#emit({ type: 'paused', inFlight: this.#stats.inFlight });
     }
@@ -140,9 +146,14 @@ export class EventSourcePoller {
     this.#slots.resize(share >= 1 ? this.options.maximumConcurrency : limitedConcurrency(this.options.maximumConcurrency, share));
   }
 
-  /** Starts pulling again after `pause()`; a no-op in any other state. */
+  /** Starts pulling again after `pause()` (or, held and `when` still to come, is held again); a no-op in any other state. */
   resume(): void {
     if (this.#state !== 'paused') return;
+    if (this.#awaitingStart) {
+      this.#state = 'held';
+      this.#emit({ type: 'resumed' });
+      return;
+    }
     this.#state = 'running';
     this.#spawnLoops(this.options.pollers - this.#activeLoops);
     this.#emit({ type: 'resumed' });

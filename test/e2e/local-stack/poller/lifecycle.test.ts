@@ -42,11 +42,12 @@ describe('EventSourcePoller (Lambda SQS event source mapping stand-in)', () => {
     );
   });
 
-  it('start(when) checks the queue, then holds: nothing is received until `when` resolves; stopped while held, it never polls', async () => {
-    // Prepare: two queues with a message each; a start signal for the first
-    const [queue, other] = [await createQueue(), await createQueue()];
+  it('start(when) checks the queue, then holds: nothing is received until `when`; stopped while held, it never polls; paused while held, it stays paused', async () => {
+    // Prepare: three queues with a message each; one start signal for the first and the third
+    const [queue, other, third] = [await createQueue(), await createQueue(), await createQueue()];
     await send(queue, ['held']);
     await send(other, ['never']);
+    await send(third, ['paused']);
     const seen = tracker();
     let go!: () => void;
     const when = new Promise<void>((resolve) => {
@@ -55,21 +56,30 @@ describe('EventSourcePoller (Lambda SQS event source mapping stand-in)', () => {
     const handler = async (event: SQSEvent): Promise<void> => seen.record(event);
     const first = startPoller(queue, handler, {}, when);
     const second = startPoller(other, handler, {}, new Promise(() => undefined));
-    // Act: both start held; the first is let go after a while, the second stopped while held
-    await Promise.all([first.started, second.started]);
-    const states = [first.poller.state, second.poller.state];
+    const paused = startPoller(third, handler, {}, when);
+    // Act: all start held; the third is paused while held; the first and third are let go after a while,
+    // the second stopped while held; the third resumed last
+    await Promise.all([first.started, second.started, paused.started]);
+    const states = [first.poller.state, second.poller.state, paused.poller.state];
+    await paused.poller.pause();
     await sleep(1200);
     const whileHeld = await counts(queue.url);
     go();
     await waitFor('the held message deleted', () => first.poller.stats.deleted === 1);
     await second.poller.stop();
+    await sleep(1200);
+    const pausedAfterStart = { state: paused.poller.state, counts: await counts(third.url) };
+    paused.poller.resume();
+    await waitFor('the paused message deleted', () => paused.poller.stats.deleted === 1);
     // Assess
-    assert.deepEqual(states, ['held', 'held']);
+    assert.deepEqual(states, ['held', 'held', 'held']);
     assert.deepEqual(whileHeld, { visible: 1, notVisible: 0, delayed: 0 });
     assert.deepEqual(seen.seen.get('held'), [1]);
     assert.equal(seen.seen.get('never'), undefined);
     assert.deepEqual(await counts(other.url), { visible: 1, notVisible: 0, delayed: 0 });
     assert.equal(second.poller.state, 'stopped');
+    assert.deepEqual(pausedAfterStart, { state: 'paused', counts: { visible: 1, notVisible: 0, delayed: 0 } });
+    assert.deepEqual(seen.seen.get('paused'), [1]);
   });
 
   it('stop() resolves promptly while a long poll is pending', async () => {
