@@ -50,7 +50,7 @@ import {
   type ScenarioSettings,
 } from './scenarios/report.js';
 import { jobsPerLane, planScenario, SCENARIO_NAMES, type BenchScenarioName, type ScenarioPlan } from './scenarios/scenarios.js';
-import { BENCH_LOG_FILE, BENCH_STRATEGIES, benchLanes, type BenchOptions } from './strategies.js';
+import { BENCH_LOG_FILE, BENCH_STRATEGIES, benchLanes, scenarioLanes, type BenchOptions } from './strategies.js';
 import { runStrategy, type StrategyRun } from './strategy.js';
 
 /** The overhead figures beside the strategies: the probe, the floor and the floor under (c)'s load. */
@@ -349,8 +349,8 @@ function scenarioReport(plan: ScenarioPlan, options: BenchOptions, context: Benc
 /** A scenario's settings as its strategies ran them. */
 function scenarioSettings(plan: ScenarioPlan, options: BenchOptions, warmup: WarmupResult | null): ScenarioSettings {
   const { quota } = plan;
-  // The mapping as the strategies run it (sized by the jobs' tokens where those bind).
-  const anyLane = Object.values(benchLanes({ ...options, ...quota, tokensPerJob: plan.tokensPerJob }, 'settings'))[0]!;
+  // The mapping as the strategies run it.
+  const anyLane = Object.values(scenarioLanes(options, plan, 'settings'))[0]!;
   return {
     jobs: plan.documents.length + (plan.later?.documents.length ?? 0),
     jobsPerLane: jobsPerLane([...plan.documents, ...(plan.later?.documents ?? [])]),

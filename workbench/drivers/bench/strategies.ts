@@ -15,7 +15,7 @@
 import { AWS_LIMITS, type LaneConfig, type LaneSet } from '../../../lib/config/lanes.js';
 import { recordsAdmissionCanStart } from '../../../lib/extraction/budget.js';
 import { ProviderError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from '../../../lib/providers/model.js';
-import { NO_DAILY_LIMIT, type ScenarioChoice } from './scenarios/scenarios.js';
+import { NO_DAILY_LIMIT, type ScenarioChoice, type ScenarioPlan } from './scenarios/scenarios.js';
 import { localRunLanes, type LocalLaneSettings } from '../lanes.js';
 import { withOverrides } from '../overrides.js';
 
@@ -193,4 +193,9 @@ export function benchLanes(
       ];
     }),
   );
+}
+
+/** The bench lanes of `plan`'s quota: {@link benchLanes}, the mapping sized by the plan's tokens a job where those bind. */
+export function scenarioLanes(options: BenchOptions, plan: Pick<ScenarioPlan, 'quota' | 'tokensPerJob'>, tag: string): LaneSet {
+  return benchLanes({ ...options, ...plan.quota, tokensPerJob: plan.tokensPerJob }, tag);
 }

@@ -25,7 +25,7 @@ import {
   type ScenarioPlan,
   type SentDocument,
 } from './scenarios/scenarios.js';
-import { BENCH_LOG_FILE, benchLanes, naiveModel, type BenchOptions, type BenchStrategy } from './strategies.js';
+import { BENCH_LOG_FILE, naiveModel, scenarioLanes, type BenchOptions, type BenchStrategy } from './strategies.js';
 import { quotaBoundMinimumMs, writeLanesFile } from '../lanes.js';
 import type { ConsumerEvent } from '../consume/consume.js';
 import { spawnConsumer } from '../consume/processes.js';
@@ -77,7 +77,7 @@ export async function runStrategy(
   plan: ScenarioPlan = planScenario('baseline', options),
 ): Promise<StrategyRun> {
   const started = Date.now();
-  const lanes = benchLanes({ ...options, ...plan.quota, tokensPerJob: plan.tokensPerJob }, `${strategy.id.slice(0, 5)}-${randomBytes(3).toString('hex')}`);
+  const lanes = scenarioLanes(options, plan, `${strategy.id.slice(0, 5)}-${randomBytes(3).toString('hex')}`);
   const probe = strategyProbe(strategy);
   // A binding daily quota: the provider's day and the consumer's start now, together.
   const dayStartMs = plan.quota.fixedDay ? Date.now() : undefined;
