@@ -78,7 +78,7 @@ export async function admit(run: JobRun, promptTokens: number): Promise<Admitted
 /**
  * Fits the lane to the capacity admission found: paused until the earliest reset when none of its
  * quota owners is left (this call may have spent the last of the day), else pulling in proportion to
- * those left — or, when its slots are booked beyond the longest SQS delay (`booked_ahead`), to the share
+ * those left — or, when its slots are booked more than a provider minute ahead (`booked_ahead`), to the share
  * of its records the quota can start — so it receives no records only to defer them. Once per change in
  * the consumer instance; a failure is logged, never the record's.
  */
@@ -93,7 +93,7 @@ export async function fitLane(run: JobRun, capacity: LaneCapacityState): Promise
       log(deps, 'warn', 'lane paused: every key is out', { ...fields, outcome: 'lane_paused' });
     } else if (done === 'limited') {
       count(deps, 'LaneLimited');
-      const why = capacity.reason === 'booked_ahead' ? 'slots booked beyond the longest SQS delay' : 'some quota owners are out';
+      const why = capacity.reason === 'booked_ahead' ? 'slots booked more than a provider minute ahead' : 'some quota owners are out';
       log(deps, 'warn', `lane limited: ${why}`, { ...fields, outcome: 'lane_limited' });
     }
   } catch (error) {

@@ -60,8 +60,8 @@ export type LaneOutReason = 'quota_exhausted' | 'billing' | 'auth';
 
 /**
  * Why a lane runs at part of its concurrency: some quota owners are out (a {@link LaneOutReason}), or
- * `booked_ahead` — every owner usable, but the slots its records are given lie further ahead than a
- * message can be delayed, so the mapping holds more records than the quota can start.
+ * `booked_ahead` — every owner usable, but the slots its records are given lie more than a provider
+ * minute ahead, and the mapping holds more records than the quota can start.
  */
 export type LaneLimitReason = LaneOutReason | 'booked_ahead';
 

@@ -41,7 +41,7 @@ export function laneChangeLine(lane: string, state: LocalPauseState): string {
       return `lane ${lane} PAUSED until ${state.until?.toISOString()} (${state.reason}): every key is out; messages stay in the queue`;
     case 'limited':
       return `lane ${lane} LIMITED to ${Math.round(state.share * 100)} % of its concurrency until ${state.limitedUntil?.toISOString()}: ${
-        state.limitReason === 'booked_ahead' ? 'its slots are booked beyond the longest SQS delay' : `some quota owners are out (${state.limitReason})`
+        state.limitReason === 'booked_ahead' ? 'its slots are booked more than a provider minute ahead' : `some quota owners are out (${state.limitReason})`
       }`;
     case 'restored':
       return `lane ${lane} back to its whole concurrency`;

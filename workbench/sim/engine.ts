@@ -9,7 +9,7 @@
  * account's Lambda concurrency, scaled up as AWS documents it (5 concurrent batches when messages become
  * available, then up to 300 more a minute; from 5 again after the lane was paused or had nothing to receive
  * for a minute: `SimSettings.eventSource`), and within the lane limit while some quota owners are out or
- * the slots lie beyond 900 s (as the consumer claims it, `SimSettings.laneLimit`). Each
+ * the slots lie more than a minute ahead (as the consumer claims it, `SimSettings.laneLimit`). Each
  * receives a batch of up to 10, handles its records in parallel (each record: the job id's claim and
  * the document's read, gate, a redelivery's duplicate check, admission — the batch's takes made
  * together, as `SharedKeyPool` groups them — model call, commit or deferral with its ledger line), and
@@ -98,7 +98,7 @@ abstract class SimulatedLane {
   private pausedUntil = 0;
   /**
    * The lane limit (`LanePauser.requestCapacity` with a share between 0 and 1, while some quota owners are
-   * out or the slots lie beyond 900 s): the mapping runs at `limitedConcurrency(fleet, limit.share)` until
+   * out or the slots lie more than a minute ahead): the mapping runs at `limitedConcurrency(fleet, limit.share)` until
    * the restore schedule fires after `limit.until`; share 1 when not limited.
    */
   private limit: LaneCapacity = { share: 1, until: 0, reason: 'quota_exhausted' };
@@ -140,7 +140,7 @@ abstract class SimulatedLane {
             outputTokenEstimate: settings.admissionOutputTokenEstimate,
             dailyResetOffsetMs: scenario.dailyResetOffsetMs,
             bucketShards: settings.bucketShards ?? shardsFor(Math.min(settings.consumers, settings.accountConcurrency), scenario.keys),
-            // The records the mapping holds, as the lane's admission knows them (a denial's slot beyond 900 s limits it then).
+            // The records the mapping holds, as the lane's admission knows them (a denial's slot more than a minute ahead limits it then).
             mappingRecords: settings.laneLimit ? Math.min(settings.consumers, settings.accountConcurrency) * settings.batchSize : 0,
           },
           random: Rng.derive(settings.seed, 6).next,

@@ -74,7 +74,7 @@ export interface SimSettings {
   owners?: number | undefined;
   /**
    * Strategy (c): whether the lane is limited to the share of its quota owners left while some are out, and
-   * to the share of its records the quota keeps busy while its slots lie beyond 900 s (`booked_ahead`)
+   * to the share of its records the quota keeps busy once its slots lie more than a minute ahead (`booked_ahead`)
    * (`LanePauser.requestCapacity`, as the consumer does); false: only paused when none is left (to measure
    * what the limits save). Default true.
    */

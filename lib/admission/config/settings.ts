@@ -94,10 +94,10 @@ export interface AdmissionSettings {
   /**
    * The records the lane's event source mapping holds at most (`maximumConcurrency` × `batchSize`; 0: no
    * mapping, the default; `createLaneAdmission` sets it for the queue side). With it, a denial whose slot
-   * lies further ahead than a message can be delayed (900 s) says the lane is `booked_ahead` when the
-   * mapping holds more records than the quota keeps busy (those it starts within their booking window,
-   * and those in their calls, as long as this instance has seen calls last): its consumers then limit the
-   * mapping to that share until the slot, instead of receiving records only to defer them every 900 s.
+   * lies more than a window ahead says the lane is `booked_ahead` when the mapping holds more records
+   * than the quota keeps busy (those it starts within their booking window, and those in their calls, as
+   * long as this instance has seen calls last): its consumers then limit the mapping to that share for
+   * 900 s, instead of receiving records only to re-send them to their slots.
    */
   mappingRecords: number;
 }

@@ -79,8 +79,8 @@ export function addCooldown(snapshot: CooldownSnapshot, record: CooldownRecord):
 /**
  * What the lane can start while some quota owners are out for a long reset: `share` of its owners
  * still usable (0: the lane is out), and when the earliest out owner comes back (epoch ms) and why; or,
- * for `booked_ahead`, the share of its mapping's records the quota can start, until the slot that was
- * too far ahead (`bookedAhead` in `pool-core.ts`).
+ * for `booked_ahead`, the share of its mapping's records the quota can start, for 900 s after a slot more
+ * than a window ahead (`bookedAhead` in `pool-core.ts`).
  */
 export interface LaneCapacity {
   share: number;

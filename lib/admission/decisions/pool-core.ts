@@ -114,15 +114,16 @@ export function laneOutOf(capacity: LaneCapacity | null | undefined): LaneOut | 
 }
 
 /**
- * A denial's capacity (`capacity`: as known otherwise) when its slot (`retryAt`) lies further ahead than a
- * message can be delayed while the lane is not out: if the mapping holds more records
- * (`AdmissionSettings.mappingRecords`) than the quota keeps busy — at the lane's call rate for `cost`,
- * those it starts within their booking window and those in their calls, as long as this instance's calls
- * last — the others are received only to be deferred again every 900 s until their slots. The lane is
- * then `booked_ahead`: limited to that share (of the owners usable), until the slot but for 900 s at most,
- * so a share worked out from calls that have since grown slower holds the lane back no longer than that
- * (the next far denial limits it again, with what its instance has learned). Nothing before the instance
- * has seen a call answer.
+ * A denial's capacity (`capacity`: as known otherwise) when its slot (`retryAt`) lies more than a window
+ * ahead while the lane is not out — more than a provider minute of the quota is already promised: if the
+ * mapping holds more records (`AdmissionSettings.mappingRecords`) than the quota keeps busy — at the
+ * lane's call rate (for the tokens this instance's calls use, learned from their answers, where tokens
+ * bind), those it starts within their booking window and those in their calls, as long as this
+ * instance's calls last — the others are received only to be re-sent: deferred to their slots, and every
+ * 900 s while a slot is further. The lane is then `booked_ahead`: limited to that share (of the owners
+ * usable) for 900 s, no longer than the owners out it was worked out without stay out, so a share worked
+ * out from calls that have since grown slower holds the lane back no longer than that (the next far denial
+ * limits it again, with what its instance has learned). Nothing before the instance has seen a call answer.
  */
 function bookedAhead(
   config: PoolConfig,
@@ -132,13 +133,19 @@ function bookedAhead(
 ): LaneCapacity | undefined {
   const held = config.settings.mappingRecords;
   const callMs = state.callMsEstimate;
-  if (!(held > 0) || callMs === undefined || retryAt - now <= MAX_DELAY_MS || capacity?.share === 0) return capacity;
   const { limits } = config;
-  const callsPerWindow = Math.min(limits.requestsPerWindow, cost.tokens > 0 ? limits.tokensPerWindow / cost.tokens : Infinity);
+  if (!(held > 0) || callMs === undefined || retryAt - now <= limits.windowMs || capacity?.share === 0) return capacity;
+  // A call's tokens as this instance's calls used them: one large document's denial does not shrink the share.
+  const tokens = state.callTokensEstimate ?? cost.tokens;
+  const callsPerWindow = Math.min(limits.requestsPerWindow, tokens > 0 ? limits.tokensPerWindow / tokens : Infinity);
   // Every bucket item of every owner: a shard's limits are its share of the owner's.
   const callsPerMs = (ownersOf(config.keys).length * config.settings.bucketShards * callsPerWindow) / limits.windowMs;
   const share = Math.min(1, (callsPerMs * (bookWithinMs + callMs)) / held) * (capacity?.share ?? 1);
-  return share < 1 ? { share, until: Math.min(retryAt, now + MAX_DELAY_MS), reason: 'booked_ahead' } : capacity;
+  if (share >= 1) return capacity;
+  // For 900 s (the slot near or far: a limit that ended at a near slot would let the mapping pull a burst of
+  // records to re-send again), but no longer than the owners out it was worked out without.
+  const until = Math.min(now + MAX_DELAY_MS, capacity && capacity.share < 1 ? capacity.until : Infinity);
+  return { share, until, reason: 'booked_ahead' };
 }
 
 /** An acquire's answer. */
@@ -567,7 +574,12 @@ export function* settleOps(
     const known = state.callMsEstimate;
     state.callMsEstimate = known === undefined ? callMs : known + config.settings.outputTokenEstimateWeight * (callMs - known);
   }
-  const delta = usage.inputTokens + usage.outputTokens - takenTokens;
+  const used = usage.inputTokens + usage.outputTokens;
+  if (Number.isFinite(used) && used >= 0) {
+    const known = state.callTokensEstimate;
+    state.callTokensEstimate = known === undefined ? used : known + config.settings.outputTokenEstimateWeight * (used - known);
+  }
+  const delta = used - takenTokens;
   // An owner not known proven is proven now, at once (other consumers' calls wait on its probe).
   const prove = config.settings.probeFirstCalls && state.buckets.get(id)?.proven !== true;
   const owed = (state.carried.get(id) ?? 0) + delta;

@@ -72,6 +72,12 @@ export interface PoolState {
   outputEstimate: number;
   /** How long this instance's calls last, from grant to answer (ms; learned like {@link outputEstimate}); `undefined` before its first answer. */
   callMsEstimate: number | undefined;
+  /**
+   * The tokens this instance's calls used, input and output (learned like {@link outputEstimate});
+   * `undefined` before its first answer. The lane's call rate where tokens bind is worked out from it,
+   * not from one call's size (`bookedAhead` in `pool-core.ts`).
+   */
+  callTokensEstimate: number | undefined;
   /** Bucket updates given up after `maxBucketAttempts` failed writes (for metrics). */
   contended: number;
   /**
@@ -169,6 +175,7 @@ export function newPoolState(settings: AdmissionSettings): PoolState {
     buckets: new Map(),
     outputEstimate: Math.min(settings.outputTokenEstimateMax, Math.max(settings.outputTokenEstimateMin, settings.outputTokenEstimate)),
     callMsEstimate: undefined,
+    callTokensEstimate: undefined,
     contended: 0,
     carried: new Map(),
     leases: new Map(),

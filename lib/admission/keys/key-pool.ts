@@ -70,15 +70,15 @@ export interface KeyDenial {
   laneOut?: { until: Date; reason: LaneOutReason } | undefined;
   /** As {@link KeyGrant.waitedMs}. */
   waitedMs?: number | undefined;
-  /** As {@link KeyGrant.laneCapacity}; also `booked_ahead` when the slot lies beyond the longest SQS delay. */
+  /** As {@link KeyGrant.laneCapacity}; also `booked_ahead` when the slot lies more than a provider minute ahead. */
   laneCapacity?: LaneCapacityState | undefined;
 }
 
 /**
  * Some of the lane's quota owners are out for a long reset (daily quota, billing, auth): `share` of
  * them still usable (0: none, the lane is out), the earliest back at `until`, out for `reason`; or
- * (`booked_ahead`) the slots are booked further ahead than a message can be delayed: `share` of the
- * mapping's records is what the quota can start, until `until`.
+ * (`booked_ahead`) the slots are booked more than a provider minute ahead: `share` of the mapping's
+ * records is what the quota can start, until `until`.
  */
 export interface LaneCapacityState {
   share: number;

@@ -26,9 +26,9 @@ export interface PauseRecord {
 /**
  * Whether the lane limit `next` replaces `held` (the one recorded, or known) at `now`: when none is held or it
  * has ended, or `next` is lower — or as low and longer, for owners out (they come back later than recorded). A
- * limit for slots booked ahead replaces only a higher one for owners out: each far denial carries its own slot
- * and share (its record's booking window), and replacing one such limit by the next would change the mapping
- * and its restore schedule at every denial; it ends at its slot, and the next far denial limits the lane anew.
+ * limit for slots booked ahead replaces only a higher one for owners out: each far denial carries its own
+ * share (its record's booking window), and replacing one such limit by the next would change the mapping and
+ * its restore schedule at every denial; it ends after 900 s, and the next far denial limits the lane anew.
  */
 export function replacesLimit(
   held: Pick<LimitRecord, 'share' | 'until' | 'reason'> | undefined,

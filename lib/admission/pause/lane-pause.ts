@@ -3,9 +3,9 @@
  * lane stops pulling from its queue and resumes at the earliest reset. Messages stay in the queue.
  * Limiting it: while only some quota owners are out, it pulls in proportion to those left (the
  * mapping's maximum concurrency times their share), so it does not receive records only to defer
- * them; restored at the earliest return. The same when the slots admission gives lie beyond the
- * longest SQS delay (`booked_ahead`): it pulls the share of its records the quota can start, until the
- * slot that was too far.
+ * them; restored at the earliest return. The same when the slots admission gives lie more than a
+ * provider minute ahead (`booked_ahead`): it pulls the share of its records the quota can start, for
+ * 900 s (no longer than owners out the share was worked out without).
  *
  * A {@link LanePauseController} does the stopping and the timed resume: locally the poller
  * (`workbench/local-stack/pause.ts`), in AWS the event source mapping and an EventBridge Scheduler

@@ -1,9 +1,10 @@
 /**
- * A lane booked ahead: a denial whose slot lies further ahead than SQS can delay a message says the
- * lane is `booked_ahead` when its mapping holds more records than the quota keeps busy, with the share
- * it does keep busy (the lane's call rate × (booking window + the calls' learned time) over the records
- * held), until that slot but for 900 s at most; a nearer slot, an instance that has not seen a call
- * answer, or a lane without a mapping says nothing.
+ * A lane booked ahead: a denial whose slot lies more than a window ahead says the lane is `booked_ahead`
+ * when its mapping holds more records than the quota keeps busy, with the share it does keep busy (the
+ * lane's call rate — for the tokens the instance's calls used, where tokens bind — × (booking window + the
+ * calls' learned time) over the records held), for 900 s, or until the owners out it was worked out
+ * without come back; a nearer slot, an instance that has not seen a call answer, or a lane without a
+ * mapping says nothing.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -18,45 +19,97 @@ const KEYS = [
   { id: 'k1', quotaOwner: 'o1', secret: 'sk-1' },
   { id: 'k2', quotaOwner: 'o2', secret: 'sk-2' },
 ];
-const HOUR = 3_600_000;
+const WINDOW = 600_000;
+const CALL_MS = 2_000;
+const MAX_DELAY_MS = 900_000;
 
-/** Two owners of one request per `windowMs`; both calls of the window granted, answered after `callMs`; then one more asked for. */
-async function deniedAfterTwoCalls(windowMs: number, settings: Partial<AdmissionSettings>, callMs: number | null): Promise<KeyAdmission> {
-  const limits: BucketLimits = { requestsPerWindow: 1, tokensPerWindow: 1_000_000, windowMs, requestsPerDay: 1000, dayMs: 86_400_000 };
+/** Two owners of one request (or as given) per window; two calls granted and answered after 2 s. */
+async function afterTwoCalls(
+  settings: Partial<AdmissionSettings>,
+  options: { answered?: boolean; requestsPerWindow?: number; tokensPerWindow?: number; usedTokens?: number } = {},
+): Promise<{ pool: SharedKeyPool; clock: { now: number } }> {
+  const limits: BucketLimits = {
+    requestsPerWindow: options.requestsPerWindow ?? 1,
+    tokensPerWindow: options.tokensPerWindow ?? 1_000_000,
+    windowMs: WINDOW,
+    requestsPerDay: 1000,
+    dayMs: 86_400_000,
+  };
   const clock = { now: T0 };
-  const all = admissionSettings({ outputTokenEstimate: 0, safetyMargin: 0, probeFirstCalls: false, leaseCalls: 0, windowMs, ...settings });
+  const all = admissionSettings({ outputTokenEstimate: 0, safetyMargin: 0, probeFirstCalls: false, leaseCalls: 0, windowMs: WINDOW, ...settings });
   const pool = new SharedKeyPool({ keys: KEYS, store: new MemoryRateStateStore(), limits, settings: all, now: () => clock.now });
-  const grants = [await pool.acquire({ estimatedTokens: 10 }), await pool.acquire({ estimatedTokens: 10 })];
-  if (callMs !== null) {
-    clock.now += callMs;
-    for (const grant of grants) if (grant.admitted) await grant.settle({ inputTokens: 10, outputTokens: 0 });
+  const used = options.usedTokens ?? 10;
+  const grants = [await pool.acquire({ estimatedTokens: used }), await pool.acquire({ estimatedTokens: used })];
+  if (options.answered !== false) {
+    clock.now += CALL_MS;
+    for (const grant of grants) if (grant.admitted) await grant.settle({ inputTokens: used, outputTokens: 0 });
   }
-  return pool.acquire({ estimatedTokens: 10 });
+  return { pool, clock };
 }
 
+/** The denials of `count` more calls of `estimatedTokens`, one after the other (each reserves the next slot). */
+async function denials(pool: SharedKeyPool, count: number, estimatedTokens = 10): Promise<KeyAdmission[]> {
+  const out: KeyAdmission[] = [];
+  for (let i = 0; i < count; i++) out.push(await pool.acquire({ estimatedTokens }));
+  return out;
+}
+
+const capacityOf = (denied: KeyAdmission | undefined) => (denied && !denied.admitted ? denied.laneCapacity : undefined);
+
 describe('admission: a lane booked ahead', () => {
-  it('limits a mapping larger than the quota keeps busy to the share it does, for 900 s when the slot is further', async () => {
-    // Prepare / act: 2 calls an hour, calls of 2 s, a mapping of 10 records
-    const denied = await deniedAfterTwoCalls(HOUR, { mappingRecords: 10 }, 2_000);
+  it('limits a mapping larger than the quota keeps busy to the share it does, for 900 s, once a slot is more than a window ahead', async () => {
+    // Prepare: 2 calls a window of 10 min per owner, calls of 2 s, a mapping of 10 records
+    const { pool, clock } = await afterTwoCalls({ mappingRecords: 10 }, { requestsPerWindow: 2 });
+    // Act: more calls, until one's slot is more than a window ahead
+    const asked = await denials(pool, 8);
     // Assess
-    assert.equal(denied.admitted, false);
-    assert.ok(!denied.admitted && !denied.laneOut, 'the lane is not out');
-    const capacity = !denied.admitted ? denied.laneCapacity : undefined;
+    const near = asked.filter((d) => !d.admitted && d.retryAt.getTime() - clock.now <= WINDOW);
+    const far = asked.find((d) => !d.admitted && d.retryAt.getTime() - clock.now > WINDOW);
+    assert.ok(near.length > 0 && near.every((d) => capacityOf(d) === undefined), 'slots within the window: no limit');
+    assert.ok(far && !far.admitted && far.retryAt.getTime() - clock.now < MAX_DELAY_MS, 'a slot beyond the window, within what SQS can delay');
+    assert.ok(!far.laneOut, 'the lane is not out');
+    const capacity = capacityOf(far);
     assert.equal(capacity?.reason, 'booked_ahead');
-    assert.ok(!denied.admitted && denied.retryAt.getTime() - (T0 + 2_000) > 900_000, 'the slot is beyond 900 s');
-    assert.equal(capacity?.until.getTime(), T0 + 2_000 + 900_000, 'until the slot, but for 900 s at most');
-    assertNear(capacity?.share ?? NaN, ((2 / HOUR) * 2_000) / 10, 'share: calls per ms x (booking window 0 + call 2 s) / 10 records');
+    assert.equal(capacity?.until.getTime(), clock.now + MAX_DELAY_MS, 'for 900 s, the slot near or far');
+    assertNear(capacity?.share ?? NaN, ((4 / WINDOW) * CALL_MS) / 10, 'share: calls per ms x (booking window 0 + call 2 s) / 10 records');
   });
 
-  it('says nothing for a slot within 900 s, before a call answered, or without a mapping', async () => {
-    // Prepare / act
-    const near = await deniedAfterTwoCalls(600_000, { mappingRecords: 10 }, 2_000);
-    const unanswered = await deniedAfterTwoCalls(HOUR, { mappingRecords: 10 }, null);
-    const noMapping = await deniedAfterTwoCalls(HOUR, {}, 2_000);
+  it('works the share out from the tokens the calls used, not from the one call denied, where tokens bind', async () => {
+    // Prepare: 10 requests and 1 000 tokens a window per owner, calls that used 100; then calls of 900 tokens asked for
+    const { pool, clock } = await afterTwoCalls({ mappingRecords: 100 }, { requestsPerWindow: 10, tokensPerWindow: 1_000, usedTokens: 100 });
+    // Act
+    const denied = (await denials(pool, 8, 900)).find((d) => !d.admitted && d.retryAt.getTime() - clock.now > WINDOW);
+    // Assess: 2 owners x min(10 requests, 1 000 / 100 tokens) calls a window, not 2 x 1 000 / 900
+    const capacity = capacityOf(denied);
+    assert.equal(capacity?.reason, 'booked_ahead');
+    assertNear(capacity?.share ?? NaN, ((20 / WINDOW) * CALL_MS) / 100, 'share: at the calls’ own size');
+  });
+
+  it('lasts no longer than the owners out it was worked out without', async () => {
+    // Prepare: one owner out of credit for 10 min
+    const { pool, clock } = await afterTwoCalls({ mappingRecords: 10 });
+    const back = clock.now + WINDOW;
+    await pool.cool(KEYS[1]!, { scope: 'quota_owner', reason: 'billing', until: new Date(back).toISOString() });
+    // Act
+    const denied = (await denials(pool, 3)).find((d) => !d.admitted && d.retryAt.getTime() - clock.now > WINDOW);
     // Assess
-    for (const [name, denied] of Object.entries({ near, unanswered, noMapping })) {
-      assert.equal(denied.admitted, false, name);
-      assert.equal(!denied.admitted && denied.laneCapacity, undefined, `${name}: no limit`);
+    const capacity = capacityOf(denied);
+    assert.equal(capacity?.reason, 'booked_ahead');
+    assert.equal(capacity?.until.getTime(), back, 'until the owner comes back');
+    assertNear(capacity?.share ?? NaN, (((2 / WINDOW) * CALL_MS) / 10) * 0.5, 'share: of the owners usable');
+  });
+
+  it('says nothing for a slot within a window, before a call answered, or without a mapping', async () => {
+    // Prepare / act
+    const near = await denials((await afterTwoCalls({ mappingRecords: 10 })).pool, 2);
+    const unanswered = await denials((await afterTwoCalls({ mappingRecords: 10 }, { answered: false })).pool, 3);
+    const noMapping = await denials((await afterTwoCalls({})).pool, 3);
+    // Assess
+    for (const [name, all] of Object.entries({ near, unanswered, noMapping })) {
+      for (const denied of all) {
+        assert.equal(denied.admitted, false, name);
+        assert.equal(capacityOf(denied), undefined, `${name}: no limit`);
+      }
     }
   });
 });

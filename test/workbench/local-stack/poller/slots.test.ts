@@ -63,7 +63,7 @@ describe('local stack: invocation slots', () => {
     assert.deepEqual(changes, ['limited 0.5', 'restored 1', 'limited 0.1', 'restored 1']);
     assert.equal(controller.state.limits, 2);
     assert.match(lines[0]!, /LIMITED to 50 % .*: some quota owners are out \(billing\)$/);
-    assert.match(lines[2]!, /LIMITED to 10 % .*: its slots are booked beyond the longest SQS delay$/);
+    assert.match(lines[2]!, /LIMITED to 10 % .*: its slots are booked more than a provider minute ahead$/);
     controller.dispose();
   });
 
