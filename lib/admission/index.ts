@@ -16,6 +16,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { LaneConfig } from '../config/lanes.js';
+import { bookingWindowAtStartMs } from '../extraction/budget.js';
 import { poolSideConfig, reserveLimits, shardedSideConfig, shardSideConfigs, type PoolSide, type ReserveLimits } from './config/reserve.js';
 import { admissionSettings, shardsFor, type AdmissionSettings } from './config/settings.js';
 import { SharedKeyPool } from './drivers/shared-key-pool.js';
@@ -76,6 +77,7 @@ export function createLaneAdmission(options: {
     ...(expected !== undefined ? { outputTokenEstimate: expected } : {}),
     bucketShards: shardsFor(options.lane.consumer.maximumConcurrency, owners),
     mappingRecords: side === 'queue' ? options.lane.consumer.maximumConcurrency * options.lane.queue.batchSize : 0,
+    mappingWindowMs: side === 'queue' ? bookingWindowAtStartMs(options.lane) : 0,
     ...options.settings,
   });
   const reserve = reserveLimits(options.lane, settings, options.reserveShare);

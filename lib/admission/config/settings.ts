@@ -100,6 +100,13 @@ export interface AdmissionSettings {
    * 900 s, instead of receiving records only to re-send them to their slots.
    */
   mappingRecords: number;
+  /**
+   * How far ahead a record fresh from the mapping may book its call (ms): the queue lane's booking window
+   * at an invocation's start (`createLaneAdmission` sets it). The share a `booked_ahead` limit keeps is
+   * worked out with at least this window, not only the denied record's (less, late in its invocation), so
+   * one late record does not hold the lane below what its quota keeps busy for 900 s. Default 0.
+   */
+  mappingWindowMs: number;
 }
 
 /** The AWS defaults. */
@@ -121,6 +128,7 @@ export const DEFAULT_ADMISSION_SETTINGS: AdmissionSettings = Object.freeze({
   leaseMs: 1_000,
   bucketShards: 1,
   mappingRecords: 0,
+  mappingWindowMs: 0,
 });
 
 /** Raised for settings admission cannot work with. */
@@ -174,6 +182,7 @@ export function admissionSettings(overrides: Partial<AdmissionSettings> = {}): A
     'outputTokenEstimateMax',
     'dailyResetOffsetMs',
     'mappingRecords',
+    'mappingWindowMs',
   ] as const) {
     if (!(settings[name] >= 0 && Number.isFinite(settings[name]))) throw new AdmissionSettingsError(`${name} must be 0 or more, got ${settings[name]}`);
   }

@@ -118,12 +118,13 @@ export function laneOutOf(capacity: LaneCapacity | null | undefined): LaneOut | 
  * ahead while the lane is not out — more than a provider minute of the quota is already promised: if the
  * mapping holds more records (`AdmissionSettings.mappingRecords`) than the quota keeps busy — at the
  * lane's call rate (for the tokens this instance's calls use, learned from their answers, where tokens
- * bind), those it starts within their booking window and those in their calls, as long as this
- * instance's calls last — the others are received only to be re-sent: deferred to their slots, and every
- * 900 s while a slot is further. The lane is then `booked_ahead`: limited to that share (of the owners
- * usable) for 900 s, no longer than the owners out it was worked out without stay out, so a share worked
- * out from calls that have since grown slower holds the lane back no longer than that (the next far denial
- * limits it again, with what its instance has learned). Nothing before the instance has seen a call answer.
+ * bind), those it starts within their booking window (at least `mappingWindowMs`) and those in their
+ * calls, as long as this instance's calls last — the others are received only to be re-sent: deferred to
+ * their slots, and every 900 s while a slot is further. The lane is then `booked_ahead`: limited to that
+ * share (of the owners usable) for 900 s, no longer than the owners out it was worked out without stay out,
+ * so a share worked out from calls that have since grown slower holds the lane back no longer than that
+ * (the next far denial limits it again, with what its instance has learned). Nothing before the instance
+ * has seen a call answer.
  */
 function bookedAhead(
   config: PoolConfig,
@@ -140,7 +141,9 @@ function bookedAhead(
   const callsPerWindow = Math.min(limits.requestsPerWindow, tokens > 0 ? limits.tokensPerWindow / tokens : Infinity);
   // Every bucket item of every owner: a shard's limits are its share of the owner's.
   const callsPerMs = (ownersOf(config.keys).length * config.settings.bucketShards * callsPerWindow) / limits.windowMs;
-  const share = Math.min(1, (callsPerMs * (bookWithinMs + callMs)) / held) * (capacity?.share ?? 1);
+  // Records fresh from the mapping have the whole booking window: a record denied late in its invocation less.
+  const windowMs = Math.max(bookWithinMs, config.settings.mappingWindowMs);
+  const share = Math.min(1, (callsPerMs * (windowMs + callMs)) / held) * (capacity?.share ?? 1);
   if (share >= 1) return capacity;
   // For 900 s (the slot near or far: a limit that ended at a near slot would let the mapping pull a burst of
   // records to re-send again), but no longer than the owners out it was worked out without.

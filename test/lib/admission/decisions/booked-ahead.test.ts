@@ -1,10 +1,10 @@
 /**
  * A lane booked ahead: a denial whose slot lies more than a window ahead says the lane is `booked_ahead`
  * when its mapping holds more records than the quota keeps busy, with the share it does keep busy (the
- * lane's call rate — for the tokens the instance's calls used, where tokens bind — × (booking window + the
- * calls' learned time) over the records held), for 900 s, or until the owners out it was worked out
- * without come back; a nearer slot, an instance that has not seen a call answer, or a lane without a
- * mapping says nothing.
+ * lane's call rate — for the tokens the instance's calls used, where tokens bind — × (booking window, at
+ * least a fresh record's, + the calls' learned time) over the records held), for 900 s, or until the owners
+ * out it was worked out without come back; a nearer slot, an instance that has not seen a call answer, or a
+ * lane without a mapping says nothing.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -83,6 +83,15 @@ describe('admission: a lane booked ahead', () => {
     const capacity = capacityOf(denied);
     assert.equal(capacity?.reason, 'booked_ahead');
     assertNear(capacity?.share ?? NaN, ((20 / WINDOW) * CALL_MS) / 100, 'share: at the calls’ own size');
+  });
+
+  it('works the share out with at least the booking window a record fresh from the mapping has', async () => {
+    // Prepare: a mapping whose records have 10 s to book at the start of their invocation
+    const { pool, clock } = await afterTwoCalls({ mappingRecords: 10, mappingWindowMs: 10_000 });
+    // Act: records denied with none of their window left
+    const denied = (await denials(pool, 3)).find((d) => !d.admitted && d.retryAt.getTime() - clock.now > WINDOW);
+    // Assess
+    assertNear(capacityOf(denied)?.share ?? NaN, ((2 / WINDOW) * (10_000 + CALL_MS)) / 10, 'share: calls per ms x (10 s + call 2 s) / 10 records');
   });
 
   it('lasts no longer than the owners out it was worked out without', async () => {
