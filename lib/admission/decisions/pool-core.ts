@@ -578,7 +578,8 @@ export function* settleOps(
     state.callMsEstimate = known === undefined ? callMs : known + config.settings.outputTokenEstimateWeight * (callMs - known);
   }
   const used = usage.inputTokens + usage.outputTokens;
-  if (Number.isFinite(used) && used >= 0) {
+  // A grant given back unused (a cancelled job's: no tokens) says nothing of a call's size.
+  if (Number.isFinite(used) && used > 0) {
     const known = state.callTokensEstimate;
     state.callTokensEstimate = known === undefined ? used : known + config.settings.outputTokenEstimateWeight * (used - known);
   }
