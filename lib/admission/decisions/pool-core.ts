@@ -557,6 +557,9 @@ function* decide<K extends KeyRef>(
   return { admitted: false, retryAt: Math.max(now, retryAt), detail, laneOut: laneOutOf(known), ...(capacity ? { capacity } : {}), ...probing };
 }
 
+/** `known` moved `weight` of the way to `value` (an exponentially weighted average); `value` when nothing is known yet. */
+const movedToward = (known: number | undefined, value: number, weight: number): number => (known === undefined ? value : known + weight * (value - known));
+
 /**
  * After a granted call answered: learns the output-token estimate from `outputTokens` (and how long calls
  * last from `callMs`, the call's time from its slot to its answer) and corrects the owner's token level by
@@ -573,16 +576,11 @@ export function* settleOps(
   const id = bucketIdOf(config, owner);
   state.probes.delete(id);
   state.outputEstimate = learnOutputEstimate(state.outputEstimate, usage.outputTokens, config.settings);
-  if (callMs !== undefined && Number.isFinite(callMs) && callMs >= 0) {
-    const known = state.callMsEstimate;
-    state.callMsEstimate = known === undefined ? callMs : known + config.settings.outputTokenEstimateWeight * (callMs - known);
-  }
+  const weight = config.settings.outputTokenEstimateWeight;
+  if (callMs !== undefined && Number.isFinite(callMs) && callMs >= 0) state.callMsEstimate = movedToward(state.callMsEstimate, callMs, weight);
   const used = usage.inputTokens + usage.outputTokens;
   // A grant given back unused (a cancelled job's: no tokens) says nothing of a call's size.
-  if (Number.isFinite(used) && used > 0) {
-    const known = state.callTokensEstimate;
-    state.callTokensEstimate = known === undefined ? used : known + config.settings.outputTokenEstimateWeight * (used - known);
-  }
+  if (Number.isFinite(used) && used > 0) state.callTokensEstimate = movedToward(state.callTokensEstimate, used, weight);
   const delta = used - takenTokens;
   // An owner not known proven is proven now, at once (other consumers' calls wait on its probe).
   const prove = config.settings.probeFirstCalls && state.buckets.get(id)?.proven !== true;

@@ -149,13 +149,11 @@ export class EventSourcePoller {
   /** Starts pulling again after `pause()` (or, held and `when` still to come, is held again); a no-op in any other state. */
   resume(): void {
     if (this.#state !== 'paused') return;
-    if (this.#awaitingStart) {
-      this.#state = 'held';
-      this.#emit({ type: 'resumed' });
-      return;
+    if (this.#awaitingStart) this.#state = 'held';
+    else {
+      this.#state = 'running';
+      this.#spawnLoops(this.options.pollers - this.#activeLoops);
     }
-    this.#state = 'running';
-    this.#spawnLoops(this.options.pollers - this.#activeLoops);
     this.#emit({ type: 'resumed' });
   }
 
