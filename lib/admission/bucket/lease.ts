@@ -1,9 +1,10 @@
 /**
  * Leases: a take that leaves an owner's bucket with ample headroom also sets a few more calls aside
- * for its consumer instance, in the same conditional write; the instance then grants them without a
- * write while the lease lasts, and gives back what it did not use with its next write of the bucket
- * while the lease lasts (see {@link givenBackWhileValid}).
- * A consumer that is not contending for its quota then pays one bucket write per lease, not per call.
+ * for its consumer instance, in the same conditional write — no more than the instance asked for in a
+ * lease's validity before (`leaseTermsFor` in `decisions/pool-core.ts`); the instance then grants them
+ * without a write while the lease lasts, and gives back what it did not use with its next write of the
+ * bucket while the lease lasts (see {@link givenBackWhileValid}).
+ * A consumer that calls often and is not contending for its quota then pays one bucket write per lease, not per call.
  * Pure (the caller passes the clock); which key an instance grants from its leases is `leasedKey`'s
  * choice, in `decisions/pool-core.ts`.
  *

@@ -72,7 +72,9 @@ export interface AdmissionSettings {
    * Calls a take may set aside for its consumer instance beyond its own (0: never): the same
    * conditional write takes them, and the instance grants them without a write while the lease lasts
    * (`bucket/lease.ts`). Only on a proven owner whose every level keeps at least half its capacity
-   * after the lease, so a lease never holds back other consumers' calls in a busy lane. Default 10.
+   * after the lease, so a lease never holds back other consumers' calls in a busy lane, and no more than
+   * the instance asked admission for in a lease's validity before (a lease that ends unused drops its
+   * calls). Default 10.
    */
   leaseCalls: number;
   /**

@@ -20,7 +20,7 @@ import type { BucketLimits, BucketState, BucketUpdate } from '../model/bucket.js
 import type { KeyRef } from '../model/cooldowns.js';
 import type { BucketWrite } from '../model/store.js';
 import { acquireOps, type CallRequest, type CoreAdmission } from './pool-core.js';
-import { beginDecision, forgetBucket, learnBucket, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-state.js';
+import { beginDecision, forgetBucket, learnBucket, noteAsks, type PoolConfig, type PoolOps, type PoolState, type StoreOp } from './pool-state.js';
 
 /** One call of a group. */
 export type GroupRequest = CallRequest;
@@ -44,11 +44,13 @@ export function* acquireGroupOps<K extends KeyRef>(config: PoolConfig<K>, state:
   const conflicted = new Set<string>();
   // A bucket learned from the table since the group began (read, or a write's outcome) is not read again.
   const since = beginDecision(state);
+  const asked = config.now();
   for (let round = 0; pending.length > 1 && round < config.settings.maxBucketAttempts; round++) {
     pending = yield* groupRound(config, state, requests, pending, answers, conflicted, since);
   }
   for (const owner of conflicted) state.conflictAt.set(owner, config.now());
   for (const i of pending) answers[i] = yield* acquireOps(config, state, requests[i]!, since);
+  noteAsks(state, asked, requests.length, config.settings.leaseCalls);
   return answers;
 }
 

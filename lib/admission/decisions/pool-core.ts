@@ -27,7 +27,7 @@ import { RatelaneError } from '../../platform/errors.js';
 import type { Cooldown, LaneOutReason } from '../../policy/index.js';
 import { coolChange, releaseChange, settleChange, takeChange, takeWrites, type TakeArg } from '../bucket/changes.js';
 import { isProbe } from '../bucket/first-calls.js';
-import { givenBackWhileValid, leaseValidityMs, spendLease } from '../bucket/lease.js';
+import { givenBackWhileValid, type LeaseTerms, leaseValidityMs, spendLease } from '../bucket/lease.js';
 import { clampCost, costMs, isFixedDay, levelsAt, type TakeVerdict } from '../bucket/token-bucket.js';
 import { learnOutputEstimate } from '../config/settings.js';
 import type { BucketCost, BucketState, Flow, Lease } from '../model/bucket.js';
@@ -40,6 +40,7 @@ import {
   bucketIdOf,
   learnBucket,
   learnedSince,
+  noteAsks,
   ownersOf,
   SETTLE_CARRY_SHARE,
   staleSinceProof,
@@ -251,7 +252,10 @@ export function* acquireOps<K extends KeyRef>(
   since?: number,
   leasing = true,
 ): PoolOps<CoreAdmission<K>> {
+  const asked = config.now();
   const answer = yield* acquireDecision(config, state, request, since, leasing);
+  // A group notes its calls' asks itself.
+  if (since === undefined) noteAsks(state, asked, 1, config.settings.leaseCalls);
   // A denial carries the capacity its decision worked out.
   if (!answer.admitted) return answer;
   const capacity = capacityKnown(config, state, config.now());
@@ -304,6 +308,22 @@ function noteDaily(config: PoolConfig, state: PoolState, owner: string, verdict:
   const id = bucketIdOf(config, owner);
   if (spentUntil !== undefined && spentUntil - at >= pauseMinMs) state.dailySpent.set(id, spentUntil);
   else state.dailySpent.delete(id);
+}
+
+/**
+ * What a take at `now` may lease for this instance: as many calls as the instance asked admission for in
+ * a lease's validity before it (`PoolState.asks`), at most `leaseCalls`. A lease that ends unused drops its
+ * calls (`givenBackWhileValid`): the bucket holds them as made, where the provider never saw them, and a
+ * lane draining a backlog never gets them back. So an instance whose calls come further apart than a lease
+ * lasts (calls of seconds, one record per invocation) leases nothing, and one that calls often leases about
+ * what it will use.
+ */
+function leaseTermsFor(config: PoolConfig, state: PoolState, now: number): LeaseTerms | undefined {
+  const validityMs = leaseValidityMs(config.limits, config.settings);
+  let calls = 0;
+  for (const at of state.asks) if (at > now - validityMs) calls += 1;
+  calls = Math.min(config.settings.leaseCalls, calls);
+  return calls >= 1 ? { calls, validityMs } : undefined;
 }
 
 /** {@link acquireOps} without the capacity. */
@@ -457,7 +477,7 @@ function* decide<K extends KeyRef>(
   let probeUntil = Infinity;
   // Owners whose day is spent until a reset too far away to reserve a slot at: the earliest reset.
   let daySpentUntil = Infinity;
-  const lease = leasing && settings.leaseCalls >= 1 ? { calls: settings.leaseCalls, validityMs: leaseValidityMs(limits, settings) } : undefined;
+  const lease = leasing ? leaseTermsFor(config, state, started) : undefined;
   // What fits now on the cached bucket; booked on the stored one when others' takes came first.
   const look = takeArg(cost, false, undefined, bookWithinMs, probeLeaseMs, lease, flow);
   for (const { key, index } of choice.free) {

@@ -91,6 +91,12 @@ export interface PoolState {
    * until the lease ends; what is left is given back with the instance's next take of that bucket.
    */
   leases: Map<string, Lease>;
+  /**
+   * When this instance's latest calls asked for admission (epoch ms, oldest first; at most `leaseCalls`
+   * of them): a take leases no more calls than the instance asked for in a lease's validity before it
+   * ({@link noteAsks}, `leaseTermsFor` in `pool-core.ts`).
+   */
+  asks: number[];
   /** Bucket items whose probe (`bucket/first-calls.ts`) this instance's call holds, until it answers or fails. */
   probes: Set<string>;
   /**
@@ -179,6 +185,7 @@ export function newPoolState(settings: AdmissionSettings): PoolState {
     contended: 0,
     carried: new Map(),
     leases: new Map(),
+    asks: [],
     probes: new Set(),
     conflictAt: new Map(),
     decisionsBegun: 0,
@@ -187,6 +194,12 @@ export function newPoolState(settings: AdmissionSettings): PoolState {
     notProven: new Set(),
     provenLearnedAt: -1,
   };
+}
+
+/** Notes that `count` calls of this instance asked for admission at `at` (keeping the latest `keep`). */
+export function noteAsks(state: PoolState, at: number, count: number, keep: number): void {
+  for (let i = 0; i < count; i++) state.asks.push(at);
+  if (state.asks.length > keep) state.asks.splice(0, state.asks.length - keep);
 }
 
 /** Whether bucket item `id`'s cached state was learned from the table after decision `since` began. */

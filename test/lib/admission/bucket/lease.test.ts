@@ -127,20 +127,50 @@ function call(pool: { config: PoolConfig; state: PoolState }, store: SimRateStat
 }
 
 describe('the pool with leases', () => {
-  it('makes one bucket write per lease once the owner is proven', () => {
-    // Prepare
+  it('leases as many calls as its instance asked for in a lease’s validity before: a steady caller writes once per 11 calls', () => {
+    // Prepare: a proven owner
     const { store, counters } = newTable();
     const clock = { now: T0 };
     const pool = instance(clock);
     call(pool, store); // the probe and its settlement (proves the owner): two writes
+    // Act: calls 10 ms apart, until the instance holds a lease of 10; then 22 more
+    const leased: number[] = [];
+    while ((pool.state.leases.get('o1')?.requests ?? 0) < 10) {
+      clock.now += 10;
+      assert.notEqual(call(pool, store), undefined);
+      leased.push(pool.state.leases.get('o1')?.requests ?? 0);
+    }
     const before = counters.bucketWrites;
-    // Act: 22 calls, 10 ms apart
     for (let i = 0; i < 22; i++) {
       clock.now += 10;
       assert.notEqual(call(pool, store), undefined, `call ${i}`);
     }
-    // Assess: a take leasing 10 more, twice; the 23rd call takes again
+    // Assess: each take leased the calls asked for in the second before it (the probe, then 3, 7, 10 of 10
+    // at most); then a take leasing 10, twice; the 23rd call takes again
+    assert.deepEqual(leased, [1, 0, 3, 2, 1, 0, 7, 6, 5, 4, 3, 2, 1, 0, 10]);
     assert.equal(counters.bucketWrites - before, 2);
+  });
+
+  it('leases nothing for an instance whose calls come further apart than a lease lasts: the bucket keeps the calls it did not make', () => {
+    // Prepare: the same six calls, 1.5 s apart (a lease lasts 1 s), with and without leases
+    const run = (leaseCalls: number) => {
+      const { store } = newTable();
+      const clock = { now: T0 };
+      const pool = instance(clock, leaseCalls);
+      const held: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        call(pool, store);
+        held.push(pool.state.leases.get('o1')?.requests ?? 0);
+        clock.now += 1500;
+      }
+      return { held, levels: levelsAt(store.readBucket('o1'), LIMITS, clock.now) };
+    };
+    // Act
+    const leasing = run(10);
+    const plain = run(0);
+    // Assess: no take leased (a lease would have ended unused and its calls stayed taken)
+    assert.deepEqual(leasing.held, [0, 0, 0, 0, 0, 0]);
+    assertLevels(leasing.levels, plain.levels);
   });
 
   it('never leases in a group’s round, and grants a group’s calls from a lease held before', () => {
@@ -168,8 +198,8 @@ describe('the pool with leases', () => {
     // Assess
     assert.ok([...first, ...second].every((a) => a.admitted));
     assert.deepEqual(afterGroup, { writes: 1, leased: 0 }, 'one write for the group, no lease');
-    assert.equal(counters.bucketWrites - beforeSecond, 0, 'the lone call leased 10: the group took 3 of them');
-    assert.equal(pool.state.leases.get('o1')?.requests, 7);
+    assert.equal(counters.bucketWrites - beforeSecond, 0, 'the lone call leased the 4 calls asked for before it: the group took 3 of them');
+    assert.equal(pool.state.leases.get('o1')?.requests, 1);
   });
 
   it('drops the lease when the owner cools, and takes again after the cooldown', () => {
@@ -190,26 +220,28 @@ describe('the pool with leases', () => {
   });
 
   it('drops the rest of a lease that ended instead of giving it back: the bucket holds its unused calls until they refill', () => {
-    // Prepare: the same 5 calls with and without leases, then one call after the lease ended
+    // Prepare: the same 5 calls with and without leases (the fourth leases 3, the fifth spends one), then one call after the lease ended
     const run = (leaseCalls: number) => {
       const { store } = newTable();
       const clock = { now: T0 };
       const pool = instance(clock, leaseCalls);
       for (let i = 0; i < 5; i++) call(pool, store);
+      const rest = pool.state.leases.get('o1');
+      const left = rest && { requests: rest.requests, tokens: rest.tokens };
       clock.now += 2000;
       call(pool, store);
-      return { levels: levelsAt(store.readBucket('o1'), LIMITS, clock.now), lease: pool.state.leases.get('o1') };
+      return { left, levels: levelsAt(store.readBucket('o1'), LIMITS, clock.now), lease: pool.state.leases.get('o1') };
     };
     // Act
     const leased = run(10);
     const plain = run(0);
-    // Assess: the last take leased 10 anew and gave nothing back of the 7 calls left (while the lease was out,
-    // the bucket refilled as if they had been made; the provider's, full, may not have: a give-back would
-    // count that refill twice); nothing else differs
+    // Assess: the last take gave nothing back of the 2 calls left, and leased none (its instance asked for
+    // nothing in the second before); while the lease was out the bucket refilled as if they had been made, the
+    // provider's, full, may not have: a give-back would count that refill twice. Nothing else differs
     assert.equal(plain.lease, undefined);
-    assert.equal(leased.lease?.requests, 10);
-    const dropped = 7;
-    const held = { requests: 10 + dropped, tokens: leased.lease!.tokens * (1 + dropped / 10), daily: 10 + dropped };
+    assert.equal(leased.left?.requests, 2);
+    assert.equal(leased.lease, undefined);
+    const held = { ...leased.left!, daily: 2 };
     for (const level of ['requests', 'tokens', 'daily'] as const) {
       const { [level]: a } = leased.levels;
       assert.ok(Math.abs(a + held[level] - plain.levels[level]) < 1e-3, `${level}: ${a} + ${held[level]} vs ${plain.levels[level]}`); // clocks in ms: float rounding
@@ -217,11 +249,12 @@ describe('the pool with leases', () => {
   });
 
   it('keeps half the margin when a lease is called at its end, after an idle spell, behind another instance’s burst', () => {
-    // Prepare: A proves the owner and leases 10 calls; nobody calls until just before the lease ends
+    // Prepare: A proves the owner and calls until it holds a lease of 10; nobody calls until just before the lease ends
     const { store } = newTable();
     const clock = { now: T0 };
     const [a, b] = [instance(clock), instance(clock)];
-    const times = [call(a, store), call(a, store)];
+    const times = [call(a, store)];
+    while ((a.state.leases.get('o1')?.requests ?? 0) < 10) times.push(call(a, store));
     clock.now += leaseValidityMs(LIMITS, a.config.settings) - 1;
     // Act: B takes all it can, then A calls its 10 leased calls
     for (let at = call(b, store); at !== undefined; at = call(b, store)) times.push(at);
