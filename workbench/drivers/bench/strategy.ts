@@ -3,6 +3,7 @@
  * DynamoDB Local and fauxqs, the job set submitted at once, watched until it drained, then measured.
  */
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -208,6 +209,8 @@ async function startConsumerFleet(
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       const ends = await Promise.all(children.map((c) => c.stop()));
+      // The lanes file is the fleet's own: one per run would pile up beside the consumer log.
+      rmSync(lanesFile, { force: true });
       const failed = ends.filter((e) => e.code !== 0);
       if (failed.length > 0) say(`  ${label}: ${failed.length} consumer process(es) exited with ${failed.map((e) => e.code).join(', ')}`);
     })());
