@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
 import { DEFAULT_SIM_SETTINGS } from './settings.js';
 import { MAX_BUCKET_SHARDS } from '../../lib/admission/model/bucket.js';
 import { runSim, type SimIo, type SimOptions } from './driver.js';
-import { SCENARIO_IDS, SCENARIOS } from './scenarios.js';
+import { DEFAULT_SCENARIO_IDS, SCENARIO_IDS, SCENARIOS } from './scenarios.js';
 import { STRATEGY_IDS } from './strategies.js';
 import { UsageError, type Command } from '../../lib/cli/command.js';
 import { booleanFlag, jsonFlag, numberFlag, parseFlags, stringFlag } from '../../lib/cli/flags.js';
@@ -24,6 +24,8 @@ DynamoDB admission) running the project's own policy code, for three strategies:
 Scenarios:
   minute  ${SCENARIOS.minute.title}
   day     ${SCENARIOS.day.title}
+  tokens  ${SCENARIOS.tokens.title}
+          (the long jobs reported apart; not in the default run)
 
 Options:
   --jobs N              jobs submitted at once (default ${DEFAULT_SIM_SETTINGS.jobs})
@@ -35,7 +37,7 @@ Options:
                         the consumers that can run and the owners, lib/admission shardsFor)
   --owners N            quota owners: each scenario's combined quota split evenly over N keys, each its
                         own owner (default: the scenario's 4)
-  --scenario LIST       minute, day or all (default all)
+  --scenario LIST       comma-separated: minute, day, tokens, or all (default minute,day)
   --strategy LIST       comma-separated: naive, reschedule, admission (default all)
   --seed N              random seed (default ${DEFAULT_SIM_SETTINGS.seed}); a seed gives the same figures every run
   --failure-rate X      share of admitted calls that fail for real, 5xx/timeouts (default ${DEFAULT_SIM_SETTINGS.failureRate})
@@ -52,7 +54,8 @@ Options:
   --json                also print one JSON object as the last line of stdout
   --quiet               no progress on stderr
   --write-docs          after the run, write its report (as printed, with the date, the machine and this
-                        command line) into docs/benchmarks/simulator.md, section measured:sim
+                        command line) into docs/benchmarks/simulator.md, section measured:sim (with
+                        --scenario tokens alone: measured:sim-tokens)
   -h, --help            this text
 `;
 
@@ -81,9 +84,9 @@ const SIM_FLAGS = {
 /** The options of `ratelane sim`: the simulator's, and with `--write-docs` where its report goes. */
 type SimCommandOptions = SimOptions & { writeDocs?: DocsTarget };
 
-/** A comma-separated list of known names, or `all` (default: all). @throws {UsageError} */
-function list<T extends string>(name: string, value: string | undefined, known: readonly T[]): T[] {
-  if (value === undefined) return [...known];
+/** A comma-separated list of known names, or `all` (absent: `defaults`, else all). @throws {UsageError} */
+function list<T extends string>(name: string, value: string | undefined, known: readonly T[], defaults: readonly T[] = known): T[] {
+  if (value === undefined) return [...defaults];
   if (value === '') throw new UsageError(`${name} needs a value`);
   if (value === 'all') return [...known];
   const items = value.split(',').map((s) => s.trim());
@@ -95,13 +98,16 @@ function list<T extends string>(name: string, value: string | undefined, known: 
 /** Parses the flags of `ratelane sim` (pure). @throws {UsageError} */
 function parseSimArgs(argv: readonly string[]): SimCommandOptions {
   const v = parseFlags(argv, SIM_FLAGS, { unknownOption: (option) => `unknown option ${option}` });
+  const scenarios = list('--scenario', v.scenario ?? v.scenarios, SCENARIO_IDS, DEFAULT_SCENARIO_IDS);
+  // The token-bound scenario run alone has its own measured section; any other run writes the main one.
+  const section = scenarios.length === 1 && scenarios[0] === 'tokens' ? 'sim-tokens' : 'sim';
   return {
     jobs: v.jobs,
     consumers: v.consumers,
     accountConcurrency: v['account-concurrency'],
     ...(v['bucket-shards'] !== undefined ? { bucketShards: v['bucket-shards'] } : {}),
     ...(v.owners !== undefined ? { owners: v.owners } : {}),
-    scenarios: list('--scenario', v.scenario ?? v.scenarios, SCENARIO_IDS),
+    scenarios,
     strategies: list('--strategy', v.strategy ?? v.strategies, STRATEGY_IDS),
     seed: v.seed,
     failureRate: v['failure-rate'],
@@ -111,7 +117,7 @@ function parseSimArgs(argv: readonly string[]): SimCommandOptions {
     parallel: v.parallel ?? Math.max(1, Math.min(2, availableParallelism())),
     json: v.json,
     quiet: v.quiet,
-    ...(v['write-docs'] ? { writeDocs: { section: { page: 'simulator.md', id: 'sim' }, command: commandLine('sim', argv) } } : {}),
+    ...(v['write-docs'] ? { writeDocs: { section: { page: 'simulator.md', id: section }, command: commandLine('sim', argv) } } : {}),
   };
 }
 

@@ -8,9 +8,10 @@ import { Worker } from 'node:worker_threads';
 import { RatelaneError } from '../../lib/platform/errors.js';
 import { DEFAULT_SIM_SETTINGS, type SimProgress, type SimSettings } from './settings.js';
 import { simulate } from './engine.js';
+import type { SizeClassFigures } from './jobs.js';
 import type { StrategyResult } from './results.js';
 import { PRICES, PRICES_CHECKED, PRICES_REGION } from '../../lib/platform/aws-prices.js';
-import { SCENARIOS, withOwners, type ScenarioId } from './scenarios.js';
+import { SCENARIOS, withOwners, type LongJobs, type ScenarioId } from './scenarios.js';
 import { STRATEGIES, type StrategyId } from './strategies.js';
 
 /** Options of {@link runSim}. */
@@ -118,9 +119,9 @@ interface Task {
 
 /** Rough relative wall time of a task (measured at the defaults), to start the longest first. */
 const WEIGHT: Record<StrategyId, Record<ScenarioId, number>> = {
-  reschedule: { minute: 46, day: 47 },
-  admission: { minute: 13, day: 15 },
-  naive: { minute: 3, day: 3 },
+  reschedule: { minute: 46, day: 47, tokens: 120 },
+  admission: { minute: 13, day: 15, tokens: 35 },
+  naive: { minute: 3, day: 3, tokens: 7 },
 };
 
 function formatDuration(ms: number): string {
@@ -236,6 +237,8 @@ function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'scenarios'
         `lane pauses / limits: ${rows.map((r) => `${r.label.slice(0, 3)} ${int(r.lanePauses)} / ${int(r.laneLimits)}`).join(', ')}`,
     );
     for (const r of rows.filter(stoppedEarly)) lines.push(stopLine(r, settings));
+    const long = SCENARIOS[scenario.id].longJobs;
+    for (const r of rows) if (long && r.sizeClasses) lines.push(sizeClassLine(r.label, long, r.sizeClasses));
     for (const r of rows) {
       const peaks = Object.entries(r.peakItemWritesPerSecond ?? {}).sort((a, b) => b[1] - a[1]);
       if (peaks.length === 0) continue;
@@ -262,6 +265,17 @@ function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'scenarios'
     }
   }
   return lines;
+}
+
+/** One strategy's long jobs beside its other jobs: deferrals per job, and when half and 90 % of each class's committed jobs were committed. */
+function sizeClassLine(label: string, long: LongJobs, classes: NonNullable<StrategyResult['sizeClasses']>): string {
+  const when = (ms: number | null) => (ms === null ? '-' : formatDuration(ms));
+  const figures = (c: SizeClassFigures) => {
+    const times = `half committed after ${when(c.halfCommittedAfterMs)}, 90 % after ${when(c.ninetyPercentCommittedAfterMs)}`;
+    const committed = c.committed === c.jobs ? times : `${int(c.committed)} of ${int(c.jobs)} committed (${times.replace('half', 'half of those')})`;
+    return `${c.deferralsPerJob.toFixed(2)} deferrals a job, ${committed}`;
+  };
+  return `${label}, from the first receive: the long jobs (1 in ${long.every}, prompts ${long.factor}x as long) ${figures(classes.long)}; the others ${figures(classes.other)}`;
 }
 
 /** Runs the simulations of `options` and writes progress, the table and (with `json`) the JSON line. */

@@ -147,7 +147,7 @@ abstract class SimulatedLane {
         })
       : null;
     // The same jobs for every strategy: their sizes come from their own stream.
-    this.jobs = new JobTable(N, settings, scenario.start, strategy.admission);
+    this.jobs = new JobTable(N, settings, scenario.start, strategy.admission, scenario.longJobs);
     this.latencyRng = Rng.derive(settings.seed, 2);
     this.policyRng = Rng.derive(settings.seed, 3);
     this.failureRng = Rng.derive(settings.seed, 4);

@@ -5,6 +5,7 @@
  */
 import { isoAt, type DeferAction, type JobScheduling } from '../../lib/policy/index.js';
 import { Rng } from './rng.js';
+import type { LongJobs } from './scenarios.js';
 import type { SimSettings } from './settings.js';
 
 /** Not settled yet. */
@@ -40,6 +41,8 @@ export class JobTable {
   readonly settleShard: Uint8Array;
   /** Strategy (c): when the granted call started (epoch ms). */
   readonly settleCallAt: Float64Array;
+  /** With a scenario's long jobs: when each job reached its terminal state (epoch ms; else empty). */
+  private readonly settledAt: Float64Array;
   /** Tokens of every job (for the quota bound). */
   totalTokens = 0;
   /** Jobs committed. */
@@ -53,8 +56,17 @@ export class JobTable {
   /** When the last job was settled (epoch ms). */
   lastSettled: number;
 
-  /** `n` jobs eligible at `start`, their sizes drawn from the seed's own stream (the same for every strategy). */
-  constructor(n: number, settings: SimSettings, start: number, withAdmission: boolean) {
+  /**
+   * `n` jobs eligible at `start`, their sizes drawn from the seed's own stream (the same for every strategy),
+   * the last of every `longJobs.every` with its prompt `longJobs.factor` times as long.
+   */
+  constructor(
+    n: number,
+    settings: SimSettings,
+    start: number,
+    withAdmission: boolean,
+    private readonly longJobs?: LongJobs | undefined,
+  ) {
     this.attempt = new Uint16Array(n);
     this.deferrals = new Uint32Array(n);
     this.eligibleAt = new Array<string>(n).fill(isoAt(start));
@@ -66,9 +78,11 @@ export class JobTable {
     this.settleConsumer = new Int32Array(withAdmission ? n : 0);
     this.settleShard = new Uint8Array(withAdmission ? n : 0);
     this.settleCallAt = new Float64Array(withAdmission ? n : 0);
+    this.settledAt = new Float64Array(longJobs ? n : 0);
     const jobRng = Rng.derive(settings.seed, 1);
     for (let j = 0; j < n; j++) {
-      this.inputTokens[j] = jobRng.int(settings.inputTokensMin, settings.inputTokensMax);
+      const input = jobRng.int(settings.inputTokensMin, settings.inputTokensMax);
+      this.inputTokens[j] = this.isLong(j) ? Math.min(0xffff, input * longJobs!.factor) : input;
       this.outputTokens[j] = jobRng.int(settings.outputTokensMin, settings.outputTokensMax);
       this.totalTokens += this.inputTokens[j]! + this.outputTokens[j]!;
     }
@@ -96,5 +110,50 @@ export class JobTable {
     else if (status === ST_DEAD) this.deadLettered++;
     else this.rejected++;
     if (at > this.lastSettled) this.lastSettled = at;
+    if (this.settledAt.length > 0) this.settledAt[j] = at;
   }
+
+  /** Whether job `j` is one of the scenario's long jobs. */
+  isLong(j: number): boolean {
+    return this.longJobs !== undefined && j % this.longJobs.every === this.longJobs.every - 1;
+  }
+
+  /** With a scenario's long jobs: their figures and the other jobs', times counted from `from` (epoch ms); else `null`. */
+  sizeClasses(from: number): { long: SizeClassFigures; other: SizeClassFigures } | null {
+    if (!this.longJobs) return null;
+    const figures = (long: boolean): SizeClassFigures => {
+      let jobs = 0;
+      let deferrals = 0;
+      const committedAt: number[] = [];
+      for (let j = 0; j < this.status.length; j++) {
+        if (this.isLong(j) !== long) continue;
+        jobs++;
+        deferrals += this.deferrals[j]!;
+        if (this.status[j] === ST_COMMITTED) committedAt.push(this.settledAt[j]! - from);
+      }
+      committedAt.sort((a, b) => a - b);
+      const at = (q: number): number | null =>
+        committedAt.length > 0 ? committedAt[Math.min(committedAt.length - 1, Math.floor(q * committedAt.length))]! : null;
+      return {
+        jobs,
+        committed: committedAt.length,
+        deferralsPerJob: jobs > 0 ? deferrals / jobs : 0,
+        halfCommittedAfterMs: at(0.5),
+        ninetyPercentCommittedAfterMs: at(0.9),
+      };
+    };
+    return { long: figures(true), other: figures(false) };
+  }
+}
+
+/** What the jobs of one size class went through (a scenario with long jobs: those, or the others). */
+export interface SizeClassFigures {
+  jobs: number;
+  committed: number;
+  /** Re-sends after a throttle or an admission denial, per job of the class (the policy's deferral counter). */
+  deferralsPerJob: number;
+  /** When half the class's committed jobs were committed, ms after the first receive (null: none committed). */
+  halfCommittedAfterMs: number | null;
+  /** When 90 % of them were. */
+  ninetyPercentCommittedAfterMs: number | null;
 }

@@ -3,7 +3,7 @@
  * run's tallies, the queue's, the provider's and admission's counters, priced per million jobs.
  */
 import { costPerMillionJobs, type CostPerMillion, type Usage } from './cost.js';
-import type { JobTable } from './jobs.js';
+import type { JobTable, SizeClassFigures } from './jobs.js';
 import type { ProviderCounters, ProviderModel } from './provider-model.js';
 import { quotaBoundMs, type Scenario } from './scenarios.js';
 import { ITEM_WRITE_CEILING, type AdmissionCounters, type SimKeyPool } from './sim-key-pool.js';
@@ -76,6 +76,8 @@ export interface StrategyResult {
   itemWriteCeiling: number;
   /** (c): conditional bucket writes lost to another consumer's write, per take (grant or denial); null without admission. */
   conditionFailuresPerTake: number | null;
+  /** A scenario with long jobs (`Scenario.longJobs`): theirs and the other jobs' figures; else null. */
+  sizeClasses: { long: SizeClassFigures; other: SizeClassFigures } | null;
   events: number;
   wallMs: number;
 }
@@ -203,6 +205,7 @@ export function strategyResult(run: {
     peakItemWritesAfterMs: units ? Object.fromEntries(Object.entries(units.peakItemWritesAt).map(([item, at]) => [item, at - scenario.start])) : null,
     itemWriteCeiling: ITEM_WRITE_CEILING,
     conditionFailuresPerTake: units && units.grants + units.denials > 0 ? units.bucketConflicts / (units.grants + units.denials) : null,
+    sizeClasses: jobs.sizeClasses(Math.min(tally.firstReceive, lastAt)),
     events: tally.events,
     wallMs: run.wallMs,
   };

@@ -12,13 +12,23 @@
  * - `day`: 200,000 requests per key per day, a fixed window that resets at 00:00 UTC; the run starts
  *   at 20:00 UTC. The 800,000 calls of the first day go at the minute limit (20 min), then every key
  *   is out until midnight; the last 200,000 go after the reset. Bound: 4 h 05 min.
+ * - `tokens` (not in the default run: `--scenario tokens` or `all`): 3,000,000 tokens per minute per key,
+ *   and one job in ten has a prompt 8 times as long (1,600-8,000 tokens): about 1,170 tokens a call on
+ *   average, so tokens, not requests, bind — the bench's `uneven-tokens` at scale and in real time.
+ *   The report shows the long jobs apart from the others (`SizeClassFigures`). Bound: 1 h 36 min.
  */
 import type { KeyLimits } from './provider-model.js';
 
 /** The scenarios' names. */
-export type ScenarioId = 'minute' | 'day';
+export type ScenarioId = 'minute' | 'day' | 'tokens';
 
-/** One workload: when it starts, the provider's keys and their limits. */
+/** Jobs with a longer prompt: the last of every `every` jobs has its drawn prompt `factor` times as long. */
+export interface LongJobs {
+  every: number;
+  factor: number;
+}
+
+/** One workload: when it starts, the provider's keys and their limits, and the jobs' sizes where they are uneven. */
 export interface Scenario {
   id: ScenarioId;
   title: string;
@@ -28,6 +38,8 @@ export interface Scenario {
   dailyResetOffsetMs: number;
   keys: number;
   limits: KeyLimits;
+  /** Some jobs' prompts longer than the settings' range; absent: every job drawn from it. */
+  longJobs?: LongJobs | undefined;
 }
 
 /** The scenarios (see the file's comment). */
@@ -47,6 +59,15 @@ export const SCENARIOS: Readonly<Record<ScenarioId, Scenario>> = Object.freeze({
     dailyResetOffsetMs: 0,
     keys: 4,
     limits: { requestsPerMinute: 10_000, tokensPerMinute: 10_000_000, requestsPerDay: 200_000 },
+  },
+  tokens: {
+    id: 'tokens',
+    title: 'token-bound: 4 keys x 10,000 RPM / 3M TPM, one job in ten with an 8x prompt',
+    start: Date.parse('2026-03-02T09:00:00.000Z'),
+    dailyResetOffsetMs: 0,
+    keys: 4,
+    limits: { requestsPerMinute: 10_000, tokensPerMinute: 3_000_000, requestsPerDay: 14_400_000 },
+    longJobs: { every: 10, factor: 8 },
   },
 });
 
@@ -69,8 +90,10 @@ export function withOwners(scenario: Scenario, owners: number | undefined): Scen
   return { ...scenario, keys: owners, limits, title: `${scenario.title}; split over ${owners} keys (${each} each)` };
 }
 
-/** Every scenario, in the order the tables show them. */
-export const SCENARIO_IDS: readonly ScenarioId[] = ['minute', 'day'];
+/** Every scenario, in the order the tables show them (`--scenario all`). */
+export const SCENARIO_IDS: readonly ScenarioId[] = ['minute', 'day', 'tokens'];
+/** The scenarios a run without `--scenario` simulates. */
+export const DEFAULT_SCENARIO_IDS: readonly ScenarioId[] = ['minute', 'day'];
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;

@@ -18,6 +18,8 @@ describe('--write-docs', () => {
     // Act
     const targets: [DocsTarget | undefined, string, string, string][] = [
       [simCommand.parse(['--write-docs']).writeDocs, 'simulator.md', 'sim', 'npm run sim -- --write-docs'],
+      [simCommand.parse(['--scenario', 'all', '--write-docs']).writeDocs, 'simulator.md', 'sim', 'npm run sim -- --scenario all --write-docs'],
+      [simCommand.parse(['--scenario', 'tokens', '--write-docs']).writeDocs, 'simulator.md', 'sim-tokens', 'npm run sim -- --scenario tokens --write-docs'],
       [benchCommand.parse(['--write-docs']).writeDocs, 'bench.md', 'bench-baseline', 'npm run bench -- --write-docs'],
       [
         benchCommand.parse(['--scenario', 'baseline', '--write-docs']).writeDocs,
@@ -67,6 +69,7 @@ describe('--write-docs', () => {
     // Prepare
     const sections: [string, string][] = [
       ['simulator.md', 'sim'],
+      ['simulator.md', 'sim-tokens'],
       ['bench.md', 'bench-baseline'],
       ['scenarios.md', 'scenarios'],
       ['local-run.md', 'local-run'],

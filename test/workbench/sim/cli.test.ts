@@ -53,6 +53,13 @@ describe('ratelane sim: flags', () => {
     assert.equal(o.json && o.quiet, true);
   });
 
+  it('runs the token-bound scenario when asked for it, alone or with all, not by default', () => {
+    // Act + Assess
+    assert.deepEqual(simCommand.parse(['--scenario', 'tokens']).scenarios, ['tokens']);
+    assert.deepEqual(simCommand.parse(['--scenario', 'all']).scenarios, ['minute', 'day', 'tokens']);
+    assert.deepEqual(simCommand.parse(['--scenario', 'tokens,minute']).scenarios, ['minute', 'tokens']);
+  });
+
   it('rejects what it does not know', () => {
     // Act + Assess
     assert.throws(() => simCommand.parse(['--jobs', '0']), UsageError);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DEFAULT_SIM_SETTINGS, type SimSettings } from '../../../workbench/sim/settings.js';
 import { simulate } from '../../../workbench/sim/engine.js';
+import { JobTable } from '../../../workbench/sim/jobs.js';
 import { quotaBoundMs, SCENARIOS, withOwners, type Scenario } from '../../../workbench/sim/scenarios.js';
 import { STRATEGIES } from '../../../workbench/sim/strategies.js';
 import type { StrategyResult } from '../../../workbench/sim/results.js';
@@ -282,5 +283,52 @@ describe('simulate: the lane limited while booked ahead', () => {
     const { limited, unlimited } = withAndWithoutLimit(1_200, 20_000);
     // Assess
     assert.ok(limited.deferrals < 0.5 * unlimited.deferrals, `deferrals: ${limited.deferrals} limited, ${unlimited.deferrals} not`);
+  });
+});
+
+describe('simulate: the token-bound scenario, its long jobs apart', () => {
+  it('makes every tenth job 8 times as long and reports those jobs apart from the others, their deferrals adding up to the run’s', () => {
+    // Prepare
+    const settings: SimSettings = { ...TEN_JOBS, jobs: 20_000, consumers: 200 };
+    // Act
+    const r = simulate(SCENARIOS.tokens, STRATEGIES.admission, settings);
+    const plain = simulate(SCENARIOS.minute, STRATEGIES.admission, { ...settings, jobs: 2_000 });
+    // Assess: a tenth of the jobs long, every job committed, each class's deferrals summing to the run's re-sends
+    const classes = r.sizeClasses!;
+    assert.equal(classes.long.jobs, 2_000);
+    assert.equal(classes.other.jobs, 18_000);
+    assert.equal(classes.long.committed + classes.other.committed, r.completed);
+    assert.equal(r.completed, 20_000);
+    assert.equal(Math.round(classes.long.deferralsPerJob * classes.long.jobs + classes.other.deferralsPerJob * classes.other.jobs), r.deferrals);
+    for (const c of [classes.long, classes.other]) {
+      assert.ok(c.halfCommittedAfterMs! <= c.ninetyPercentCommittedAfterMs!, 'half before 90 %');
+      assert.ok(c.ninetyPercentCommittedAfterMs! <= r.drainMs, '90 % within the drain');
+    }
+    assert.equal(plain.sizeClasses, null, 'a scenario without long jobs reports no classes');
+  });
+
+  it('draws the same jobs as the other scenarios, the last of every ten with its prompt 8 times as long', () => {
+    // Act
+    const plain = new JobTable(30, DEFAULT_SIM_SETTINGS, 0, false);
+    const uneven = new JobTable(30, DEFAULT_SIM_SETTINGS, 0, false, SCENARIOS.tokens.longJobs);
+    // Assess
+    for (let j = 0; j < 30; j++) {
+      const long = j % 10 === 9;
+      assert.equal(uneven.isLong(j), long);
+      assert.equal(uneven.inputTokens[j], plain.inputTokens[j]! * (long ? 8 : 1), `job ${j}`);
+      assert.equal(uneven.outputTokens[j], plain.outputTokens[j], `job ${j}`);
+    }
+  });
+
+  it('binds on tokens: its bound is the tokens per minute’s, longer than the same jobs’ at the minute scenario’s limits', () => {
+    // Prepare: a million jobs of about 1,170 tokens on average (750, a tenth of them with an 8x prompt)
+    const jobs = 1_000_000;
+    const tokens = jobs * 1_170;
+    // Act
+    const tokensBound = quotaBoundMs(SCENARIOS.tokens, jobs, tokens);
+    const requestsBound = quotaBoundMs({ ...SCENARIOS.tokens, limits: { ...SCENARIOS.tokens.limits, tokensPerMinute: 1e12 } }, jobs, tokens);
+    // Assess: 4 keys x 3M tokens a minute over 1,170 tokens a call, about 10,256 calls a minute, less the first minute's burst
+    assert.ok(tokensBound > 2 * requestsBound, `${tokensBound} ms against ${requestsBound} ms`);
+    assert.ok(Math.abs(tokensBound / 60_000 - (jobs / ((4 * 3_000_000) / 1_170) - 1)) < 0.1, `${tokensBound / 60_000} min`);
   });
 });
