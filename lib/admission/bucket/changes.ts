@@ -7,7 +7,7 @@ import { RECHECKED } from '../model/cooldowns.js';
 import { cooledProbe, probeHeldUntil, probeUpdate, proved, released } from './first-calls.js';
 import { applyUpdate, composeUpdates, UpdateBuilder } from './item-update.js';
 import { givenBack, withLease, type LeaseTerms } from './lease.js';
-import { adjustTokens, clampCost, cooldownUpdate, takeFromBucket, type TakeVerdict } from './token-bucket.js';
+import { adjustTokens, clampCost, cooldownUpdate, spentUntilUpdate, takeFromBucket, type TakeVerdict } from './token-bucket.js';
 
 /** A bucket change's result, and the conditional update to write (none: nothing to write). */
 interface ChangeOutcome<T> {
@@ -129,6 +129,9 @@ export const coolChange: BucketChange<NonNullable<BucketState['cooldown']>, 'wri
   const update = cooldownUpdate(bucket, limits, cooldown, now);
   return { result: 'written', write: update ? cooledProbe(update, RECHECKED.has(cooldown.reason)).build() : undefined };
 };
+
+/** The owner's requests spent until `until`, as a rate limit the provider answered says (nothing to write when the clock is that far ahead). */
+export const spentChange: BucketChange<number, null> = (limits, bucket, _now, until) => ({ result: null, write: spentUntilUpdate(bucket, limits, until) });
 
 /** A probe that ended without an answer, given back (nothing to write when the bucket holds none). */
 export const releaseChange: BucketChange<null, null> = (_limits, bucket) => ({ result: null, write: bucket === undefined ? undefined : released(bucket) });

@@ -362,6 +362,26 @@ export function adjustTokens(limits: BucketLimits, deltaTokens: number): BucketU
 }
 
 /**
+ * The update that leaves the owner's requests level at one call at `until` — when a rate limit the provider
+ * answered says its requests come back — refilling from there: the requests clock moved to `until` plus a
+ * burst less one call's refill (`undefined` when the clock cached is that far ahead already; the condition
+ * checks the stored one too, so the clock never moves back).
+ */
+export function spentUntilUpdate(state: BucketState | undefined, limits: BucketLimits, until: number): BucketUpdate | undefined {
+  const target = until + Math.max(0, holdMs(limits) - limits.windowMs / limits.requestsPerWindow);
+  if ((state?.requestsFullAt ?? -Infinity) >= target) return undefined;
+  return new UpdateBuilder()
+    .set('requestsFullAt', target)
+    .require({
+      any: [
+        { field: 'requestsFullAt', missing: true },
+        { field: 'requestsFullAt', cmp: '<', value: target },
+      ],
+    })
+    .build();
+}
+
+/**
  * The update setting the owner's cooldown to `cooldown` (`undefined` when one ending as late is
  * cached; the condition checks the stored one too). A `quota_exhausted` cooldown also says when the
  * provider's day resets (the reset it stated, or when the policy checks again): with a fixed daily
