@@ -7,7 +7,7 @@ import { RECHECKED } from '../model/cooldowns.js';
 import { cooledProbe, probeHeldUntil, probeUpdate, proved, released } from './first-calls.js';
 import { applyUpdate, composeUpdates, UpdateBuilder } from './item-update.js';
 import { givenBack, withLease, type LeaseTerms } from './lease.js';
-import { adjustTokens, clampCost, cooldownUpdate, spentUntilUpdate, takeFromBucket, type TakeVerdict } from './token-bucket.js';
+import { adjustTokens, clampCost, cooldownUpdate, ratedLimits, rateLimitedUpdate, takeFromBucket, type TakeVerdict } from './token-bucket.js';
 
 /** A bucket change's result, and the conditional update to write (none: nothing to write). */
 interface ChangeOutcome<T> {
@@ -78,7 +78,9 @@ export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, n
     owed = composeUpdates(owed, givenBack(bucket, limits, rest, now));
     restored = owed ? applyUpdate(bucket, owed) : bucket;
   }
-  const verdict = takeFromBucket(restored, limits, cost, now, { reserve, bookWithinMs, bookIfStoredMs, flow, onStored });
+  // The owner's rates as the provider's rate limits left them (`rateShareAt`).
+  const rated = ratedLimits(limits, restored, now);
+  const verdict = takeFromBucket(restored, rated, cost, now, { reserve, bookWithinMs, bookIfStoredMs, flow, onStored });
   if (!verdict.admitted) {
     return takeWrites(verdict, reserve) && verdict.update ? { result: verdict, write: composeUpdates(owed, verdict.update) } : { result: verdict };
   }
@@ -86,7 +88,7 @@ export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, n
   const heldUntil = probeLeaseMs === undefined ? undefined : probeHeldUntil(restored, now);
   if (heldUntil !== undefined) return { result: { admitted: false, dueAt: heldUntil, retryAt: heldUntil, limitedBy: 'probing', next: restored! } };
   const proven = probeLeaseMs === undefined || restored?.proven === true;
-  const leased = proven && lease ? withLease(limits, verdict.next, clampCost(cost, limits), lease, now) : undefined;
+  const leased = proven && lease ? withLease(rated, verdict.next, clampCost(cost, rated), lease, now) : undefined;
   const probe = probeLeaseMs === undefined ? undefined : probeUpdate(restored, verdict.startAt, probeLeaseMs, now);
   const write = composeUpdates(composeUpdates(composeUpdates(owed, verdict.update), leased?.update), probe);
   const next = write ? applyUpdate(bucket, write) : verdict.next;
@@ -130,8 +132,11 @@ export const coolChange: BucketChange<NonNullable<BucketState['cooldown']>, 'wri
   return { result: 'written', write: update ? cooledProbe(update, RECHECKED.has(cooldown.reason)).build() : undefined };
 };
 
-/** The owner's requests spent until `until`, as a rate limit the provider answered says (nothing to write when the clock is that far ahead). */
-export const spentChange: BucketChange<number, null> = (limits, bucket, _now, until) => ({ result: null, write: spentUntilUpdate(bucket, limits, until) });
+/** A rate limit the provider answered, its requests back at `until` (`rateLimitedUpdate`). */
+export const rateLimitedChange: BucketChange<number, null> = (limits, bucket, now, until) => ({
+  result: null,
+  write: rateLimitedUpdate(bucket, limits, now, until),
+});
 
 /** A probe that ended without an answer, given back (nothing to write when the bucket holds none). */
 export const releaseChange: BucketChange<null, null> = (_limits, bucket) => ({ result: null, write: bucket === undefined ? undefined : released(bucket) });

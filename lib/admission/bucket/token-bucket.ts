@@ -18,7 +18,7 @@
  */
 import type { BucketCondition, BucketCost, BucketLevels, BucketLimits, BucketState, BucketUpdate, Flow, Lease } from '../model/bucket.js';
 import { flowChanges, flowShare, flowStanding } from './flows.js';
-import { advanceClock, applyUpdate, CLOCK_SLACK_MS, EMPTY_BUCKET, UpdateBuilder } from './item-update.js';
+import { advanceClock, applyUpdate, CLOCK_SLACK_MS, composeUpdates, EMPTY_BUCKET, UpdateBuilder } from './item-update.js';
 
 /** Verdict of {@link takeFromBucket}. */
 export type TakeVerdict =
@@ -361,24 +361,64 @@ export function adjustTokens(limits: BucketLimits, deltaTokens: number): BucketU
   return new UpdateBuilder().add('tokensFullAt', (deltaTokens * limits.windowMs) / limits.tokensPerWindow).build();
 }
 
+/** What a rate cut leaves of the share of its configured rates the owner had then. */
+const RATE_CUT_FACTOR = 0.75;
+/** The least share a rate cut leaves. */
+const RATE_CUT_FLOOR = 0.25;
+/** How much of its configured rates a cut owner gets back per window (a cut to 0.75 is whole again after 5). */
+const RATE_CUT_RECOVERY_PER_WINDOW = 0.05;
+/** A rate limit cuts the owner's rates when another came at most this many windows before it (one alone is a blip). */
+const RATE_CUT_AFTER_WINDOWS = 3;
+
 /**
- * The update that leaves the owner's requests level at one call at `until` — when a rate limit the provider
- * answered says its requests come back — refilling from there: the requests clock moved to `until` plus a
- * burst less one call's refill (`undefined` when the clock cached is that far ahead already; the condition
- * checks the stored one too, so the clock never moves back).
+ * The share of its configured rates the owner's bucket admits at `now`: 1, or after a rate cut what the cut
+ * left, recovering by {@link RATE_CUT_RECOVERY_PER_WINDOW} a window until whole.
  */
-export function spentUntilUpdate(state: BucketState | undefined, limits: BucketLimits, until: number): BucketUpdate | undefined {
-  const target = until + Math.max(0, holdMs(limits) - limits.windowMs / limits.requestsPerWindow);
-  if ((state?.requestsFullAt ?? -Infinity) >= target) return undefined;
-  return new UpdateBuilder()
-    .set('requestsFullAt', target)
-    .require({
+export function rateShareAt(state: BucketState | undefined, limits: BucketLimits, now: number): number {
+  if (state?.rateCut === undefined || state.rateCutAt === undefined) return 1;
+  return Math.min(1, state.rateCut + (RATE_CUT_RECOVERY_PER_WINDOW * Math.max(0, now - state.rateCutAt)) / limits.windowMs);
+}
+
+/** `limits` with its per-window rates (and so its bursts) at the share the bucket admits at `now` ({@link rateShareAt}). */
+export function ratedLimits(limits: BucketLimits, state: BucketState | undefined, now: number): BucketLimits {
+  const share = rateShareAt(state, limits, now);
+  return share >= 1 ? limits : { ...limits, requestsPerWindow: limits.requestsPerWindow * share, tokensPerWindow: limits.tokensPerWindow * share };
+}
+
+/**
+ * The update recording a rate limit the provider answered at `now`, its requests back at `until`: the
+ * provider's count, not the bucket's, said the owner was spent — another client of the same quota, or
+ * limits lower than configured. The bucket then holds one call at `until` and refills from there (its
+ * requests clock set forward, under the condition that it stood earlier: it never moves back). When another
+ * rate limit came within {@link RATE_CUT_AFTER_WINDOWS} windows and no cut within the last window, the
+ * owner's rates are also cut by {@link RATE_CUT_FACTOR} (at most one cut a window, under that condition),
+ * to recover slowly: a lane whose calls keep meeting a provider that allows fewer settles below it instead
+ * of meeting it with a refused call, which the provider may count too, at every refill.
+ */
+export function rateLimitedUpdate(state: BucketState | undefined, limits: BucketLimits, now: number, until: number): BucketUpdate {
+  const cut = new UpdateBuilder().set('rateLimitedAt', now);
+  const again = (state?.rateLimitedAt ?? -Infinity) >= now - RATE_CUT_AFTER_WINDOWS * limits.windowMs;
+  if (again && (state?.rateCutAt ?? -Infinity) <= now - limits.windowMs) {
+    cut.set('rateCut', Math.max(RATE_CUT_FLOOR, rateShareAt(state, limits, now) * RATE_CUT_FACTOR)).set('rateCutAt', now);
+    cut.require({
       any: [
-        { field: 'requestsFullAt', missing: true },
-        { field: 'requestsFullAt', cmp: '<', value: target },
+        { field: 'rateCutAt', missing: true },
+        { field: 'rateCutAt', cmp: '<=', value: now - limits.windowMs },
       ],
-    })
-    .build();
+    });
+  }
+  const recorded = cut.build()!;
+  const rated = ratedLimits(limits, applyUpdate(state, recorded), until);
+  // (Less the clocks' slack: one whole call at `until` whatever the rounding of a cut rate.)
+  const target = until + Math.max(0, holdMs(rated) - rated.windowMs / rated.requestsPerWindow) - CLOCK_SLACK_MS;
+  if ((state?.requestsFullAt ?? -Infinity) >= target) return recorded;
+  const spent = new UpdateBuilder().set('requestsFullAt', target).require({
+    any: [
+      { field: 'requestsFullAt', missing: true },
+      { field: 'requestsFullAt', cmp: '<', value: target },
+    ],
+  });
+  return composeUpdates(recorded, spent.build())!;
 }
 
 /**

@@ -25,7 +25,7 @@
 import { AWS_LIMITS } from '../../config/schema.js';
 import { RatelaneError } from '../../platform/errors.js';
 import type { Cooldown, LaneOutReason } from '../../policy/index.js';
-import { coolChange, releaseChange, settleChange, spentChange, takeChange, takeWrites, type TakeArg } from '../bucket/changes.js';
+import { coolChange, rateLimitedChange, releaseChange, settleChange, takeChange, takeWrites, type TakeArg } from '../bucket/changes.js';
 import { isProbe } from '../bucket/first-calls.js';
 import { givenBackWhileValid, type LeaseTerms, leaseValidityMs, spendLease } from '../bucket/lease.js';
 import { clampCost, costMs, isFixedDay, levelsAt, type TakeVerdict } from '../bucket/token-bucket.js';
@@ -641,8 +641,8 @@ export function* keysLeftOps(config: PoolConfig, state: PoolState, key: KeyRef, 
  * Records the policy's cooldown of `key`: in this instance's cache, in the table, and for an owner's
  * cooldown also in its bucket and its {@link PoolConfig.otherBuckets} (so a consumer of either side
  * with stale cooldowns learns it at its next take). A rate limit also leaves each of the owner's buckets
- * with one call when the cooldown ends (`spentUntilUpdate`): the provider's count, not the pool's, said
- * the requests were spent. Throws {@link BucketContendedError} when a bucket stayed contended (after
+ * with one call when the cooldown ends, and one met again cuts the owner's rates (`rateLimitedUpdate`): the
+ * provider's count, not the pool's, said the requests were spent. Throws {@link BucketContendedError} when a bucket stayed contended (after
  * trying the others).
  */
 export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cooldown: Cooldown, fingerprint?: string): PoolOps<void> {
@@ -661,7 +661,8 @@ export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cool
   if (cooldown.reason === 'rate_limit') {
     // The provider's requests are spent until the cooldown ends, whoever spent them (another client of the
     // owner's quota, a limit lower than configured): each of the owner's buckets holds one call then, not the
-    // burst its own count would allow. Best effort: the cooldown above is what keeps the key's calls back.
+    // burst its own count would allow, and a rate limit met again cuts the owner's rates (`rateLimitedUpdate`).
+    // Best effort: the cooldown above is what keeps the key's calls back.
     const buckets = [
       [bucketIdOf(config, key.quotaOwner), config.limits] as const,
       ...(config.otherBuckets ?? []).map((b) => [key.quotaOwner + b.suffix, b.limits] as const),
@@ -669,7 +670,7 @@ export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cool
     // Nor are the calls left of this instance's lease made on the owner's other keys.
     for (const [id] of buckets) state.leases.delete(id);
     try {
-      for (const [id, limits] of buckets) yield* update(config, state, id, limits, spentChange, until);
+      for (const [id, limits] of buckets) yield* update(config, state, id, limits, rateLimitedChange, until);
     } catch {
       // The table unavailable: the owner's next takes run on its own count, as before the answer.
     }

@@ -93,6 +93,9 @@ export function bucketOfItem(item: Record<string, unknown> | undefined): BucketS
     ...optional('reservedDaily'),
     ...optional('reservedDayEnd'),
     ...optional('probeUntil'),
+    ...optional('rateLimitedAt'),
+    ...optional('rateCut'),
+    ...optional('rateCutAt'),
     ...(typeof item.proven === 'boolean' ? { proven: item.proven } : {}),
     ...(Object.keys(complete).length > 0 ? { flows: complete } : {}),
     ...(finite(item.coolUntil) && typeof item.coolReason === 'string'

@@ -85,6 +85,12 @@ export interface BucketState {
   proven?: boolean | undefined;
   /** While unproven: epoch ms until which one call's probe holds the owner (0: none). */
   probeUntil?: number | undefined;
+  /** Epoch ms of the last rate limit the provider answered on this owner (`bucket/token-bucket.ts`, `rateLimitedUpdate`). */
+  rateLimitedAt?: number | undefined;
+  /** The share of its configured rates the owner was cut to at {@link rateCutAt}, recovering since (`rateShareAt`). */
+  rateCut?: number | undefined;
+  /** Epoch ms of the last rate cut. */
+  rateCutAt?: number | undefined;
   /**
    * The flows on this owner (`bucket/flows.ts`), by flow id: each one's retry timeline (replacing
    * {@link reservedUntil} for the takes that name a flow) and virtual time. Inactive ones are removed by later takes.
@@ -110,6 +116,9 @@ export type BucketField =
   | 'coolReason'
   | 'proven'
   | 'probeUntil'
+  | 'rateLimitedAt'
+  | 'rateCut'
+  | 'rateCutAt'
   | `flow:${string}:${'until' | 'vt' | 'weight'}`;
 
 /** A value a bucket field holds. */

@@ -2,11 +2,11 @@
  * The bucket updates admission makes, compiled into `UpdateItem`s (`dynamodb/bucket-item.ts`) and run on the
  * run's DynamoDB Local, land or fail exactly as the in-memory rules the simulator and the unit tests use
  * (`bucket/item-update.ts`) say, and leave the same bucket: a sequence of takes, bookings, reservations,
- * cooldowns, settlements, flows and refusals decided on the memory table, each applied to both.
+ * cooldowns, settlements, flows, rate limits and refusals decided on the memory table, each applied to both.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { adjustTokens, cooldownUpdate, takeFromBucket } from '../../../../lib/admission/bucket/token-bucket.js';
+import { adjustTokens, cooldownUpdate, ratedLimits, rateLimitedUpdate, takeFromBucket } from '../../../../lib/admission/bucket/token-bucket.js';
 import { UpdateBuilder } from '../../../../lib/admission/bucket/item-update.js';
 import { DynamoRateStateStore } from '../../../../lib/admission/dynamodb/rate-state.js';
 import type { BucketState, BucketUpdate } from '../../../../lib/admission/model/bucket.js';
@@ -66,6 +66,13 @@ describe('bucket items on DynamoDB Local: the same rules as in memory', () => {
             .build(),
       },
       { name: 'after the cooldown, a take on no cache', decide: () => takeFromBucket(cached[0], LIMITS, CALL, at + 31_000, { reserve: false }).update },
+      { name: 'a rate limit the provider answered', decide: (b) => rateLimitedUpdate(b, LIMITS, at + 31_000, at + 36_000) },
+      { name: 'another within three windows: the rates cut', decide: (b) => rateLimitedUpdate(b, LIMITS, at + 31_000, at + 36_000) },
+      { name: 'a stale one cutting again within the window (refused)', decide: () => rateLimitedUpdate(cached[18], LIMITS, at + 31_000, at + 40_000) },
+      {
+        name: 'a take at the cut rates',
+        decide: (b) => takeFromBucket(b, ratedLimits(LIMITS, b, at + 200_000), CALL, at + 200_000, { reserve: false }).update,
+      },
     ];
 
     // Act + Assess
@@ -83,7 +90,9 @@ describe('bucket items on DynamoDB Local: the same rules as in memory', () => {
       outcomes.push(m.ok);
       at += 1_000 + i;
     }
-    // and the sequence went through both outcomes
+    // and the sequence went through both outcomes, the rates cut once
     assert.ok(outcomes.filter(Boolean).length >= 10 && outcomes.some((ok) => !ok), `outcomes: ${outcomes.join(' ')}`);
+    assert.deepEqual(outcomes.slice(17, 21), [true, true, false, true], 'the rate limits: recorded, cut, a second cut refused, a take');
+    assert.equal((await dynamo.readBucket('o1'))?.rateCut, 0.75);
   });
 });
