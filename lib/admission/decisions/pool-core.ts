@@ -641,9 +641,9 @@ export function* keysLeftOps(config: PoolConfig, state: PoolState, key: KeyRef, 
  * Records the policy's cooldown of `key`: in this instance's cache, in the table, and for an owner's
  * cooldown also in its bucket and its {@link PoolConfig.otherBuckets} (so a consumer of either side
  * with stale cooldowns learns it at its next take). A rate limit also leaves each of the owner's buckets
- * with one call when the cooldown ends, and one met again cuts the owner's rates (`rateLimitedUpdate`): the
- * provider's count, not the pool's, said the requests were spent. Throws {@link BucketContendedError} when a bucket stayed contended (after
- * trying the others).
+ * with one call when the cooldown ends, and one met again cuts the owner's rates (`rateLimitedUpdate`):
+ * the provider's count, not the pool's, said the requests were spent. Throws
+ * {@link BucketContendedError} when a bucket stayed contended (after trying the others).
  */
 export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cooldown: Cooldown, fingerprint?: string): PoolOps<void> {
   const until = Date.parse(cooldown.until);
