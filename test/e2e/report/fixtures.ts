@@ -243,6 +243,7 @@ export function sampleBenchInput(options: { label?: string } = {}): BenchHtmlInp
       providerTpm: 1_000_000,
       minuteMs,
       laneRequestsPerMinute: 12,
+      providerShare: 1,
       maxReceiveCount: 5,
       consumerConcurrencyPerLane: 2,
       batchSize: 5,

@@ -228,6 +228,7 @@ function benchReport(
       providerTpm: options.providerTpm,
       minuteMs: options.minuteMs,
       laneRequestsPerMinute: options.keys * options.providerRpm,
+      providerShare: options.providerShare ?? 1,
       maxReceiveCount: anyLane.queue.maxReceiveCount,
       consumerConcurrencyPerLane: anyLane.consumer.maximumConcurrency,
       batchSize: anyLane.queue.batchSize,

@@ -60,6 +60,9 @@ The overhead probe and the floors run with the baseline only.
   --keys K              provider keys per lane, each its own quota owner (default 2)
   --provider-rpm N      requests per minute per key (default 8)
   --provider-tpm N      tokens per minute per key (default 1000000: requests bind, not tokens)
+  --provider-share X    the fake provider serves this share (0.1..1) of each per-minute limit the lanes are
+                        configured with, as when a config overstates the quota or another client spends the
+                        rest; the bounds are the provider's (default 1; the baseline only, not with --write-docs)
   --minute-ms MS        length of a provider "minute" (default 3000); lane timeouts and backoff scale with it
   --strategies LIST     which to run, comma-separated: a|naive, b|reschedule, c|admission (default all)
   --scenario NAME       baseline (default), uneven-tokens, daily-reset, key-out-of-credit, two-consumers,
@@ -91,6 +94,7 @@ const BENCH_FLAGS = {
   keys: numberFlag({ min: 1, max: 20, fallback: 2, ...ROUND_DOWN }),
   'provider-rpm': numberFlag({ min: 1, max: 1_000_000, fallback: 8, ...ROUND_DOWN }),
   'provider-tpm': numberFlag({ min: 1_000, max: 100_000_000, fallback: 1_000_000, ...ROUND_DOWN }),
+  'provider-share': numberFlag({ min: 0.1, max: 1, fallback: 1 }),
   'minute-ms': numberFlag({ min: 1000, max: 60_000, fallback: 3000, ...ROUND_DOWN }),
   strategies: stringFlag(),
   scenario: stringFlag(),
@@ -154,6 +158,8 @@ function parseBenchArgs(argv: readonly string[]): BenchCommandOptions {
   const v = parseFlags(argv, BENCH_FLAGS);
   if (v.html !== undefined && v.html.trim() === '') throw new UsageError('--html needs a file path');
   const scenario = scenarioFrom(v.scenario, v.keys);
+  if (v['provider-share'] < 1 && (scenario ?? 'baseline') !== 'baseline') throw new UsageError('--provider-share applies to the baseline only');
+  if (v['provider-share'] < 1 && v['write-docs']) throw new UsageError('--provider-share below 1 is not the baseline bench.md records: drop --write-docs');
   if (v.html !== undefined && scenario !== undefined && scenario !== 'baseline' && scenario !== 'all') {
     throw new UsageError(`--html draws the baseline's drain curves: use it with --scenario baseline or all, not ${scenario}`);
   }
@@ -162,6 +168,7 @@ function parseBenchArgs(argv: readonly string[]): BenchCommandOptions {
     keys: v.keys,
     providerRpm: v['provider-rpm'],
     providerTpm: v['provider-tpm'],
+    ...(v['provider-share'] < 1 ? { providerShare: v['provider-share'] } : {}),
     minuteMs: v['minute-ms'],
     strategies: strategiesFrom(v.strategies),
     floorMessages: v['floor-messages'],

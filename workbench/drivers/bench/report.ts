@@ -4,7 +4,7 @@
  * the floor and the overhead probe beside it; strategy (c) against its targets. Pure: no I/O.
  */
 import type { LaneConfig } from '../../../lib/config/lanes.js';
-import { BENCH_TARGETS, type BenchStrategyId } from './strategies.js';
+import { BENCH_TARGETS, servedLimit, type BenchStrategyId } from './strategies.js';
 import { quantile, round, type Scorecard } from '../scorecard.js';
 
 /** A distribution's summary (ms); nulls when there were no values. */
@@ -161,6 +161,8 @@ export interface BenchReport {
     minuteMs: number;
     /** Requests per scaled minute per lane (quota owners × RPM). */
     laneRequestsPerMinute: number;
+    /** The share of each configured per-minute limit the fake provider served (`--provider-share`; 1: all of it). */
+    providerShare: number;
     maxReceiveCount: number;
     consumerConcurrencyPerLane: number;
     batchSize: number;
@@ -415,6 +417,11 @@ export function formatBenchReport(report: BenchReport): string {
     `jobs: ${s.jobs} (${lanes}); per lane ${s.keysPerLane} key(s) x ${s.providerRpm} rpm = ${s.laneRequestsPerMinute} requests per provider minute; a minute lasts ${s.minuteMs} ms; ` +
       `maxReceiveCount ${s.maxReceiveCount}; ${s.consumerConcurrencyPerLane} concurrent invocations x batch ${s.batchSize} per lane; ` +
       `failure backoff ${s.backoff.failureBaseSeconds}..${s.backoff.failureCapSeconds} s, throttle backoff ${s.backoff.throttleBaseSeconds}..${s.backoff.throttleCapSeconds} s`,
+    ...(s.providerShare < 1
+      ? [
+          `the fake provider serves ${Math.round(s.providerShare * 100)} % of each configured per-minute limit (${servedLimit(s.providerRpm, s.providerShare)} rpm a key, --provider-share): the bounds below are its`,
+        ]
+      : []),
     `refused requests: ${s.refusedRequestRule}`,
     warmupLine(s.warmup),
     '',

@@ -60,6 +60,32 @@ export interface BenchOptions {
   html?: string;
   /** Which scenario to run (absent: the baseline; see `scenarios/scenarios.ts`). */
   scenario?: ScenarioChoice;
+  /**
+   * The share of each per-minute limit the lanes are configured with that the fake provider serves (absent: 1):
+   * a config that overstates the quota, or another client spending the rest. The bounds are the provider's.
+   */
+  providerShare?: number;
+}
+
+/** A per-minute limit as the fake provider serves it at `share` of the configured one (at least 1). */
+export function servedLimit(configured: number, share = 1): number {
+  return share >= 1 ? configured : Math.max(1, Math.floor(configured * share));
+}
+
+/** `lanes` with the per-minute limits the fake provider serves (`BenchOptions.providerShare`): what the bounds are worked out on. */
+export function servedLanes(lanes: LaneSet, share = 1): LaneSet {
+  if (share >= 1) return lanes;
+  return Object.fromEntries(
+    Object.entries(lanes).map(([name, lane]) => {
+      const { requestsPerMinute, tokensPerMinute } = lane.provider.limits;
+      const limits = {
+        ...lane.provider.limits,
+        requestsPerMinute: servedLimit(requestsPerMinute, share),
+        tokensPerMinute: servedLimit(tokensPerMinute, share),
+      };
+      return [name, { ...lane, provider: { ...lane.provider, limits } }];
+    }),
+  );
 }
 
 /** Where the bench's consumer logs go by default. */

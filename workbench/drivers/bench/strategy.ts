@@ -26,7 +26,7 @@ import {
   type ScenarioPlan,
   type SentDocument,
 } from './scenarios/scenarios.js';
-import { BENCH_LOG_FILE, naiveModel, scenarioLanes, type BenchOptions, type BenchStrategy } from './strategies.js';
+import { BENCH_LOG_FILE, naiveModel, scenarioLanes, servedLanes, servedLimit, type BenchOptions, type BenchStrategy } from './strategies.js';
 import { quotaBoundMinimumMs, writeLanesFile } from '../lanes.js';
 import type { ConsumerEvent } from '../consume/consume.js';
 import { spawnConsumer } from '../consume/processes.js';
@@ -79,6 +79,8 @@ export async function runStrategy(
 ): Promise<StrategyRun> {
   const started = Date.now();
   const lanes = scenarioLanes(options, plan, `${strategy.id.slice(0, 5)}-${randomBytes(3).toString('hex')}`);
+  // The limits the fake provider serves: the bounds' (the lanes' own where `--provider-share` is 1).
+  const served = servedLanes(lanes, options.providerShare);
   const probe = strategyProbe(strategy);
   // A binding daily quota: the provider's day and the consumer's start now, together.
   const dayStartMs = plan.quota.fixedDay ? Date.now() : undefined;
@@ -103,11 +105,11 @@ export async function runStrategy(
     const later = plan.later ? await submitLater(stack, lanes, plan.later, first.submitStarted, say, strategy.label) : undefined;
     const submission = later ? withLater(first, later) : first;
     const allDocuments = plan.later ? [...documents, ...plan.later.documents] : documents;
-    const bound = quotaBoundMinimumMs(lanes, submission.submitted, options.minuteMs);
+    const bound = quotaBoundMinimumMs(served, submission.submitted, options.minuteMs);
     const { submission: result, sent, submitStarted } = submission;
     const sentDocuments = sent.map((r) => ({ lane: r.region, document: allDocuments[r.index]! }));
     const firstResetMs = dayStartMs === undefined ? 0 : dayStartMs + plan.quota.dayMs - submitStarted;
-    const held = scenarioBound(plan, laneLoads(lanes, sentDocuments, plan), options.minuteMs, firstResetMs);
+    const held = scenarioBound(plan, laneLoads(served, sentDocuments, plan), options.minuteMs, firstResetMs);
     say(
       `${strategy.label}: queued ${first.sent.length} of ${documents.length} jobs in ${queued.resumedAt - queued.value.submitStarted} ms before its consumers started` +
         `${later ? `, ${later.sent.length} more ${later.submitStarted - first.submitStarted} ms into the drain` : ''}${result.failed ? ` (${result.failed} NOT sent)` : ''}; quota-bound minimum ${(bound / 1000).toFixed(1)} s` +
@@ -134,7 +136,7 @@ export async function runStrategy(
       receives: stack.telemetry.totals.values.QueueAgeMs?.length ?? 0,
       later:
         later && plan.later
-          ? laterFigures(plan.later, later, final.results, lanes, sentDocuments.slice(first.sent.length), {
+          ? laterFigures(plan.later, later, final.results, served, sentDocuments.slice(first.sent.length), {
               minuteMs: options.minuteMs,
               backlogTenant: documents[0]?.tenant,
             })
@@ -146,7 +148,7 @@ export async function runStrategy(
         `${measured.modelCallsPerCompletion ?? '-'} calls, ${measured.attemptsPerCompletion ?? '-'} attempts and ${measured.admissionDeniedPerCompletion ?? '-'} denials per completion, ` +
         `overhead p50 ${measured.overheadMs.p50 ?? '-'} ms`,
     );
-    return { result: measured, curve: drainCurveOf(strategy, submission.submitted, final.results, lanes, options.minuteMs), bound: held };
+    return { result: measured, curve: drainCurveOf(strategy, submission.submitted, final.results, served, options.minuteMs), bound: held };
   } finally {
     await fleet?.stop();
     await stack.stop();
@@ -386,7 +388,11 @@ async function startStrategyStack(
     endpoints: services.endpoints,
     logFile: options.logFile ?? BENCH_LOG_FILE,
     provider: {
-      limits: { requestsPerMinute: quota.providerRpm, tokensPerMinute: quota.providerTpm, requestsPerDay: quota.providerDaily },
+      limits: {
+        requestsPerMinute: servedLimit(quota.providerRpm, options.providerShare),
+        tokensPerMinute: servedLimit(quota.providerTpm, options.providerShare),
+        requestsPerDay: quota.providerDaily,
+      },
       minuteMs: options.minuteMs,
       dayMs: quota.dayMs,
       seed: options.seed,
