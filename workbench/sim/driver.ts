@@ -271,9 +271,9 @@ function renderTable(report: Pick<SimReport, 'results' | 'targets' | 'scenarios'
 function sizeClassLine(label: string, long: LongJobs, classes: NonNullable<StrategyResult['sizeClasses']>): string {
   const when = (ms: number | null) => (ms === null ? '-' : formatDuration(ms));
   const figures = (c: SizeClassFigures) => {
-    const times = `half committed after ${when(c.halfCommittedAfterMs)}, 90 % after ${when(c.ninetyPercentCommittedAfterMs)}`;
-    const committed = c.committed === c.jobs ? times : `${int(c.committed)} of ${int(c.jobs)} committed (${times.replace('half', 'half of those')})`;
-    return `${c.deferralsPerJob.toFixed(2)} deferrals a job, ${committed}`;
+    const all = c.committed === c.jobs;
+    const times = `${all ? 'half' : 'half of those'} committed after ${when(c.halfCommittedAfterMs)}, 90 % after ${when(c.ninetyPercentCommittedAfterMs)}`;
+    return `${c.deferralsPerJob.toFixed(2)} deferrals a job, ${all ? times : `${int(c.committed)} of ${int(c.jobs)} committed (${times})`}`;
   };
   return `${label}, from the first receive: the long jobs (1 in ${long.every}, prompts ${long.factor}x as long) ${figures(classes.long)}; the others ${figures(classes.other)}`;
 }

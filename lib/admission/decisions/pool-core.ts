@@ -650,25 +650,24 @@ export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cool
   if (!Number.isFinite(until)) return;
   const record = { ...cooldownRecordOf(key, { scope: cooldown.scope, reason: cooldown.reason, until }), ...(fingerprint ? { fingerprint } : {}) };
   learn(config, state, record);
-  if (record.scope === 'quota_owner') {
-    // The cooldown's write ends the probe of each of the owner's buckets, and what is left of a lease is not called.
-    for (const id of [bucketIdOf(config, key.quotaOwner), ...(config.otherBuckets ?? []).map((b) => key.quotaOwner + b.suffix)]) {
-      state.probes.delete(id);
-      state.leases.delete(id);
-    }
+  // Each bucket the owner has: the one this pool takes from, and its other sides.
+  const buckets = [
+    [bucketIdOf(config, key.quotaOwner), config.limits] as const,
+    ...(config.otherBuckets ?? []).map((b) => [key.quotaOwner + b.suffix, b.limits] as const),
+  ];
+  const rateLimited = cooldown.reason === 'rate_limit';
+  for (const [id] of buckets) {
+    // An owner's cooldown's write ends the probe of each of its buckets; after it or a rate limit, what is
+    // left of a lease is not called (on the owner's other keys either).
+    if (record.scope === 'quota_owner') state.probes.delete(id);
+    if (record.scope === 'quota_owner' || rateLimited) state.leases.delete(id);
   }
   yield { kind: 'putCooldown', record, now: config.now() };
-  if (cooldown.reason === 'rate_limit') {
+  if (rateLimited) {
     // The provider's requests are spent until the cooldown ends, whoever spent them (another client of the
     // owner's quota, a limit lower than configured): each of the owner's buckets holds one call then, not the
     // burst its own count would allow, and a rate limit met again cuts the owner's rates (`rateLimitedUpdate`).
     // Best effort: the cooldown above is what keeps the key's calls back.
-    const buckets = [
-      [bucketIdOf(config, key.quotaOwner), config.limits] as const,
-      ...(config.otherBuckets ?? []).map((b) => [key.quotaOwner + b.suffix, b.limits] as const),
-    ];
-    // Nor are the calls left of this instance's lease made on the owner's other keys.
-    for (const [id] of buckets) state.leases.delete(id);
     try {
       for (const [id, limits] of buckets) yield* update(config, state, id, limits, rateLimitedChange, until);
     } catch {
@@ -677,10 +676,8 @@ export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cool
   }
   if (record.scope !== 'quota_owner') return;
   const arg = { until, reason: cooldown.reason };
-  let contended = (yield* update(config, state, bucketIdOf(config, key.quotaOwner), config.limits, coolChange, arg)) === 'contended';
-  for (const other of config.otherBuckets ?? []) {
-    if ((yield* update(config, state, key.quotaOwner + other.suffix, other.limits, coolChange, arg)) === 'contended') contended = true;
-  }
+  let contended = false;
+  for (const [id, limits] of buckets) if ((yield* update(config, state, id, limits, coolChange, arg)) === 'contended') contended = true;
   if (contended) throw new BucketContendedError(`bucket of ${key.quotaOwner} stayed contended while recording its cooldown`);
 }
 
