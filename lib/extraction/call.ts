@@ -11,6 +11,7 @@ import { currentAbortSignal } from '../platform/abort-scope.js';
 import { errorName } from '../platform/errors.js';
 import { COOLDOWN_METRICS } from '../platform/telemetry.js';
 import type { ExtractionRequest, ExtractionResponse } from '../providers/model.js';
+import type { StatedLimits } from '../providers/stated-limits.js';
 import { count, log, runLogFields, type JobRun, type Next } from './context.js';
 import { failureVerdict, isThrottle } from './failures.js';
 import type { ExtractionOutcome, LaneOut } from './outcome.js';
@@ -26,7 +27,9 @@ export async function callModel(run: JobRun, grant: KeyGrant, request: Omit<Extr
   try {
     const calling = timedCall(run, grant.key, request);
     startClaim(run);
-    return { go: await calling };
+    const response = await calling;
+    noteStatedLimits(run, grant.key, response.statedLimits);
+    return { go: response };
   } catch (error) {
     const failed = await modelFailed(run, error, grant.key);
     await grant.settle(null);
@@ -55,6 +58,30 @@ async function timedCall(run: JobRun, key: ProviderKey, request: Omit<Extraction
       // A timing listener must not change what happens to the record.
     }
   }
+}
+
+/** The figures each consumer instance (its deps) last logged as the provider's lower limits. */
+const loggedLimits = new WeakMap<object, string>();
+
+/**
+ * An answer whose stated per-minute limits (`stated-limits.ts`) are below the lane's config: counted on
+ * every such answer (the lane's `provider-limits-below-config` alarm), logged when the figures change.
+ * Admission keeps to them by itself (the settlement records them); the config is what sizes the mapping.
+ */
+function noteStatedLimits(run: JobRun, key: ProviderKey, stated: StatedLimits | undefined): void {
+  if (stated === undefined) return;
+  const configured = run.deps.lane.provider.limits;
+  const below = (told: number | undefined, limit: number) => told !== undefined && told < limit;
+  if (!below(stated.requestsPerMinute, configured.requestsPerMinute) && !below(stated.tokensPerMinute, configured.tokensPerMinute)) return;
+  count(run.deps, 'ProviderLimitsBelowConfig');
+  const figures = `${stated.requestsPerMinute ?? '-'} ${stated.tokensPerMinute ?? '-'}`;
+  if (loggedLimits.get(run.deps) === figures) return;
+  loggedLimits.set(run.deps, figures);
+  log(run.deps, 'warn', 'the provider states lower limits than the lane config: admission keeps to them; set provider.limits to them', {
+    ...runLogFields(run),
+    keyId: key.id,
+    detail: `quota owner ${key.quotaOwner}: stated ${stated.requestsPerMinute ?? '-'} requests and ${stated.tokensPerMinute ?? '-'} tokens a minute; configured ${configured.requestsPerMinute} and ${configured.tokensPerMinute}`,
+  });
 }
 
 /** The model call failed: the failure table says what it means; a throttle also cools the key. */

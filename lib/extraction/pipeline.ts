@@ -149,7 +149,10 @@ async function extractHeld(run: JobRun, text: string): Promise<ExtractionOutcome
     if ('end' in answered) return answered.end;
     const response = answered.go;
     // The tokens admission took are reconciled with what the call used while the answer is validated and committed.
-    const settling = grant.settle(response.usage);
+    // (The provider's minute is admission's window.)
+    const stated = response.statedLimits;
+    const providerLimits = stated && { requestsPerWindow: stated.requestsPerMinute, tokensPerWindow: stated.tokensPerMinute };
+    const settling = grant.settle({ ...response.usage, ...(providerLimits ? { providerLimits } : {}) });
     run.usage.inputTokens += response.usage.inputTokens;
     run.usage.outputTokens += response.usage.outputTokens;
     const validation = validateOutput(response.content, schema);

@@ -1,11 +1,11 @@
 /**
  * A lane's alarms, all sent to one SNS topic: the lane's own (encrypted, TLS-only; with e-mail
  * subscriptions, or none when the stack was told so), or an existing topic of the lane's region
- * (`alarm-destination.ts`). States (notified when
- * they start and when they end): the oldest message and the oldest job, DLQ depth, the 429 share,
- * the lane waiting for a person, consumer errors, throttles and record failures. Events (notified
- * when they happen, never "OK" a minute later): a region mismatch, a key refused by the provider,
- * a billing refusal. docs/operations.md says what to do for each.
+ * (`alarm-destination.ts`). States (notified when they start and when they end): the oldest message and
+ * the oldest job, DLQ depth, the 429 share, the admission denial share, provider limits below the config,
+ * the lane waiting for a person, consumer errors, throttles and record failures. Events (notified when
+ * they happen, never "OK" a minute later): a region mismatch, a key refused by the provider, a billing
+ * refusal. docs/operations.md says what to do for each.
  */
 import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Stats, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
@@ -45,6 +45,7 @@ export interface LaneAlarmSet {
   readonly endpointMismatch: Alarm;
   readonly throttleShare: Alarm;
   readonly admissionDenialShare: Alarm;
+  readonly providerLimitsBelowConfig: Alarm;
   readonly waitingForPerson: Alarm;
   readonly keyAuth: Alarm;
   readonly billing: Alarm;
@@ -160,6 +161,19 @@ export class LaneAlarms extends Construct {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
 
+    // Admission keeps to the limits a provider states (`x-ratelimit-limit-*`); what it cannot change is the
+    // mapping, sized from the config: a config above the provider's limits pulls records only to re-send them.
+    const providerLimits = new Alarm(this, 'ProviderLimitsBelowConfig', {
+      alarmName: name('provider-limits-below-config'),
+      alarmDescription: `For 15 minutes the provider's answers in the ${lane.name} lane stated lower per-minute limits than its config (provider.limits: ${lane.provider.limits.requestsPerMinute} requests, ${lane.provider.limits.tokensPerMinute} tokens a minute per quota owner). Admission keeps to the provider's figures, but the mapping is sized from the config and receives more jobs than the keys can start, re-sending each. The consumer's log line "the provider states lower limits" gives the figures: set provider.limits to them and deploy, or raise the tier with the provider.`,
+      metric: consumerMetric(lane, 'ProviderLimitsBelowConfig', { period: fiveMinutes }),
+      threshold: 0,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 3,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+
     // The consumer reports LaneWaitingForPerson (1 or 0) on every invocation and nothing while the
     // lane is paused (its mapping is off). With missing data ignored, the alarm keeps its state: it
     // goes to ALARM when a pause starts that only a person can end (every key out for billing or
@@ -234,6 +248,7 @@ export class LaneAlarms extends Construct {
       endpointMismatch,
       throttleShare: throttle,
       admissionDenialShare: denialShare,
+      providerLimitsBelowConfig: providerLimits,
       waitingForPerson,
       keyAuth,
       billing,

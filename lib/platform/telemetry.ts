@@ -78,6 +78,11 @@ export const CONSUMER_METRICS = [
   'StatedWaitIgnored',
   /** Admission had no key for the call: deferred without calling the provider. */
   'AdmissionDenied',
+  /**
+   * An answer stated lower per-minute limits than the lane's config (`x-ratelimit-limit-*`,
+   * `anthropic-ratelimit-*-limit`): admission keeps to the provider's figures, the mapping is sized from the config.
+   */
+  'ProviderLimitsBelowConfig',
   /** A key or quota owner was cooled (any reason), and per reason below. */
   'KeyCooldown',
   'KeyCooldownRateLimit',

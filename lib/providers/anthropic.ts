@@ -8,6 +8,7 @@
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { classifyProviderError, isRequestTooLarge } from './classify/classify.js';
 import { ProviderError, ProviderTransportError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from './model.js';
+import { statedLimitsOf } from './stated-limits.js';
 
 const PROVIDER = 'anthropic' as const;
 
@@ -55,23 +56,25 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ModelA
         .filter((m) => m.role !== 'system')
         .map((m) => ({ role: m.role === 'assistant' ? ('assistant' as const) : ('user' as const), content: m.content }));
       try {
-        const message = await clientFor(request.apiKey).messages.create(
-          {
-            model: options.model,
-            max_tokens: request.maxOutputTokens ?? options.defaultMaxOutputTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
-            ...(system ? { system } : {}),
-            messages,
-            tools: [
-              {
-                name: toolName,
-                description: `Record the extracted ${request.jsonSchemaName} object. The input must follow the JSON schema exactly.`,
-                input_schema: request.jsonSchema as Anthropic.Messages.Tool.InputSchema,
-              },
-            ],
-            tool_choice: { type: 'tool', name: toolName },
-          },
-          { signal: request.signal },
-        );
+        const { data: message, response } = await clientFor(request.apiKey)
+          .messages.create(
+            {
+              model: options.model,
+              max_tokens: request.maxOutputTokens ?? options.defaultMaxOutputTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
+              ...(system ? { system } : {}),
+              messages,
+              tools: [
+                {
+                  name: toolName,
+                  description: `Record the extracted ${request.jsonSchemaName} object. The input must follow the JSON schema exactly.`,
+                  input_schema: request.jsonSchema as Anthropic.Messages.Tool.InputSchema,
+                },
+              ],
+              tool_choice: { type: 'tool', name: toolName },
+            },
+            { signal: request.signal },
+          )
+          .withResponse();
         const toolUse = message.content.find((b) => b.type === 'tool_use' && b.name === toolName) ?? message.content.find((b) => b.type === 'tool_use');
         const content =
           toolUse?.type === 'tool_use'
@@ -81,6 +84,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ModelA
                 .join('')
                 .trim();
         const usage = message.usage;
+        const statedLimits = statedLimitsOf(PROVIDER, response.headers);
         return {
           content,
           model: message.model,
@@ -89,6 +93,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions): ModelA
             inputTokens: (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0),
             outputTokens: usage.output_tokens ?? 0,
           },
+          ...(statedLimits ? { statedLimits } : {}),
         };
       } catch (error) {
         throw mapAnthropicError(error, options.now?.() ?? new Date());

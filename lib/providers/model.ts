@@ -4,6 +4,7 @@
  */
 import type { ProviderErrorClassification } from '../policy/classification.js';
 import { RatelaneError } from '../platform/errors.js';
+import type { StatedLimits } from './stated-limits.js';
 
 /** A chat message as the prompts build them. */
 export interface ChatMessage {
@@ -34,6 +35,8 @@ export interface ExtractionResponse {
   content: string;
   usage: TokenUsage;
   model: string;
+  /** The quota owner's per-minute limits the answer's headers stated (`stated-limits.ts`); absent: none stated. */
+  statedLimits?: StatedLimits | undefined;
 }
 
 /** A model adapter; implementations must not retry: ratelane owns retries. */

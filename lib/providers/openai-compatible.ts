@@ -6,6 +6,7 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AzureOpenAI } from 'openai';
 import { classifyProviderError, isRequestTooLarge, type ProviderName } from './classify/classify.js';
 import { ProviderError, ProviderTransportError, type ExtractionRequest, type ExtractionResponse, type ModelAdapter } from './model.js';
+import { statedLimitsOf } from './stated-limits.js';
 
 /** Settings of an OpenAI-compatible adapter. */
 export interface OpenAiCompatibleOptions {
@@ -59,19 +60,22 @@ export function createOpenAiCompatibleAdapter(options: OpenAiCompatibleOptions):
     provider,
     async extract(request: ExtractionRequest): Promise<ExtractionResponse> {
       try {
-        const completion = await clientFor(request.apiKey).chat.completions.create(
-          {
-            model: options.model,
-            messages: request.messages,
-            response_format: {
-              type: 'json_schema',
-              json_schema: { name: request.jsonSchemaName, schema: request.jsonSchema, strict: true },
+        const { data: completion, response } = await clientFor(request.apiKey)
+          .chat.completions.create(
+            {
+              model: options.model,
+              messages: request.messages,
+              response_format: {
+                type: 'json_schema',
+                json_schema: { name: request.jsonSchemaName, schema: request.jsonSchema, strict: true },
+              },
+              ...(request.maxOutputTokens ? { max_completion_tokens: request.maxOutputTokens } : {}),
             },
-            ...(request.maxOutputTokens ? { max_completion_tokens: request.maxOutputTokens } : {}),
-          },
-          { signal: request.signal },
-        );
+            { signal: request.signal },
+          )
+          .withResponse();
         const content = completion.choices[0]?.message?.content ?? '';
+        const statedLimits = statedLimitsOf(provider, response.headers);
         return {
           content,
           model: completion.model,
@@ -79,6 +83,7 @@ export function createOpenAiCompatibleAdapter(options: OpenAiCompatibleOptions):
             inputTokens: completion.usage?.prompt_tokens ?? 0,
             outputTokens: completion.usage?.completion_tokens ?? 0,
           },
+          ...(statedLimits ? { statedLimits } : {}),
         };
       } catch (error) {
         throw mapOpenAiError(error, provider, options.now?.() ?? new Date());

@@ -2,12 +2,21 @@
  * The bucket changes of the key pool's decisions (`decisions/pool-core.ts`): what a take, a settlement, a
  * cooldown and a probe's release do to an owner's bucket as last seen, and what to write. Pure.
  */
-import type { BucketCost, BucketLimits, BucketState, BucketUpdate, Flow, Lease } from '../model/bucket.js';
+import type { BucketCost, BucketLimits, BucketState, BucketUpdate, Flow, Lease, ProviderLimits } from '../model/bucket.js';
 import { RECHECKED } from '../model/cooldowns.js';
 import { cooledProbe, probeHeldUntil, probeUpdate, proved, released } from './first-calls.js';
 import { applyUpdate, composeUpdates, UpdateBuilder } from './item-update.js';
 import { givenBack, withLease, type LeaseTerms } from './lease.js';
-import { adjustTokens, clampCost, cooldownUpdate, ratedLimits, rateLimitedUpdate, takeFromBucket, type TakeVerdict } from './token-bucket.js';
+import {
+  adjustTokens,
+  clampCost,
+  cooldownUpdate,
+  ratedLimits,
+  rateLimitedUpdate,
+  statedLimitsUpdate,
+  takeFromBucket,
+  type TakeVerdict,
+} from './token-bucket.js';
 
 /** A bucket change's result, and the conditional update to write (none: nothing to write). */
 interface ChangeOutcome<T> {
@@ -119,10 +128,20 @@ export function retimed<T>(decided: T, onStored: T): T {
   return decided;
 }
 
-/** The token level corrected by `delta` (real usage minus what was taken), the owner `prove`d; nothing to write for an unknown bucket. */
-export const settleChange: BucketChange<{ delta: number; prove: boolean }, null> = (limits, bucket, _now, { delta, prove }) => {
+/** A settlement: the token correction owed, whether the owner is proven by it, and the limits the answer stated. */
+export interface SettleArg {
+  delta: number;
+  prove: boolean;
+  stated?: ProviderLimits | undefined;
+}
+
+/**
+ * The token level corrected by `delta` (real usage minus what was taken), the owner `prove`d, the limits the
+ * provider `stated` recorded (`statedLimitsUpdate`); nothing to write for an unknown bucket.
+ */
+export const settleChange: BucketChange<SettleArg, null> = (limits, bucket, _now, { delta, prove, stated }) => {
   if (bucket === undefined) return { result: null };
-  const adjusted = adjustTokens(limits, delta);
+  const adjusted = composeUpdates(adjustTokens(limits, delta), stated ? statedLimitsUpdate(bucket, limits, stated) : undefined);
   return { result: null, write: prove ? composeUpdates(adjusted, proved(new UpdateBuilder()).build()) : adjusted };
 };
 

@@ -16,7 +16,7 @@
  * the current day's reset also count against that future day's quota (`reservedDaily` for the day
  * ending at `reservedDayEnd`): once a day's quota is promised, the next slot is the day after.
  */
-import type { BucketCondition, BucketCost, BucketLevels, BucketLimits, BucketState, BucketUpdate, Flow, Lease } from '../model/bucket.js';
+import type { BucketCondition, BucketCost, BucketLevels, BucketLimits, BucketState, BucketUpdate, Flow, Lease, ProviderLimits } from '../model/bucket.js';
 import { flowChanges, flowShare, flowStanding } from './flows.js';
 import { advanceClock, applyUpdate, CLOCK_SLACK_MS, composeUpdates, EMPTY_BUCKET, UpdateBuilder } from './item-update.js';
 
@@ -379,10 +379,41 @@ export function rateShareAt(state: BucketState | undefined, limits: BucketLimits
   return Math.min(1, state.rateCut + (RATE_CUT_RECOVERY_PER_WINDOW * Math.max(0, now - state.rateCutAt)) / limits.windowMs);
 }
 
-/** `limits` with its per-window rates (and so its bursts) at the share the bucket admits at `now` ({@link rateShareAt}). */
+/**
+ * `limits` with its per-window rates (and so its bursts) as the bucket admits them at `now`: at the share
+ * a rate cut left ({@link rateShareAt}), and no higher than the owner's figures the provider stated
+ * ({@link statedLimitsUpdate}) at the bucket's {@link BucketLimits.ownerShare}.
+ */
 export function ratedLimits(limits: BucketLimits, state: BucketState | undefined, now: number): BucketLimits {
   const share = rateShareAt(state, limits, now);
-  return share >= 1 ? limits : { ...limits, requestsPerWindow: limits.requestsPerWindow * share, tokensPerWindow: limits.tokensPerWindow * share };
+  const own = limits.ownerShare ?? 1;
+  const requests = Math.min(limits.requestsPerWindow * share, (state?.statedRequests ?? Infinity) * own);
+  const tokens = Math.min(limits.tokensPerWindow * share, (state?.statedTokens ?? Infinity) * own);
+  return requests >= limits.requestsPerWindow && tokens >= limits.tokensPerWindow
+    ? limits
+    : { ...limits, requestsPerWindow: requests, tokensPerWindow: tokens };
+}
+
+/**
+ * The update recording the owner's per-window limits a provider stated on an answer (`stated`): a figure
+ * below the owner's configured one (this bucket's limit over its {@link BucketLimits.ownerShare}) is kept
+ * for {@link ratedLimits}; a figure at or above it removes one kept before (the provider raised it, or the
+ * config was lowered); a figure not stated changes nothing. No condition: the last answer's figure
+ * stands. `undefined` when the bucket holds what it would write.
+ */
+export function statedLimitsUpdate(state: BucketState | undefined, limits: BucketLimits, stated: ProviderLimits): BucketUpdate | undefined {
+  const own = limits.ownerShare ?? 1;
+  const u = new UpdateBuilder();
+  const record = (field: 'statedRequests' | 'statedTokens', told: number | undefined, configured: number) => {
+    if (told === undefined || !(Number.isFinite(told) && told > 0)) return;
+    const kept = told < configured / own ? told : undefined;
+    if (kept === state?.[field]) return;
+    if (kept === undefined) u.remove(field);
+    else u.set(field, kept);
+  };
+  record('statedRequests', stated.requestsPerWindow, limits.requestsPerWindow);
+  record('statedTokens', stated.tokensPerWindow, limits.tokensPerWindow);
+  return u.build();
 }
 
 /**

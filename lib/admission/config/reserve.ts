@@ -92,6 +92,7 @@ function scaled(limits: BucketLimits, factor: number): BucketLimits {
     requestsPerWindow: Math.max(1, limits.requestsPerWindow * factor),
     tokensPerWindow: Math.max(1, limits.tokensPerWindow * factor),
     requestsPerDay: Math.max(1, limits.requestsPerDay * factor),
+    ownerShare: (limits.ownerShare ?? 1) * factor,
   };
 }
 

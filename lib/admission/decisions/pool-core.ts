@@ -28,9 +28,9 @@ import type { Cooldown, LaneOutReason } from '../../policy/index.js';
 import { coolChange, rateLimitedChange, releaseChange, settleChange, takeChange, takeWrites, type TakeArg } from '../bucket/changes.js';
 import { isProbe } from '../bucket/first-calls.js';
 import { givenBackWhileValid, type LeaseTerms, leaseValidityMs, spendLease } from '../bucket/lease.js';
-import { clampCost, costMs, isFixedDay, levelsAt, type TakeVerdict } from '../bucket/token-bucket.js';
+import { clampCost, costMs, isFixedDay, levelsAt, ratedLimits, statedLimitsUpdate, type TakeVerdict } from '../bucket/token-bucket.js';
 import { learnOutputEstimate } from '../config/settings.js';
-import type { BucketCost, BucketState, Flow, Lease } from '../model/bucket.js';
+import type { BucketCost, BucketState, Flow, Lease, ProviderLimits } from '../model/bucket.js';
 import { EMPTY_SNAPSHOT, RECHECKED, type CooldownSnapshot, type KeyRef } from '../model/cooldowns.js';
 import { update } from './bucket-update.js';
 import { blockerOf, chooseKeys, cooldownRecordOf, keysLeftAfter, laneCapacity, type DailyOut, type LaneCapacity } from './choice.js';
@@ -118,14 +118,14 @@ export function laneOutOf(capacity: LaneCapacity | null | undefined): LaneOut | 
  * A denial's capacity (`capacity`: as known otherwise) when its slot (`retryAt`) lies more than a window
  * ahead while the lane is not out — more than a provider minute of the quota is already promised: if the
  * mapping holds more records (`AdmissionSettings.mappingRecords`) than the quota keeps busy — at the
- * lane's call rate (for the tokens this instance's calls use, learned from their answers, where tokens
- * bind), those it starts within their booking window (at least `mappingWindowMs`) and those in their
- * calls, as long as this instance's calls last — the others are received only to be re-sent: deferred to
- * their slots, and every 900 s while a slot is further. The lane is then `booked_ahead`: limited to that
- * share (of the owners usable) for 900 s, no longer than the owners out it was worked out without stay out,
- * so a share worked out from calls that have since grown slower holds the lane back no longer than that
- * (the next far denial limits it again, with what its instance has learned). Nothing before the instance
- * has seen a call answer.
+ * lane's call rate (the rates its owners' buckets admit, for the tokens this instance's calls use, learned
+ * from their answers, where tokens bind), those it starts within their booking window (at least
+ * `mappingWindowMs`) and those in their calls, as long as this instance's calls last — the others are
+ * received only to be re-sent: deferred to their slots, and every 900 s while a slot is further. The lane
+ * is then `booked_ahead`: limited to that share (of the owners usable) for 900 s, no longer than the owners
+ * out it was worked out without stay out, so a share worked out from calls that have since grown slower
+ * holds the lane back no longer than that (the next far denial limits it again, with what its instance has
+ * learned). Nothing before the instance has seen a call answer.
  */
 function bookedAhead(
   config: PoolConfig,
@@ -139,9 +139,14 @@ function bookedAhead(
   if (!(held > 0) || callMs === undefined || retryAt - now <= limits.windowMs || capacity?.share === 0) return capacity;
   // A call's tokens as this instance's calls used them: one large document's denial does not shrink the share.
   const tokens = state.callTokensEstimate ?? cost.tokens;
-  const callsPerWindow = Math.min(limits.requestsPerWindow, tokens > 0 ? limits.tokensPerWindow / tokens : Infinity);
+  // At the rates each owner's bucket admits as this instance last saw it (a rate cut, limits the provider stated).
+  let callsPerWindow = 0;
+  for (const owner of ownersOf(config.keys)) {
+    const rated = ratedLimits(limits, state.buckets.get(bucketIdOf(config, owner)), now);
+    callsPerWindow += Math.min(rated.requestsPerWindow, tokens > 0 ? rated.tokensPerWindow / tokens : Infinity);
+  }
   // Every bucket item of every owner: a shard's limits are its share of the owner's.
-  const callsPerMs = (ownersOf(config.keys).length * config.settings.bucketShards * callsPerWindow) / limits.windowMs;
+  const callsPerMs = (config.settings.bucketShards * callsPerWindow) / limits.windowMs;
   // Records fresh from the mapping have the whole booking window: a record denied late in its invocation less.
   const windowMs = Math.max(bookWithinMs, config.settings.mappingWindowMs);
   const share = Math.min(1, (callsPerMs * (windowMs + callMs)) / held) * (capacity?.share ?? 1);
@@ -590,7 +595,7 @@ export function* settleOps(
   state: PoolState,
   owner: string,
   takenTokens: number,
-  usage: { inputTokens: number; outputTokens: number },
+  usage: { inputTokens: number; outputTokens: number; providerLimits?: ProviderLimits | undefined },
   callMs?: number,
 ): PoolOps<void> {
   const id = bucketIdOf(config, owner);
@@ -605,13 +610,16 @@ export function* settleOps(
   // An owner not known proven is proven now, at once (other consumers' calls wait on its probe).
   const prove = config.settings.probeFirstCalls && state.buckets.get(id)?.proven !== true;
   const owed = (state.carried.get(id) ?? 0) + delta;
+  // Limits the provider stated that the bucket does not hold yet are written at once (`statedLimitsUpdate`).
+  const stated = usage.providerLimits;
+  const newsOfLimits = stated !== undefined && statedLimitsUpdate(state.buckets.get(id), config.limits, stated) !== undefined;
   // Owed until the next take of the bucket writes it, unless it grew too large to wait.
-  if (!prove && (Math.abs(delta) < 1 || Math.abs(owed) < config.limits.tokensPerWindow * SETTLE_CARRY_SHARE)) {
+  if (!prove && !newsOfLimits && (Math.abs(delta) < 1 || Math.abs(owed) < config.limits.tokensPerWindow * SETTLE_CARRY_SHARE)) {
     if (Math.abs(delta) >= 1) state.carried.set(id, owed);
     return;
   }
   state.carried.delete(id);
-  if ((yield* update(config, state, id, config.limits, settleChange, { delta: owed, prove })) === 'contended') state.carried.set(id, owed);
+  if ((yield* update(config, state, id, config.limits, settleChange, { delta: owed, prove, stated })) === 'contended') state.carried.set(id, owed);
 }
 
 /** After a grant on `owner`: when its take wrote the owner's probe, this instance holds it (see {@link releaseOps}). */

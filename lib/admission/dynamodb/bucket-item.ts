@@ -96,6 +96,8 @@ export function bucketOfItem(item: Record<string, unknown> | undefined): BucketS
     ...optional('rateLimitedAt'),
     ...optional('rateCut'),
     ...optional('rateCutAt'),
+    ...optional('statedRequests'),
+    ...optional('statedTokens'),
     ...(typeof item.proven === 'boolean' ? { proven: item.proven } : {}),
     ...(Object.keys(complete).length > 0 ? { flows: complete } : {}),
     ...(finite(item.coolUntil) && typeof item.coolReason === 'string'

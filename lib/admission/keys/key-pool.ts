@@ -6,7 +6,7 @@
  */
 import { RatelaneError } from '../../platform/errors.js';
 import type { Cooldown, LaneLimitReason, LaneOutReason } from '../../policy/index.js';
-import type { Flow } from '../model/bucket.js';
+import type { Flow, ProviderLimits } from '../model/bucket.js';
 
 /** One usable key: its id (logged), the quota owner it shares limits with, and its secret (never logged). */
 export interface ProviderKey {
@@ -32,10 +32,12 @@ export interface KeyRequest {
   flow?: Flow | undefined;
 }
 
-/** Token usage a call reported. */
+/** Token usage a call reported, and the owner's limits its answer stated. */
 export interface KeyUsage {
   inputTokens: number;
   outputTokens: number;
+  /** The quota owner's per-window limits the provider stated on the answer (absent: none stated). */
+  providerLimits?: ProviderLimits | undefined;
 }
 
 /** The call may go ahead with `key`. */

@@ -37,6 +37,21 @@ export interface BucketLimits {
    * `bucket/token-bucket.ts`).
    */
   dailyResetOffsetMs?: number | undefined;
+  /**
+   * The share of its quota owner's limits this bucket admits (default 1): `1 − reserveShare` or
+   * `reserveShare` of a reserve's sides, over the queue side's shards. A per-window figure the provider
+   * states for the whole owner counts for this bucket at this share (`ratedLimits`).
+   */
+  ownerShare?: number | undefined;
+}
+
+/**
+ * The per-window limits a provider stated on an answer, for the whole quota owner (its "minute": the
+ * window). Absent figures were not stated.
+ */
+export interface ProviderLimits {
+  requestsPerWindow?: number | undefined;
+  tokensPerWindow?: number | undefined;
 }
 
 /** How much is left of each level at some time (`levelsAt`). Negative while calls are booked ahead (debt). */
@@ -92,6 +107,13 @@ export interface BucketState {
   /** Epoch ms of the last rate cut. */
   rateCutAt?: number | undefined;
   /**
+   * The owner's requests per window as the provider stated them on an answer, kept while below the
+   * configured ones (`statedLimitsUpdate`): the owner's takes admit at most that many ({@link BucketLimits.ownerShare} of them in this bucket).
+   */
+  statedRequests?: number | undefined;
+  /** The owner's tokens per window as the provider stated them, kept like {@link statedRequests}. */
+  statedTokens?: number | undefined;
+  /**
    * The flows on this owner (`bucket/flows.ts`), by flow id: each one's retry timeline (replacing
    * {@link reservedUntil} for the takes that name a flow) and virtual time. Inactive ones are removed by later takes.
    */
@@ -119,6 +141,8 @@ export type BucketField =
   | 'rateLimitedAt'
   | 'rateCut'
   | 'rateCutAt'
+  | 'statedRequests'
+  | 'statedTokens'
   | `flow:${string}:${'until' | 'vt' | 'weight'}`;
 
 /** A value a bucket field holds. */

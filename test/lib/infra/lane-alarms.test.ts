@@ -28,6 +28,7 @@ const ALARM_SUFFIXES = [
   'key-auth',
   'oldest-job-age',
   'oldest-message-age',
+  'provider-limits-below-config',
   'record-failures',
   'region-mismatch',
   'waiting-for-person',
@@ -115,7 +116,7 @@ for (const lane of LANES) {
       }
     });
 
-    it('alarms on the SQS message age, DLQ depth, region mismatch and 429 share with config thresholds', () => {
+    it('alarms on the SQS message age, DLQ depth, region mismatch, 429 share and provider limits below the config, with config thresholds', () => {
       // Prepare
       const { stack, json } = of(lane);
       // Act
@@ -177,6 +178,21 @@ for (const lane of LANES) {
           'admissionDenied=AdmissionDenied/300/Sum',
           'modelCalls=ModelCalls/300/Sum',
         ],
+      );
+      const providerLimits = get('provider-limits-below-config');
+      assert.deepEqual(
+        [providerLimits?.Threshold, providerLimits?.EvaluationPeriods, providerLimits?.DatapointsToAlarm, providerLimits?.TreatMissingData],
+        [0, 3, 3, 'notBreaching'],
+        'answers stating lower limits in 3 consecutive 5-minute periods',
+      );
+      assert.deepEqual(
+        [providerLimits?.MetricName, providerLimits?.Period, providerLimits?.Statistic, providerLimits?.Dimensions],
+        ['ProviderLimitsBelowConfig', 300, 'Sum', dims],
+      );
+      assert.match(
+        providerLimits?.AlarmDescription ?? '',
+        new RegExp(`provider\\.limits: ${lane.provider.limits.requestsPerMinute} requests`),
+        'names the configured figures',
       );
       const share = get('429-share');
       assert.equal(share?.Threshold, lane.alarms.throttleSharePercent);

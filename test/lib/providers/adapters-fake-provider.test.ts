@@ -32,6 +32,18 @@ describe('OpenAI-compatible adapter against the fake provider', () => {
     assert.equal(response.usage.outputTokens, Math.ceil(JSON.stringify(RESULT).length / 4));
   });
 
+  it('reads the per-minute limits an answer states (x-ratelimit-limit-*), and none from a provider that states none', async () => {
+    // Prepare: one provider with limits, one without (it sends no x-ratelimit headers)
+    const limited = await fake({ limits: { requestsPerMinute: 450, tokensPerMinute: 90_000 } });
+    const unlimited = await fake();
+    // Act
+    const stated = await adapterFor(limited).extract(extraction(key));
+    const silent = await adapterFor(unlimited).extract(extraction(key));
+    // Assess
+    assert.deepEqual(stated.statedLimits, { requestsPerMinute: 450, tokensPerMinute: 90_000 });
+    assert.equal(silent.statedLimits, undefined);
+  });
+
   it('maps an RPM 429 to rate_limit with the stated wait, and sends it once', async () => {
     // Prepare
     const provider = await fake({ limits: { requestsPerMinute: 1 } });

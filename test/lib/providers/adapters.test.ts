@@ -23,11 +23,18 @@ describe('Anthropic adapter', () => {
   const adapterFor = (server: Loopback, timeoutMs = 5_000) => createAnthropicAdapter({ model: MODEL, baseUrl: server.url, timeoutMs });
   const error = (type: string, message: string) => ({ type: 'error', error: { type, message }, request_id: 'req_011CTestRequest' });
 
-  it('sends one forced tool carrying the JSON schema and maps tool_use input and usage', async () => {
+  it('sends one forced tool carrying the JSON schema and maps tool_use input, usage and the limits the answer states', async () => {
     // Prepare
     const server = await loopback(() => ({
       status: 200,
-      headers: { 'request-id': 'req_011CTestRequest' },
+      headers: {
+        'request-id': 'req_011CTestRequest',
+        // As api.anthropic.com states its limits on every answer (tokens: the most restrictive in effect, input and output)
+        'anthropic-ratelimit-requests-limit': '1000',
+        'anthropic-ratelimit-input-tokens-limit': '80000',
+        'anthropic-ratelimit-output-tokens-limit': '16000',
+        'anthropic-ratelimit-tokens-limit': '96000',
+      },
       body: {
         id: 'msg_01TestMessage',
         type: 'message',
@@ -44,6 +51,7 @@ describe('Anthropic adapter', () => {
     // Assess
     assert.deepEqual(JSON.parse(response.content), RESULT);
     assert.deepEqual(response.usage, { inputTokens: 410, outputTokens: 37 });
+    assert.deepEqual(response.statedLimits, { requestsPerMinute: 1000, tokensPerMinute: 96_000 });
     assert.equal(response.model, MODEL);
     assert.equal(server.requests.length, 1);
     const [sent] = server.requests;

@@ -154,6 +154,10 @@ export async function assertTimesOutOnce(
   timeoutMs: number,
   request = extraction(),
 ): Promise<ProviderTransportError> {
+  // The connections of the tests before this one close on the real clock first: undici's timers of one
+  // still open would run on the mocked clock (its timers tick on `setTimeout`) and fire for a parser
+  // already collected (nodejs/undici#4755: "Cannot destructure property 'socket' of 'parser.deref(...)'").
+  await sleep(20);
   t.mock.timers.enable({ apis: ['setTimeout'] });
   try {
     const failing = failure(adapter, ProviderTransportError, request);

@@ -73,6 +73,7 @@ describe('admission reserve: the limits of each side', () => {
     // Assess: 6 + 2 requests a minute, 60,000 + 20,000 tokens, 750 + 250 requests a day
     assert.equal(reserve.reserveShare, 0.25);
     assert.deepEqual([reserve.queue.requestsPerWindow, reserve.queue.tokensPerWindow, reserve.queue.requestsPerDay], [6, 60_000, 750]);
+    assert.deepEqual([reserve.queue.ownerShare, reserve.live.ownerShare], [0.75, 0.25], "each side's share of the owner");
     assert.deepEqual([reserve.live.requestsPerWindow, reserve.live.tokensPerWindow, reserve.live.requestsPerDay], [2, 20_000, 250]);
     assert.equal(reserve.live.windowMs, settings.windowMs);
     assert.deepEqual(none.queue, bucketLimitsFor(lane, settings));
@@ -315,7 +316,7 @@ describe('admission shards: an owner’s queue-side bucket split into items', ()
     const live = shardedSideConfig(reserve, 'live', poolSideConfig(reserve, 'live'), 3, 0, keys);
     // Assess
     assert.deepEqual(one, poolSideConfig(reserve, 'queue'), 'one shard: the side as it was');
-    const third = { ...reserve.queue, requestsPerWindow: 2, tokensPerWindow: 20_000, requestsPerDay: 250 };
+    const third = { ...reserve.queue, requestsPerWindow: 2, tokensPerWindow: 20_000, requestsPerDay: 250, ownerShare: 0.25 };
     assert.deepEqual(second, {
       limits: third,
       bucketSuffix: '#s1',

@@ -26,7 +26,7 @@ const MAX_DELAY_MS = 900_000;
 /** Two owners of one request (or as given) per window; two calls granted and answered after 2 s. */
 async function afterTwoCalls(
   settings: Partial<AdmissionSettings>,
-  options: { answered?: boolean; requestsPerWindow?: number; tokensPerWindow?: number; usedTokens?: number } = {},
+  options: { answered?: boolean; requestsPerWindow?: number; tokensPerWindow?: number; usedTokens?: number; statedRequests?: number } = {},
 ): Promise<{ pool: SharedKeyPool; clock: { now: number } }> {
   const limits: BucketLimits = {
     requestsPerWindow: options.requestsPerWindow ?? 1,
@@ -42,7 +42,8 @@ async function afterTwoCalls(
   const grants = [await pool.acquire({ estimatedTokens: used }), await pool.acquire({ estimatedTokens: used })];
   if (options.answered !== false) {
     clock.now += CALL_MS;
-    for (const grant of grants) if (grant.admitted) await grant.settle({ inputTokens: used, outputTokens: 0 });
+    const stated = options.statedRequests === undefined ? {} : { providerLimits: { requestsPerWindow: options.statedRequests } };
+    for (const grant of grants) if (grant.admitted) await grant.settle({ inputTokens: used, outputTokens: 0, ...stated });
   }
   return { pool, clock };
 }
@@ -72,6 +73,16 @@ describe('admission: a lane booked ahead', () => {
     assert.equal(capacity?.reason, 'booked_ahead');
     assert.equal(capacity?.until.getTime(), clock.now + MAX_DELAY_MS, 'for 900 s, the slot near or far');
     assertNear(capacity?.share ?? NaN, ((4 / WINDOW) * CALL_MS) / 10, 'share: calls per ms x (booking window 0 + call 2 s) / 10 records');
+  });
+
+  it("works the share out at the rates the owners' buckets admit: a provider that stated half the configured requests halves it", async () => {
+    // Prepare: 2 requests a window configured per owner, the answers stating 1
+    const { pool, clock } = await afterTwoCalls({ mappingRecords: 10 }, { requestsPerWindow: 2, statedRequests: 1 });
+    // Act
+    const asked = await denials(pool, 8);
+    // Assess
+    const far = asked.find((d) => !d.admitted && d.retryAt.getTime() - clock.now > WINDOW);
+    assertNear(capacityOf(far)?.share ?? NaN, ((2 / WINDOW) * CALL_MS) / 10, 'share: the stated 2 calls per window x call 2 s / 10 records');
   });
 
   it('works the share out from the tokens the calls used, not from the one call denied, where tokens bind', async () => {

@@ -6,7 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { adjustTokens, cooldownUpdate, ratedLimits, rateLimitedUpdate, takeFromBucket } from '../../../../lib/admission/bucket/token-bucket.js';
+import {
+  adjustTokens,
+  cooldownUpdate,
+  ratedLimits,
+  rateLimitedUpdate,
+  statedLimitsUpdate,
+  takeFromBucket,
+} from '../../../../lib/admission/bucket/token-bucket.js';
 import { UpdateBuilder } from '../../../../lib/admission/bucket/item-update.js';
 import { DynamoRateStateStore } from '../../../../lib/admission/dynamodb/rate-state.js';
 import type { BucketState, BucketUpdate } from '../../../../lib/admission/model/bucket.js';
@@ -73,6 +80,8 @@ describe('bucket items on DynamoDB Local: the same rules as in memory', () => {
         name: 'a take at the cut rates',
         decide: (b) => takeFromBucket(b, ratedLimits(LIMITS, b, at + 200_000), CALL, at + 200_000, { reserve: false }).update,
       },
+      { name: 'limits the provider stated below the configured', decide: (b) => statedLimitsUpdate(b, LIMITS, { requestsPerWindow: 2, tokensPerWindow: 500 }) },
+      { name: 'the requests stated back at the configured', decide: (b) => statedLimitsUpdate(b, LIMITS, { requestsPerWindow: LIMITS.requestsPerWindow }) },
     ];
 
     // Act + Assess
@@ -94,5 +103,7 @@ describe('bucket items on DynamoDB Local: the same rules as in memory', () => {
     assert.ok(outcomes.filter(Boolean).length >= 10 && outcomes.some((ok) => !ok), `outcomes: ${outcomes.join(' ')}`);
     assert.deepEqual(outcomes.slice(17, 21), [true, true, false, true], 'the rate limits: recorded, cut, a second cut refused, a take');
     assert.equal((await dynamo.readBucket('o1'))?.rateCut, 0.75);
+    const stated = await dynamo.readBucket('o1');
+    assert.deepEqual([stated?.statedRequests, stated?.statedTokens], [undefined, 500], 'the stated requests lifted, the tokens kept');
   });
 });
