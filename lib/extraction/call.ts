@@ -123,10 +123,17 @@ async function recordThrottle(run: JobRun, action: DeferAction, key: ProviderKey
   const fields = { ...runLogFields(run), keyId: key.id };
   if (action.cooldown) {
     try {
-      await deps.keys.cool(key, action.cooldown);
+      const cooled = await deps.keys.cool(key, action.cooldown);
       count(deps, 'KeyCooldown');
       count(deps, COOLDOWN_METRICS[action.cooldown.reason]);
       log(deps, 'info', 'key cooling', { ...fields, cooldown: action.cooldown });
+      if (cooled?.rateCut !== undefined) {
+        count(deps, 'RateCut');
+        log(deps, 'warn', "the provider refused again within three minutes: the quota owner's rates cut", {
+          ...fields,
+          detail: `quota owner ${key.quotaOwner}: ${Math.round(cooled.rateCut * 100)} % of provider.limits, recovering 5 % a minute; the provider allows less than the config, or another client shares the quota`,
+        });
+      }
     } catch (error) {
       log(deps, 'warn', 'could not record a key cooldown', { ...fields, cooldown: action.cooldown, error: errorName(error) });
     }

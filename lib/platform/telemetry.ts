@@ -83,6 +83,11 @@ export const CONSUMER_METRICS = [
    * `anthropic-ratelimit-*-limit`): admission keeps to the provider's figures, the mapping is sized from the config.
    */
   'ProviderLimitsBelowConfig',
+  /**
+   * A rate limit came again within three windows of the last on a quota owner: admission cut the owner's
+   * rates (to 3/4 of what they were, recovering 5 % of the config a window).
+   */
+  'RateCut',
   /** A key or quota owner was cooled (any reason), and per reason below. */
   'KeyCooldown',
   'KeyCooldownRateLimit',

@@ -151,11 +151,15 @@ export const coolChange: BucketChange<NonNullable<BucketState['cooldown']>, 'wri
   return { result: 'written', write: update ? cooledProbe(update, RECHECKED.has(cooldown.reason)).build() : undefined };
 };
 
-/** A rate limit the provider answered, its requests back at `until` (`rateLimitedUpdate`). */
-export const rateLimitedChange: BucketChange<number, null> = (limits, bucket, now, until) => ({
-  result: null,
-  write: rateLimitedUpdate(bucket, limits, now, until),
-});
+/**
+ * A rate limit the provider answered, its requests back at `until` (`rateLimitedUpdate`): the share of its
+ * configured rates the owner was cut to, when this write cuts them, else `null`.
+ */
+export const rateLimitedChange: BucketChange<number, number | null> = (limits, bucket, now, until) => {
+  const write = rateLimitedUpdate(bucket, limits, now, until);
+  const cut = write.changes.get('rateCut');
+  return { result: cut !== undefined && 'set' in cut && typeof cut.set === 'number' ? cut.set : null, write };
+};
 
 /** A probe that ended without an answer, given back (nothing to write when the bucket holds none). */
 export const releaseChange: BucketChange<null, null> = (_limits, bucket) => ({ result: null, write: bucket === undefined ? undefined : released(bucket) });

@@ -31,7 +31,7 @@ import { givenBackWhileValid, type LeaseTerms, leaseValidityMs, spendLease } fro
 import { clampCost, costMs, isFixedDay, levelsAt, ratedLimits, statedLimitsUpdate, type TakeVerdict } from '../bucket/token-bucket.js';
 import { learnOutputEstimate } from '../config/settings.js';
 import type { BucketCost, BucketState, Flow, Lease, ProviderLimits } from '../model/bucket.js';
-import { EMPTY_SNAPSHOT, RECHECKED, type CooldownSnapshot, type KeyRef } from '../model/cooldowns.js';
+import { EMPTY_SNAPSHOT, RECHECKED, type CooldownSnapshot, type CoolOutcome, type KeyRef } from '../model/cooldowns.js';
 import { update } from './bucket-update.js';
 import { blockerOf, chooseKeys, cooldownRecordOf, keysLeftAfter, laneCapacity, type DailyOut, type LaneCapacity } from './choice.js';
 import { cooldowns, cooldownsOrBeside, firstCooldowns, learnCooldown as learn } from './cooldown-cache.js';
@@ -650,12 +650,12 @@ export function* keysLeftOps(config: PoolConfig, state: PoolState, key: KeyRef, 
  * cooldown also in its bucket and its {@link PoolConfig.otherBuckets} (so a consumer of either side
  * with stale cooldowns learns it at its next take). A rate limit also leaves each of the owner's buckets
  * with one call when the cooldown ends, and one met again cuts the owner's rates (`rateLimitedUpdate`):
- * the provider's count, not the pool's, said the requests were spent. Throws
+ * the provider's count, not the pool's, said the requests were spent (the outcome says so). Throws
  * {@link BucketContendedError} when a bucket stayed contended (after trying the others).
  */
-export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cooldown: Cooldown, fingerprint?: string): PoolOps<void> {
+export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cooldown: Cooldown, fingerprint?: string): PoolOps<CoolOutcome> {
   const until = Date.parse(cooldown.until);
-  if (!Number.isFinite(until)) return;
+  if (!Number.isFinite(until)) return {};
   const record = { ...cooldownRecordOf(key, { scope: cooldown.scope, reason: cooldown.reason, until }), ...(fingerprint ? { fingerprint } : {}) };
   learn(config, state, record);
   // Each bucket the owner has: the one this pool takes from, and its other sides.
@@ -664,6 +664,7 @@ export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cool
     ...(config.otherBuckets ?? []).map((b) => [key.quotaOwner + b.suffix, b.limits] as const),
   ];
   const rateLimited = cooldown.reason === 'rate_limit';
+  const outcome: CoolOutcome = {};
   for (const [id] of buckets) {
     // An owner's cooldown's write ends the probe of each of its buckets; after it or a rate limit, what is
     // left of a lease is not called (on the owner's other keys either).
@@ -677,16 +678,20 @@ export function* coolOps(config: PoolConfig, state: PoolState, key: KeyRef, cool
     // burst its own count would allow, and a rate limit met again cuts the owner's rates (`rateLimitedUpdate`).
     // Best effort: the cooldown above is what keeps the key's calls back.
     try {
-      for (const [id, limits] of buckets) yield* update(config, state, id, limits, rateLimitedChange, until);
+      for (const [id, limits] of buckets) {
+        const cut = yield* update(config, state, id, limits, rateLimitedChange, until);
+        if (typeof cut === 'number' && outcome.rateCut === undefined) outcome.rateCut = cut;
+      }
     } catch {
       // The table unavailable: the owner's next takes run on its own count, as before the answer.
     }
   }
-  if (record.scope !== 'quota_owner') return;
+  if (record.scope !== 'quota_owner') return outcome;
   const arg = { until, reason: cooldown.reason };
   let contended = false;
   for (const [id, limits] of buckets) if ((yield* update(config, state, id, limits, coolChange, arg)) === 'contended') contended = true;
   if (contended) throw new BucketContendedError(`bucket of ${key.quotaOwner} stayed contended while recording its cooldown`);
+  return outcome;
 }
 
 /**

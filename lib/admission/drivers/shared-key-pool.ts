@@ -32,7 +32,7 @@ import {
 } from '../keys/key-pool.js';
 import { secretFingerprint } from '../keys/key-ring.js';
 import type { BucketLimits, BucketState } from '../model/bucket.js';
-import type { CooldownSnapshot } from '../model/cooldowns.js';
+import type { CoolOutcome, CooldownSnapshot } from '../model/cooldowns.js';
 import type { RateStateStore } from '../model/store.js';
 import { realSleep, type Sleep } from '../../platform/sleep.js';
 
@@ -394,7 +394,7 @@ export class SharedKeyPool implements KeyPool {
   }
 
   /** Records the policy's cooldown, so no consumer spends a call to learn it again. */
-  async cool(key: ProviderKey, cooldown: Cooldown): Promise<void> {
+  async cool(key: ProviderKey, cooldown: Cooldown): Promise<CoolOutcome> {
     // An invalid key is recorded with its secret's fingerprint, so a replaced secret lifts the cooldown.
     const fingerprint = cooldown.reason === 'auth' && key.secret ? secretFingerprint(key.secret) : undefined;
     try {

@@ -7,6 +7,7 @@
 import { RatelaneError } from '../../platform/errors.js';
 import type { Cooldown, LaneLimitReason, LaneOutReason } from '../../policy/index.js';
 import type { Flow, ProviderLimits } from '../model/bucket.js';
+import type { CoolOutcome } from '../model/cooldowns.js';
 
 /** One usable key: its id (logged), the quota owner it shares limits with, and its secret (never logged). */
 export interface ProviderKey {
@@ -108,8 +109,11 @@ export interface KeyPool {
    * `target` says; `undefined` when the pool keeps no shared state.
    */
   keysLeftAfter(key: ProviderKey, target: CooldownTarget): Promise<number | undefined>;
-  /** Records a cooldown the policy decided, so no consumer spends a call to learn it again. */
-  cool(key: ProviderKey, cooldown: Cooldown): Promise<void>;
+  /**
+   * Records a cooldown the policy decided, so no consumer spends a call to learn it again; says whether it
+   * also cut the owner's rates (pools without shared state say nothing).
+   */
+  cool(key: ProviderKey, cooldown: Cooldown): Promise<CoolOutcome | undefined>;
   /**
    * The lane's capacity as every consumer recorded it (a fresh read), `null` while every quota owner
    * is usable; share 0: every key is out until the earliest reset (optional: pools without shared

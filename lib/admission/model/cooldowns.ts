@@ -22,6 +22,15 @@ export interface CooldownRecord {
   fingerprint?: string | undefined;
 }
 
+/** What recording a cooldown did beyond the cooldown itself. */
+export interface CoolOutcome {
+  /**
+   * A rate limit that came again within three windows cut the owner's rates to this share of the
+   * configured ones (`rateLimitedUpdate`); absent: no cut by this cooldown.
+   */
+  rateCut?: number | undefined;
+}
+
 /** Every cooldown known for a lane's keys and owners. */
 export interface CooldownSnapshot {
   keys: ReadonlyMap<string, CooldownRecord>;

@@ -82,19 +82,20 @@ describe('SharedKeyPool: a rate limit the provider answered', () => {
     assert.equal(lone.rateCutAt, T0 + 2 * w, 'the last came 7.5 windows after the one before it: no cut');
   });
 
-  it('spaces the calls after a cut at the cut rate: a slot of 10 s becomes about 13.3 s', async () => {
+  it('says which cooldown cut the rates, and spaces the calls after it at the cut rate: a slot of 10 s becomes about 13.3 s', async () => {
     // Prepare: two rate limits 20 s apart on o1 (each a 5 s wait)
     const settings = admissionSettings({ outputTokenEstimate: 0, safetyMargin: 0, probeFirstCalls: false, leaseMs: 0 });
     const clock = { now: T0 };
     const pool = new SharedKeyPool({ keys: KEYS, store: new MemoryRateStateStore(), limits: LIMITS, settings, now: () => clock.now });
-    await pool.cool(KEYS[0]!, rateLimited(T0 + 5_000));
+    const lone = await pool.cool(KEYS[0]!, rateLimited(T0 + 5_000));
     clock.now = T0 + 20_000;
-    await pool.cool(KEYS[0]!, rateLimited(T0 + 25_000));
+    const again = await pool.cool(KEYS[0]!, rateLimited(T0 + 25_000));
     // Act: at the second cooldown's end, three calls asked at once
     clock.now = T0 + 25_000;
     const answers = [await pool.acquire({ estimatedTokens: 100 }), await pool.acquire({ estimatedTokens: 100 }), await pool.acquire({ estimatedTokens: 100 })];
     // Assess: one call, then the next slots 10 s over the share left (3/4, and 5 s of its recovery) apart, not 10 s
     const slot = 10_000 / (0.75 + (0.05 * 5_000) / 60_000);
+    assert.deepEqual([lone, again], [{}, { rateCut: 0.75 }], 'the second cooldown says it cut the rates');
     assert.equal(answers[0]!.admitted, true);
     const retries = answers.slice(1).map((a) => (a.admitted ? Number.NaN : a.retryAt.getTime() - clock.now));
     assert.ok(Math.abs(retries[0]! - slot) <= 2, `second slot in ${retries[0]} ms, expected ${slot}`);

@@ -106,7 +106,9 @@ function poolDriver(clock: { now: number }): LaneDriver {
     },
     settle: (grant, usage) => grants[grant]!.settle(usage),
     keysLeft: (consumer, keyId, target) => pools[consumer]!.keysLeftAfter(key(keyId), target),
-    cool: (consumer, keyId, cooldown) => pools[consumer]!.cool(key(keyId), cooldown),
+    cool: async (consumer, keyId, cooldown) => {
+      await pools[consumer]!.cool(key(keyId), cooldown);
+    },
     async laneOut(consumer) {
       const out = await pools[consumer]!.laneOut();
       return out ? { until: out.until.getTime(), reason: out.reason } : null;

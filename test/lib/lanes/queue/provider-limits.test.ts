@@ -1,8 +1,10 @@
 /**
- * An answer that states lower per-minute limits than the lane's config: the queue lane's consumer hands
- * the figures to admission with the call's usage (the owner's bucket keeps them), counts each such answer
- * (`ProviderLimitsBelowConfig`, the lane's alarm) and logs the figures once while they stay the same.
- * Figures at or above the config are neither counted nor kept. The real handler on DynamoDB Local and fauxqs.
+ * What a provider says of its limits, as the queue lane's consumer tells operators. An answer that states
+ * lower per-minute limits than the lane's config: the consumer hands the figures to admission with the
+ * call's usage (the owner's bucket keeps them), counts each such answer (`ProviderLimitsBelowConfig`, the
+ * lane's alarm) and logs the figures once while they stay the same; figures at or above the config are
+ * neither counted nor kept. Rate limits met again within three windows: admission cuts the owner's rates,
+ * and the consumer counts the cut (`RateCut`) and logs it. The real handler on DynamoDB Local and fauxqs.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -10,7 +12,17 @@ import { admissionSettings, bucketLimitsFor } from '../../../../lib/admission/co
 import { SharedKeyPool } from '../../../../lib/admission/drivers/shared-key-pool.js';
 import type { ExtractionResponse, ModelAdapter } from '../../../../lib/providers/model.js';
 import type { StatedLimits } from '../../../../lib/providers/stated-limits.js';
-import { englishDocuments, invoke, receive, scriptedModel, submitTo, testConsumer, trackedLanes, type TestLane } from '../../../helpers/consumer-harness.js';
+import {
+  englishDocuments,
+  invoke,
+  receive,
+  scriptedModel,
+  submitTo,
+  testConsumer,
+  throttle,
+  trackedLanes,
+  type TestLane,
+} from '../../../helpers/consumer-harness.js';
 import { MemoryRateStateStore } from '../../../helpers/memory-rate-state.js';
 
 const newLane = trackedLanes();
@@ -23,14 +35,14 @@ function statingModel(stated: StatedLimits): ModelAdapter {
 }
 
 /** Three jobs through one invocation of a consumer whose admission keeps its buckets in `store`. */
-async function consumeThree(t: TestLane, stated: StatedLimits, store: MemoryRateStateStore) {
+async function consumeThree(t: TestLane, model: ModelAdapter, store: MemoryRateStateStore) {
   await submitTo(
     t,
     englishDocuments(3).map((d) => ({ text: d.text, sourceId: d.sourceId })),
   );
   const settings = admissionSettings({ probeFirstCalls: false, leaseCalls: 0 });
   const keys = new SharedKeyPool({ keys: [KEY], store, limits: bucketLimitsFor(t.lane, settings), settings });
-  const consumer = testConsumer(t, statingModel(stated), { keys });
+  const consumer = testConsumer(t, model, { keys });
   const out = await invoke(t, consumer.handler, await receive(t, { max: 10, waitSeconds: 2 }));
   return { ...consumer, out };
 }
@@ -42,7 +54,7 @@ describe('queue lane: limits the provider states on its answers', () => {
     const { requestsPerMinute, tokensPerMinute } = t.lane.provider.limits;
     const store = new MemoryRateStateStore();
     // Act
-    const { out, sink } = await consumeThree(t, { requestsPerMinute: requestsPerMinute / 2, tokensPerMinute }, store);
+    const { out, sink } = await consumeThree(t, statingModel({ requestsPerMinute: requestsPerMinute / 2, tokensPerMinute }), store);
     // Assess
     assert.deepEqual(out.response.batchItemFailures, []);
     assert.equal(sink.totals.total.ModelCalls, 3, 'three jobs called');
@@ -63,7 +75,7 @@ describe('queue lane: limits the provider states on its answers', () => {
     const { requestsPerMinute, tokensPerMinute } = t.lane.provider.limits;
     const store = new MemoryRateStateStore();
     // Act
-    const { out, sink } = await consumeThree(t, { requestsPerMinute, tokensPerMinute }, store);
+    const { out, sink } = await consumeThree(t, statingModel({ requestsPerMinute, tokensPerMinute }), store);
     // Assess
     assert.deepEqual(out.response.batchItemFailures, []);
     assert.equal(sink.totals.total.ModelCalls, 3);
@@ -71,5 +83,21 @@ describe('queue lane: limits the provider states on its answers', () => {
     assert.equal(sink.lines.filter((l) => l.includes('the provider states lower limits')).length, 0);
     const bucket = await store.readBucket(KEY.quotaOwner);
     assert.deepEqual([bucket?.statedRequests, bucket?.statedTokens], [undefined, undefined]);
+  });
+
+  it("counts and logs a cut of the owner's rates when the provider refuses again within three windows, once a window", async () => {
+    // Prepare: a provider that answers every call with a rate limit of 1 ms
+    const t = await newLane();
+    const store = new MemoryRateStateStore();
+    const model = scriptedModel(() => throttle({ kind: 'rate_limit', retryAfterMs: 1 }));
+    // Act
+    const { sink } = await consumeThree(t, model, store);
+    // Assess: the second 429 cut the rates to 3/4; later ones within the same window cut nothing more
+    assert.ok((sink.totals.total.RateLimited ?? 0) >= 2, `${sink.totals.total.RateLimited} rate limits`);
+    assert.equal(sink.totals.total.RateCut, 1);
+    const lines = sink.lines.filter((l) => l.includes("the quota owner's rates cut"));
+    assert.equal(lines.length, 1);
+    assert.match(lines[0]!, /quota owner us-org: 75 % of provider\.limits/);
+    assert.equal((await store.readBucket(KEY.quotaOwner))?.rateCut, 0.75);
   });
 });
