@@ -123,7 +123,12 @@ export class LaneDashboard extends Construct {
         title: shareTitle,
         width: 12,
         left: [throttleShare(lane, fiveMinutes)],
-        right: [consumerMetric(lane, 'ModelCalls', { period, label: 'model calls' }), consumerMetric(lane, 'RateLimited', { period, label: 'rate limited' })],
+        right: [
+          consumerMetric(lane, 'ModelCalls', { period, label: 'model calls' }),
+          consumerMetric(lane, 'RateLimited', { period, label: 'rate limited' }),
+          consumerMetric(lane, 'RateCut', { period, label: "owners' rates cut (429s again)" }),
+          consumerMetric(lane, 'ProviderLimitsBelowConfig', { period, label: 'answers stating lower limits than the config' }),
+        ],
         leftAnnotations: [threshold(lane.alarms.throttleSharePercent, 'alarm')],
       }),
     );

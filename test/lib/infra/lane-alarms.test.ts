@@ -305,6 +305,7 @@ for (const lane of LANES) {
       assert.match(metricsOf('Queue depth'), /ApproximateNumberOfMessagesVisible.*ApproximateNumberOfMessagesNotVisible.*ApproximateNumberOfMessagesDelayed/);
       assert.match(metricsOf('Completions'), /"Completed"/);
       assert.match(metricsOf('429 share (%)'), /100 \* FILL\(rateLimited, 0\) \/ modelCalls/);
+      assert.match(metricsOf('429 share (%)'), /"RateLimited".*"RateCut".*"ProviderLimitsBelowConfig"/);
       assert.match(metricsOf('Job age at completion (s)'), /"JobAgeAtCompletionMs".*"p50".*"p95".*"Maximum"/);
       assert.match(metricsOf('Record failures by reason'), /"RecordFailed"/);
       for (const reason of RECORD_FAILURE_REASONS) assert.ok(metricsOf('Record failures by reason').includes(`"${RECORD_FAILED_METRICS[reason]}"`), reason);
