@@ -171,8 +171,11 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     organization: account.organization,
     limits: ledger.snapshot(account.owner, now()),
   });
+  // A provider that states no limits (`statesLimits: false`) sends its answers without the `*-limit-*` headers.
+  const stated = (headers: Headers): Headers =>
+    options.statesLimits === false ? Object.fromEntries(Object.entries(headers).filter(([name]) => !/^x-ratelimit-limit-/i.test(name))) : headers;
   const reply = (response: ServerResponse, answer: WireReply, headers: Headers) =>
-    send(response, answer.status, answer.body, { ...headers, ...answer.headers });
+    send(response, answer.status, answer.body, stated({ ...headers, ...answer.headers }));
 
   function refuseWithRateLimit(
     response: ServerResponse,

@@ -78,6 +78,12 @@ export interface FakeProviderOptions {
   limits?: FakeProviderLimits;
   /** Length of a "minute" in ms, so tests can scale it down. Default 60 000. */
   minuteMs?: number;
+  /**
+   * Whether answers state the owner's per-minute limits (`x-ratelimit-limit-requests`, `-tokens`). Default
+   * true; false answers as a gateway that strips them, or a provider that sends none: ratelane then learns the
+   * limits from the 429s alone.
+   */
+  statesLimits?: boolean;
   /** Length of a "day" in ms. Default 86 400 000. */
   dayMs?: number;
   /** How the daily budget refills. Default `'fixed'`. */

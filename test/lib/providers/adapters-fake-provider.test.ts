@@ -33,15 +33,19 @@ describe('OpenAI-compatible adapter against the fake provider', () => {
   });
 
   it('reads the per-minute limits an answer states (x-ratelimit-limit-*), and none from a provider that states none', async () => {
-    // Prepare: one provider with limits, one without (it sends no x-ratelimit headers)
-    const limited = await fake({ limits: { requestsPerMinute: 450, tokensPerMinute: 90_000 } });
+    // Prepare: one provider with limits, one without (it sends no x-ratelimit headers), one with limits that states none
+    const limits = { requestsPerMinute: 450, tokensPerMinute: 90_000 };
+    const limited = await fake({ limits });
     const unlimited = await fake();
+    const mute = await fake({ limits, statesLimits: false });
     // Act
     const stated = await adapterFor(limited).extract(extraction(key));
     const silent = await adapterFor(unlimited).extract(extraction(key));
+    const unstated = await adapterFor(mute).extract(extraction(key));
     // Assess
     assert.deepEqual(stated.statedLimits, { requestsPerMinute: 450, tokensPerMinute: 90_000 });
     assert.equal(silent.statedLimits, undefined);
+    assert.equal(unstated.statedLimits, undefined);
   });
 
   it('maps an RPM 429 to rate_limit with the stated wait, and sends it once', async () => {
