@@ -79,16 +79,17 @@ export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, n
   const { cost, reserve, carried, probeLeaseMs, lease, givenBack: rest, flow, bookIfStoredMs } = arg;
   // Decided again on the stored bucket a write landed on: within the room its condition gave.
   const bookWithinMs = onStored ? Math.max(arg.bookWithinMs ?? 0, bookIfStoredMs ?? 0) : arg.bookWithinMs;
+  // The owner's rates as a rate cut and the limits the provider stated leave them (`ratedLimits`): what the
+  // take, a lease, a lease's rest and the token corrections are counted in, as the clocks were moved at them.
+  const rated = ratedLimits(limits, bucket, now);
   // Token corrections and a lease's rest this instance still owes the bucket go in with the take's own write.
   let owed: BucketUpdate | undefined;
   let restored = bucket;
-  if (carried && bucket) ({ owed, restored } = plusCarried(limits, bucket, carried));
+  if (carried && bucket) ({ owed, restored } = plusCarried(rated, bucket, carried));
   if (rest && bucket) {
-    owed = composeUpdates(owed, givenBack(bucket, limits, rest, now));
+    owed = composeUpdates(owed, givenBack(bucket, rated, rest, now));
     restored = owed ? applyUpdate(bucket, owed) : bucket;
   }
-  // The owner's rates as the provider's rate limits left them (`rateShareAt`).
-  const rated = ratedLimits(limits, restored, now);
   const verdict = takeFromBucket(restored, rated, cost, now, { reserve, bookWithinMs, bookIfStoredMs, flow, onStored });
   if (!verdict.admitted) {
     return takeWrites(verdict, reserve) && verdict.update ? { result: verdict, write: composeUpdates(owed, verdict.update) } : { result: verdict };
@@ -136,12 +137,14 @@ export interface SettleArg {
 }
 
 /**
- * The token level corrected by `delta` (real usage minus what was taken), the owner `prove`d, the limits the
- * provider `stated` recorded (`statedLimitsUpdate`); nothing to write for an unknown bucket.
+ * The token level corrected by `delta` (real usage minus what was taken; at the rates the bucket admits), the
+ * owner `prove`d, the limits the provider `stated` recorded (`statedLimitsUpdate`); nothing to write for an
+ * unknown bucket.
  */
-export const settleChange: BucketChange<SettleArg, null> = (limits, bucket, _now, { delta, prove, stated }) => {
+export const settleChange: BucketChange<SettleArg, null> = (limits, bucket, now, { delta, prove, stated }) => {
   if (bucket === undefined) return { result: null };
-  const adjusted = composeUpdates(adjustTokens(limits, delta), stated ? statedLimitsUpdate(bucket, limits, stated) : undefined);
+  // The correction at the rates the bucket admits (`ratedLimits`), as its take moved the clock.
+  const adjusted = composeUpdates(adjustTokens(ratedLimits(limits, bucket, now), delta), stated ? statedLimitsUpdate(bucket, limits, stated) : undefined);
   return { result: null, write: prove ? composeUpdates(adjusted, proved(new UpdateBuilder()).build()) : adjusted };
 };
 

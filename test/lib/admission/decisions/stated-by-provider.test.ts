@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { settleChange, takeChange } from '../../../../lib/admission/bucket/changes.js';
 import { applyUpdate } from '../../../../lib/admission/bucket/item-update.js';
 import { ratedLimits, statedLimitsUpdate } from '../../../../lib/admission/bucket/token-bucket.js';
 import { admissionSettings } from '../../../../lib/admission/config/settings.js';
@@ -50,6 +51,18 @@ describe('admission: limits the provider stated', () => {
     assert.deepEqual(ratedLimits(quarter, stated, T0), { ...quarter, requestsPerWindow: 1, tokensPerWindow: 1_500 }, 'a quarter of the stated 4');
     assert.equal(ratedLimits(quarter, alsoCut, T0).requestsPerWindow, 0.75, 'the lower of the two: the cut');
     assert.equal(ratedLimits(quarter, undefined, T0), quarter, 'nothing stated: the configured limits themselves');
+  });
+
+  it("counts a settled call's token correction and a lease's rest in the stated rates, as the take moved the clocks", () => {
+    // Prepare: LIMITS configure 6 requests and 6,000 tokens a minute; the provider stated 3 and 3,000
+    const stated = { version: 1, reservedUntil: 0, requestsFullAt: T0 + 70_000, tokensFullAt: T0 + 50_000, statedRequests: 3, statedTokens: 3_000 };
+    const rest = { requests: 1, tokens: 0, until: T0 + 1_000, dayEnd: 0 };
+    // Act: 100 tokens more used than taken; a take too far ahead to fit that gives back one leased request
+    const settled = settleChange(LIMITS, stated, T0, { delta: 100, prove: false }).write;
+    const taken = takeChange(LIMITS, stated, T0, { cost: { requests: 1, tokens: 0 }, reserve: true, givenBack: rest }).write;
+    // Assess: 100 tokens at 3,000 a minute are 2 s of the clock (1 s at the configured 6,000); a request at 3 a minute 20 s
+    assert.deepEqual(settled?.changes.get('tokensFullAt'), { add: 2_000 });
+    assert.equal(applyUpdate(stated, taken!).requestsFullAt, T0 + 50_000, 'the leased request given back: 20 s (the take, still refused, reserved a slot)');
   });
 
   it("spaces the owner's calls at the stated rate from the answer that stated it: a slot of 10 s becomes 20 s, on every key", async () => {
