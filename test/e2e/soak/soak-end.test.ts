@@ -42,7 +42,7 @@ describe('npm run soak: the report on its time limit', () => {
       '--credit-outage',
       '0',
       '--time-limit',
-      '20',
+      '10',
       '--seed',
       '3',
       '--log-file',
