@@ -46,8 +46,19 @@ describe('local stack: SQS fair queues', () => {
     const waiting = ['a', 'a', 'a', 'b', 'b', 'b'];
     // Act
     const picks = fairPicks(waiting, load({ a: 8, b: 6 }, { a: 40_000, b: 20_000 }), 4);
-    // Assess: b until it holds as many as a, then by the fewest (ties: the oldest message)
-    assert.deepEqual(picks, [3, 4, 0, 5]);
+    // Assess: b until it holds as many as a, then by the fewest; a tie goes to b, which has processed less
+    assert.deepEqual(picks, [3, 4, 5, 0]);
+  });
+
+  it('between noisy tenants with as many in flight, takes from the one with less recent processing time, then the oldest', () => {
+    // Prepare: a backlog (a, oldest) and a later tenant (b), both noisy, two in flight each
+    const waiting = ['a', 'a', 'b', 'b'];
+    // Act
+    const later = fairPicks(waiting, load({ a: 2, b: 2 }, { a: 60_000, b: 12_000 }), 1);
+    const even = fairPicks(waiting, load({ a: 2, b: 2 }, { a: 30_000, b: 30_000 }), 1);
+    // Assess
+    assert.deepEqual(later, [2], 'the tenant that processed less');
+    assert.deepEqual(even, [0], 'the oldest message on a full tie');
   });
 
   it("on the local stack's fauxqs: a later tenant's messages are received before a backlog's, as an SQS fair queue delivers them", async () => {
