@@ -5,6 +5,7 @@
  * (or its quota owner's) cooldown where every consumer sees it and hands the job back as a deferral:
  * the lane decides how it waits.
  */
+import { RATE_CUT_AFTER_WINDOWS, RATE_CUT_RECOVERY_PER_WINDOW } from '../admission/bucket/token-bucket.js';
 import type { KeyGrant, ProviderKey } from '../admission/keys/key-pool.js';
 import type { DeferAction } from '../policy/index.js';
 import { currentAbortSignal } from '../platform/abort-scope.js';
@@ -129,9 +130,9 @@ async function recordThrottle(run: JobRun, action: DeferAction, key: ProviderKey
       log(deps, 'info', 'key cooling', { ...fields, cooldown: action.cooldown });
       if (cooled?.rateCut !== undefined) {
         count(deps, 'RateCut');
-        log(deps, 'warn', "the provider refused again within three minutes: the quota owner's rates cut", {
+        log(deps, 'warn', `the provider refused again within ${RATE_CUT_AFTER_WINDOWS} provider minutes: the quota owner's rates cut`, {
           ...fields,
-          detail: `quota owner ${key.quotaOwner}: ${Math.round(cooled.rateCut * 100)} % of provider.limits, recovering 5 % a minute; the provider allows less than the config, or another client shares the quota`,
+          detail: `quota owner ${key.quotaOwner}: ${Math.round(cooled.rateCut * 100)} % of provider.limits, recovering ${Math.round(RATE_CUT_RECOVERY_PER_WINDOW * 100)} % a minute; the provider allows less than the config, or another client shares the quota`,
         });
       }
     } catch (error) {

@@ -84,8 +84,8 @@ export const CONSUMER_METRICS = [
    */
   'ProviderLimitsBelowConfig',
   /**
-   * A rate limit came again within three windows of the last on a quota owner: admission cut the owner's
-   * rates (to 3/4 of what they were, recovering 5 % of the config a window).
+   * A rate limit came again within a few windows of the last on a quota owner: admission cut the owner's
+   * rates (`rateLimitedUpdate` in `admission/bucket/token-bucket.ts` says by how much and how they recover).
    */
   'RateCut',
   /** A key or quota owner was cooled (any reason), and per reason below. */

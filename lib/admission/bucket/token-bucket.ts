@@ -366,9 +366,9 @@ const RATE_CUT_FACTOR = 0.75;
 /** The least share a rate cut leaves. */
 const RATE_CUT_FLOOR = 0.25;
 /** How much of its configured rates a cut owner gets back per window (a cut to 0.75 is whole again after 5). */
-const RATE_CUT_RECOVERY_PER_WINDOW = 0.05;
+export const RATE_CUT_RECOVERY_PER_WINDOW = 0.05;
 /** A rate limit cuts the owner's rates when another came at most this many windows before it (one alone is a blip). */
-const RATE_CUT_AFTER_WINDOWS = 3;
+export const RATE_CUT_AFTER_WINDOWS = 3;
 
 /**
  * The share of its configured rates the owner's bucket admits at `now`: 1, or after a rate cut what the cut
