@@ -22,6 +22,17 @@ export function settleMarginMs(lane: Pick<LaneConfig, 'consumer'>): number {
   return Math.min(MAX_SETTLE_MARGIN_MS, lane.consumer.timeoutSeconds * 100);
 }
 
+/** The most an invocation keeps for itself at its end to return its batch response (ms). */
+const RETURN_MARGIN_MS = 750;
+
+/**
+ * The time an invocation of `invocationMs` keeps at its end to return its batch response (ms):
+ * {@link RETURN_MARGIN_MS}, at most a tenth of the invocation. No record's work runs in it.
+ */
+export function returnMarginMs(invocationMs: number): number {
+  return Math.min(RETURN_MARGIN_MS, invocationMs / 10);
+}
+
 /**
  * Whether a model call started at `nowMs` can end by `workUntil` (the time the record's work must end).
  * A call may take `callMs`: the provider timeout by default (a call may take that long before it is
@@ -70,10 +81,12 @@ export function bookingWindowMs(
 /**
  * How far ahead a record at the start of an invocation may book a slot (ms): the in-process wait
  * ({@link admissionWaitMs}), less the provider's timeout the call after it needs before the work's
- * end (the function's timeout less the settle margin).
+ * end (the function's timeout less the time kept to return, {@link returnMarginMs}, and the settle
+ * margin: the record's `Delivery.deadlineAt`).
  */
 export function bookingWindowAtStartMs(lane: Pick<LaneConfig, 'consumer' | 'provider'>): number {
-  const workMs = lane.consumer.timeoutSeconds * 1000 - settleMarginMs(lane);
+  const timeoutMs = lane.consumer.timeoutSeconds * 1000;
+  const workMs = timeoutMs - returnMarginMs(timeoutMs) - settleMarginMs(lane);
   return Math.max(0, Math.min(admissionWaitMs(lane), workMs - lane.provider.timeoutMs));
 }
 

@@ -8,11 +8,9 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Context } from 'aws-lambda';
+import { returnMarginMs } from '../../extraction/budget.js';
 import { RatelaneError } from '../../platform/errors.js';
 import { invocationAbortSignalOf } from '../../platform/invocation.js';
-
-/** The time left to the end of an invocation that the handler keeps for itself to return (ms). */
-const RETURN_MARGIN_MS = 750;
 
 /** Why an invocation's work was stopped. */
 export class InvocationDeadlineError extends RatelaneError {
@@ -30,7 +28,7 @@ export interface Invocation {
    * there, and a record not settled yet is sent back to come back at once, in the time left.
    */
   readonly stopWork: AbortSignal;
-  /** Epoch ms by which every record must be settled (Lambda's end less {@link RETURN_MARGIN_MS}). */
+  /** Epoch ms by which every record must be settled (Lambda's end less the time kept to return: `returnMarginMs`). */
   readonly deadlineAt: number;
   /** Epoch ms the records' work stops at ({@link deadlineAt} less the settle margin): {@link stopWork} fires then. */
   readonly workUntil: number;
@@ -53,7 +51,7 @@ export function startInvocation(
   settleMargin: number | ((invocationMs: number) => number) = 0,
 ): Invocation {
   const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : Number.POSITIVE_INFINITY;
-  const untilDeadline = Math.max(0, remaining - Math.min(RETURN_MARGIN_MS, remaining / 10));
+  const untilDeadline = Math.max(0, remaining - returnMarginMs(remaining));
   const settleMarginMs = typeof settleMargin === 'function' ? settleMargin(untilDeadline) : settleMargin;
   const deadlineAt = now() + untilDeadline;
   const controller = new AbortController();

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DEFAULT_LANES, type LaneConfig } from '../../../lib/config/lanes.js';
-import { admissionWaitMs, bookingWindowAtStartMs, MIN_ADMISSION_WAIT_MS } from '../../../lib/extraction/budget.js';
+import { admissionWaitMs, bookingWindowAtStartMs, bookingWindowMs, MIN_ADMISSION_WAIT_MS, settleMarginMs } from '../../../lib/extraction/budget.js';
 import { RESEND_COST_USD, waitWorthMs } from '../../../lib/extraction/wait-cost.js';
+import { startInvocation } from '../../../lib/lanes/queue/invocation.js';
 import { PRICES } from '../../../lib/platform/aws-prices.js';
 
 const lane = (consumer: Partial<LaneConfig['consumer']>): LaneConfig => ({ ...DEFAULT_LANES.us!, consumer: { ...DEFAULT_LANES.us!.consumer, ...consumer } });
@@ -32,5 +33,24 @@ describe('the in-process wait for a booked slot is bounded by what a re-send cos
     assert.equal(admissionWaitMs(lane({ memoryMb: 128 })), waitWorthMs(128));
     // a 3 s function: half its timeout
     assert.equal(admissionWaitMs(lane({ timeoutSeconds: 3 })), 1500);
+  });
+
+  it("is, at an invocation's start, the window its first record books within: the time kept to return and to settle left out", () => {
+    // (the bench's lane at its 3 s minute: a 3 s function, a 1.25 s provider timeout)
+    const bench: LaneConfig = { ...lane({ timeoutSeconds: 3 }), provider: { ...DEFAULT_LANES.us!.provider, timeoutMs: 1250 } };
+    for (const config of [DEFAULT_LANES.us!, bench]) {
+      // Prepare: an invocation of the function's whole timeout, its work stopping the lane's settle margin before its deadline
+      const now = 1_000_000;
+      const invocation = startInvocation({ getRemainingTimeInMillis: () => config.consumer.timeoutSeconds * 1000 }, () => now, settleMarginMs(config));
+      try {
+        // Act: the window of a record delivered then (as the queue lane gives it: its work's end and the in-process wait)
+        const first = bookingWindowMs(config, { admissionWaitMs: admissionWaitMs(config), deadlineAt: invocation.workUntil }, now);
+        // Assess: a 3 s function keeps 300 ms to return and 300 ms to settle: 3000 - 600 - 1250 = 1150 ms
+        assert.equal(bookingWindowAtStartMs(config), first, `${config.consumer.timeoutSeconds} s function`);
+      } finally {
+        invocation.dispose();
+      }
+    }
+    assert.equal(bookingWindowAtStartMs(bench), 1150);
   });
 });
