@@ -47,6 +47,8 @@ export interface TakeArg {
   givenBack?: Lease | undefined;
   /** The call's flow (`flows.ts`); absent: the bucket's shared timeline. */
   flow?: Flow | undefined;
+  /** Room kept at the booking window's end for larger calls (`TakeOptions.tokensHeadroomMs`); absent: none. */
+  tokensHeadroomMs?: number | undefined;
 }
 
 /** A cached bucket plus the token corrections an instance owes it: the update, and the bucket it makes. */
@@ -76,7 +78,7 @@ function plusCarried(limits: BucketLimits, bucket: BucketState, carried: number)
 
 /** A take: the call's cost from the bucket (booked or reserved as `arg` says), an unproven owner's probe leased with it. */
 export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, now, arg, onStored) => {
-  const { cost, reserve, carried, probeLeaseMs, lease, givenBack: rest, flow, bookIfStoredMs } = arg;
+  const { cost, reserve, carried, probeLeaseMs, lease, givenBack: rest, flow, bookIfStoredMs, tokensHeadroomMs } = arg;
   // Decided again on the stored bucket a write landed on: within the room its condition gave.
   const bookWithinMs = onStored ? Math.max(arg.bookWithinMs ?? 0, bookIfStoredMs ?? 0) : arg.bookWithinMs;
   // The owner's rates as a rate cut and the limits the provider stated leave them (`ratedLimits`): what the
@@ -90,7 +92,7 @@ export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, n
     owed = composeUpdates(owed, givenBack(bucket, rated, rest, now));
     restored = owed ? applyUpdate(bucket, owed) : bucket;
   }
-  const verdict = takeFromBucket(restored, rated, cost, now, { reserve, bookWithinMs, bookIfStoredMs, flow, onStored });
+  const verdict = takeFromBucket(restored, rated, cost, now, { reserve, bookWithinMs, bookIfStoredMs, flow, onStored, tokensHeadroomMs });
   if (!verdict.admitted) {
     return takeWrites(verdict, reserve) && verdict.update ? { result: verdict, write: composeUpdates(owed, verdict.update) } : { result: verdict };
   }

@@ -157,6 +157,14 @@ export interface TakeOptions {
    */
   bookIfStoredMs?: number | undefined;
   /**
+   * One start horizon for the calls whose tokens refill within this many ms: such a call books tokens only
+   * when it can start by its window less this (as a call of this size must, to end within the window), not
+   * later because it is small. Without it, where tokens bind, a backlog of smaller calls keeps the booking
+   * window full to its edge, where they still fit and a larger call never does: it is denied at every take
+   * while they last. The same for the stored bucket's room (`bookIfStoredMs`). Absent or 0: none.
+   */
+  tokensHeadroomMs?: number | undefined;
+  /**
    * Decide as if the flow yielded to none: the call's times on the stored bucket its write landed on (a
    * grant's booking there does not depend on the flows' order, which only said whether to book).
    */
@@ -218,16 +226,22 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
   const standing = flow ? flowStanding(current, flow, at) : undefined;
   const yields = standing?.yields === true && !options.onStored;
   const mayBook = (options.bookWithinMs ?? 0) > 0 && !yields;
-  const booking = waitMs > 0 && dailyWait <= 0 && mayBook && waitMs <= (options.bookWithinMs ?? 0);
+  const bookMs = mayBook ? (options.bookWithinMs ?? 0) : 0;
+  const spend = costMs(need, limits);
+  // What the tokens' clock may book: a call smaller than the headroom (`tokensHeadroomMs`) must start by the
+  // window less the headroom, as a call that large must.
+  const kept = Math.max(0, (options.tokensHeadroomMs ?? 0) - spend.tokens);
+  const tokensBookMs = Math.max(0, bookMs - kept);
+  const booking = waitMs > 0 && dailyWait <= 0 && mayBook && waitMs <= bookMs && tokensWait <= tokensBookMs;
   if (waitMs <= 0 || booking) {
     const u = notCooling(new UpdateBuilder(), at);
-    const inc = costMs(need, limits);
-    const room = holdMs(limits) + (yields ? 0 : Math.max(mayBook ? (options.bookWithinMs ?? 0) : 0, options.bookIfStoredMs ?? 0));
+    const room = holdMs(limits) + (yields ? 0 : Math.max(bookMs, options.bookIfStoredMs ?? 0));
+    const tokensRoom = holdMs(limits) + (yields ? 0 : Math.max(tokensBookMs, (options.bookIfStoredMs ?? 0) - kept));
     // A clock cached less than one request slot behind the present moves on by ADD (see `advanceClock`).
     const near = limits.windowMs / limits.requestsPerWindow;
-    if (need.requests > 0) advanceClock(u, 'requestsFullAt', state?.requestsFullAt, at, inc.requests, 0, at + room - inc.requests, near);
-    if (need.tokens > 0) advanceClock(u, 'tokensFullAt', state?.tokensFullAt, at, inc.tokens, 0, at + room - inc.tokens, near);
-    if (need.requests > 0) takeDaily(u, state, limits, need.requests, at, resetAt, inc.daily);
+    if (need.requests > 0) advanceClock(u, 'requestsFullAt', state?.requestsFullAt, at, spend.requests, 0, at + room - spend.requests, near);
+    if (need.tokens > 0) advanceClock(u, 'tokensFullAt', state?.tokensFullAt, at, spend.tokens, 0, at + tokensRoom - spend.tokens, near);
+    if (need.requests > 0) takeDaily(u, state, limits, need.requests, at, resetAt, spend.daily);
     if (flow && standing) flowChanges(u, current, flow, standing.kept, { served: slotMs(need, limits) / flowShare(current, flow, at) }, at);
     const update = u.build();
     return { admitted: true, startAt: at + Math.max(0, waitMs), update, next: update ? applyUpdate(state, update) : current };
@@ -257,7 +271,7 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
   const inc = slotMs(need, limits, limitedBy === 'daily') / (flow ? flowShare(current, flow, slot) : 1);
   const u = notCooling(new UpdateBuilder(), at);
   // Only while the call still does not fit: a stale cache that denies it learns the stored levels instead.
-  u.require(stillRefused(limitedBy, state, limits, need, at, mayBook ? (options.bookWithinMs ?? 0) : 0, resetAt));
+  u.require(stillRefused(limitedBy, state, limits, need, at, limitedBy === 'tokens' ? tokensBookMs : bookMs, resetAt));
   const own = flow && standing?.kept;
   const field = own ? (`flow:${flow.id}:until` as const) : 'reservedUntil';
   const cached = own ? current.flows?.[flow.id]?.until : state?.reservedUntil;

@@ -59,6 +59,9 @@ const DAILY_PAUSE_MIN_WINDOWS = 1;
 /** A group's denial reserves beside the group's other writes only when that costs it at most this share of a window (`joinGroup`). */
 const JOIN_MAX_WINDOW_SHARE = 0.01;
 
+/** The largest call a booking window keeps room for (`tokensHeadroom`), as a share of the window. */
+const HEADROOM_WINDOW_SHARE = 0.25;
+
 /** The longest an SQS message can be delayed (ms): a slot further away than this cannot be waited for with one delay. */
 const MAX_DELAY_MS = AWS_LIMITS.maxDelaySeconds * 1000;
 
@@ -192,7 +195,9 @@ function* takeWithCarry(config: PoolConfig, state: PoolState, id: string, arg: T
   const rest = givenBackWhileValid(held, config.now());
   if (held && !rest) state.leases.delete(id);
   const owed =
-    carried || rest ? takeArg(arg.cost, arg.reserve, arg.bookWithinMs, arg.bookIfStoredMs, arg.probeLeaseMs, arg.lease, arg.flow, carried, rest) : arg;
+    carried || rest
+      ? takeArg(arg.cost, arg.reserve, arg.bookWithinMs, arg.bookIfStoredMs, arg.probeLeaseMs, arg.lease, arg.flow, arg.tokensHeadroomMs, carried, rest)
+      : arg;
   const verdict = yield* update(config, state, id, config.limits, takeChange, owed, since);
   // Written (a grant, a booking or a reservation): the corrections went in with it (or, on a bucket
   // no longer stored, there was nothing left to correct).
@@ -215,10 +220,11 @@ function takeArg(
   probeLeaseMs: number | undefined,
   lease: TakeArg['lease'],
   flow: Flow | undefined,
+  tokensHeadroomMs: number | undefined,
   carried?: number,
   givenBack?: Lease,
 ): TakeArg {
-  return { cost, reserve, bookWithinMs, bookIfStoredMs, probeLeaseMs, lease, flow, carried, givenBack };
+  return { cost, reserve, bookWithinMs, bookIfStoredMs, probeLeaseMs, lease, flow, tokensHeadroomMs, carried, givenBack };
 }
 
 /** An owner with budget later, and when its next free slot comes. */
@@ -445,6 +451,25 @@ function provenFirst(config: PoolConfig, state: PoolState, free: { key: KeyRef }
   free.splice(0, free.length, ...known, ...free.filter((f) => !isProven(f)));
 }
 
+/**
+ * The room a call of `cost` keeps at its booking window's end for larger calls (`TakeOptions.tokensHeadroomMs`):
+ * the tokens' refill of the largest call this instance asked for within the last window, among those of at
+ * most {@link HEADROOM_WINDOW_SHARE} of a booking window (a record's window fresh from the mapping, or this
+ * call's) — the calls it can make room for without taking much of the others' window. Where tokens bind and
+ * a backlog's smaller calls keep each bucket booked to the window's edge, a larger call would otherwise be
+ * denied at every take, as long as they last (`docs/admission.md`). Notes this call's own size first.
+ */
+function tokensHeadroom(config: PoolConfig, state: PoolState, cost: BucketCost, bookWithinMs: number, now: number): number {
+  const own = costMs(clampCost(cost, config.limits), config.limits).tokens;
+  const cap = HEADROOM_WINDOW_SHARE * Math.max(bookWithinMs, config.settings.mappingWindowMs);
+  const lapsed = now - state.headroomAt > config.limits.windowMs;
+  if (own <= cap && (lapsed || own >= state.headroomMs)) {
+    state.headroomMs = own;
+    state.headroomAt = now;
+  }
+  return now - state.headroomAt > config.limits.windowMs ? 0 : Math.min(state.headroomMs, cap);
+}
+
 /** {@link acquireOps}'s decision on `snapshot`, the cooldowns as known. */
 function* decide<K extends KeyRef>(
   config: PoolConfig<K>,
@@ -458,6 +483,7 @@ function* decide<K extends KeyRef>(
   const started = config.now();
   const choice = chooseKeys(keys, state.cursor, snapshot, started);
   const cost: BucketCost = { requests: 1, tokens: Math.max(0, estimatedTokens) + Math.round(state.outputEstimate) };
+  const headroom = tokensHeadroom(config, state, cost, bookWithinMs, started);
   const leased = leasedKey(config, state.leases, choice.free, clampCost(cost, limits), started);
   if (leased) {
     state.cursor = leased.index + 1;
@@ -484,7 +510,7 @@ function* decide<K extends KeyRef>(
   let daySpentUntil = Infinity;
   const lease = leasing ? leaseTermsFor(config, state, started) : undefined;
   // What fits now on the cached bucket; booked on the stored one when others' takes came first.
-  const look = takeArg(cost, false, undefined, bookWithinMs, probeLeaseMs, lease, flow);
+  const look = takeArg(cost, false, undefined, bookWithinMs, probeLeaseMs, lease, flow, headroom);
   for (const { key, index } of choice.free) {
     if (tried?.has(key.quotaOwner)) continue;
     tried?.add(key.quotaOwner);
@@ -532,7 +558,7 @@ function* decide<K extends KeyRef>(
   candidates.sort((a, b) => a.slotAt - b.slotAt);
   if (beside) joinGroup(config, candidates, beside, clampCost(cost, limits));
   let slot: { at: number; detail: string } | undefined;
-  const reservation = takeArg(cost, true, bookWithinMs, undefined, probeLeaseMs, undefined, flow);
+  const reservation = takeArg(cost, true, bookWithinMs, undefined, probeLeaseMs, undefined, flow, headroom);
   for (const { owner, slotAt } of candidates) {
     // Book or reserve the first slot, so callers denied together come back spread out over every key.
     const verdict = yield* take(config, state, owner, reservation, decision);

@@ -70,6 +70,13 @@ export interface PoolState {
   buckets: Map<string, BucketState | undefined>;
   /** Output tokens assumed for a call before it answers. */
   outputEstimate: number;
+  /**
+   * The tokens' refill (ms) of the largest call this instance asked for since {@link headroomAt}, among the
+   * calls a booking window keeps room for (`tokensHeadroom` in `pool-core.ts`).
+   */
+  headroomMs: number;
+  /** When {@link headroomMs} was last set (epoch ms); older than a window, it lapses. */
+  headroomAt: number;
   /** How long this instance's calls last, from grant to answer (ms; learned like {@link outputEstimate}); `undefined` before its first answer. */
   callMsEstimate: number | undefined;
   /**
@@ -180,6 +187,8 @@ export function newPoolState(settings: AdmissionSettings): PoolState {
     cooldownsRead: undefined,
     buckets: new Map(),
     outputEstimate: Math.min(settings.outputTokenEstimateMax, Math.max(settings.outputTokenEstimateMin, settings.outputTokenEstimate)),
+    headroomMs: 0,
+    headroomAt: -Infinity,
     callMsEstimate: undefined,
     callTokensEstimate: undefined,
     contended: 0,
