@@ -47,7 +47,7 @@ export interface TakeArg {
   givenBack?: Lease | undefined;
   /** The call's flow (`flows.ts`); absent: the bucket's shared timeline. */
   flow?: Flow | undefined;
-  /** Room kept at the booking window's end for larger calls (`TakeOptions.tokensHeadroomMs`); absent: none. */
+  /** The start horizon shared with larger calls where tokens bind (`TakeOptions.tokensHeadroomMs`); absent: none. */
   tokensHeadroomMs?: number | undefined;
 }
 

@@ -59,7 +59,7 @@ const DAILY_PAUSE_MIN_WINDOWS = 1;
 /** A group's denial reserves beside the group's other writes only when that costs it at most this share of a window (`joinGroup`). */
 const JOIN_MAX_WINDOW_SHARE = 0.01;
 
-/** The largest call a booking window keeps room for (`tokensHeadroom`), as a share of the window. */
+/** The largest call whose start horizon smaller calls share (`tokensHeadroom`), as a share of the booking window. */
 const HEADROOM_WINDOW_SHARE = 0.25;
 
 /** The longest an SQS message can be delayed (ms): a slot further away than this cannot be waited for with one delay. */
@@ -452,10 +452,10 @@ function provenFirst(config: PoolConfig, state: PoolState, free: { key: KeyRef }
 }
 
 /**
- * The room a call of `cost` keeps at its booking window's end for larger calls (`TakeOptions.tokensHeadroomMs`):
- * the tokens' refill of the largest call this instance asked for within the last window, among those of at
- * most {@link HEADROOM_WINDOW_SHARE} of a booking window (a record's window fresh from the mapping, or this
- * call's) — the calls it can make room for without taking much of the others' window. Where tokens bind and
+ * The start horizon a call of `cost` shares with larger calls (`TakeOptions.tokensHeadroomMs`): the tokens'
+ * refill of the largest call this instance asked for within the last window, among those of at most
+ * {@link HEADROOM_WINDOW_SHARE} of a booking window (a record's window fresh from the mapping, or this call's)
+ * — the calls it can share a horizon with without taking much of the others' window. Where tokens bind and
  * a backlog's smaller calls keep each bucket booked to the window's edge, a larger call would otherwise be
  * denied at every take, as long as they last (`docs/admission.md`). Notes this call's own size first.
  */
