@@ -452,18 +452,18 @@ function provenFirst(config: PoolConfig, state: PoolState, free: { key: KeyRef }
 }
 
 /**
- * The start horizon a call of `cost` shares with larger calls (`TakeOptions.tokensHeadroomMs`): the tokens'
- * refill of the largest call this instance asked for within the last window, among those of at most
- * {@link HEADROOM_WINDOW_SHARE} of a booking window (a record's window fresh from the mapping, or this call's)
- * — the calls it can share a horizon with without taking much of the others' window. Where tokens bind and
- * a backlog's smaller calls keep each bucket booked to the window's edge, a larger call would otherwise be
- * denied at every take, as long as they last (`docs/admission.md`). Notes this call's own size first.
+ * The start horizon a call of `need` (its cost as the bucket can hold it) shares with larger calls
+ * (`TakeOptions.tokensHeadroomMs`): the tokens' refill of the largest call this instance asked for within the
+ * last window, among those of at most {@link HEADROOM_WINDOW_SHARE} of a booking window (a record's window
+ * fresh from the mapping, or this call's) — the calls it can share a horizon with without taking much of the
+ * others' window. Where tokens bind and a backlog's smaller calls keep each bucket booked to the window's
+ * edge, a larger call would otherwise be denied at every take, as long as they last (`docs/admission.md`).
+ * Notes this call's own size first.
  */
-function tokensHeadroom(config: PoolConfig, state: PoolState, cost: BucketCost, bookWithinMs: number, now: number): number {
-  const own = costMs(clampCost(cost, config.limits), config.limits).tokens;
+function tokensHeadroom(config: PoolConfig, state: PoolState, need: BucketCost, bookWithinMs: number, now: number): number {
+  const own = costMs(need, config.limits).tokens;
   const cap = HEADROOM_WINDOW_SHARE * Math.max(bookWithinMs, config.settings.mappingWindowMs);
-  const lapsed = now - state.headroomAt > config.limits.windowMs;
-  if (own <= cap && (lapsed || own >= state.headroomMs)) {
+  if (own <= cap && (own >= state.headroomMs || now - state.headroomAt > config.limits.windowMs)) {
     state.headroomMs = own;
     state.headroomAt = now;
   }
@@ -483,8 +483,9 @@ function* decide<K extends KeyRef>(
   const started = config.now();
   const choice = chooseKeys(keys, state.cursor, snapshot, started);
   const cost: BucketCost = { requests: 1, tokens: Math.max(0, estimatedTokens) + Math.round(state.outputEstimate) };
-  const headroom = tokensHeadroom(config, state, cost, bookWithinMs, started);
-  const leased = leasedKey(config, state.leases, choice.free, clampCost(cost, limits), started);
+  const need = clampCost(cost, limits);
+  const headroom = tokensHeadroom(config, state, need, bookWithinMs, started);
+  const leased = leasedKey(config, state.leases, choice.free, need, started);
   if (leased) {
     state.cursor = leased.index + 1;
     return { admitted: true, key: leased.key, index: leased.index, cost, startAt: started };
@@ -556,7 +557,7 @@ function* decide<K extends KeyRef>(
     candidates.push({ owner: key.quotaOwner, slotAt: bookable ? verdict.dueAt : verdict.retryAt });
   }
   candidates.sort((a, b) => a.slotAt - b.slotAt);
-  if (beside) joinGroup(config, candidates, beside, clampCost(cost, limits));
+  if (beside) joinGroup(config, candidates, beside, need);
   let slot: { at: number; detail: string } | undefined;
   const reservation = takeArg(cost, true, bookWithinMs, undefined, probeLeaseMs, undefined, flow, headroom);
   for (const { owner, slotAt } of candidates) {
