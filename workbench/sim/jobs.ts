@@ -31,8 +31,8 @@ export class JobTable {
   readonly outputTokens: Uint16Array;
   /** One of `ST_*`. */
   readonly status: Uint8Array;
-  /** Strategy (c): the key of the grant to settle when the call answers. */
-  readonly settleKey: Int8Array;
+  /** Strategy (c): the key of the grant to settle when the call answers (up to `--owners`' 1,000 keys). */
+  readonly settleKey: Uint16Array;
   /** Strategy (c): the tokens that grant took. */
   readonly settleTaken: Float64Array;
   /** Strategy (c): the consumer (pool instance) that holds the grant. */
@@ -73,7 +73,7 @@ export class JobTable {
     this.inputTokens = new Uint16Array(n);
     this.outputTokens = new Uint16Array(n);
     this.status = new Uint8Array(n);
-    this.settleKey = new Int8Array(withAdmission ? n : 0);
+    this.settleKey = new Uint16Array(withAdmission ? n : 0);
     this.settleTaken = new Float64Array(withAdmission ? n : 0);
     this.settleConsumer = new Int32Array(withAdmission ? n : 0);
     this.settleShard = new Uint8Array(withAdmission ? n : 0);

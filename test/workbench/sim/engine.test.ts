@@ -214,6 +214,18 @@ describe('simulate: tens of quota owners', () => {
     assert.equal(r.completed, 4_000);
     assert.equal(Object.keys(r.peakItemWritesPerSecond ?? {}).length, 40);
   });
+
+  it('settles grants on every key up to the most owners `--owners` takes (1,000)', () => {
+    // Prepare: 1,000 keys (more than a byte numbers) of 3 requests a minute each, so 3,000 jobs spread over all of them
+    const thousand: Scenario = { ...TINY, keys: 1_000, limits: { ...TINY.limits, requestsPerMinute: 3 } };
+    // Act
+    const r = simulate(thousand, STRATEGIES.admission, { ...TEN_JOBS, jobs: 3_000, consumers: 100 });
+    // Assess: every job committed without a 429, grants taken and settled on every key
+    assert.equal(r.completed, 3_000);
+    assert.equal(r.lost, 0);
+    assert.equal(r.rateLimited, 0);
+    assert.equal(Object.keys(r.peakItemWritesPerSecond ?? {}).length, 1_000);
+  });
 });
 
 describe('simulate: the lane limited while some owners are out', () => {
