@@ -146,6 +146,8 @@ abstract class SimulatedLane {
           random: Rng.derive(settings.seed, 6).next,
         })
       : null;
+    // Every consumer instance is primed at its INIT, as the lane's are (`primedPool`).
+    for (let c = 0; this.admission && c < settings.consumers; c++) this.admission.prime(c);
     // The same jobs for every strategy: their sizes come from their own stream.
     this.jobs = new JobTable(N, settings, scenario.start, strategy.admission, scenario.longJobs);
     this.latencyRng = Rng.derive(settings.seed, 2);

@@ -206,6 +206,16 @@ export class SimKeyPool {
     this.shardOf = Uint8Array.from({ length: options.consumers }, (_, c) => c % shards);
   }
 
+  /**
+   * `SharedKeyPool.prime`'s start of the round robin, which every consumer instance makes at its INIT: instance
+   * `consumer` starts at a random key, so a fleet that starts together spreads over the owners instead of every
+   * instance taking the same owners in the same order. (The reads it primes with are not modelled: the
+   * simulated store answers a first take's read at once.)
+   */
+  prime(consumer: number): void {
+    this.states[consumer]!.cursor = Math.floor(this.random() * this.keys.length);
+  }
+
   /** The shard of instance `consumer`'s next take or group (`chooseShard`, as `SharedKeyPool` chooses it), kept in {@link takenShard}. */
   private nextShard(consumer: number): PoolConfig {
     this.takenShard = chooseShard(this.configs, this.states[consumer]!, this.clock, this.shardOf[consumer]!, this.random);

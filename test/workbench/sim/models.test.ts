@@ -241,4 +241,22 @@ describe('SimKeyPool', () => {
     assert.equal(model.counters.bucketConflicts, store.conflicts, 'the same conditional-write conflicts');
     assert.ok(store.conflicts > 0);
   });
+
+  it("starts each primed instance's round robin at a random key, as SharedKeyPool.prime does: a fleet's first takes spread over the owners", () => {
+    // Prepare: 40 keys with room for every call, 200 instances (no first-call probes, which would spread them too);
+    // a second pool whose instances are not primed
+    const limits = { requestsPerMinute: 1_000, tokensPerMinute: 1_000_000, requestsPerDay: 100_000 };
+    const options = { keys: 40, limits, consumers: 200, settings: { probeFirstCalls: false } };
+    const primed = new SimKeyPool({ ...options, random: Rng.derive(1, 6).next });
+    const unprimed = new SimKeyPool({ ...options, random: Rng.derive(1, 6).next });
+    const now = Date.parse('2026-03-02T09:00:00.000Z');
+    // Act: each instance's first take
+    for (let c = 0; c < 200; c++) primed.prime(c);
+    const first = (pool: SimKeyPool) => new Set(Array.from({ length: 200 }, (_, c) => pool.acquire(c, 100, now)));
+    const spread = first(primed);
+    const together = first(unprimed);
+    // Assess: without the start at random, every instance took the first key
+    assert.ok(spread.size >= 30, `${spread.size} keys taken first`);
+    assert.deepEqual([...together], [0]);
+  });
 });
