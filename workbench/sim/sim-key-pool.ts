@@ -210,10 +210,10 @@ export class SimKeyPool {
    * `SharedKeyPool.prime`'s start of the round robin, which every consumer instance makes at its INIT: instance
    * `consumer` starts at a random key, so a fleet that starts together spreads over the owners instead of every
    * instance taking the same owners in the same order. (The reads it primes with are not modelled: the
-   * simulated store answers a first take's read at once.)
+   * simulated store answers a first take's read at once.) `random` draws the key (default: the pool's own stream).
    */
-  prime(consumer: number): void {
-    this.states[consumer]!.cursor = Math.floor(this.random() * this.keys.length);
+  prime(consumer: number, random = this.random): void {
+    this.states[consumer]!.cursor = Math.floor(random() * this.keys.length);
   }
 
   /** The shard of instance `consumer`'s next take or group (`chooseShard`, as `SharedKeyPool` chooses it), kept in {@link takenShard}. */
