@@ -148,8 +148,10 @@ abstract class SimulatedLane {
       : null;
     // Every consumer instance is primed at its INIT, as the lane's are (`primedPool`), its first key drawn from a
     // stream of its own (the admission's stream, which chooses shards, stays as it was).
-    const startRandom = Rng.derive(settings.seed, 7).next;
-    for (let c = 0; this.admission && c < settings.consumers; c++) this.admission.prime(c, startRandom);
+    if (this.admission) {
+      const startRandom = Rng.derive(settings.seed, 7).next;
+      for (let c = 0; c < settings.consumers; c++) this.admission.prime(c, startRandom);
+    }
     // The same jobs for every strategy: their sizes come from their own stream.
     this.jobs = new JobTable(N, settings, scenario.start, strategy.admission, scenario.longJobs);
     this.latencyRng = Rng.derive(settings.seed, 2);
