@@ -49,6 +49,8 @@ export interface TakeArg {
   flow?: Flow | undefined;
   /** The start horizon shared with larger calls where tokens bind (`TakeOptions.tokensHeadroomMs`); absent: none. */
   tokensHeadroomMs?: number | undefined;
+  /** With `reserve`: the latest slot worth reserving here (`TakeOptions.reserveBy`); absent: any. */
+  reserveBy?: number | undefined;
 }
 
 /** A cached bucket plus the token corrections an instance owes it: the update, and the bucket it makes. */
@@ -78,7 +80,7 @@ function plusCarried(limits: BucketLimits, bucket: BucketState, carried: number)
 
 /** A take: the call's cost from the bucket (booked or reserved as `arg` says), an unproven owner's probe leased with it. */
 export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, now, arg, onStored) => {
-  const { cost, reserve, carried, probeLeaseMs, lease, givenBack: rest, flow, bookIfStoredMs, tokensHeadroomMs } = arg;
+  const { cost, reserve, carried, probeLeaseMs, lease, givenBack: rest, flow, bookIfStoredMs, tokensHeadroomMs, reserveBy } = arg;
   // Decided again on the stored bucket a write landed on: within the room its condition gave.
   const bookWithinMs = onStored ? Math.max(arg.bookWithinMs ?? 0, bookIfStoredMs ?? 0) : arg.bookWithinMs;
   // The owner's rates as a rate cut and the limits the provider stated leave them (`ratedLimits`): what the
@@ -92,7 +94,7 @@ export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, n
     owed = composeUpdates(owed, givenBack(bucket, rated, rest, now));
     restored = owed ? applyUpdate(bucket, owed) : bucket;
   }
-  const verdict = takeFromBucket(restored, rated, cost, now, { reserve, bookWithinMs, bookIfStoredMs, flow, onStored, tokensHeadroomMs });
+  const verdict = takeFromBucket(restored, rated, cost, now, { reserve, bookWithinMs, bookIfStoredMs, flow, onStored, tokensHeadroomMs, reserveBy });
   if (!verdict.admitted) {
     return takeWrites(verdict, reserve) && verdict.update ? { result: verdict, write: composeUpdates(owed, verdict.update) } : { result: verdict };
   }
@@ -109,11 +111,11 @@ export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, n
 
 /**
  * Whether a take with `verdict` writes the bucket: a grant, or a reservation — never on a cooling or
- * probed owner. A denial without a reservation writes nothing: the cached bucket can only be fuller
+ * probed owner, nor where the slot was passed over (`reserveBy`). A denial without a reservation writes nothing: the cached bucket can only be fuller
  * than the stored one (others take), so "not enough" holds for the stored one too.
  */
 export function takeWrites(verdict: TakeVerdict, reserve: boolean): boolean {
-  return verdict.admitted || (reserve && verdict.limitedBy !== 'cooldown' && verdict.limitedBy !== 'probing');
+  return verdict.admitted || (reserve && verdict.limitedBy !== 'cooldown' && verdict.limitedBy !== 'probing' && !verdict.passedOver);
 }
 
 /**

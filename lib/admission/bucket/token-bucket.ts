@@ -53,6 +53,8 @@ export type TakeVerdict =
       next: BucketState;
       /** With `reserve`: the update that reserves the slot. */
       update?: BucketUpdate | undefined;
+      /** With `reserveBy`: the slot lies past it, so nothing was reserved here (the caller tries another owner). */
+      passedOver?: true | undefined;
     };
 
 /** Whether the daily level is a fixed window (the default), not a continuous refill. */
@@ -165,6 +167,13 @@ export interface TakeOptions {
    */
   tokensHeadroomMs?: number | undefined;
   /**
+   * With `reserve`: reserve only a slot at or before this time (epoch ms). A later slot — the timeline stored
+   * further ahead than this caller's cache showed, where other callers' reservations piled up — is passed over
+   * (`passedOver`, nothing written), and the reservation's write holds only while the stored timeline is no
+   * later. Absent: any slot.
+   */
+  reserveBy?: number | undefined;
+  /**
    * Decide as if the flow yielded to none: the call's times on the stored bucket its write landed on (a
    * grant's booking there does not depend on the flows' order, which only said whether to book).
    */
@@ -267,6 +276,7 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
     if (limitedBy === 'daily') slot = Math.max(dueAt, burstSlot(state, limits, need, at, dayEnd - limits.dayMs, promise.daily));
   }
   if (!options.reserve) return { admitted: false, dueAt, retryAt: slot, limitedBy, next: current };
+  if (options.reserveBy !== undefined && slot > options.reserveBy) return { admitted: false, dueAt, retryAt: slot, limitedBy, next: current, passedOver: true };
   // A timeline moves on by one call's refill over its flow's share of the flows with promised slots.
   const inc = slotMs(need, limits, limitedBy === 'daily') / (flow ? flowShare(current, flow, slot) : 1);
   const u = notCooling(new UpdateBuilder(), at);
@@ -276,7 +286,7 @@ export function takeFromBucket(state: BucketState | undefined, limits: BucketLim
   const field = own ? (`flow:${flow.id}:until` as const) : 'reservedUntil';
   const cached = own ? current.flows?.[flow.id]?.until : state?.reservedUntil;
   // Past what is promised: the timeline moves from the slot; else on from where it is.
-  advanceClock(u, field, cached, slot > promised ? slot : dueAt, inc);
+  advanceClock(u, field, cached, slot > promised ? slot : dueAt, inc, 0, options.reserveBy);
   if (own) flowChanges(u, current, flow, true, {}, at);
   if (promise) {
     if (promise.added) {

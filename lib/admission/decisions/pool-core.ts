@@ -62,6 +62,12 @@ const JOIN_MAX_WINDOW_SHARE = 0.01;
 /** The largest call whose start horizon smaller calls share (`tokensHeadroom`), as a share of the booking window. */
 const HEADROOM_WINDOW_SHARE = 0.25;
 
+/**
+ * A denial passes over at most this many owners whose stored retry timeline stands more than a window past the
+ * next owner's known slot (`TakeOptions.reserveBy`) before it reserves wherever it stands: a write each.
+ */
+const RESERVE_PASSES = 3;
+
 /** The longest an SQS message can be delayed (ms): a slot further away than this cannot be waited for with one delay. */
 const MAX_DELAY_MS = AWS_LIMITS.maxDelaySeconds * 1000;
 
@@ -196,7 +202,19 @@ function* takeWithCarry(config: PoolConfig, state: PoolState, id: string, arg: T
   if (held && !rest) state.leases.delete(id);
   const owed =
     carried || rest
-      ? takeArg(arg.cost, arg.reserve, arg.bookWithinMs, arg.bookIfStoredMs, arg.probeLeaseMs, arg.lease, arg.flow, arg.tokensHeadroomMs, carried, rest)
+      ? takeArg(
+          arg.cost,
+          arg.reserve,
+          arg.bookWithinMs,
+          arg.bookIfStoredMs,
+          arg.probeLeaseMs,
+          arg.lease,
+          arg.flow,
+          arg.tokensHeadroomMs,
+          arg.reserveBy,
+          carried,
+          rest,
+        )
       : arg;
   const verdict = yield* update(config, state, id, config.limits, takeChange, owed, since);
   // Written (a grant, a booking or a reservation): the corrections went in with it (or, on a bucket
@@ -221,10 +239,11 @@ function takeArg(
   lease: TakeArg['lease'],
   flow: Flow | undefined,
   tokensHeadroomMs: number | undefined,
+  reserveBy: number | undefined,
   carried?: number,
   givenBack?: Lease,
 ): TakeArg {
-  return { cost, reserve, bookWithinMs, bookIfStoredMs, probeLeaseMs, lease, flow, tokensHeadroomMs, carried, givenBack };
+  return { cost, reserve, bookWithinMs, bookIfStoredMs, probeLeaseMs, lease, flow, tokensHeadroomMs, reserveBy, carried, givenBack };
 }
 
 /** An owner with budget later, and when its next free slot comes. */
@@ -511,7 +530,7 @@ function* decide<K extends KeyRef>(
   let daySpentUntil = Infinity;
   const lease = leasing ? leaseTermsFor(config, state, started) : undefined;
   // What fits now on the cached bucket; booked on the stored one when others' takes came first.
-  const look = takeArg(cost, false, undefined, bookWithinMs, probeLeaseMs, lease, flow, headroom);
+  const look = takeArg(cost, false, undefined, bookWithinMs, probeLeaseMs, lease, flow, headroom, undefined);
   for (const { key, index } of choice.free) {
     if (tried?.has(key.quotaOwner)) continue;
     tried?.add(key.quotaOwner);
@@ -559,10 +578,14 @@ function* decide<K extends KeyRef>(
   candidates.sort((a, b) => a.slotAt - b.slotAt);
   if (beside) joinGroup(config, candidates, beside, need);
   let slot: { at: number; detail: string } | undefined;
-  const reservation = takeArg(cost, true, bookWithinMs, undefined, probeLeaseMs, undefined, flow, headroom);
-  for (const { owner, slotAt } of candidates) {
-    // Book or reserve the first slot, so callers denied together come back spread out over every key.
-    const verdict = yield* take(config, state, owner, reservation, decision);
+  const reservation = takeArg(cost, true, bookWithinMs, undefined, probeLeaseMs, undefined, flow, headroom, undefined);
+  for (const [i, { owner, slotAt }] of candidates.entries()) {
+    // Book or reserve the first slot, so callers denied together come back spread out over every key: on an
+    // owner whose stored timeline stands more than a window past the next owner's slot as known, only when
+    // nothing better is left (`reserveBy`: stale caches would otherwise pile every reservation on it).
+    const next = i < RESERVE_PASSES && candidates[i + 1];
+    const arg = next ? takeArg(cost, true, bookWithinMs, undefined, probeLeaseMs, undefined, flow, headroom, next.slotAt + limits.windowMs) : reservation;
+    const verdict = yield* take(config, state, owner, arg, decision);
     if (verdict !== 'contended') noteDaily(config, state, owner, verdict, cost, started, pauseMinMs);
     if (verdict === 'contended') {
       slot = { at: slotAt, detail: 'bucket contended' };
@@ -584,6 +607,7 @@ function* decide<K extends KeyRef>(
       probeUntil = Math.min(probeUntil, verdict.retryAt);
       continue;
     }
+    if (verdict.passedOver) continue;
     slot = { at: verdict.retryAt, detail: `no budget (${verdict.limitedBy})` };
     break;
   }

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyUpdate } from '../../../../lib/admission/bucket/item-update.js';
+import { applyUpdate, updateInMemory } from '../../../../lib/admission/bucket/item-update.js';
 import { adjustTokens, configuredDailyReset, cooldownUpdate, dayEndAt, levelsAt, takeFromBucket } from '../../../../lib/admission/bucket/token-bucket.js';
 import type { BucketLimits, BucketState } from '../../../../lib/admission/model/bucket.js';
 import { LIMITS, T0 } from '../support.js';
@@ -232,5 +232,28 @@ describe('admission: where a denied call comes back', () => {
     assert.equal(look.retryAt, again.retryAt);
     assert.equal(look.dueAt, T0 + 10_000, 'the levels alone would allow it at 10 s');
     assert.equal(Math.round(look.retryAt - T0), 20_000, 'but the slot at 10 s is promised');
+  });
+
+  it('with reserveBy, passes over a slot past it without writing, and reserves only while the stored timeline is no later', () => {
+    // Prepare: the minute spent; one reservation seen (cached), three more made by others since (stored)
+    const spent = drain(LIMITS, 6);
+    const cached = takeFromBucket(spent, LIMITS, { requests: 1, tokens: 100 }, T0, { reserve: true }).next;
+    let stored = cached;
+    for (let i = 0; i < 3; i++) stored = takeFromBucket(stored, LIMITS, { requests: 1, tokens: 100 }, T0, { reserve: true }).next;
+    const call = { requests: 1, tokens: 100 };
+    // Act: the same reservation bounded at 25 s, decided on the stored bucket and on the stale cache
+    const onStored = takeFromBucket(stored, LIMITS, call, T0, { reserve: true, reserveBy: T0 + 25_000 });
+    const onCache = takeFromBucket(cached, LIMITS, call, T0, { reserve: true, reserveBy: T0 + 25_000 });
+    const unbounded = takeFromBucket(cached, LIMITS, call, T0, { reserve: true });
+    // Assess: the stored timeline has the slot at 50 s, past 25 s: passed over, nothing to write
+    assert.ok(!onStored.admitted && onStored.passedOver === true);
+    assert.equal(Math.round(onStored.retryAt - T0), 50_000);
+    assert.equal(onStored.update, undefined);
+    // The cache shows the slot at 20 s: a reservation, whose write the stored timeline refuses; unbounded, it lands
+    assert.ok(!onCache.admitted && onCache.passedOver === undefined && onCache.update);
+    assert.equal(updateInMemory(stored, onCache.update).ok, false, 'refused where others reserved past 25 s');
+    assert.equal(updateInMemory(cached, onCache.update).ok, true, 'lands where the timeline is as cached');
+    assert.ok(!unbounded.admitted && unbounded.update);
+    assert.equal(updateInMemory(stored, unbounded.update).ok, true, 'without a bound it piles on');
   });
 });
