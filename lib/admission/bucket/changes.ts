@@ -111,8 +111,9 @@ export const takeChange: BucketChange<TakeArg, TakeVerdict> = (limits, bucket, n
 
 /**
  * Whether a take with `verdict` writes the bucket: a grant, or a reservation — never on a cooling or
- * probed owner, nor where the slot was passed over (`reserveBy`). A denial without a reservation writes nothing: the cached bucket can only be fuller
- * than the stored one (others take), so "not enough" holds for the stored one too.
+ * probed owner, nor where the slot was passed over (`reserveBy`). A denial without a reservation writes
+ * nothing: the cached bucket can only be fuller than the stored one (others take), so "not enough" holds
+ * for the stored one too.
  */
 export function takeWrites(verdict: TakeVerdict, reserve: boolean): boolean {
   return verdict.admitted || (reserve && verdict.limitedBy !== 'cooldown' && verdict.limitedBy !== 'probing' && !verdict.passedOver);
