@@ -200,22 +200,8 @@ function* takeWithCarry(config: PoolConfig, state: PoolState, id: string, arg: T
   // An expired lease is dropped, not given back (`givenBackWhileValid`).
   const rest = givenBackWhileValid(held, config.now());
   if (held && !rest) state.leases.delete(id);
-  const owed =
-    carried || rest
-      ? takeArg(
-          arg.cost,
-          arg.reserve,
-          arg.bookWithinMs,
-          arg.bookIfStoredMs,
-          arg.probeLeaseMs,
-          arg.lease,
-          arg.flow,
-          arg.tokensHeadroomMs,
-          arg.reserveBy,
-          carried,
-          rest,
-        )
-      : arg;
+  // `arg` has every field (`takeArg`): the copy keeps its shape.
+  const owed = carried || rest ? { ...arg, carried, givenBack: rest } : arg;
   const verdict = yield* update(config, state, id, config.limits, takeChange, owed, since);
   // Written (a grant, a booking or a reservation): the corrections went in with it (or, on a bucket
   // no longer stored, there was nothing left to correct).
@@ -240,10 +226,9 @@ function takeArg(
   flow: Flow | undefined,
   tokensHeadroomMs: number | undefined,
   reserveBy: number | undefined,
-  carried?: number,
-  givenBack?: Lease,
 ): TakeArg {
-  return { cost, reserve, bookWithinMs, bookIfStoredMs, probeLeaseMs, lease, flow, tokensHeadroomMs, reserveBy, carried, givenBack };
+  // The instance's corrections and a lease's rest are set on a copy by `takeWithCarry`.
+  return { cost, reserve, bookWithinMs, bookIfStoredMs, probeLeaseMs, lease, flow, tokensHeadroomMs, reserveBy, carried: undefined, givenBack: undefined };
 }
 
 /** An owner with budget later, and when its next free slot comes. */
@@ -584,7 +569,7 @@ function* decide<K extends KeyRef>(
     // owner whose stored timeline stands more than a window past the next owner's slot as known, only when
     // nothing better is left (`reserveBy`: stale caches would otherwise pile every reservation on it).
     const next = i < RESERVE_PASSES && candidates[i + 1];
-    const arg = next ? takeArg(cost, true, bookWithinMs, undefined, probeLeaseMs, undefined, flow, headroom, next.slotAt + limits.windowMs) : reservation;
+    const arg = next ? { ...reservation, reserveBy: next.slotAt + limits.windowMs } : reservation;
     const verdict = yield* take(config, state, owner, arg, decision);
     if (verdict !== 'contended') noteDaily(config, state, owner, verdict, cost, started, pauseMinMs);
     if (verdict === 'contended') {
